@@ -1,0 +1,42 @@
+/*
+ * The client's private transport vtable (style.md 2.2.16, curl's vtls):
+ * the HTTP transport (libcurl) and the in-process transport of the local
+ * backend implement it, so endpoint, wait and files code is identical for
+ * both.
+ */
+#ifndef S0_TRANSPORT_H
+#define S0_TRANSPORT_H
+
+#include "common/http.h"
+#include "common/internal.h"
+
+typedef struct s0__transport_ops {
+	const char *name; /* "http", "local" */
+	/*
+	 * Perform one exchange. req->path starts with "/" (the client has
+	 * already prefixed the API path; the transport adds the base URL).
+	 * On S0_OK, resp holds any HTTP status (errors are decoded by the
+	 * caller). On failure returns S0_ETRANSPORT (with *sent telling
+	 * whether the request may have reached the server), S0_ECANCELED or
+	 * S0_ENOMEM, and fills *err.
+	 */
+	int (*send)(void *ctx, const s0__http_request *req, int64_t timeout_ms,
+	            s0_cancel_token *cancel, s0__http_response *resp, bool *sent,
+	            s0_error **err);
+	void (*free)(void *ctx);
+} s0__transport_ops;
+
+/* Create the libcurl transport for a base URL; see http_transport.c. */
+typedef struct s0__http_transport_config {
+	const char *base_url;
+	int64_t connect_timeout_ms;
+	bool insecure_skip_verify;
+	const char *ca_file;
+	const char *proxy;
+} s0__http_transport_config;
+
+int s0__http_transport_new(const s0__http_transport_config *cfg, void **ctx_out,
+                           s0_error **err);
+extern const s0__transport_ops s0__http_transport_ops;
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * The one in-memory shape of an HTTP exchange, shared by the client's
+ * transports (libsandbox0/client) and the local router (libsandbox0/local/api)
+ * so that the in-process transport and the HTTP server cannot drift
+ * (design.md §2).
+ */
+#ifndef S0_HTTP_H
+#define S0_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+
+typedef struct s0__header {
+	char *name;
+	char *value;
+} s0__header;
+
+typedef struct s0__headers {
+	s0__header *items;
+	size_t len;
+	size_t cap;
+} s0__headers;
+
+/* Append a copy of (name, value); 0 or -1 on OOM. */
+int s0__headers_add(s0__headers *h, const char *name, const char *value);
+/* Case-insensitive lookup of the first header with this name, or NULL. */
+const char *s0__headers_get(const s0__headers *h, const char *name);
+void s0__headers_free(s0__headers *h);
+
+typedef struct s0__http_request {
+	const char *method;  /* "GET", "POST", "PUT", "DELETE" */
+	const char *path;    /* decoded path without query, e.g. /api/v1/sandboxes/x */
+	const char *query;   /* raw query without '?', or NULL */
+	s0__headers headers; /* request headers (Authorization, Content-Type…) */
+	const void *body;    /* NULL when there is no body */
+	size_t body_len;
+	bool has_body;       /* distinguishes "no body" from an empty body */
+} s0__http_request;
+
+typedef struct s0__http_response {
+	int status;
+	s0__headers headers; /* Content-Type, X-Request-ID, Retry-After… */
+	s0__buf body;
+} s0__http_response;
+
+void s0__http_response_free(s0__http_response *r);
+
+/*
+ * Query helpers: find the value of key in a raw query string, percent-decoded
+ * (+ as space). Returns a malloc'd string, or NULL when absent. *present is
+ * set to whether the key appears at all (a key without '=' has value "").
+ */
+char *s0__query_get(const char *query, const char *key, bool *present);
+/* Append "key=value" (percent-encoded) to a query buffer, with '&' as needed. */
+int s0__query_add(s0__buf *q, const char *key, const char *value);
+/* Percent-encode a path segment (RFC 3986 unreserved kept). */
+char *s0__url_escape(const char *s);
+
+#endif

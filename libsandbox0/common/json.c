@@ -1,0 +1,74 @@
+#include "common/json.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+const char *s0__json_str(const cJSON *obj, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+const char *s0__json_str0(const cJSON *obj, const char *key)
+{
+	const char *s = s0__json_str(obj, key);
+	return s ? s : "";
+}
+
+bool s0__json_bool(const cJSON *obj, const char *key, bool def)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsBool(it) ? cJSON_IsTrue(it) : def;
+}
+
+int64_t s0__json_i64(const cJSON *obj, const char *key, int64_t def)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
+		return def;
+	double d = it->valuedouble;
+	if (d > 9.2e18 || d < -9.2e18)
+		return def;
+	return (int64_t)d;
+}
+
+int64_t s0__json_time(const cJSON *obj, const char *key)
+{
+	const char *s = s0__json_str(obj, key);
+	int64_t t = 0;
+	if (!s || s0__time_parse_rfc3339(s, &t) < 0)
+		return 0;
+	return t;
+}
+
+char *s0__json_print(const cJSON *node)
+{
+	return node ? cJSON_PrintUnformatted(node) : NULL;
+}
+
+int s0__json_add_str(cJSON *obj, const char *key, const char *val)
+{
+	return cJSON_AddStringToObject(obj, key, val ? val : "") ? 0 : -1;
+}
+
+int s0__json_add_i64(cJSON *obj, const char *key, int64_t val)
+{
+	return cJSON_AddNumberToObject(obj, key, (double)val) ? 0 : -1;
+}
+
+int s0__json_add_bool(cJSON *obj, const char *key, bool val)
+{
+	return cJSON_AddBoolToObject(obj, key, val) ? 0 : -1;
+}
+
+int s0__json_add_time(cJSON *obj, const char *key, int64_t unix_ms, bool zero_time_for_unset)
+{
+	if (!unix_ms) {
+		if (zero_time_for_unset)
+			return s0__json_add_str(obj, key, "0001-01-01T00:00:00Z");
+		return cJSON_AddNullToObject(obj, key) ? 0 : -1;
+	}
+	char buf[40];
+	s0__time_format_rfc3339(unix_ms, buf, sizeof buf);
+	return s0__json_add_str(obj, key, buf);
+}

@@ -1,0 +1,37 @@
+/* Typed accessors over cJSON used by every JSON reader and writer. */
+#ifndef S0_JSON_H
+#define S0_JSON_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/internal.h"
+
+/* String member or NULL (absent, null or not a string). */
+const char *s0__json_str(const cJSON *obj, const char *key);
+/* Like s0__json_str, but "" instead of NULL. */
+const char *s0__json_str0(const cJSON *obj, const char *key);
+/* Boolean member; def when absent or not a bool. */
+bool s0__json_bool(const cJSON *obj, const char *key, bool def);
+/* Integer member; def when absent or not a number. */
+int64_t s0__json_i64(const cJSON *obj, const char *key, int64_t def);
+/* Timestamp member (RFC 3339) in unix ms; 0 when null, absent, zero time or bad. */
+int64_t s0__json_time(const cJSON *obj, const char *key);
+/* Compact text of a node (malloc'd), or NULL. */
+char *s0__json_print(const cJSON *node);
+/* Add helpers returning 0 or -1 (OOM). */
+int s0__json_add_str(cJSON *obj, const char *key, const char *val);
+int s0__json_add_i64(cJSON *obj, const char *key, int64_t val);
+int s0__json_add_bool(cJSON *obj, const char *key, bool val);
+/* Add an RFC 3339 time, or null when unix_ms is 0 (zero_time: the Go zero time). */
+int s0__json_add_time(cJSON *obj, const char *key, int64_t unix_ms, bool zero_time_for_unset);
+
+/* RFC 3339 <-> unix ms. Parse returns 0 and sets *out, or -1 on bad input. */
+int s0__time_parse_rfc3339(const char *s, int64_t *out);
+/* Format into buf (>= 32 bytes), UTC with millisecond precision when non-zero. */
+void s0__time_format_rfc3339(int64_t unix_ms, char *buf, size_t n);
+/* Retry-After value (delta seconds or HTTP date) -> ms from now_unix_ms; -1 if invalid. */
+int64_t s0__retry_after_parse(const char *value, int64_t now_unix_ms);
+
+#endif

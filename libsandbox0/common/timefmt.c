@@ -1,0 +1,120 @@
+/* RFC 3339 timestamps and Retry-After values. */
+#include "common/json.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int digits(const char *s, int n, int *out)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+int s0__time_parse_rfc3339(const char *s, int64_t *out)
+{
+	int Y, M, D, h, m, sec;
+	if (strlen(s) < 20 || digits(s, 4, &Y) || s[4] != '-' || digits(s + 5, 2, &M) ||
+	    s[7] != '-' || digits(s + 8, 2, &D) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+	    digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &m) || s[16] != ':' ||
+	    digits(s + 17, 2, &sec))
+		return -1;
+	if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
+		return -1;
+	const char *p = s + 19;
+	int64_t frac_ms = 0;
+	if (*p == '.') {
+		p++;
+		int nd = 0;
+		while (isdigit((unsigned char)*p)) {
+			if (nd < 3)
+				frac_ms = frac_ms * 10 + (*p - '0');
+			nd++;
+			p++;
+		}
+		if (!nd)
+			return -1;
+		for (; nd < 3; nd++)
+			frac_ms *= 10;
+	}
+	int64_t off_min = 0;
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		int oh, om;
+		if (digits(p + 1, 2, &oh) || p[3] != ':' || digits(p + 4, 2, &om))
+			return -1;
+		off_min = (int64_t)(oh * 60 + om) * (*p == '-' ? -1 : 1);
+		p += 6;
+	} else {
+		return -1;
+	}
+	if (*p)
+		return -1;
+	if (Y == 1 && M == 1 && D == 1 && h == 0 && m == 0 && sec == 0 && !frac_ms) {
+		*out = 0; /* Go zero time: "not set" */
+		return 0;
+	}
+	/* days from civil (Howard Hinnant) */
+	int y = Y - (M <= 2);
+	int era = (y >= 0 ? y : y - 399) / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (unsigned)((153 * (M + (M > 2 ? -3 : 9)) + 2) / 5 + D - 1);
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	int64_t days = (int64_t)era * 146097 + (int64_t)doe - 719468;
+	int64_t secs = days * 86400 + h * 3600 + m * 60 + sec - off_min * 60;
+	*out = secs * 1000 + frac_ms;
+	return 0;
+}
+
+void s0__time_format_rfc3339(int64_t unix_ms, char *buf, size_t n)
+{
+	time_t t = (time_t)(unix_ms / 1000);
+	int ms = (int)(unix_ms % 1000);
+	if (ms < 0) {
+		ms += 1000;
+		t--;
+	}
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	if (ms)
+		snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+		         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+	else
+		snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+int64_t s0__retry_after_parse(const char *v, int64_t now_unix_ms)
+{
+	if (!v)
+		return -1;
+	while (isspace((unsigned char)*v))
+		v++;
+	if (!*v)
+		return -1;
+	if (isdigit((unsigned char)*v)) {
+		char *end;
+		unsigned long long secs = strtoull(v, &end, 10);
+		while (isspace((unsigned char)*end))
+			end++;
+		if (*end || secs > 86400ULL * 365)
+			return -1;
+		return (int64_t)secs * 1000;
+	}
+	/* HTTP-date (RFC 9110 §10.2.3): libcurl's parser handles all three forms */
+	time_t t = curl_getdate(v, NULL);
+	if (t == (time_t)-1)
+		return -1;
+	int64_t d = (int64_t)t * 1000 - now_unix_ms;
+	return d < 0 ? 0 : d;
+}

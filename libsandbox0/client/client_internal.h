@@ -42,6 +42,7 @@ typedef struct s0__call {
 	const char *idempotency_key; /* nullable */
 	const char *sandbox_id;      /* error context, nullable */
 	s0_cancel_token *cancel;     /* extra token besides the client's, nullable */
+	int64_t timeout_ms;          /* > 0: cap on the client's request timeout (wait deadlines) */
 } s0__call;
 
 typedef struct s0__reply {

@@ -176,7 +176,10 @@ int s0__client_call(s0_client *c, const s0__call *call, s0__reply *reply, bool *
 		tok = link.token;
 	}
 	bool was_sent = false;
-	rc = c->ops->send(c->tctx, &req, c->request_timeout_ms, tok, &reply->http, &was_sent, err);
+	int64_t tmo = c->request_timeout_ms;
+	if (call->timeout_ms > 0 && (tmo <= 0 || call->timeout_ms < tmo))
+		tmo = call->timeout_ms;
+	rc = c->ops->send(c->tctx, &req, tmo, tok, &reply->http, &was_sent, err);
 	if (link.token)
 		s0__cancel_link_free(&link);
 	if (sent)

@@ -1,0 +1,25 @@
+/*
+ * Named crash points for the storage crash tests (design.md §6 "Manager
+ * restart vs crash"). A test runs a separate crasher program with
+ * S0_CRASH_AT=<point> (or <point>:<n> for the n-th time the point is
+ * reached, counting from 1); when execution reaches that point the process
+ * raises SIGKILL, exactly like a kill -9 at that step.
+ *
+ * Points used by objects/ and blocks/ (see their .c files):
+ *   objects.pack_written  objects.pack_synced  objects.catalog_committed
+ *   objects.deleted  objects.compact_written  objects.compact_switched
+ *   publish.fenced  publish.chunks_stored  publish.pages_stored
+ *   publish.visible  gc.listed  gc.marked  gc.swept  gc.done
+ */
+#ifndef S0_CRASH_H
+#define S0_CRASH_H
+
+/**
+ * SIGKILL the process if S0_CRASH_AT names point (and its count is
+ * reached). The environment is read once; unset, this is one atomic load.
+ * @param point  static string, e.g. "publish.visible".
+ * @threadsafety safe
+ */
+void s0__crash_point(const char *point);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * The local-directory object store backend.
+ *
+ *   <dir>/lock          flock'ed by the one process that has it open
+ *   <dir>/catalog.db    SQLite catalog (catalog.h)
+ *   <dir>/packs/NNNN.pack  pack files (pack.h)
+ *
+ * A batch appends its objects to one new pack file. Commit = fdatasync of
+ * the pack, fsync of packs/, one catalog transaction: three syncs per
+ * publication whatever its object count (objects are never fsynced one by
+ * one, and no file is created per object, so ext4's slow inode allocation
+ * after mass deletions — perf-baselines.md §1.4 — does not apply).
+ * Deletion removes catalog rows; maintain() deletes packs without live
+ * objects and rewrites packs that are mostly dead or small into one new
+ * pack (copy, fsync, switch rows in one transaction, unlink). Pack files
+ * without a catalog row (left by a crash) are deleted at open.
+ *
+ * Thread safety: every op is safe from any thread.
+ */
+#ifndef S0_OBJDIR_H
+#define S0_OBJDIR_H
+
+#include <stdint.h>
+
+#include "common/internal.h"
+#include "local/objects/objstore.h"
+
+/** The backend's ops (ctx from s0__objdir_open()). */
+extern const s0__objstore_ops s0__objdir_ops;
+
+/**
+ * Open (creating if needed) the store directory.
+ * @param[out] ctx_out  backend ctx for s0__objstore_new() with s0__objdir_ops.
+ * @retval S0_ECONFLICT  another process holds it (reason "store_locked").
+ * @retval S0_EIO
+ */
+int s0__objdir_open(const char *dir, void **ctx_out, s0_error **err);
+
+/**
+ * Test entry point: where id's sealed bytes lie.
+ * @param[out] path_out  (transfer full) the pack file's path; free().
+ * @param[out] off_out   byte offset of the sealed bytes in that file.
+ * @param[out] len_out   sealed length in bytes.
+ * @retval S0_ENOTFOUND
+ */
+int s0__objdir_locate(void *ctx, const s0__objid *id, char **path_out, uint64_t *off_out,
+                      uint64_t *len_out, s0_error **err);
+
+#endif

@@ -1,0 +1,222 @@
+/**
+ * @file sandbox0/local.h
+ * @brief The embedded local reference backend (design.md §1.2, §5, §6).
+ *
+ * An ::s0_local is a single-node, in-process implementation of the Sandbox0
+ * server side described by the product document "Pause And Resume": a
+ * durable lifecycle engine (SQLite), a copy-on-write block store holding
+ * each sandbox's ext4 RootFS, a simulated runtime, TTLs, auto-resume,
+ * snapshots, fork, restore and named fault points. Reach it through the
+ * ordinary client API with s0_client_new_local(), or over HTTP with
+ * `s0 serve` (sandbox0/server.h).
+ *
+ * The runtime is simulated and says so: processes, carriers and capacity
+ * are modelled in memory; the RootFS, snapshots and durability are real.
+ *
+ * @threadsafety An ::s0_local is thread-safe. One process may open a data
+ * directory at a time (design.md §6 "One opener per data directory").
+ */
+#ifndef SANDBOX0_LOCAL_H
+#define SANDBOX0_LOCAL_H
+
+#include <stdbool.h>
+#include "sandbox0/client.h"
+#include "sandbox0/clock.h"
+#include "sandbox0/common.h"
+
+/** @brief An open local backend. */
+typedef struct s0_local s0_local;
+
+/**
+ * Backend options. Zero fields take the defaults given.
+ * @options[version] S0_LOCAL_OPTIONS_VERSION
+ * @options[init_function] s0_local_options_init
+ */
+typedef struct s0_local_options {
+	uint32_t version; /**< S0_LOCAL_OPTIONS_VERSION */
+	/**
+	 * Non-zero: the backend runs on its own manual clock, starting at
+	 * manual_clock_start_unix_ms (0 = now). Time then moves only through
+	 * s0_local_clock_advance() and through waits of clients made by
+	 * s0_client_new_local(), which advance it virtually (tests).
+	 */
+	int32_t manual_clock;
+	int64_t manual_clock_start_unix_ms; /**< see manual_clock */
+	/** Clock to use when manual_clock is 0; NULL = the real clock (copied). */
+	const s0_clock *clock;
+	int64_t node_cpu_millis;     /**< node CPU capacity in millicores; 0 = 8000 */
+	int64_t node_memory_bytes;   /**< node memory capacity; 0 = 16 GiB */
+	int32_t warm_carriers;       /**< warm carrier pool size; 0 = 16 */
+	int32_t max_active_runtimes; /**< team quota of running sandboxes; 0 = 64 */
+	/** Size of the default template's RootFS in bytes; 0 = 1 GiB (sparse). */
+	uint64_t rootfs_size_bytes;
+	/** Team of clients made by s0_client_new_local(); NULL = "team_local". */
+	const char *team_id;
+	/**
+	 * Emit "0001-01-01T00:00:00Z" instead of null for unset expiries (the
+	 * published Python SDK's requirement, api.md §3.0); 0 = null.
+	 */
+	int32_t zero_time_compat;
+} s0_local_options;
+
+/** Current version of ::s0_local_options. */
+#define S0_LOCAL_OPTIONS_VERSION 1
+/** Static initialiser. */
+#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
+S0_BEGIN_DECLS
+
+/**
+ * Initialise @p opts with defaults.
+ * @retval S0_EINVAL unknown version; @p opts untouched.
+ * @since 0.1
+ */
+S0_API int s0_local_options_init(s0_local_options *opts, uint32_t version);
+
+/**
+ * Open (creating if needed) a backend on @p data_dir: metadata in SQLite
+ * (WAL), the object and block stores, a 0600 installation key, and the
+ * `default` template. Reopening continues exactly where the last opener
+ * stopped, including unfinished operations; branches of runtimes that were
+ * running when the process died are abandoned and those sandboxes recover
+ * from their last committed head (seed "Runtime Failure Recovery").
+ *
+ * @param[in] data_dir directory (created with mode 0700 when missing).
+ * @param[in] opts (nullable) options.
+ * @param[out] out (transfer full) the backend; close with s0_local_close().
+ * @retval S0_ECONFLICT reason `data_dir_locked`: another process holds the
+ *         directory (its pid is in the message); nothing changed.
+ * @retval S0_EIO the directory or its stores cannot be used.
+ * @retval S0_EINVAL bad options.
+ * @threadsafety safe
+ * @since 0.1
+ */
+S0_API int s0_local_open(const char *data_dir, const s0_local_options *opts, s0_local **out,
+                         s0_error **err);
+
+/**
+ * Stop background work, let in-flight operations reach a durable point and
+ * close the backend. Runtimes end (they live in this process). NULL is a
+ * no-op. No client made on it may be used afterwards.
+ * @since 0.1
+ */
+S0_API void s0_local_close(s0_local *local);
+
+/**
+ * A client over the backend in process (no sockets): every endpoint, wait
+ * and error behaves as over HTTP. The client uses the backend's clock.
+ *
+ * @param[in] opts (nullable) client options; base_url, token, TLS and
+ *            timeout fields are ignored.
+ * @param[out] out (transfer full) the client; free before closing @p local.
+ * @retval S0_EINVAL bad options.
+ * @since 0.1
+ */
+S0_API int s0_client_new_local(s0_local *local, const s0_client_options *opts, s0_client **out,
+                               s0_error **err);
+
+/**
+ * Advance the backend's manual clock by @p ms and run the controllers that
+ * became due (TTL pauses, hard-TTL deletes, snapshot expiry) before
+ * returning. Operations they start run on the background controller; use
+ * s0_local_quiesce() to wait for them.
+ * @retval S0_EUNSUPPORTED the backend was not opened with manual_clock.
+ * @since 0.1
+ */
+S0_API int s0_local_clock_advance(s0_local *local, int64_t ms, s0_error **err);
+
+/** The backend clock's current time in ms since the epoch. @since 0.1 */
+S0_API int64_t s0_local_now_unix_ms(s0_local *local);
+
+/**
+ * Wait (in real time, up to @p timeout_ms) until no background operation
+ * is runnable: queued work has finished, and what remains is held by an
+ * armed fault or waiting for a retry. Tests use it instead of sleeping.
+ * @retval S0_ETIMEDOUT work was still running at the timeout.
+ * @since 0.1
+ */
+S0_API int s0_local_quiesce(s0_local *local, int64_t timeout_ms, s0_error **err);
+
+/**
+ * Simulate a manager restart (seed "Runtime Failure Recovery": "Manager
+ * restarts"): drop every in-memory lifecycle state and reload it from the
+ * metadata store, resuming unfinished operations, while runtimes and
+ * branches (the node) survive.
+ * @since 0.1
+ */
+S0_API int s0_local_restart_manager(s0_local *local, s0_error **err);
+
+/** Fault modes for s0_local_fault_arm(). */
+typedef enum s0_fault_mode {
+	S0_FAULT_FAIL = 1,  /**< the next `count` hits fail */
+	S0_FAULT_HOLD = 2,  /**< hits block (or stay pending) until released */
+	S0_FAULT_DELAY = 3, /**< hits wait `delay_ms` on the backend clock */
+	S0_FAULT_CRASH = 4  /**< the process raises SIGKILL at the point */
+} s0_fault_mode;
+
+/**
+ * Arm a named fault point (behaviours.md "How the local backend stands in
+ * for physical components": `node_channel`, `object_store`, `meta_store`,
+ * `carrier`, `capacity`, `nbd_device`, `runtime_crash`, `procd_not_ready`,
+ * `resume_delay`, `resource_leak:<kind>`, …; `name@step` narrows to a step).
+ *
+ * @param[in] name fault point name.
+ * @param[in] mode ::s0_fault_mode.
+ * @param[in] count hits affected (FAIL, DELAY); 0 = until released.
+ * @param[in] delay_ms for S0_FAULT_DELAY, on the backend clock.
+ * @retval S0_EINVAL unknown name or mode.
+ * @since 0.1
+ */
+S0_API int s0_local_fault_arm(s0_local *local, const char *name, int32_t mode, int64_t count,
+                              int64_t delay_ms, s0_error **err);
+
+/**
+ * Disarm a fault point and release what it holds. Unknown names are fine.
+ * @since 0.1
+ */
+S0_API int s0_local_fault_release(s0_local *local, const char *name, s0_error **err);
+
+/**
+ * Internal facts no public endpoint shows, as JSON (design.md §6 "Faults
+ * and inspection"): node capacity and leases, carriers, operation records,
+ * generations and object counts, runtimes and their logs.
+ * @param[in] sandbox_id (nullable) restrict per-sandbox facts to one.
+ * @param[out] json_out (transfer full) JSON text; free with s0_free().
+ * @since 0.1
+ */
+S0_API int s0_local_inspect(s0_local *local, const char *sandbox_id, char **json_out,
+                            s0_error **err);
+
+/**
+ * Template options.
+ * @options[version] S0_TEMPLATE_OPTIONS_VERSION
+ */
+typedef struct s0_template_options {
+	uint32_t version;       /**< S0_TEMPLATE_OPTIONS_VERSION */
+	uint64_t size_bytes;    /**< RootFS size; 0 = the backend default */
+	/** NULL-terminated list of runtime-only mount paths (`ephemeral_mounts`). */
+	const char *const *ephemeral_mounts;
+} s0_template_options;
+/** Current version of ::s0_template_options. */
+#define S0_TEMPLATE_OPTIONS_VERSION 1
+/** Static initialiser. */
+#define S0_TEMPLATE_OPTIONS_INIT {S0_TEMPLATE_OPTIONS_VERSION, 0, 0}
+
+/**
+ * Build (or rebuild) template @p name from a directory tree with mke2fs -d,
+ * import it into the block store once and make it claimable. Rebuilding
+ * never changes the committed heads of existing sandboxes.
+ *
+ * @param[in] name template id (lowercase, 1..255 chars, no '/').
+ * @param[in] dir (nullable) source directory; NULL = an empty tree with the
+ *            standard directories (/workspace, /tmp, /var/tmp, …).
+ * @param[in] opts (nullable) options.
+ * @retval S0_EINVAL bad name or options. S0_EIO mke2fs or the store failed.
+ * @since 0.1
+ */
+S0_API int s0_local_template_build(s0_local *local, const char *name, const char *dir,
+                                   const s0_template_options *opts, s0_error **err);
+
+S0_END_DECLS
+
+#endif

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Print each test runner's closing line and one final 'N passed, N failed' line.
+
+Reads meson's testlog.json files (one JSON object per test). Each check
+runner prints its own closing line ("100%: Checks: N, Failures: F, Errors: E"),
+which is echoed here; the totals count checks where the runner reported them
+and whole meson tests otherwise.
+"""
+import json
+import re
+import sys
+
+CHECK = re.compile(r"(\d+)%: Checks: (\d+), Failures: (\d+), Errors: (\d+)")
+PYTEST = re.compile(r"=+ (?:(\d+) failed, )?(\d+) passed")
+
+
+def main(paths):
+    passed = failed = skipped = 0
+    for path in paths:
+        tag = "asan" if "asan" in path else "main"
+        with open(path) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                t = json.loads(line)
+                out = (t.get("stdout") or "") + (t.get("stderr") or "")
+                res = t.get("result")
+                m = CHECK.findall(out)
+                p = PYTEST.findall(out)
+                if m:
+                    _, n, fl, er = (int(x) for x in m[-1])
+                    print(f"[{tag}] {t['name']}: {m[-1][0]}%: Checks: {n}, Failures: {fl}, Errors: {er}")
+                    passed += n - fl - er
+                    failed += fl + er
+                    if res not in ("OK", "EXPECTEDFAIL") and fl + er == 0:
+                        failed += 1
+                elif p:
+                    fl, ok = int(p[-1][0] or 0), int(p[-1][1])
+                    print(f"[{tag}] {t['name']}: {ok} passed, {fl} failed")
+                    passed += ok
+                    failed += fl + (1 if res not in ("OK", "EXPECTEDFAIL") and fl == 0 else 0)
+                elif res == "SKIP":
+                    skipped += 1
+                    print(f"[{tag}] {t['name']}: skipped")
+                elif res in ("OK", "EXPECTEDFAIL"):
+                    passed += 1
+                    print(f"[{tag}] {t['name']}: ok")
+                else:
+                    failed += 1
+                    print(f"[{tag}] {t['name']}: {res}")
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

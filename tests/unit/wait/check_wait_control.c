@@ -37,7 +37,7 @@ static int run_op(int op, ft *f, const char *id, const s0_wait_options *o,
 /* CL-06: negative timeouts and other bad arguments: S0_EINVAL, zero requests. */
 START_TEST(test_invalid_before_any_request)
 {
-	static const ft_step script[] = {SB_FOREVER("running,0,1")};
+	static const ft_step script[] = {SB_FOREVER("running,0,1"), END};
 	int64_t live = s0_live_objects();
 	struct {
 		const char *what;
@@ -110,7 +110,7 @@ START_TEST(test_progress_sequence)
 {
 	static const ft_step script[] = {
 		SB("paused,1,3"), RESUME_OK("false"), SB("paused,1,3"), SB("starting,1,4"),
-		SB("starting,1,4"), SB("starting,1,5"), SB("running,0,5")};
+		SB("starting,1,4"), SB("starting,1,5"), SB("running,0,5"), END};
 	ft *f = ft_new(script, true);
 	progress_log p = {.calls = 0};
 	s0_wait_options o = S0_WAIT_OPTIONS_INIT;
@@ -136,7 +136,7 @@ START_TEST(test_progress_runtime_id_change)
 		SB("running,0,1"),
 		OK_BODY(200, "{\"id\":\"sb_1\",\"status\":\"running\",\"paused\":false,"
 		             "\"runtime_generation\":1,\"runtime_id\":\"rt-other\"}"),
-		ERR(404, "not_found", "sandbox not found")};
+		ERR(404, "not_found", "sandbox not found"), END};
 	ft *f = ft_new(script, true);
 	progress_log p = {.calls = 0};
 	s0_wait_options o = S0_WAIT_OPTIONS_INIT;
@@ -157,7 +157,8 @@ END_TEST
 START_TEST(test_progress_abort)
 {
 	static const ft_step script[] = {PAUSE_OK(200, "false", "running"), SB("running,0,1"),
-	                                 SB("running,0,1"), SB("starting,0,1"), SB("paused,1,1")};
+	                                 SB("running,0,1"), SB("starting,0,1"), SB("paused,1,1"),
+	                                 END};
 	int64_t live = s0_live_objects();
 	ft *f = ft_new(script, true);
 	progress_log p = {.abort_at = 2};
@@ -240,35 +241,36 @@ static void cancel_case(const ft_step *script, int op, bool client_token, const 
 
 START_TEST(test_cancel_while_sleeping)
 {
-	static const ft_step script[] = {PAUSE_OK(200, "false", "running"), SB_FOREVER("running,0,1")};
+	static const ft_step script[] = {PAUSE_OK(200, "false", "running"),
+	                                 SB_FOREVER("running,0,1"), END};
 	cancel_case(script, OP_PAUSE, false, NULL);
 }
 END_TEST
 
 START_TEST(test_cancel_in_flight)
 {
-	static const ft_step script[] = {PAUSE_OK(200, "false", "running"), BLOCK};
+	static const ft_step script[] = {PAUSE_OK(200, "false", "running"), BLOCK, END};
 	cancel_case(script, OP_PAUSE, false, "POST /pause, GET");
 }
 END_TEST
 
 START_TEST(test_cancel_in_flight_post)
 {
-	static const ft_step script[] = {SB("paused,1,3"), BLOCK};
+	static const ft_step script[] = {SB("paused,1,3"), BLOCK, END};
 	cancel_case(script, OP_RESUME, false, "GET, POST /resume");
 }
 END_TEST
 
 START_TEST(test_client_token_cancels_sleep)
 {
-	static const ft_step script[] = {SB_FOREVER("starting,0,1")};
+	static const ft_step script[] = {SB_FOREVER("starting,0,1"), END};
 	cancel_case(script, OP_WAIT, true, NULL);
 }
 END_TEST
 
 START_TEST(test_client_token_cancels_in_flight)
 {
-	static const ft_step script[] = {SB("starting,0,1"), BLOCK};
+	static const ft_step script[] = {SB("starting,0,1"), BLOCK, END};
 	cancel_case(script, OP_WAIT, true, "GET, GET");
 }
 END_TEST
@@ -276,7 +278,7 @@ END_TEST
 /* A token fired before the call: S0_ECANCELED and no request at all. */
 START_TEST(test_cancel_before_start)
 {
-	static const ft_step script[] = {SB_FOREVER("running,0,1")};
+	static const ft_step script[] = {SB_FOREVER("running,0,1"), END};
 	ft *f = ft_new(script, true);
 	s0_cancel_token *tok = NULL;
 	s0_cancel_token_new(&tok, NULL);
@@ -295,7 +297,7 @@ END_TEST
 START_TEST(test_cancel_now_step)
 {
 	static const ft_step script[] = {PAUSE_OK(200, "false", "running"), SB("running,0,1"),
-	                                 CANCEL_NOW, SB("paused,1,1")};
+	                                 CANCEL_NOW, SB("paused,1,1"), END};
 	ft *f = ft_new(script, true);
 	s0_cancel_token *tok = NULL;
 	s0_cancel_token_new(&tok, NULL);
@@ -323,7 +325,7 @@ END_TEST
 /* Default jitter: each gap lies in [0.8, 1.0] of the backoff step, capped by the deadline. */
 START_TEST(test_jitter_on_clock)
 {
-	static const ft_step script[] = {SB_FOREVER("starting,0,1")};
+	static const ft_step script[] = {SB_FOREVER("starting,0,1"), END};
 	ft *f = ft_new(script, true);
 	s0_wait_options o = S0_WAIT_OPTIONS_INIT;
 	o.timeout_ms = 5000;
@@ -413,7 +415,7 @@ START_TEST(test_random_post_rules)
 		size_t n = 1 + rnd(&seed) % 38;
 		for (size_t i = 0; i < n; i++)
 			script[i] = pool[rnd(&seed) % npool];
-		ft_step loop = LOOP, tail = SB("running,0,1"), end = {.kind = FT_END};
+		ft_step loop = LOOP, tail = SB("running,0,1"), end = END;
 		script[n] = loop;
 		script[n + 1] = tail;
 		script[n + 2] = end;

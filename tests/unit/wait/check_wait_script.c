@@ -34,7 +34,7 @@ typedef struct wcase {
 	uint32_t flags;         /* S0_WAIT_NO_JITTER is always added */
 	uint32_t until_mask;    /* K_WAIT */
 	s0_wait_predicate pred; /* K_WAIT */
-	ft_step script[16];
+	ft_step script[16];     /* zero-filled tail: FT_END */
 	const char *requests;   /* exact sequence */
 	int rc;
 	const char *reason;     /* error reason, or NULL not to check */
@@ -319,11 +319,13 @@ static const wcase cases[] = {
 	 .last = "running,0,4", .times = "0,0,0,100,100,250"},
 	{.name = "resume POST 409 returned",
 	 .kind = K_RESUME,
-	 .script = {SB("paused,1,3"), ERR(409, "conflict", "sandbox resume conflicts with another lifecycle operation")},
+	 .script = {SB("paused,1,3"),
+	            ERR(409, "conflict", "sandbox resume conflicts with another lifecycle operation")},
 	 .requests = "GET, POST /resume", .rc = S0_ECONFLICT, .reason = "lifecycle_conflict"},
 	{.name = "resume POST 429 quota returned",
 	 .kind = K_RESUME,
-	 .script = {SB("paused,1,3"), ERR_H(429, "quota_exceeded", "sandbox quota exceeded", "Retry-After: 1")},
+	 .script = {SB("paused,1,3"),
+	            ERR_H(429, "quota_exceeded", "sandbox quota exceeded", "Retry-After: 1")},
 	 .requests = "GET, POST /resume", .rc = S0_EQUOTA, .http_status = 429},
 	{.name = "resume POST 503 (no carrier) returned: sandbox stays paused",
 	 .kind = K_RESUME, .memory = S0_BOOL_TRUE,

@@ -34,7 +34,8 @@ typedef struct ft_step {
 	int64_t delay_ms;    /* the exchange takes this long on the manual clock */
 } ft_step;
 
-/* Script building blocks. */
+/* Script building blocks; a script array ends with END. */
+#define END {.kind = FT_END}
 #define SB(spec) {.kind = FT_RESPOND, .status = 200, .sb = (spec)}
 #define LOOP {.kind = FT_LOOP}
 #define SB_FOREVER(spec) LOOP, SB(spec)

@@ -263,9 +263,11 @@ static int lifecycle_error(wait_run *w, const char *action, const char *reason,
 	return s0__error_put(err, x);
 }
 
-/* Hand a request's error to the caller, with the last observation attached. */
-static int fatal(wait_run *w, s0_error *x, s0_error **err)
+/* Hand a request's error (rc, detail x) to the caller, with the last observation attached. */
+static int fatal(wait_run *w, int rc, s0_error *x, s0_error **err)
 {
+	if (!x) /* a layer that failed without detail */
+		x = s0__error_make(rc, NULL, NULL);
 	if (s0_error_code(x) == S0_ECANCELED) {
 		s0_error_free(x);
 		return stop_error(w, S0_ECANCELED, err);
@@ -380,8 +382,8 @@ static int poll_once(wait_run *w, s0_error **err)
 		w->gone = true;
 		return POLL_GONE;
 	}
-	if (!poll_error_transient(x))
-		return fatal(w, x, err);
+	if (!x || !poll_error_transient(x))
+		return fatal(w, rc, x, err);
 	remember(w, x);
 	return POLL_RETRY;
 }
@@ -405,8 +407,8 @@ static int post_once(wait_run *w, s0_error **err)
 		s0__reply_free(&r);
 		return POST_ACCEPTED;
 	}
-	if (!post_outcome_unknown(x))
-		return fatal(w, x, err);
+	if (!x || !post_outcome_unknown(x))
+		return fatal(w, rc, x, err);
 	remember(w, x);
 	return POST_UNKNOWN;
 }

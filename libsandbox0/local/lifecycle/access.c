@@ -1,0 +1,166 @@
+/*
+ * Runtime access for files, contexts and sessions (seed "TTL And Auto
+ * Resume", "Gateway timeout budget"; design.md §6 "Auto-resume on access"):
+ * a running sandbox is pinned for one request; a paused one with
+ * auto_resume is woken by a wake thread while the request waits up to its
+ * budget on the engine clock, then gets 503 "sandbox is waking up" and the
+ * resume goes on. A failed wake answers 503 sandbox_resume_failed to the
+ * requests that waited for it.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "local/lifecycle/engine_internal.h"
+
+struct s0__runtime_access {
+	s0__engine *e;
+	s0__runtime *rt;
+};
+
+typedef struct wake_job {
+	s0__engine *e;
+	char id[S0__ID_MAX];
+	int attempt;
+} wake_job;
+
+static void *wake_main(void *arg)
+{
+	wake_job *j = arg;
+	s0__resume_reply reply;
+	int rc = s0__engine_resume(j->e, NULL, j->id, false, &reply, NULL);
+	pthread_mutex_lock(&j->e->mu);
+	s0__wake *w = s0__engine_wake_get(j->e, j->id);
+	if (w) {
+		w->running = false;
+		if (rc < 0)
+			w->failed_attempt = j->attempt;
+	}
+	pthread_cond_broadcast(&j->e->cv);
+	pthread_mutex_unlock(&j->e->mu);
+	free(j);
+	return NULL;
+}
+
+/* Start a wake attempt (under e->mu); returns its number, or 0 on failure. */
+static int start_wake(s0__engine *e, s0__wake *w)
+{
+	wake_job *j = calloc(1, sizeof *j);
+	if (!j)
+		return 0;
+	j->e = e;
+	s0__strlcpy(j->id, w->id, sizeof j->id);
+	j->attempt = ++w->attempt;
+	w->running = true;
+	pthread_t t;
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	int bad = pthread_create(&t, &a, wake_main, j);
+	pthread_attr_destroy(&a);
+	if (bad) {
+		w->running = false;
+		free(j);
+		return 0;
+	}
+	return j->attempt;
+}
+
+/* Pin the running runtime of row (under e->mu). */
+static s0__runtime *pin(s0__engine *e, const s0__sandbox_row *row)
+{
+	if (row->rec.status != S0_STATUS_RUNNING || row->rec.paused)
+		return NULL;
+	s0__runtime *rt = s0__node_find(&e->node, row->rec.runtime_id);
+	if (!rt || rt->fenced)
+		return NULL;
+	rt->pins++;
+	rt->requests++;
+	return rt;
+}
+
+static void wait_a_little(s0__engine *e)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_nsec += 10 * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&e->cv, &e->mu, &dl);
+}
+
+/* One look at the sandbox: 1 = pinned, 0 = keep waiting, <0 = error. */
+static int try_access(s0__engine *e, const char *team, const char *id, int *my_attempt,
+                      s0__runtime **rt, s0_error **err)
+{
+	s0__sandbox_row row = {0};
+	int rc = s0__engine_load(e, team, id, &row, err);
+	if (rc < 0)
+		return rc;
+	if (row.rec.status == S0_STATUS_TERMINATING) {
+		s0__sandbox_rec_clear(&row.rec);
+		return s0__error_set(err, S0_ENOTFOUND, "not_found", "sandbox not found");
+	}
+	pthread_mutex_lock(&e->mu);
+	*rt = pin(e, &row);
+	s0__wake *w = *rt ? NULL : s0__engine_wake_get(e, id);
+	if (*rt)
+		rc = 1;
+	else if (!row.rec.auto_resume)
+		rc = s0__error_set(err, S0_EUNAVAILABLE, "auto_resume_disabled",
+		                   "sandbox is not running and auto_resume is disabled");
+	else if (!w)
+		rc = s0__error_nomem(err);
+	else if (w->running)
+		*my_attempt = w->attempt;
+	else if (*my_attempt && w->failed_attempt == *my_attempt)
+		rc = s0__error_set(err, S0_ERESUME, "resume_failed", "sandbox resume failed");
+	else if (!(*my_attempt = start_wake(e, w)))
+		rc = s0__error_set(err, S0_EUNAVAILABLE, "unavailable", "sandbox unavailable");
+	if (rc == 0)
+		wait_a_little(e);
+	pthread_mutex_unlock(&e->mu);
+	s0__sandbox_rec_clear(&row.rec);
+	return rc;
+}
+
+int s0__engine_runtime_begin(s0__engine *e, const char *team, const char *id,
+                             int64_t wake_budget_ms, s0__runtime_access **out, s0_error **err)
+{
+	s0__runtime_access *a = calloc(1, sizeof *a);
+	if (!a)
+		return s0__error_nomem(err);
+	int64_t deadline = s0__engine_now(e) + wake_budget_ms;
+	int attempt = 0, rc;
+	while ((rc = try_access(e, team, id, &attempt, &a->rt, err)) == 0) {
+		if (s0__engine_now(e) >= deadline) {
+			rc = s0__error_set(err, S0_EUNAVAILABLE, "waking_up", "sandbox is waking up");
+			break;
+		}
+	}
+	if (rc < 0) {
+		free(a);
+		return rc;
+	}
+	a->e = e;
+	*out = a;
+	return S0_OK;
+}
+
+void s0__engine_runtime_end(s0__runtime_access *a)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->e->mu);
+	a->rt->pins--;
+	pthread_cond_broadcast(&a->e->cv);
+	pthread_mutex_unlock(&a->e->mu);
+	free(a);
+}
+
+s0__runtime *s0__runtime_access_runtime(s0__runtime_access *a)
+{
+	return a->rt;
+}

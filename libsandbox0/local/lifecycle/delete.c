@@ -1,0 +1,95 @@
+/*
+ * Delete and hard-TTL expiry: record termination intent (status
+ * terminating), reclaim the runtime and the writable branch, then remove
+ * identity, configuration and head in one step. Named snapshots stay
+ * (seed "Default Filesystem-Only Behavior", table).
+ */
+#include <string.h>
+
+#include "local/lifecycle/engine_internal.h"
+
+static int record_delete(s0__engine *e, s0__sandbox_row *row, const char *kind, s0_error **err)
+{
+	s0__op_row op = {0};
+	s0__strlcpy(op.sandbox_id, row->rec.id, sizeof op.sandbox_id);
+	s0__strlcpy(op.kind, kind, sizeof op.kind);
+	s0__strlcpy(op.state, "intent", sizeof op.state);
+	s0__strlcpy(op.runtime_id, row->rec.runtime_id, sizeof op.runtime_id);
+	op.generation = row->rec.runtime_generation;
+	op.created_at_ms = op.updated_at_ms = s0__engine_now(e);
+	int rc = s0__meta_begin(e->meta, err);
+	if (rc < 0)
+		return rc;
+	/* an unfinished pause is superseded by the termination */
+	s0__op_row cur;
+	while (s0__meta_op_active(e->meta, row->rec.id, &cur, NULL) == S0_OK) {
+		s0__strlcpy(cur.state, "failed", sizeof cur.state);
+		if ((rc = s0__meta_op_update(e->meta, &cur, err)) < 0)
+			break;
+	}
+	row->rec.status = S0_STATUS_TERMINATING;
+	if (rc == S0_OK)
+		rc = s0__engine_save(e, row, err);
+	if (rc == S0_OK)
+		rc = s0__meta_op_insert(e->meta, &op, err);
+	if (rc == S0_OK)
+		return s0__meta_commit(e->meta, err);
+	s0__meta_rollback(e->meta);
+	return rc;
+}
+
+static int finish_delete_locked(s0__engine *e, s0__op_row *op)
+{
+	pthread_mutex_lock(&e->mu);
+	s0__runtime *rt = s0__node_find_sandbox(&e->node, op->sandbox_id);
+	pthread_mutex_unlock(&e->mu);
+	if (rt)
+		s0__engine_stop_runtime(e, rt); /* branch abandoned, leases returned */
+	s0__fault_hit(e->faults, "manager_restart", "delete-reclaimed"); /* crash point */
+	if (s0__meta_begin(e->meta, NULL) < 0)
+		return S0_EIO;
+	s0__strlcpy(op->state, "done", sizeof op->state);
+	op->updated_at_ms = s0__engine_now(e);
+	int rc = s0__meta_sandbox_delete(e->meta, op->sandbox_id, NULL);
+	if (rc == S0_OK)
+		rc = s0__meta_op_update(e->meta, op, NULL);
+	if (rc == S0_OK)
+		return s0__meta_commit(e->meta, NULL) == S0_OK ? S0_OK : S0_EIO;
+	s0__meta_rollback(e->meta);
+	return S0_EIO;
+}
+
+int s0__engine_run_delete(s0__engine *e, s0__op_row *op)
+{
+	s0__sblock *l = s0__engine_lock(e, op->sandbox_id);
+	s0__op_row cur;
+	int rc = S0_OK;
+	if (s0__meta_op_active(e->meta, op->sandbox_id, &cur, NULL) == S0_OK && cur.id == op->id)
+		rc = finish_delete_locked(e, &cur);
+	s0__engine_unlock(e, l);
+	return rc;
+}
+
+int s0__engine_delete_kind(s0__engine *e, const char *team, const char *id, const char *kind,
+                           s0_error **err)
+{
+	s0__sblock *l = s0__engine_lock(e, id);
+	s0__sandbox_row row = {0};
+	int rc = s0__engine_load(e, team, id, &row, err);
+	if (rc == S0_OK && row.rec.status != S0_STATUS_TERMINATING)
+		rc = record_delete(e, &row, kind, err);
+	if (rc == S0_OK) {
+		s0__op_row op;
+		if (s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK &&
+		    finish_delete_locked(e, &op) != S0_OK)
+			s0__engine_kick(e); /* the controller finishes it */
+	}
+	s0__engine_unlock(e, l);
+	s0__sandbox_rec_clear(&row.rec);
+	return rc;
+}
+
+int s0__engine_delete(s0__engine *e, const char *team, const char *id, s0_error **err)
+{
+	return s0__engine_delete_kind(e, team, id, "delete", err);
+}

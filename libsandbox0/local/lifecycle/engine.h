@@ -1,0 +1,174 @@
+/*
+ * The lifecycle engine of the local reference backend: the server side of
+ * seeds/000 ("Pause And Resume") run in one process. The router
+ * (local/api) turns HTTP into these calls and renders their records as the
+ * wire JSON of api.md; nothing else writes lifecycle state.
+ *
+ * Every call is thread-safe. Calls that take a team only see that team's
+ * sandboxes (another team's sandbox is S0_ENOTFOUND). Errors carry the
+ * wire reason of include/sandbox0/error.h so the router can emit them with
+ * s0_error_to_wire(code, reason, …); the message is the wire message.
+ */
+#ifndef S0_ENGINE_H
+#define S0_ENGINE_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/internal.h"
+
+typedef struct s0__engine s0__engine;
+
+#define S0__ID_MAX 96
+
+/* A sandbox as the wire shows it (api.md §3.3 plus runtime_id, §6.2). */
+typedef struct s0__sandbox_rec {
+	char id[S0__ID_MAX];
+	char team_id[S0__ID_MAX];
+	char template_id[256];
+	char pod_name[S0__ID_MAX];
+	char runtime_id[S0__ID_MAX]; /* "" while paused */
+	int status;                  /* s0_status */
+	bool paused;
+	bool auto_resume;
+	int64_t runtime_generation;
+	int32_t ttl_sec, hard_ttl_sec;
+	int64_t created_at_ms, updated_at_ms, claimed_at_ms;
+	int64_t expires_at_ms, hard_expires_at_ms; /* 0 = unset */
+	char *config_json; /* durable SandboxConfig (owned; free with s0__sandbox_rec_clear) */
+} s0__sandbox_rec;
+
+void s0__sandbox_rec_clear(s0__sandbox_rec *r);
+
+/* A named RootFS snapshot (api.md §3.8). */
+typedef struct s0__snapshot_rec {
+	char id[S0__ID_MAX];
+	char sandbox_id[S0__ID_MAX];
+	char name[256];
+	char description[1024];
+	int64_t created_at_ms;
+	int64_t expires_at_ms; /* 0 = never */
+} s0__snapshot_rec;
+
+/* ---- claim, read, list, update, delete ---- */
+
+typedef struct s0__claim_req {
+	const char *template_id; /* required, already trimmed and lowercased by the router */
+	const char *snapshot_id; /* nullable */
+	const cJSON *config;     /* nullable SandboxConfig object (validated here) */
+} s0__claim_req;
+
+/*
+ * Claim: a running sandbox on the template's (or snapshot's) generation.
+ * Errors: S0_EINVAL bad_request (config), S0_ENOTFOUND (template/snapshot),
+ * S0_EQUOTA quota_exceeded (active runtimes), S0_EUNAVAILABLE (no carrier or
+ * capacity).
+ */
+int s0__engine_claim(s0__engine *e, const char *team, const s0__claim_req *req,
+                     s0__sandbox_rec *out, s0_error **err);
+int s0__engine_get(s0__engine *e, const char *team, const char *id, s0__sandbox_rec *out,
+                   s0_error **err);
+
+typedef struct s0__list_filter {
+	int status;              /* 0 = any */
+	int paused;              /* -1 any, 0 false, 1 true */
+	const char *template_id; /* nullable */
+	int32_t limit, offset;   /* validated by the router */
+} s0__list_filter;
+
+/* Newest first. *out is an array of *n records (free each, then the array). */
+int s0__engine_list(s0__engine *e, const char *team, const s0__list_filter *f,
+                    s0__sandbox_rec **out, size_t *n, int64_t *count, s0_error **err);
+/* PUT config (SandboxUpdateConfig object). S0_EINVAL bad_request on bad values. */
+int s0__engine_update(s0__engine *e, const char *team, const char *id, const cJSON *config,
+                      s0__sandbox_rec *out, s0_error **err);
+/* Delete: identity, config, runtime and writable RootFS; snapshots stay. */
+int s0__engine_delete(s0__engine *e, const char *team, const char *id, s0_error **err);
+
+/* ---- pause / resume / refresh ---- */
+
+typedef struct s0__pause_reply {
+	bool paused;   /* committed and physically released */
+	int status;    /* status to report */
+	bool accepted; /* true: answer 202 (intent recorded, node channel down) */
+} s0__pause_reply;
+
+/*
+ * Pause (api.md §3.7, §6.3; seed "Filesystem Pause Transaction"). Records
+ * the durable intent and returns; the transaction runs on the controller.
+ * Errors: S0_ENOTFOUND; S0_ECONFLICT lifecycle_conflict (starting, failed,
+ * terminating); S0_EUNAVAILABLE memory_unavailable / reservation_unavailable
+ * for memory pauses; S0_EINTERNAL when the intent could not be recorded.
+ */
+int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memory,
+                     s0__pause_reply *out, s0_error **err);
+
+typedef struct s0__resume_reply {
+	bool resumed; /* false: durable fallback work accepted, poll */
+} s0__resume_reply;
+
+/*
+ * Resume (seed "Filesystem Resume Transaction"): synchronous; returns once
+ * the new runtime is committed running (or the fallback is durably
+ * scheduled). Errors: S0_ENOTFOUND; S0_ECONFLICT (terminating); S0_EQUOTA;
+ * S0_EUNAVAILABLE (carrier, capacity, nbd, node channel, object store): the
+ * sandbox stays paused with its head unchanged.
+ */
+int s0__engine_resume(s0__engine *e, const char *team, const char *id, bool memory,
+                      s0__resume_reply *out, s0_error **err);
+
+/* Refresh (api.md §3.7): has_duration false = now + ttl. S0_ECONFLICT when paused. */
+int s0__engine_refresh(s0__engine *e, const char *team, const char *id, bool has_duration,
+                       int64_t duration_sec, s0__sandbox_rec *out, s0_error **err);
+
+/* ---- snapshots, restore, fork ---- */
+
+int s0__engine_snapshot_create(s0__engine *e, const char *team, const char *id,
+                               const char *name, const char *description,
+                               int64_t expires_at_ms, s0__snapshot_rec *out, s0_error **err);
+/* Newest first; *out array of *n. */
+int s0__engine_snapshot_list(s0__engine *e, const char *team, const char *id,
+                             s0__snapshot_rec **out, size_t *n, s0_error **err);
+int s0__engine_snapshot_get(s0__engine *e, const char *team, const char *snapshot_id,
+                            s0__snapshot_rec *out, s0_error **err);
+int s0__engine_snapshot_delete(s0__engine *e, const char *team, const char *snapshot_id,
+                               s0_error **err);
+/* Restore a paused sandbox's head; S0_ECONFLICT not_paused otherwise. */
+int s0__engine_restore(s0__engine *e, const char *team, const char *id,
+                       const char *snapshot_id, s0_error **err);
+
+typedef struct s0__fork_req {
+	bool has_ttl, has_hard_ttl;
+	int32_t ttl_sec, hard_ttl_sec;
+	bool memory;
+	const char *idempotency_key; /* nullable */
+} s0__fork_req;
+
+/* Fork into a new paused sandbox (the child record is returned). */
+int s0__engine_fork(s0__engine *e, const char *team, const char *id, const s0__fork_req *req,
+                    s0__sandbox_rec *out, s0_error **err);
+
+/* ---- runtime access (files, contexts, sessions) ---- */
+
+/* A pinned running runtime, held for the duration of one request. */
+typedef struct s0__runtime_access s0__runtime_access;
+
+/*
+ * Pin the sandbox's running runtime for one runtime request. A paused
+ * sandbox with auto_resume is woken (seed "TTL And Auto Resume"); the call
+ * waits for the wake up to wake_budget_ms on the engine clock (45 s at the
+ * gateway), then fails with S0_EUNAVAILABLE waking_up while the resume goes
+ * on. S0_ERESUME resume_failed when that wake failed; S0_EUNAVAILABLE
+ * auto_resume_disabled; S0_ENOTFOUND. The pin blocks a pause's fence until
+ * released (one request, never long).
+ */
+int s0__engine_runtime_begin(s0__engine *e, const char *team, const char *id,
+                             int64_t wake_budget_ms, s0__runtime_access **out, s0_error **err);
+void s0__engine_runtime_end(s0__runtime_access *a);
+
+/* The files view of a pinned runtime (RootFS + tmpfs + ephemeral mounts). */
+struct s0__fsroute;
+struct s0__fsroute *s0__runtime_access_files(s0__runtime_access *a);
+
+#endif

@@ -1,0 +1,114 @@
+/* Internal state of the lifecycle engine, shared by the lifecycle sources. */
+#ifndef S0_ENGINE_INTERNAL_H
+#define S0_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+
+#include "local/lifecycle/engine.h"
+#include "local/lifecycle/faults.h"
+#include "local/lifecycle/node.h"
+#include "local/lifecycle/storage.h"
+#include "local/meta/meta.h"
+
+typedef struct s0__engine_options {
+	s0_clock clock;
+	int64_t node_cpu_millis, node_memory_bytes;
+	int32_t warm_carriers, max_active_runtimes;
+	uint64_t rootfs_size_bytes;
+	bool manual_clock; /* time moves only when told: no periodic passes */
+} s0__engine_options;
+
+/* A per-sandbox lifecycle lock (in memory; rebuilt on manager restart). */
+typedef struct s0__sblock {
+	char id[S0__ID_MAX];
+	pthread_mutex_t mu;
+	int refs;
+	struct s0__sblock *next;
+} s0__sblock;
+
+/* A wake-up (auto-resume) in progress or its recent failure. */
+typedef struct s0__wake {
+	char id[S0__ID_MAX];
+	bool running;        /* a wake thread is resuming the sandbox */
+	int attempt;         /* number of the latest attempt */
+	int failed_attempt;  /* number of the latest failed attempt */
+	struct s0__wake *next;
+} s0__wake;
+
+struct s0__engine {
+	char *dir;
+	s0__meta *meta;
+	s0__storage *storage;
+	s0__faults *faults;
+	s0__node node;
+	s0__engine_options opt;
+
+	pthread_mutex_t mu; /* node, locks, wakes, queue, counters */
+	pthread_cond_t cv;  /* controller wake-ups and quiesce */
+	s0__sblock *locks;
+	s0__wake *wakes;
+	pthread_t controller;
+	bool controller_running, stopping;
+	int kicks;  /* pending controller passes */
+	int busy;   /* controller passes in progress */
+	bool retry_pending; /* an operation is waiting on a fault or a retry */
+	int64_t seq;
+};
+
+/* Time on the engine clock. */
+int64_t s0__engine_now(s0__engine *e);
+
+/* Per-sandbox lock: serialises lifecycle transitions of one sandbox. */
+s0__sblock *s0__engine_lock(s0__engine *e, const char *id);
+void s0__engine_unlock(s0__engine *e, s0__sblock *l);
+
+/* Fresh ids: "sb_" + 12 random base32 chars, "rt_…", "snap_…". */
+void s0__engine_new_id(const char *prefix, char *out, size_t n);
+
+/* Ask the controller to run a pass soon (pending operations, TTLs). */
+void s0__engine_kick(s0__engine *e);
+/* One controller pass: run due TTLs and pending operations (any thread). */
+void s0__engine_controller_pass(s0__engine *e);
+
+/* Sandbox lookup by team: S0_ENOTFOUND with the wire message. */
+int s0__engine_load(s0__engine *e, const char *team, const char *id, s0__sandbox_row *row,
+                    s0_error **err);
+/* Persist a row (updated_at is set to now). */
+int s0__engine_save(s0__engine *e, s0__sandbox_row *row, s0_error **err);
+
+/*
+ * Start a runtime for a sandbox row on its head (claim, resume, recovery):
+ * carrier + capacity lease, attach, readiness; on success fills row's
+ * runtime_id / generation+1 / status running and returns the runtime.
+ * Nothing stays leased on failure (S0_EUNAVAILABLE with the reason).
+ */
+int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ephemeral_json,
+                             s0__runtime **out, s0_error **err);
+/* Stop a runtime (volume dropped) and return its leases. */
+void s0__engine_stop_runtime(s0__engine *e, s0__runtime *rt);
+/* Ephemeral mounts JSON of a template (malloc'd, "[]" when none). */
+char *s0__engine_template_mounts(s0__engine *e, const char *template_id);
+
+/* Pause executor: advance one durable pause operation as far as it goes. */
+int s0__engine_run_pause(s0__engine *e, s0__op_row *op);
+/* One pass of a pause operation with the sandbox lock held (resume joins it). */
+int s0__engine_pause_step_locked(s0__engine *e, s0__op_row *op);
+/* Delete executor: reclaim runtime and identity of a sandbox. */
+int s0__engine_run_delete(s0__engine *e, s0__op_row *op);
+/* Delete with an operation kind ("delete", "hard_delete"); team NULL = any. */
+int s0__engine_delete_kind(s0__engine *e, const char *team, const char *id, const char *kind,
+                           s0_error **err);
+/* TTL scan: soft TTL pauses and hard TTL deletes that are due. */
+void s0__engine_ttl_scan(s0__engine *e);
+
+/* Config validation and normalisation (claim and update). */
+int s0__config_apply(const cJSON *cfg, bool update, s0__sandbox_row *row, int64_t now,
+                     s0_error **err);
+
+/* Wake bookkeeping for auto-resume (under e->mu); NULL only when OOM. */
+s0__wake *s0__engine_wake_get(s0__engine *e, const char *id);
+
+/* The runtime pinned by a runtime access. */
+s0__runtime *s0__runtime_access_runtime(s0__runtime_access *a);
+
+#endif

@@ -1,0 +1,170 @@
+/* Engine open/close, crash recovery, manager restart, templates. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/json.h"
+#include "local/lifecycle/engine_open.h"
+
+static void free_runtimes(s0__engine *e)
+{
+	while (e->node.runtimes)
+		s0__engine_stop_runtime(e, e->node.runtimes);
+}
+
+static void drop_memory_state(s0__engine *e)
+{
+	pthread_mutex_lock(&e->mu);
+	while (e->locks) {
+		s0__sblock *l = e->locks;
+		e->locks = l->next;
+		pthread_mutex_destroy(&l->mu);
+		free(l);
+	}
+	while (e->wakes) {
+		s0__wake *w = e->wakes;
+		e->wakes = w->next;
+		free(w);
+	}
+	e->kicks = 0;
+	pthread_mutex_unlock(&e->mu);
+}
+
+void s0__engine_close(s0__engine *e)
+{
+	if (!e)
+		return;
+	if (e->faults)
+		s0__faults_release_all(e->faults);
+	s0__engine_controller_stop(e);
+	free_runtimes(e);
+	drop_memory_state(e);
+	s0__storage_close(e->storage);
+	s0__meta_close(e->meta);
+	s0__faults_free(e->faults);
+	pthread_mutex_destroy(&e->mu);
+	pthread_cond_destroy(&e->cv);
+	free(e->dir);
+	free(e);
+}
+
+int s0__engine_template_build(s0__engine *e, const char *name, const char *dir,
+                              uint64_t size_bytes, const char *const *ephemeral, s0_error **err)
+{
+	s0__template_row t = {0};
+	s0__strlcpy(t.name, name, sizeof t.name);
+	t.volume_bytes = (int64_t)(size_bytes ? size_bytes : e->opt.rootfs_size_bytes);
+	cJSON *mounts = cJSON_CreateArray();
+	for (size_t i = 0; mounts && ephemeral && ephemeral[i]; i++)
+		cJSON_AddItemToArray(mounts, cJSON_CreateString(ephemeral[i]));
+	t.ephemeral_mounts_json = mounts ? cJSON_PrintUnformatted(mounts) : NULL;
+	cJSON_Delete(mounts);
+	if (!t.ephemeral_mounts_json)
+		return s0__error_nomem(err);
+	s0__engine_new_id("img_", t.image, sizeof t.image);
+	int rc = s0__storage_template(e->storage, dir, (uint64_t)t.volume_bytes, t.generation, err);
+	if (rc == S0_OK)
+		rc = s0__meta_template_put(e->meta, &t, err);
+	if (rc == S0_OK)
+		s0__storage_unpin(e->storage, t.generation);
+	s0__template_row_clear(&t);
+	return rc;
+}
+
+/*
+ * After the previous process died, its runtimes are gone (seed "Runtime
+ * Failure Recovery"): pauses that never published roll back, and every
+ * sandbox that had a runtime starts a new one from its last committed head.
+ */
+static void recover_sandbox(s0__engine *e, const char *id)
+{
+	s0__sblock *l = s0__engine_lock(e, id);
+	s0__sandbox_row row = {0};
+	s0__op_row op;
+	if (s0__meta_sandbox_get(e->meta, NULL, id, &row, NULL) < 0)
+		goto out;
+	if (s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK &&
+	    (!strcmp(op.kind, "pause") || !strcmp(op.kind, "ttl_pause")) &&
+	    !strcmp(op.state, "intent")) {
+		s0__strlcpy(op.state, "failed", sizeof op.state);
+		s0__meta_op_update(e->meta, &op, NULL);
+	}
+	bool had_runtime = row.rec.runtime_id[0] && !row.rec.paused &&
+	                   row.rec.status != S0_STATUS_TERMINATING;
+	if (!had_runtime || s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK)
+		goto out;
+	char *mounts = s0__engine_template_mounts(e, row.rec.template_id);
+	s0__runtime *rt = NULL;
+	row.rec.runtime_id[0] = '\0';
+	if (s0__engine_start_runtime(e, &row, mounts, &rt, NULL) < 0)
+		row.rec.status = S0_STATUS_FAILED;
+	s0__engine_save(e, &row, NULL);
+	free(mounts);
+out:
+	s0__sandbox_rec_clear(&row.rec);
+	s0__engine_unlock(e, l);
+}
+
+static void recover_all(s0__engine *e)
+{
+	char **ids = NULL;
+	size_t n = 0;
+	if (s0__meta_sandbox_all(e->meta, &ids, &n, NULL) < 0)
+		return;
+	pthread_mutex_lock(&e->mu);
+	e->seq = (int64_t)n + s0__engine_now(e);
+	pthread_mutex_unlock(&e->mu);
+	for (size_t i = 0; i < n; i++)
+		recover_sandbox(e, ids[i]);
+	s0__meta_free_ids(ids, n);
+}
+
+static int ensure_default_template(s0__engine *e, s0_error **err)
+{
+	s0__template_row t;
+	if (s0__meta_template_get(e->meta, "default", &t, NULL) == S0_OK) {
+		s0__template_row_clear(&t);
+		return S0_OK;
+	}
+	return s0__engine_template_build(e, "default", NULL, 0, NULL, err);
+}
+
+int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine **out,
+                    s0_error **err)
+{
+	s0__engine *e = calloc(1, sizeof *e);
+	if (!e)
+		return s0__error_nomem(err);
+	pthread_mutex_init(&e->mu, NULL);
+	pthread_cond_init(&e->cv, NULL);
+	e->opt = *opt;
+	e->dir = s0__strdup(dir);
+	s0__node_init(&e->node, opt->node_cpu_millis, opt->node_memory_bytes, opt->warm_carriers);
+	int rc = e->dir ? S0_OK : s0__error_nomem(err);
+	if (rc == S0_OK)
+		rc = s0__faults_new(&e->opt.clock, &e->faults, err);
+	if (rc == S0_OK)
+		rc = s0__meta_open(dir, &e->meta, err);
+	if (rc == S0_OK)
+		rc = s0__storage_open(dir, e->faults, &e->storage, err);
+	if (rc == S0_OK)
+		rc = ensure_default_template(e, err);
+	if (rc == S0_OK) {
+		recover_all(e);
+		rc = s0__engine_controller_start(e, err);
+	}
+	if (rc < 0) {
+		s0__engine_close(e);
+		return rc;
+	}
+	*out = e;
+	return S0_OK;
+}
+
+int s0__engine_restart_manager(s0__engine *e, s0_error **err)
+{
+	s0__engine_controller_stop(e);
+	drop_memory_state(e);
+	/* the manager reloads everything from the metadata store; runtimes stay */
+	return s0__engine_controller_start(e, err);
+}

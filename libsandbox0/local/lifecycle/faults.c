@@ -1,0 +1,236 @@
+/* The fault registry: arm, release and hit named points. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/cancel.h"
+#include "local/lifecycle/faults.h"
+
+typedef struct fault {
+	char *name;
+	int mode;
+	int64_t count; /* remaining; 0 = unlimited */
+	int64_t delay_ms;
+	int64_t hits;
+	struct fault *next;
+} fault;
+
+struct s0__faults {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	fault *list;
+	uint64_t release_gen;
+	s0_clock clock;
+};
+
+int s0__faults_new(const s0_clock *clock, s0__faults **out, s0_error **err)
+{
+	s0__faults *f = calloc(1, sizeof *f);
+	if (!f)
+		return s0__error_nomem(err);
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->cv, NULL);
+	f->clock = *clock;
+	*out = f;
+	return S0_OK;
+}
+
+static void free_list(fault *x)
+{
+	while (x) {
+		fault *n = x->next;
+		free(x->name);
+		free(x);
+		x = n;
+	}
+}
+
+void s0__faults_free(s0__faults *f)
+{
+	if (!f)
+		return;
+	free_list(f->list);
+	pthread_mutex_destroy(&f->mu);
+	pthread_cond_destroy(&f->cv);
+	free(f);
+}
+
+static bool valid_name(const char *name)
+{
+	if (s0__is_blank(name) || strlen(name) > 128)
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!(*p == '_' || *p == '@' || *p == ':' || *p == '-' || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= '0' && *p <= '9')))
+			return false;
+	return true;
+}
+
+int s0__faults_arm(s0__faults *f, const char *name, int mode, int64_t count, int64_t delay_ms,
+                   s0_error **err)
+{
+	if (!valid_name(name))
+		return s0__error_set(err, S0_EINVAL, "invalid_fault", "invalid fault point name");
+	if (mode < S0_FAULT_FAIL || mode > S0_FAULT_CRASH || count < 0 || delay_ms < 0)
+		return s0__error_set(err, S0_EINVAL, "invalid_fault", "invalid fault mode or count");
+	fault *x = calloc(1, sizeof *x);
+	if (!x || !(x->name = s0__strdup(name))) {
+		free(x);
+		return s0__error_nomem(err);
+	}
+	x->mode = mode;
+	x->count = count;
+	x->delay_ms = delay_ms;
+	pthread_mutex_lock(&f->mu);
+	for (fault **p = &f->list; *p; p = &(*p)->next) {
+		if (!strcmp((*p)->name, name)) { /* re-arming replaces */
+			fault *old = *p;
+			*p = old->next;
+			old->next = NULL;
+			free_list(old);
+			break;
+		}
+	}
+	x->next = f->list;
+	f->list = x;
+	pthread_mutex_unlock(&f->mu);
+	return S0_OK;
+}
+
+void s0__faults_release(s0__faults *f, const char *name)
+{
+	if (!name)
+		return;
+	pthread_mutex_lock(&f->mu);
+	for (fault **p = &f->list; *p; p = &(*p)->next) {
+		if (!strcmp((*p)->name, name)) {
+			fault *old = *p;
+			*p = old->next;
+			old->next = NULL;
+			free_list(old);
+			break;
+		}
+	}
+	f->release_gen++;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+}
+
+void s0__faults_release_all(s0__faults *f)
+{
+	pthread_mutex_lock(&f->mu);
+	free_list(f->list);
+	f->list = NULL;
+	f->release_gen++;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* Find the armed fault for (name, step): "name@step" first, then "name". */
+static fault *find(s0__faults *f, const char *name, const char *step)
+{
+	fault *plain = NULL;
+	size_t nl = strlen(name);
+	for (fault *x = f->list; x; x = x->next) {
+		if (step && !strncmp(x->name, name, nl) && x->name[nl] == '@' &&
+		    !strcmp(x->name + nl + 1, step))
+			return x;
+		if (!strcmp(x->name, name))
+			plain = x;
+	}
+	return plain;
+}
+
+static s0__fault_act hit(s0__faults *f, const char *name, const char *step, bool block)
+{
+	pthread_mutex_lock(&f->mu);
+	fault *x = find(f, name, step);
+	if (!x) {
+		pthread_mutex_unlock(&f->mu);
+		return S0__FAULT_NONE;
+	}
+	x->hits++;
+	int mode = x->mode;
+	int64_t delay = x->delay_ms;
+	if (x->count > 0 && --x->count == 0 && mode != S0_FAULT_HOLD) {
+		for (fault **p = &f->list; *p; p = &(*p)->next)
+			if (*p == x) {
+				*p = x->next;
+				x->next = NULL;
+				free_list(x);
+				break;
+			}
+	}
+	if (mode == S0_FAULT_HOLD && block) {
+		char *key = s0__strdup(name);
+		while (key && find(f, key, step) && find(f, key, step)->mode == S0_FAULT_HOLD)
+			pthread_cond_wait(&f->cv, &f->mu);
+		free(key);
+		pthread_mutex_unlock(&f->mu);
+		return S0__FAULT_NONE;
+	}
+	pthread_mutex_unlock(&f->mu);
+	switch (mode) {
+	case S0_FAULT_FAIL:
+		return S0__FAULT_FAIL;
+	case S0_FAULT_HOLD:
+		return S0__FAULT_HELD;
+	case S0_FAULT_DELAY:
+		f->clock.sleep_ms(f->clock.ctx, delay, NULL);
+		return S0__FAULT_NONE;
+	case S0_FAULT_CRASH:
+		raise(SIGKILL);
+		return S0__FAULT_FAIL;
+	default:
+		return S0__FAULT_NONE;
+	}
+}
+
+s0__fault_act s0__fault_hit(s0__faults *f, const char *name, const char *step)
+{
+	return hit(f, name, step, false);
+}
+
+s0__fault_act s0__fault_pass(s0__faults *f, const char *name, const char *step)
+{
+	return hit(f, name, step, true);
+}
+
+bool s0__fault_armed(s0__faults *f, const char *name, const char *step)
+{
+	pthread_mutex_lock(&f->mu);
+	bool r = find(f, name, step) != NULL;
+	pthread_mutex_unlock(&f->mu);
+	return r;
+}
+
+int64_t s0__fault_hits(s0__faults *f, const char *name)
+{
+	pthread_mutex_lock(&f->mu);
+	int64_t h = 0;
+	for (fault *x = f->list; x; x = x->next)
+		if (!strcmp(x->name, name))
+			h = x->hits;
+	pthread_mutex_unlock(&f->mu);
+	return h;
+}
+
+void s0__faults_wait_change(s0__faults *f, int64_t ms)
+{
+	pthread_mutex_lock(&f->mu);
+	uint64_t g = f->release_gen;
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += (time_t)(ms / 1000);
+	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	while (f->release_gen == g)
+		if (pthread_cond_timedwait(&f->cv, &f->mu, &dl))
+			break;
+	pthread_mutex_unlock(&f->mu);
+}

@@ -1,0 +1,100 @@
+/* Inspection JSON (design.md §6 "Faults and inspection"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "local/lifecycle/engine_open.h"
+
+static cJSON *node_json(s0__engine *e, const char *sandbox_id)
+{
+	cJSON *n = cJSON_CreateObject();
+	pthread_mutex_lock(&e->mu);
+	s0__node *nd = &e->node;
+	cJSON_AddNumberToObject(n, "cpu_total_millis", (double)nd->cpu_total);
+	cJSON_AddNumberToObject(n, "cpu_used_millis", (double)nd->cpu_used);
+	cJSON_AddNumberToObject(n, "memory_total_bytes", (double)nd->memory_total);
+	cJSON_AddNumberToObject(n, "memory_used_bytes", (double)nd->memory_used);
+	cJSON_AddNumberToObject(n, "carriers_total", nd->carriers_total);
+	cJSON_AddNumberToObject(n, "carriers_used", nd->carriers_used);
+	cJSON_AddNumberToObject(n, "nbd_used", nd->nbd_used);
+	cJSON_AddNumberToObject(n, "runtimes_started", (double)nd->runtimes_started);
+	cJSON_AddNumberToObject(n, "runtimes_stopped", (double)nd->runtimes_stopped);
+	cJSON *rts = cJSON_AddArrayToObject(n, "runtimes");
+	for (s0__runtime *rt = nd->runtimes; rt; rt = rt->next) {
+		if (sandbox_id && strcmp(rt->sandbox_id, sandbox_id))
+			continue;
+		cJSON *r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "runtime_id", rt->id);
+		cJSON_AddStringToObject(r, "sandbox_id", rt->sandbox_id);
+		cJSON_AddNumberToObject(r, "runtime_generation", (double)rt->generation);
+		cJSON_AddNumberToObject(r, "carrier", rt->carrier);
+		cJSON_AddNumberToObject(r, "cpu_millis", (double)rt->cpu_millis);
+		cJSON_AddNumberToObject(r, "memory_bytes", (double)rt->memory_bytes);
+		cJSON_AddBoolToObject(r, "fenced", rt->fenced);
+		cJSON_AddNumberToObject(r, "requests", (double)rt->requests);
+		cJSON_AddItemToArray(rts, r);
+	}
+	pthread_mutex_unlock(&e->mu);
+	return n;
+}
+
+static cJSON *ops_json(s0__engine *e, const char *sandbox_id)
+{
+	cJSON *arr = cJSON_CreateArray();
+	s0__op_row *ops = NULL;
+	size_t n = 0;
+	if (s0__meta_op_pending(e->meta, &ops, &n, NULL) < 0)
+		return arr;
+	for (size_t i = 0; i < n; i++) {
+		if (sandbox_id && strcmp(ops[i].sandbox_id, sandbox_id))
+			continue;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "id", (double)ops[i].id);
+		cJSON_AddStringToObject(o, "sandbox_id", ops[i].sandbox_id);
+		cJSON_AddStringToObject(o, "kind", ops[i].kind);
+		cJSON_AddStringToObject(o, "state", ops[i].state);
+		cJSON_AddStringToObject(o, "runtime_id", ops[i].runtime_id);
+		cJSON_AddNumberToObject(o, "runtime_generation", (double)ops[i].generation);
+		cJSON_AddItemToArray(arr, o);
+	}
+	free(ops);
+	return arr;
+}
+
+static void add_sandbox_facts(s0__engine *e, cJSON *root, const char *sandbox_id)
+{
+	s0__sandbox_row row = {0};
+	if (s0__meta_sandbox_get(e->meta, NULL, sandbox_id, &row, NULL) < 0)
+		return;
+	cJSON *s = cJSON_AddObjectToObject(root, "sandbox");
+	cJSON_AddStringToObject(s, "id", row.rec.id);
+	cJSON_AddStringToObject(s, "head", row.head);
+	cJSON_AddStringToObject(s, "image", row.image);
+	static const char *kinds[] = {"pause", "ttl_pause", "delete", "hard_delete"};
+	cJSON *counts = cJSON_AddObjectToObject(s, "operation_counts");
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		int64_t c = 0;
+		s0__meta_op_count(e->meta, sandbox_id, kinds[i], &c, NULL);
+		cJSON_AddNumberToObject(counts, kinds[i], (double)c);
+	}
+	s0__sandbox_rec_clear(&row.rec);
+}
+
+int s0__engine_inspect(s0__engine *e, const char *sandbox_id, char **out, s0_error **err)
+{
+	cJSON *root = cJSON_CreateObject();
+	if (!root)
+		return s0__error_nomem(err);
+	cJSON_AddItemToObject(root, "node", node_json(e, sandbox_id));
+	cJSON_AddItemToObject(root, "operations", ops_json(e, sandbox_id));
+	char *st = s0__storage_stats_json(e->storage);
+	cJSON *stj = st ? cJSON_Parse(st) : NULL;
+	free(st);
+	if (stj)
+		cJSON_AddItemToObject(root, "storage", stj);
+	if (sandbox_id)
+		add_sandbox_facts(e, root, sandbox_id);
+	*out = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	return *out ? S0_OK : s0__error_nomem(err);
+}

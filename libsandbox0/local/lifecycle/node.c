@@ -1,0 +1,96 @@
+/* The simulated node: capacity, carriers, attach slots, runtimes. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "local/lifecycle/engine_internal.h"
+#include "local/lifecycle/node.h"
+
+void s0__node_init(s0__node *n, int64_t cpu, int64_t mem, int carriers)
+{
+	memset(n, 0, sizeof *n);
+	n->cpu_total = cpu;
+	n->memory_total = mem;
+	n->carriers_total = carriers;
+	n->nbd_total = carriers;
+}
+
+int s0__node_lease(s0__node *n, const char *sandbox_id, int64_t cpu, int64_t mem,
+                   s0__runtime **out, s0_error **err)
+{
+	if (n->carriers_used >= n->carriers_total)
+		return s0__error_set(err, S0_EUNAVAILABLE, "carrier",
+		                     "no compatible ready carrier is available");
+	if (n->nbd_used >= n->nbd_total)
+		return s0__error_set(err, S0_EUNAVAILABLE, "nbd_device",
+		                     "no block device attach slot is available");
+	if (n->cpu_used + cpu > n->cpu_total || n->memory_used + mem > n->memory_total)
+		return s0__error_set(err, S0_EUNAVAILABLE, "capacity",
+		                     "node capacity is exhausted");
+	s0__runtime *rt = calloc(1, sizeof *rt);
+	if (!rt)
+		return s0__error_nomem(err);
+	s0__engine_new_id("rt_", rt->id, sizeof rt->id);
+	s0__strlcpy(rt->sandbox_id, sandbox_id, sizeof rt->sandbox_id);
+	rt->cpu_millis = cpu;
+	rt->memory_bytes = mem;
+	rt->carrier = n->carriers_used++;
+	n->nbd_used++;
+	n->cpu_used += cpu;
+	n->memory_used += mem;
+	n->runtimes_started++;
+	rt->next = n->runtimes;
+	n->runtimes = rt;
+	*out = rt;
+	return S0_OK;
+}
+
+void s0__node_release(s0__node *n, s0__runtime *rt)
+{
+	for (s0__runtime **p = &n->runtimes; *p; p = &(*p)->next) {
+		if (*p == rt) {
+			*p = rt->next;
+			break;
+		}
+	}
+	n->carriers_used--;
+	n->nbd_used--;
+	n->cpu_used -= rt->cpu_millis;
+	n->memory_used -= rt->memory_bytes;
+	n->runtimes_stopped++;
+	free(rt);
+}
+
+s0__runtime *s0__node_find(s0__node *n, const char *runtime_id)
+{
+	for (s0__runtime *rt = n->runtimes; rt; rt = rt->next)
+		if (!strcmp(rt->id, runtime_id))
+			return rt;
+	return NULL;
+}
+
+s0__runtime *s0__node_find_sandbox(s0__node *n, const char *sandbox_id)
+{
+	for (s0__runtime *rt = n->runtimes; rt; rt = rt->next)
+		if (!strcmp(rt->sandbox_id, sandbox_id))
+			return rt;
+	return NULL;
+}
+
+int64_t s0__parse_memory(const char *q)
+{
+	if (!q || !isdigit((unsigned char)*q))
+		return -1;
+	char *end;
+	double v = strtod(q, &end);
+	static const struct {
+		const char *suffix;
+		double mult;
+	} units[] = {{"", 1},          {"Ki", 1024.0},     {"Mi", 1048576.0}, {"Gi", 1073741824.0},
+	             {"Ti", 1099511627776.0}, {"k", 1e3}, {"K", 1e3},        {"M", 1e6},
+	             {"G", 1e9},       {"T", 1e12}};
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (!strcmp(end, units[i].suffix))
+			return v * units[i].mult > 9e18 ? -1 : (int64_t)(v * units[i].mult);
+	return -1;
+}

@@ -1,0 +1,61 @@
+/*
+ * The simulated node (design.md §5 "Runtime and checkpoints"): CPU and
+ * memory capacity with per-runtime leases, a warm pool of carriers, a pool
+ * of block-device attach slots ("NBD devices"), and the runtimes running on
+ * it. The simulated runtime says so: no real processes exist; its RootFS
+ * and tmpfs are real data.
+ *
+ * Not thread-safe by itself: the engine guards it with engine->mu.
+ */
+#ifndef S0_NODE_H
+#define S0_NODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/internal.h"
+#include "local/lifecycle/engine.h"
+#include "local/lifecycle/storage.h"
+
+typedef struct s0__runtime {
+	char id[S0__ID_MAX];
+	char sandbox_id[S0__ID_MAX];
+	int64_t generation;
+	int carrier;
+	int64_t cpu_millis, memory_bytes;
+	s0__volume *volume; /* writable branch + ext4 */
+	struct s0__tmpfs *tmpfs; /* /tmp, /proc, /dev, /sys and ephemeral mounts */
+	char *ephemeral_json;  /* template runtime-only mounts (JSON array) */
+	int pins;           /* runtime requests in flight */
+	bool fenced;        /* retirement began: no new requests */
+	int64_t started_at_ms;
+	int64_t requests;   /* requests served (inspection) */
+	struct s0__runtime *next;
+} s0__runtime;
+
+typedef struct s0__node {
+	int64_t cpu_total, cpu_used;
+	int64_t memory_total, memory_used;
+	int carriers_total, carriers_used;
+	int nbd_total, nbd_used;
+	int64_t runtimes_started, runtimes_stopped;
+	s0__runtime *runtimes;
+} s0__node;
+
+void s0__node_init(s0__node *n, int64_t cpu, int64_t mem, int carriers);
+
+/*
+ * Lease a carrier, an attach slot and (cpu, mem) atomically for a new
+ * runtime (not yet attached). S0_EUNAVAILABLE reason carrier / capacity /
+ * nbd_device when the pool or capacity is short; nothing is leased then.
+ */
+int s0__node_lease(s0__node *n, const char *sandbox_id, int64_t cpu, int64_t mem,
+                   s0__runtime **out, s0_error **err);
+/* Return a runtime's leases and unlink it (its volume must be gone). */
+void s0__node_release(s0__node *n, s0__runtime *rt);
+s0__runtime *s0__node_find(s0__node *n, const char *runtime_id);
+s0__runtime *s0__node_find_sandbox(s0__node *n, const char *sandbox_id);
+/* Parse a resources.memory quantity ("512Mi", "1Gi", "1G", bytes). -1 if bad. */
+int64_t s0__parse_memory(const char *q);
+
+#endif

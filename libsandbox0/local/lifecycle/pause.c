@@ -1,0 +1,191 @@
+/*
+ * The filesystem pause transaction (seed "Filesystem Pause Transaction"):
+ * 1. record planned retirement for the exact runtime generation (durable
+ *    intent) — done by the request;
+ * 2–3. stop the runtime, fence writes, flush ext4, seal and publish the
+ *    branch (state "published", the new generation recorded);
+ * 4. advance the head and commit paused in one SQLite transaction
+ *    ("committed");
+ * 5. prove the runtime gone and return node capacity ("done").
+ * Each step is idempotent; a held or failing step leaves the operation
+ * where it is and the controller retries it.
+ */
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "local/lifecycle/engine_internal.h"
+
+static const char *const leak_kinds[] = {"runsc", "writer", "mount", "network", "alloc_dir",
+                                         "lease_cgroup"};
+
+static bool active_pause(const s0__op_row *op)
+{
+	return !strcmp(op->kind, "pause") || !strcmp(op->kind, "ttl_pause");
+}
+
+int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memory,
+                     s0__pause_reply *out, s0_error **err)
+{
+	s0__sblock *l = s0__engine_lock(e, id);
+	s0__sandbox_row row = {0};
+	s0__op_row op = {0};
+	int rc = s0__engine_load(e, team, id, &row, err);
+	int has_op = rc == S0_OK ? s0__meta_op_active(e->meta, id, &op, NULL) : S0_ENOTFOUND;
+	memset(out, 0, sizeof *out);
+	if (rc < 0)
+		goto out;
+	if (has_op == S0_OK && active_pause(&op)) {
+		/* join the same durable operation (PTX-07) */
+		out->status = row.rec.status;
+		out->accepted = s0__fault_armed(e->faults, "node_channel", NULL);
+		goto out;
+	}
+	if (row.rec.paused && row.rec.status == S0_STATUS_PAUSED) {
+		out->paused = true;
+		out->status = S0_STATUS_PAUSED;
+		goto out;
+	}
+	if (row.rec.status != S0_STATUS_RUNNING || row.rec.paused || has_op == S0_OK) {
+		rc = s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
+		                   "sandbox pause conflicts with another lifecycle operation");
+		goto out;
+	}
+	if (memory) {
+		rc = s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
+		                   "memory unavailable: this backend was built without memory "
+		                   "checkpoints");
+		goto out;
+	}
+	if (s0__fault_hit(e->faults, "meta_store", "intent") != S0__FAULT_NONE) {
+		rc = s0__error_set(err, S0_EINTERNAL, "internal_error",
+		                   "failed to pause sandbox: metadata store unavailable");
+		goto out;
+	}
+	s0__strlcpy(op.sandbox_id, id, sizeof op.sandbox_id);
+	s0__strlcpy(op.kind, "pause", sizeof op.kind);
+	s0__strlcpy(op.state, "intent", sizeof op.state);
+	s0__strlcpy(op.runtime_id, row.rec.runtime_id, sizeof op.runtime_id);
+	op.generation = row.rec.runtime_generation;
+	op.created_at_ms = op.updated_at_ms = s0__engine_now(e);
+	rc = s0__meta_op_insert(e->meta, &op, err);
+	if (rc < 0)
+		goto out;
+	s0__fault_hit(e->faults, "manager_restart", "intent-recorded"); /* crash point */
+	out->status = row.rec.status;
+	out->accepted = s0__fault_armed(e->faults, "node_channel", NULL);
+out:
+	s0__engine_unlock(e, l);
+	s0__sandbox_rec_clear(&row.rec);
+	if (rc == S0_OK && !out->paused)
+		s0__engine_kick(e);
+	return rc;
+}
+
+static int set_state(s0__engine *e, s0__op_row *op, const char *state)
+{
+	s0__strlcpy(op->state, state, sizeof op->state);
+	op->updated_at_ms = s0__engine_now(e);
+	return s0__meta_op_update(e->meta, op, NULL);
+}
+
+/* Steps 2–3: retire the runtime and publish its branch. */
+static int step_publish(s0__engine *e, s0__op_row *op)
+{
+	pthread_mutex_lock(&e->mu);
+	s0__runtime *rt = s0__node_find(&e->node, op->runtime_id);
+	if (rt)
+		rt->fenced = true; /* no new runtime requests from here on (INS-05) */
+	int pins = rt ? rt->pins : 0;
+	pthread_mutex_unlock(&e->mu);
+	if (!rt) /* the runtime died with a previous process: nothing to publish */
+		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
+	if (pins)
+		return S0_EUNAVAILABLE; /* a request is finishing; retry shortly */
+	if (s0__fault_hit(e->faults, "node_channel", "pause") != S0__FAULT_NONE ||
+	    s0__fault_hit(e->faults, "object_store", "after-seal") != S0__FAULT_NONE)
+		return S0_EUNAVAILABLE;
+	char gen[S0__GEN_MAX];
+	if (s0__volume_commit(rt->volume, gen, NULL) < 0)
+		return S0_EUNAVAILABLE;
+	s0__strlcpy(op->new_head, gen, sizeof op->new_head);
+	if (set_state(e, op, "published") < 0)
+		return S0_EIO;
+	s0__fault_hit(e->faults, "manager_restart", "published"); /* crash point */
+	return S0_OK;
+}
+
+/* Step 4: one transaction advances the head and commits paused. */
+static int step_commit(s0__engine *e, s0__op_row *op)
+{
+	if (s0__fault_hit(e->faults, "meta_store", "commit") != S0__FAULT_NONE)
+		return S0_EUNAVAILABLE;
+	s0__sandbox_row row = {0};
+	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) < 0)
+		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
+	if (s0__meta_begin(e->meta, NULL) < 0) {
+		s0__sandbox_rec_clear(&row.rec);
+		return S0_EIO;
+	}
+	s0__strlcpy(row.head, op->new_head, sizeof row.head);
+	row.rec.status = S0_STATUS_PAUSED;
+	row.rec.paused = true;
+	row.rec.runtime_id[0] = '\0';
+	row.rec.pod_name[0] = '\0';
+	row.rec.expires_at_ms = 0;
+	s0__strlcpy(op->state, "committed", sizeof op->state);
+	op->updated_at_ms = s0__engine_now(e);
+	int rc = s0__engine_save(e, &row, NULL);
+	if (rc == S0_OK)
+		rc = s0__meta_op_update(e->meta, op, NULL);
+	if (rc == S0_OK)
+		rc = s0__meta_commit(e->meta, NULL);
+	else
+		s0__meta_rollback(e->meta);
+	s0__sandbox_rec_clear(&row.rec);
+	if (rc == S0_OK)
+		s0__storage_unpin(e->storage, op->new_head);
+	s0__fault_hit(e->faults, "manager_restart", "committed"); /* crash point */
+	return rc == S0_OK ? S0_OK : S0_EIO;
+}
+
+/* Step 5: terminal proof of the six resources, then release capacity. */
+static int step_release(s0__engine *e, s0__op_row *op)
+{
+	char name[64];
+	for (size_t i = 0; i < sizeof leak_kinds / sizeof leak_kinds[0]; i++) {
+		snprintf(name, sizeof name, "resource_leak:%s", leak_kinds[i]);
+		if (s0__fault_armed(e->faults, name, NULL))
+			return S0_EUNAVAILABLE; /* not proven absent: keep capacity fenced */
+	}
+	pthread_mutex_lock(&e->mu);
+	s0__runtime *rt = s0__node_find(&e->node, op->runtime_id);
+	pthread_mutex_unlock(&e->mu);
+	if (rt)
+		s0__engine_stop_runtime(e, rt);
+	return set_state(e, op, "done") == S0_OK ? S0_OK : S0_EIO;
+}
+
+int s0__engine_run_pause(s0__engine *e, s0__op_row *op)
+{
+	s0__sblock *l = s0__engine_lock(e, op->sandbox_id);
+	int rc = s0__engine_pause_step_locked(e, op);
+	s0__engine_unlock(e, l);
+	return rc;
+}
+
+int s0__engine_pause_step_locked(s0__engine *e, s0__op_row *op)
+{
+	s0__op_row cur;
+	if (s0__meta_op_active(e->meta, op->sandbox_id, &cur, NULL) < 0 || cur.id != op->id)
+		return S0_OK; /* finished meanwhile */
+	*op = cur;
+	int rc = S0_OK;
+	if (rc == S0_OK && !strcmp(op->state, "intent"))
+		rc = step_publish(e, op);
+	if (rc == S0_OK && !strcmp(op->state, "published"))
+		rc = step_commit(e, op);
+	if (rc == S0_OK && !strcmp(op->state, "committed"))
+		rc = step_release(e, op);
+	return rc;
+}

@@ -1,0 +1,135 @@
+/*
+ * Starting a runtime generation for a sandbox (seed "Filesystem Resume
+ * Transaction" steps 2–6): lease a carrier and exact CPU/memory, attach the
+ * committed head lazily, prepare a fresh tmpfs, prove readiness, and only
+ * then report it. Shared by claim, resume, wake-up and crash recovery.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "local/lifecycle/engine_internal.h"
+#include "local/runtime/tmpfs.h"
+
+#define DEFAULT_MEMORY (512LL << 20)
+
+static void resources_of(const s0__sandbox_row *row, int64_t *cpu, int64_t *mem)
+{
+	*mem = DEFAULT_MEMORY;
+	cJSON *cfg = cJSON_Parse(row->rec.config_json ? row->rec.config_json : "{}");
+	const cJSON *res = cJSON_GetObjectItemCaseSensitive(cfg, "resources");
+	int64_t m = s0__parse_memory(s0__json_str(res, "memory"));
+	if (m > 0)
+		*mem = m;
+	cJSON_Delete(cfg);
+	*cpu = *mem / (4LL << 20); /* 1 millicore per 4 MiB, at least 150m (api.md §3.1) */
+	if (*cpu < 150)
+		*cpu = 150;
+}
+
+/* Fault points that stand in for a missing carrier, capacity, device… */
+static int placement_faults(s0__engine *e, s0_error **err)
+{
+	static const struct {
+		const char *name, *msg;
+	} pts[] = {
+		{"carrier", "no compatible ready carrier is available"},
+		{"capacity", "node capacity is exhausted"},
+		{"nbd_device", "no block device attach slot is available"},
+		{"node_channel", "node channel is unavailable"},
+	};
+	for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++)
+		if (s0__fault_hit(e->faults, pts[i].name, "resume") != S0__FAULT_NONE)
+			return s0__error_set(err, S0_EUNAVAILABLE, pts[i].name, "%s", pts[i].msg);
+	return S0_OK;
+}
+
+static int quota_check(s0__engine *e, s0_error **err)
+{
+	int active = 0;
+	for (s0__runtime *rt = e->node.runtimes; rt; rt = rt->next)
+		active++;
+	if (active >= e->opt.max_active_runtimes)
+		return s0__error_set(err, S0_EQUOTA, "quota_exceeded",
+		                     "active sandbox quota exceeded (%d)", e->opt.max_active_runtimes);
+	return S0_OK;
+}
+
+static void abandon(s0__engine *e, s0__runtime *rt)
+{
+	s0__volume_free(rt->volume);
+	s0__tmpfs_free(rt->tmpfs);
+	free(rt->ephemeral_json);
+	pthread_mutex_lock(&e->mu);
+	s0__node_release(&e->node, rt);
+	pthread_mutex_unlock(&e->mu);
+}
+
+int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ephemeral_json,
+                             s0__runtime **out, s0_error **err)
+{
+	int64_t cpu, mem;
+	resources_of(row, &cpu, &mem);
+	int rc = placement_faults(e, err);
+	s0__runtime *rt = NULL;
+	if (rc == S0_OK) {
+		pthread_mutex_lock(&e->mu);
+		rc = quota_check(e, err);
+		if (rc == S0_OK)
+			rc = s0__node_lease(&e->node, row->rec.id, cpu, mem, &rt, err);
+		pthread_mutex_unlock(&e->mu);
+	}
+	if (rc < 0)
+		return rc;
+	rt->generation = row->rec.runtime_generation + 1;
+	rt->started_at_ms = s0__engine_now(e);
+	rt->ephemeral_json = s0__strdup(ephemeral_json ? ephemeral_json : "[]");
+	if (s0__fault_hit(e->faults, "object_store", "attach") != S0__FAULT_NONE) {
+		rc = s0__error_set(err, S0_EUNAVAILABLE, "object_store",
+		                   "sandbox rootfs store is unavailable");
+	} else {
+		s0_error *cause = NULL;
+		rc = s0__volume_attach(e->storage, row->head, &rt->volume, &cause);
+		if (rc == S0_OK)
+			rc = s0__tmpfs_new_runtime(rt->ephemeral_json, &rt->tmpfs, &cause);
+		if (rc < 0) {
+			s0_error *w = s0__error_make(S0_EUNAVAILABLE, "object_store",
+			                             "sandbox rootfs store is unavailable");
+			s0__error_set_cause(w, cause);
+			rc = s0__error_put(err, w);
+		}
+	}
+	if (rc < 0) {
+		abandon(e, rt);
+		return rc;
+	}
+	/* readiness proof (step 6): procd answers the first command */
+	s0__fault_pass(e->faults, "resume_delay", NULL);
+	if (s0__fault_hit(e->faults, "procd_not_ready", NULL) != S0__FAULT_NONE) {
+		abandon(e, rt);
+		row->rec.runtime_generation++; /* a started target consumes its generation */
+		return s0__error_set(err, S0_EUNAVAILABLE, "procd_not_ready",
+		                     "sandbox runtime did not become ready");
+	}
+	row->rec.runtime_generation = rt->generation;
+	s0__strlcpy(row->rec.runtime_id, rt->id, sizeof row->rec.runtime_id);
+	snprintf(row->rec.pod_name, sizeof row->rec.pod_name, "pod-%s", rt->id + 3);
+	row->rec.status = S0_STATUS_RUNNING;
+	row->rec.paused = false;
+	row->rec.expires_at_ms = row->rec.ttl_sec > 0 ? s0__engine_now(e) + row->rec.ttl_sec * 1000LL : 0;
+	*out = rt;
+	return S0_OK;
+}
+
+/* Stop a runtime and return its resources (planned retirement, delete):
+ * fence it, let pinned requests finish, then drop its volume and leases. */
+void s0__engine_stop_runtime(s0__engine *e, s0__runtime *rt)
+{
+	pthread_mutex_lock(&e->mu);
+	rt->fenced = true;
+	while (rt->pins > 0)
+		pthread_cond_wait(&e->cv, &e->mu);
+	pthread_mutex_unlock(&e->mu);
+	abandon(e, rt);
+}

@@ -1,0 +1,197 @@
+/*
+ * Named RootFS snapshots, restore and fork (api.md §3.8; design.md §6
+ * "Snapshots of a running sandbox"): a running source is briefly barriered,
+ * its branch is published as a generation that belongs to the snapshot and
+ * the running branch is rebased onto it; the head moves only on pause and
+ * restore. Snapshots hold filesystem state only.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "local/lifecycle/engine_internal.h"
+
+/* The generation that captures the source now (running: rebase; paused: head). */
+static int source_generation(s0__engine *e, s0__sandbox_row *row, char gen[S0__GEN_MAX],
+                             s0_error **err)
+{
+	s0__op_row op;
+	bool busy = s0__meta_op_active(e->meta, row->rec.id, &op, NULL) == S0_OK;
+	bool paused = row->rec.paused && row->rec.status == S0_STATUS_PAUSED;
+	if (busy || (!paused && row->rec.status != S0_STATUS_RUNNING))
+		return s0__error_set(err, S0_ECONFLICT, "not_running_or_paused",
+		                     "sandbox rootfs source operation requires a running or paused "
+		                     "sandbox");
+	if (paused) {
+		s0__strlcpy(gen, row->head, S0__GEN_MAX);
+		return S0_OK;
+	}
+	pthread_mutex_lock(&e->mu);
+	s0__runtime *rt = s0__node_find(&e->node, row->rec.runtime_id);
+	bool ok = rt && !rt->fenced && !rt->pins;
+	if (ok)
+		rt->fenced = true; /* the brief barrier */
+	pthread_mutex_unlock(&e->mu);
+	if (!ok)
+		return s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
+		                     "sandbox rootfs source operation conflicts with another "
+		                     "lifecycle operation");
+	s0__volume *next = NULL;
+	int rc = s0__volume_commit(rt->volume, gen, err);
+	if (rc == S0_OK)
+		rc = s0__volume_attach(e->storage, gen, &next, err);
+	if (rc == S0_OK) {
+		s0__volume_free(rt->volume);
+		rt->volume = next;
+	} else {
+		rc = s0__error_set(err, S0_EUNAVAILABLE, "object_store",
+		                   "sandbox rootfs store is unavailable");
+	}
+	pthread_mutex_lock(&e->mu);
+	rt->fenced = false;
+	pthread_mutex_unlock(&e->mu);
+	return rc;
+}
+
+int s0__engine_snapshot_create(s0__engine *e, const char *team, const char *id,
+                               const char *name, const char *description,
+                               int64_t expires_at_ms, s0__snapshot_rec *out, s0_error **err)
+{
+	if (expires_at_ms && expires_at_ms <= s0__engine_now(e))
+		return s0__error_set(err, S0_EINVAL, "bad_request",
+		                     "rootfs snapshot expires_at must be in the future");
+	s0__sblock *l = s0__engine_lock(e, id);
+	s0__sandbox_row row = {0};
+	s0__snapshot_row snap = {0};
+	int rc = s0__engine_load(e, team, id, &row, err);
+	if (rc == S0_OK)
+		rc = source_generation(e, &row, snap.generation, err);
+	if (rc == S0_OK) {
+		s0__engine_new_id("snap_", snap.rec.id, sizeof snap.rec.id);
+		s0__strlcpy(snap.rec.sandbox_id, id, sizeof snap.rec.sandbox_id);
+		s0__strlcpy(snap.team_id, row.rec.team_id, sizeof snap.team_id);
+		s0__strlcpy(snap.rec.name, name ? name : "", sizeof snap.rec.name);
+		s0__strlcpy(snap.rec.description, description ? description : "",
+		            sizeof snap.rec.description);
+		snap.rec.created_at_ms = s0__engine_now(e);
+		snap.rec.expires_at_ms = expires_at_ms;
+		rc = s0__meta_snapshot_put(e->meta, &snap, err);
+		if (rc == S0_OK && !row.rec.paused)
+			s0__storage_unpin(e->storage, snap.generation);
+	}
+	s0__engine_unlock(e, l);
+	s0__sandbox_rec_clear(&row.rec);
+	if (rc == S0_OK)
+		*out = snap.rec;
+	return rc;
+}
+
+int s0__engine_snapshot_list(s0__engine *e, const char *team, const char *id,
+                             s0__snapshot_rec **out, size_t *n, s0_error **err)
+{
+	s0__sandbox_row row = {0};
+	int rc = s0__engine_load(e, team, id, &row, err);
+	s0__sandbox_rec_clear(&row.rec);
+	if (rc < 0)
+		return s0__error_set(err, S0_ENOTFOUND, "not_found", "not found");
+	return s0__meta_snapshot_list(e->meta, team, id, out, n, err);
+}
+
+int s0__engine_snapshot_get(s0__engine *e, const char *team, const char *snapshot_id,
+                            s0__snapshot_rec *out, s0_error **err)
+{
+	s0__snapshot_row row;
+	if (s0__is_blank(snapshot_id) || strlen(snapshot_id) >= S0__ID_MAX)
+		return s0__error_set(err, S0_ENOTFOUND, "not_found", "not found");
+	int rc = s0__meta_snapshot_get(e->meta, team, snapshot_id, &row, err);
+	if (rc == S0_OK)
+		*out = row.rec;
+	return rc;
+}
+
+int s0__engine_snapshot_delete(s0__engine *e, const char *team, const char *snapshot_id,
+                               s0_error **err)
+{
+	s0__snapshot_rec rec;
+	int rc = s0__engine_snapshot_get(e, team, snapshot_id, &rec, err);
+	return rc < 0 ? rc : s0__meta_snapshot_delete(e->meta, snapshot_id, err);
+}
+
+int s0__engine_restore(s0__engine *e, const char *team, const char *id,
+                       const char *snapshot_id, s0_error **err)
+{
+	s0__sblock *l = s0__engine_lock(e, id);
+	s0__sandbox_row row = {0};
+	s0__snapshot_row snap;
+	s0__op_row op;
+	int rc = s0__engine_load(e, team, id, &row, err);
+	if (rc == S0_OK && (s0__is_blank(snapshot_id) || strlen(snapshot_id) >= S0__ID_MAX ||
+	                    s0__meta_snapshot_get(e->meta, team, snapshot_id, &snap, NULL) < 0))
+		rc = s0__error_set(err, S0_ENOTFOUND, "not_found", "not found");
+	if (rc == S0_OK && (!row.rec.paused || row.rec.status != S0_STATUS_PAUSED ||
+	                    s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK))
+		rc = s0__error_set(err, S0_ECONFLICT, "not_paused",
+		                   "sandbox rootfs operation requires a paused sandbox");
+	if (rc == S0_OK) {
+		s0__strlcpy(row.head, snap.generation, sizeof row.head);
+		rc = s0__engine_save(e, &row, err);
+	}
+	s0__engine_unlock(e, l);
+	s0__sandbox_rec_clear(&row.rec);
+	return rc;
+}
+
+static void fork_child(s0__engine *e, const s0__sandbox_row *src, const s0__fork_req *req,
+                       const char *gen, s0__sandbox_row *child)
+{
+	*child = *src;
+	child->rec.config_json = s0__strdup(src->rec.config_json);
+	s0__engine_new_id("sb_", child->rec.id, sizeof child->rec.id);
+	s0__strlcpy(child->head, gen, sizeof child->head);
+	child->rec.status = S0_STATUS_PAUSED;
+	child->rec.paused = true;
+	child->rec.runtime_id[0] = child->rec.pod_name[0] = '\0';
+	child->rec.runtime_generation = 0;
+	int64_t now = s0__engine_now(e);
+	child->rec.created_at_ms = child->rec.claimed_at_ms = now;
+	child->rec.expires_at_ms = 0; /* paused: the soft TTL starts at resume */
+	if (req->has_ttl)
+		child->rec.ttl_sec = req->ttl_sec;
+	if (req->has_hard_ttl) {
+		child->rec.hard_ttl_sec = req->hard_ttl_sec;
+		child->rec.hard_expires_at_ms = req->hard_ttl_sec > 0 ? now + req->hard_ttl_sec * 1000LL : 0;
+	}
+	pthread_mutex_lock(&e->mu);
+	child->seq = ++e->seq;
+	pthread_mutex_unlock(&e->mu);
+}
+
+int s0__engine_fork(s0__engine *e, const char *team, const char *id, const s0__fork_req *req,
+                    s0__sandbox_rec *out, s0_error **err)
+{
+	if (req->memory)
+		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
+		                     "memory unavailable: this backend was built without memory "
+		                     "checkpoints");
+	if ((req->has_ttl && req->ttl_sec < 0) || (req->has_hard_ttl && req->hard_ttl_sec < 0))
+		return s0__error_set(err, S0_EINVAL, "bad_request", "invalid fork request: ttl must be >= 0");
+	s0__sblock *l = s0__engine_lock(e, id);
+	s0__sandbox_row row = {0}, child = {0};
+	char gen[S0__GEN_MAX];
+	int rc = s0__engine_load(e, team, id, &row, err);
+	if (rc == S0_OK)
+		rc = source_generation(e, &row, gen, err);
+	if (rc == S0_OK) {
+		fork_child(e, &row, req, gen, &child);
+		rc = s0__engine_save(e, &child, err);
+		if (!row.rec.paused)
+			s0__storage_unpin(e->storage, gen);
+	}
+	s0__engine_unlock(e, l);
+	s0__sandbox_rec_clear(&row.rec);
+	if (rc == S0_OK) {
+		*out = child.rec;
+		return S0_OK;
+	}
+	s0__sandbox_rec_clear(&child.rec);
+	return rc;
+}

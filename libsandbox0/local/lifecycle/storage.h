@@ -1,0 +1,66 @@
+/*
+ * What the lifecycle needs from storage: generations of RootFS volumes in
+ * the copy-on-write block store, and a writable volume (branch + ext4
+ * handle + runtime-only routing) for a running sandbox. storage.c adapts
+ * local/objects, local/blocks and local/rootfs to this.
+ *
+ * Generation ids are printable strings (< 128 bytes). A generation id is
+ * returned only once every object it needs is durable; it becomes live
+ * when the caller records it in the metadata store (until then it is
+ * pinned in memory so GC keeps it).
+ */
+#ifndef S0_STORAGE_H
+#define S0_STORAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/internal.h"
+
+#define S0__GEN_MAX 128
+
+typedef struct s0__storage s0__storage;
+typedef struct s0__volume s0__volume;
+struct s0__faults;
+
+/* Open the stores under dir (objects/, blocks/) with the installation key. */
+int s0__storage_open(const char *dir, struct s0__faults *faults, s0__storage **out,
+                     s0_error **err);
+void s0__storage_close(s0__storage *st);
+
+/*
+ * Build a template generation from a directory (NULL = the standard empty
+ * tree) of size_bytes, through mke2fs -d, and publish it.
+ */
+int s0__storage_template(s0__storage *st, const char *dir, uint64_t size_bytes,
+                         char gen_out[S0__GEN_MAX], s0_error **err);
+
+/*
+ * Attach a writable volume on generation gen: a new branch (blocks are
+ * fetched lazily) and a read-write ext4 handle.
+ */
+int s0__volume_attach(s0__storage *st, const char *gen, s0__volume **out, s0_error **err);
+/*
+ * Commit: flush ext4, fence the branch (no more writes), seal and publish
+ * it; gen_out gets the new generation (durable, pinned until unpinned).
+ * On failure (object store down…) the volume stays fenced and sealed and
+ * the call may be repeated; the parent generation is untouched.
+ */
+int s0__volume_commit(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **err);
+/* Drop the volume without publishing (crash, delete, after commit). NULL-safe. */
+void s0__volume_free(s0__volume *v);
+/* The ext4 handle of a volume (NULL once fenced). */
+struct s0__rootfs *s0__volume_rootfs(s0__volume *v);
+/* Chunks written to the branch and bytes published (inspection). */
+void s0__volume_stats(s0__volume *v, int64_t *dirty_chunks, int64_t *fetched_chunks);
+
+/* Unpin a generation recorded in metadata (or abandoned). */
+void s0__storage_unpin(s0__storage *st, const char *gen);
+/* Garbage-collect everything not reachable from live (and pinned) generations. */
+int s0__storage_gc(s0__storage *st, char **live, size_t n, s0_error **err);
+/* Export a generation as a raw ext4 image file. */
+int s0__storage_export(s0__storage *st, const char *gen, const char *path, s0_error **err);
+/* Counters for inspection, as a JSON object text (malloc'd). */
+char *s0__storage_stats_json(s0__storage *st);
+
+#endif

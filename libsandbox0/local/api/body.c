@@ -1,0 +1,87 @@
+/* Request bodies: size and depth caps, optional JSON objects (api.md §3.0, §6.1). */
+#include <string.h>
+
+#include "local/api/api_internal.h"
+
+int s0__json_depth(const char *s, size_t len, int max)
+{
+	int depth = 0, top = 0;
+	bool in_str = false;
+	for (size_t i = 0; i < len; i++) {
+		char ch = s[i];
+		if (in_str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_str = false;
+		} else if (ch == '"') {
+			in_str = true;
+		} else if (ch == '{' || ch == '[') {
+			if (++depth > top)
+				top = depth;
+			if (top > max)
+				return top;
+		} else if (ch == '}' || ch == ']') {
+			depth--;
+		}
+	}
+	return top;
+}
+
+static bool blank(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!strchr(" \t\r\n", s[i]))
+			return false;
+	return true;
+}
+
+bool s0__body_json(s0__rctx *c, bool required, cJSON **out)
+{
+	const s0__http_request *r = c->req;
+	const char *s = r->body;
+	size_t len = r->has_body && s ? r->body_len : 0;
+	*out = NULL;
+	if (len > S0__ROUTER_JSON_BODY_MAX) {
+		s0__reply_err(c, 413, "request_too_large", "request body is too large (%zu > %zu bytes)",
+		              len, S0__ROUTER_JSON_BODY_MAX);
+		return false;
+	}
+	if (!len || blank(s, len)) {
+		if (required)
+			s0__reply_invalid(c, "request body is required");
+		return !required;
+	}
+	if (s0__json_depth(s, len, S0__ROUTER_JSON_DEPTH_MAX) > S0__ROUTER_JSON_DEPTH_MAX) {
+		s0__reply_invalid(c, "JSON nested deeper than %d levels", S0__ROUTER_JSON_DEPTH_MAX);
+		return false;
+	}
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(s, len, &end, false);
+	if (root && end && !blank(end, len - (size_t)(end - s))) {
+		cJSON_Delete(root);
+		s0__reply_invalid(c, "unexpected data after the JSON value at offset %zu",
+		                  (size_t)(end - s));
+		return false;
+	}
+	if (!root) {
+		/* cJSON reports the failing position through end (its global
+		 * error pointer is shared between threads) */
+		size_t off = end && end >= s && end <= s + len ? (size_t)(end - s) : 0;
+		s0__reply_invalid(c, "malformed JSON near offset %zu", off);
+		return false;
+	}
+	if (cJSON_IsNull(root)) {
+		cJSON_Delete(root);
+		if (required)
+			s0__reply_invalid(c, "request body is required");
+		return !required;
+	}
+	if (!cJSON_IsObject(root)) {
+		cJSON_Delete(root);
+		s0__reply_invalid(c, "request body must be a JSON object");
+		return false;
+	}
+	*out = root;
+	return true;
+}

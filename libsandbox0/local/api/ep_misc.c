@@ -1,0 +1,36 @@
+/* Unauthenticated service routes and the deferred-route answer (api.md §1.2, §8.4). */
+#include "common/json.h"
+#include "local/api/api_internal.h"
+
+void s0__ep_healthz(s0__rctx *c)
+{
+	cJSON *d = cJSON_CreateObject();
+	if (d && (s0__json_add_str(d, "status", "healthy") < 0 ||
+	          s0__json_add_i64(d, "timestamp", s0__real_unix_ms() / 1000) < 0)) {
+		cJSON_Delete(d);
+		d = NULL;
+	}
+	if (!d)
+		c->oom = true;
+	s0__reply_data(c, 200, d);
+}
+
+void s0__ep_metadata(s0__rctx *c)
+{
+	cJSON *d = cJSON_CreateObject();
+	if (d && (s0__json_add_str(d, "gateway_mode", "direct") < 0 ||
+	          s0__json_add_str(d, "service", "libsandbox0") < 0)) {
+		cJSON_Delete(d);
+		d = NULL;
+	}
+	if (!d)
+		c->oom = true;
+	s0__reply_data(c, 200, d);
+}
+
+void s0__ep_not_implemented(s0__rctx *c)
+{
+	s0__reply_err(c, 501, "not_implemented",
+	              "%.16s %.200s is not implemented by this server; use the polling equivalent",
+	              c->req->method, c->req->path);
+}

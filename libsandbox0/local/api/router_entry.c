@@ -1,0 +1,37 @@
+/* The adapters' common entry: raw path decoding and body limits before routing. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "local/api/router.h"
+
+int s0__router_handle_raw(s0__engine *e, const s0__router_opts *opts,
+                          const s0__http_request *req, s0__http_response *resp)
+{
+	char rid[S0__REQUEST_ID_MAX];
+	s0__router_opts o = opts ? *opts : (s0__router_opts){0};
+	if (!o.request_id || !*o.request_id) {
+		s0__router_request_id(&req->headers, rid);
+		o.request_id = rid;
+	}
+	char *path = NULL;
+	int rc = s0__router_decode_path(req->path ? req->path : "", &path);
+	if (rc == -2)
+		return S0_ENOMEM;
+	if (rc == -1)
+		return s0__router_reply_error(resp, o.request_id, 400, "bad_request",
+		                              "invalid request: path contains a NUL byte");
+	const char *wire;
+	size_t limit = s0__router_body_limit(req->method, path, &wire);
+	if (req->has_body && req->body_len > limit) {
+		free(path);
+		char msg[96];
+		snprintf(msg, sizeof msg, "request body is too large (%zu > %zu bytes)", req->body_len,
+		         limit);
+		return s0__router_reply_error(resp, o.request_id, 413, wire, msg);
+	}
+	s0__http_request r = *req;
+	r.path = path;
+	rc = s0__router_handle(e, &o, &r, resp);
+	free(path);
+	return rc;
+}

@@ -1,0 +1,263 @@
+/*
+ * The libmicrohttpd callbacks: one request's state from its headers to its
+ * completion. Every connection has its own thread (server.c), so a handler
+ * that waits for a sandbox to wake blocks only its own connection.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "local/api/router.h"
+#include "server/server_internal.h"
+
+/* Bytes of an over-limit body (no Content-Length) drained before hanging up. */
+#define DRAIN_SLACK ((size_t)1 << 20)
+
+typedef struct sreq {
+	int64_t t0_ms;
+	char rid[S0__REQUEST_ID_MAX];
+	char client[64];
+	char method[16];
+	char *path;        /* raw path (percent-encoded, no query) */
+	char *query;       /* raw query, or NULL */
+	bool started;      /* the access handler has seen it */
+	const char *team;  /* borrowed from the keyring */
+	s0__buf body;
+	size_t limit, drained;
+	const char *limit_wire;
+	bool over, replied, counted;
+	int status;
+	size_t bytes;
+} sreq;
+
+static bool is_public(const char *url)
+{
+	return !strcmp(url, "/healthz") || !strcmp(url, "/metadata");
+}
+
+static bool is_admin(const s0_server *s, const char *url)
+{
+	return s->o.flags & S0_SERVER_ENABLE_ADMIN && s->cfg.admin &&
+	       !strncmp(url, "/admin/", 7);
+}
+
+static void client_of(struct MHD_Connection *conn, char *out, size_t n)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+	s0__strlcpy(out, "unix", n);
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)n);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)n);
+}
+
+static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
+{
+	(void)kind;
+	return s0__headers_add(cls, key, value) < 0 ? MHD_NO : MHD_YES;
+}
+
+/* Queue resp (consumed). */
+static enum MHD_Result send_response(s0_server *s, struct MHD_Connection *conn, sreq *r,
+                                     s0__http_response *resp)
+{
+	size_t len = 0;
+	char *data = resp->body.len ? s0__buf_detach(&resp->body, &len) : NULL;
+	struct MHD_Response *mr =
+		data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
+		     : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	if (!mr) {
+		free(data);
+		s0__http_response_free(resp);
+		return MHD_NO;
+	}
+	for (size_t i = 0; i < resp->headers.len; i++)
+		MHD_add_response_header(mr, resp->headers.items[i].name, resp->headers.items[i].value);
+	pthread_mutex_lock(&s->mu);
+	bool stopping = s->stopping;
+	pthread_mutex_unlock(&s->mu);
+	if (stopping)
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
+	r->status = resp->status;
+	r->bytes = len;
+	r->replied = true;
+	enum MHD_Result ok = MHD_queue_response(conn, (unsigned)resp->status, mr);
+	MHD_destroy_response(mr);
+	s0__http_response_free(resp);
+	return ok;
+}
+
+static enum MHD_Result send_error(s0_server *s, struct MHD_Connection *conn, sreq *r,
+                                  int status, const char *wire, const char *msg)
+{
+	s0__http_response resp = {0};
+	if (s0__router_reply_error(&resp, r->rid, status, wire, msg) < 0) {
+		s0__http_response_free(&resp);
+		return MHD_NO;
+	}
+	return send_response(s, conn, r, &resp);
+}
+
+/* The raw request target, before MHD decodes anything (URI log callback). */
+void *s0__server_on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	(void)cls;
+	(void)conn;
+	sreq *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	const char *qm = strchr(uri, '?');
+	r->path = qm ? s0__strndup(uri, (size_t)(qm - uri)) : s0__strdup(uri);
+	r->query = qm ? s0__strdup(qm + 1) : NULL;
+	if (!r->path || (qm && !r->query)) {
+		free(r->path);
+		free(r->query);
+		free(r);
+		return NULL;
+	}
+	r->t0_ms = s0__real_monotonic_ms();
+	return r;
+}
+
+static void sreq_start(s0_server *s, struct MHD_Connection *conn, sreq *r, const char *method)
+{
+	r->started = true;
+	s0__strlcpy(r->method, method, sizeof r->method);
+	client_of(conn, r->client, sizeof r->client);
+	s0__headers h = {0};
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, add_header, &h);
+	s0__router_request_id(&h, r->rid);
+	s0__headers_free(&h);
+	r->limit = s->cfg.body_limit ? s->cfg.body_limit(s->cfg.limit_ctx, method, r->path,
+	                                                 &r->limit_wire)
+	                             : S0__ROUTER_JSON_BODY_MAX;
+	if (!r->limit_wire)
+		r->limit_wire = "request_too_large";
+	pthread_mutex_lock(&s->mu);
+	s->active++;
+	r->counted = true;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* First call: shutdown, authentication and a declared body over the limit. */
+static enum MHD_Result begin(s0_server *s, struct MHD_Connection *conn, sreq *r)
+{
+	pthread_mutex_lock(&s->mu);
+	bool stopping = s->stopping;
+	pthread_mutex_unlock(&s->mu);
+	if (stopping)
+		return send_error(s, conn, r, 503, "unavailable", "server is shutting down");
+	if (!is_public(r->path)) {
+		const char *msg = NULL;
+		r->team = s0__keyring_auth(
+			s->keys, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
+			MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Team-ID"), &msg);
+		if (!r->team)
+			return send_error(s, conn, r, 401, "unauthorized", msg);
+	}
+	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+	if (cl && strtoull(cl, NULL, 10) > r->limit)
+		return send_error(s, conn, r, 413, r->limit_wire, "request body is too large");
+	return MHD_YES;
+}
+
+static enum MHD_Result absorb(sreq *r, const char *data, size_t n)
+{
+	if (!r->over && r->body.len + n > r->limit) {
+		r->over = true;
+		s0__buf_free(&r->body);
+	}
+	if (r->over) {
+		r->drained += n;
+		return r->drained > r->limit + DRAIN_SLACK ? MHD_NO : MHD_YES;
+	}
+	return s0__buf_put(&r->body, data, n) < 0 ? MHD_NO : MHD_YES;
+}
+
+static int call_handler(s0_server *s, struct MHD_Connection *conn, sreq *r,
+                        s0__http_response *resp)
+{
+	s0__http_request req = {.method = r->method, .path = r->path, .query = r->query,
+	                        .body = r->body.data, .body_len = r->body.len,
+	                        .has_body = r->body.len > 0};
+	int rc = S0_ENOMEM;
+	if (MHD_get_connection_values(conn, MHD_HEADER_KIND, add_header, &req.headers) >= 0) {
+		s0__server_call call = {.team_id = r->team, .request_id = r->rid};
+		if (is_admin(s, r->path))
+			rc = s0__server_admin(s->cfg.admin, &req, r->rid, resp);
+		else
+			rc = s->cfg.handler(s->cfg.handler_ctx, &call, &req, resp);
+	}
+	s0__headers_free(&req.headers);
+	return rc;
+}
+
+/* Last call: the whole body is in; route it. */
+static enum MHD_Result finish(s0_server *s, struct MHD_Connection *conn, sreq *r)
+{
+	if (r->over)
+		return send_error(s, conn, r, 413, r->limit_wire, "request body is too large");
+	s0__http_response resp = {0};
+	int rc = call_handler(s, conn, r, &resp);
+	s0__buf_free(&r->body);
+	if (rc < 0 || !resp.status) {
+		s0__http_response_free(&resp);
+		return send_error(s, conn, r, 500, "internal_error", "out of memory");
+	}
+	return send_response(s, conn, r, &resp);
+}
+
+enum MHD_Result s0__server_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                      const char *method, const char *version,
+                                      const char *upload_data, size_t *upload_data_size,
+                                      void **con_cls)
+{
+	(void)version;
+	(void)url; /* decoded by MHD; the raw target came through s0__server_on_uri */
+	s0_server *s = cls;
+	sreq *r = *con_cls;
+	if (!r)
+		return MHD_NO;
+	if (!r->started) {
+		sreq_start(s, conn, r, method);
+		return begin(s, conn, r);
+	}
+	if (r->replied) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		enum MHD_Result ok = absorb(r, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return ok;
+	}
+	return finish(s, conn, r);
+}
+
+void s0__server_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                             enum MHD_RequestTerminationCode toe)
+{
+	(void)conn;
+	s0_server *s = cls;
+	sreq *r = *con_cls;
+	if (!r)
+		return;
+	*con_cls = NULL;
+	int status = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK || r->replied ? r->status : 0;
+	if (r->started)
+		s0__server_log_line(&s->o, r->client, r->rid, r->team, r->method, r->path, status,
+	                    r->bytes, s0__real_monotonic_ms() - r->t0_ms);
+	s0__buf_free(&r->body);
+	free(r->path);
+	free(r->query);
+	if (r->counted) {
+		pthread_mutex_lock(&s->mu);
+		s->active--;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+	}
+	free(r);
+}

@@ -1,0 +1,87 @@
+/* s0_server_new: the server core over the router and an s0_local backend. */
+#include <stdlib.h>
+
+#include "local/api/router.h"
+#include "local/local_internal.h"
+#include "server/server_internal.h"
+
+typedef struct glue {
+	s0__engine *engine;
+	s0__router_opts base; /* per-server flags; team and request id per request */
+	s0_local *local;
+	s0__server_admin_ops admin;
+} glue;
+
+static int route(void *ctx, const s0__server_call *call, const s0__http_request *req,
+                 s0__http_response *resp)
+{
+	glue *g = ctx;
+	s0__router_opts o = g->base;
+	o.team_id = call->team_id;
+	o.request_id = call->request_id;
+	return s0__router_handle_raw(g->engine, &o, req, resp);
+}
+
+static size_t limit(void *ctx, const char *method, const char *raw_path, const char **wire)
+{
+	(void)ctx;
+	char *path = NULL;
+	if (s0__router_decode_path(raw_path, &path) < 0) {
+		*wire = "request_too_large";
+		return S0__ROUTER_JSON_BODY_MAX;
+	}
+	size_t n = s0__router_body_limit(method, path, wire);
+	free(path);
+	return n;
+}
+
+static int fault_arm(void *ctx, const char *name, int32_t mode, int64_t count, int64_t delay_ms,
+                     s0_error **err)
+{
+	return s0_local_fault_arm(ctx, name, mode, count, delay_ms, err);
+}
+
+static int fault_release(void *ctx, const char *name, s0_error **err)
+{
+	return s0_local_fault_release(ctx, name, err);
+}
+
+static int clock_advance(void *ctx, int64_t ms, int64_t *now, s0_error **err)
+{
+	int rc = s0_local_clock_advance(ctx, ms, err);
+	if (rc == S0_OK)
+		*now = s0_local_now_unix_ms(ctx);
+	return rc;
+}
+
+static int inspect(void *ctx, const char *sandbox_id, char **json, s0_error **err)
+{
+	return s0_local_inspect(ctx, sandbox_id, json, err);
+}
+
+static void glue_free(void *ctx)
+{
+	free(ctx);
+}
+
+int s0_server_new(s0_local *local, const s0_server_options *opts, s0_server **out,
+                  s0_error **err)
+{
+	if (!local || !out)
+		return s0__error_set(err, S0_EINVAL, "invalid_argument", "local and out are required");
+	glue *g = calloc(1, sizeof *g);
+	if (!g)
+		return s0__error_nomem(err);
+	uint32_t flags = opts ? opts->flags : 0;
+	g->engine = s0__local_engine(local);
+	g->local = local;
+	g->base.zero_time_compat = local->zero_time_compat || flags & S0_SERVER_ZERO_TIME_COMPAT;
+	g->base.pause_200_only = flags & S0_SERVER_PAUSE_200_ONLY;
+	g->admin = (s0__server_admin_ops){local, fault_arm, fault_release, clock_advance, inspect};
+	s0__server_config cfg = {.opts = opts, .handler = route, .handler_ctx = g,
+	                         .body_limit = limit, .admin = &g->admin, .on_free = glue_free};
+	int rc = s0__server_new(&cfg, out, err);
+	if (rc < 0)
+		free(g);
+	return rc;
+}

@@ -1,0 +1,190 @@
+/* The server's life: options, the daemon, clean shutdown (issue #8). */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/server_internal.h"
+
+#define DEFAULT_CONNECTIONS 256
+#define DEFAULT_TIMEOUT_MS 30000
+#define DEFAULT_DRAIN_MS 60000
+
+int s0_server_options_init(s0_server_options *opts, uint32_t version)
+{
+	if (!opts || version != S0_SERVER_OPTIONS_VERSION)
+		return S0_EINVAL;
+	s0_server_options d = S0_SERVER_OPTIONS_INIT;
+	*opts = d;
+	return S0_OK;
+}
+
+/* Our own copy of the options: strings duplicated, defaults filled. */
+static int copy_options(s0_server *s, const s0_server_options *o, s0_error **err)
+{
+	if (o->version != S0_SERVER_OPTIONS_VERSION)
+		return s0__error_set(err, S0_EINVAL, "options_version",
+		                     "s0_server_options.version %u is not %u", o->version,
+		                     S0_SERVER_OPTIONS_VERSION);
+	if (o->connection_limit < 0 || o->connection_timeout_ms < 0 || o->drain_timeout_ms < 0)
+		return s0__error_set(err, S0_EINVAL, "invalid_argument",
+		                     "connection_limit and timeouts must be >= 0");
+	s->o = *o;
+	s->o.api_keys = NULL;
+	s->o.api_keys_len = 0;
+	s->listen_address = s0__strdup(o->listen_address);
+	s->unix_socket_path = s0__strdup(o->unix_socket_path);
+	s->anonymous_team_id = s0__strdup(o->anonymous_team_id);
+	if ((o->listen_address && !s->listen_address) ||
+	    (o->unix_socket_path && !s->unix_socket_path) ||
+	    (o->anonymous_team_id && !s->anonymous_team_id))
+		return s0__error_nomem(err);
+	s->o.listen_address = s->listen_address;
+	s->o.unix_socket_path = s->unix_socket_path;
+	s->o.anonymous_team_id = s->anonymous_team_id;
+	if (!s->o.connection_limit)
+		s->o.connection_limit = DEFAULT_CONNECTIONS;
+	if (!s->o.connection_timeout_ms)
+		s->o.connection_timeout_ms = DEFAULT_TIMEOUT_MS;
+	if (!s->o.drain_timeout_ms)
+		s->o.drain_timeout_ms = DEFAULT_DRAIN_MS;
+	return s0__keyring_new(o->api_keys, o->api_keys_len, o->anonymous_team_id, &s->keys, err);
+}
+
+static int port_of(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return 0;
+}
+
+static int start_daemon(s0_server *s, s0_error **err)
+{
+	unsigned timeout_s = (unsigned)((s->o.connection_timeout_ms + 999) / 1000);
+	s->daemon = MHD_start_daemon(
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC, 0, NULL,
+		NULL, s0__server_on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->o.connection_limit,
+		MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_NOTIFY_COMPLETED,
+		s0__server_on_completed, s, MHD_OPTION_URI_LOG_CALLBACK, s0__server_on_uri, s,
+		MHD_OPTION_END);
+	if (!s->daemon)
+		return s0__error_set(err, S0_EIO, "listen_failed",
+		                     "libmicrohttpd could not start on the listening socket");
+	return S0_OK;
+}
+
+static int init_sync(s0_server *s)
+{
+	pthread_condattr_t ca;
+	if (pthread_condattr_init(&ca))
+		return -1;
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	int rc = pthread_cond_init(&s->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (rc)
+		return -1;
+	if (pthread_mutex_init(&s->mu, NULL)) {
+		pthread_cond_destroy(&s->cv);
+		return -1;
+	}
+	return 0;
+}
+
+static void destroy(s0_server *s)
+{
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	if (s->unix_socket_path && s->port < 0)
+		unlink(s->unix_socket_path);
+	s0__keyring_free(s->keys);
+	free(s->listen_address);
+	free(s->unix_socket_path);
+	free(s->anonymous_team_id);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	if (s->counted)
+		s0__obj_dec();
+	free(s);
+}
+
+int s0__server_new(const s0__server_config *cfg, s0_server **out, s0_error **err)
+{
+	s0_server_options d = S0_SERVER_OPTIONS_INIT;
+	if (!cfg || !cfg->handler || !out)
+		return s0__error_set(err, S0_EINVAL, "invalid_argument", "a handler and out are required");
+	s0_server *s = calloc(1, sizeof *s);
+	if (!s || init_sync(s) < 0) {
+		free(s);
+		return s0__error_nomem(err);
+	}
+	s->listen_fd = -1;
+	s->cfg = *cfg;
+	s->cfg.opts = NULL;
+	int rc = copy_options(s, cfg->opts ? cfg->opts : &d, err);
+	if (rc == S0_OK && (s->listen_fd = s0__server_listen(&s->o, err)) < 0)
+		rc = s->listen_fd;
+	if (rc == S0_OK) {
+		/* port -1 marks "we created the unix socket file" for destroy() */
+		s->port = s->unix_socket_path ? -1 : port_of(s->listen_fd);
+		rc = start_daemon(s, err);
+	}
+	if (rc < 0) {
+		destroy(s);
+		return rc;
+	}
+	s0__obj_inc();
+	s->counted = true;
+	*out = s;
+	return S0_OK;
+}
+
+int s0_server_port(const s0_server *srv)
+{
+	return srv && srv->port > 0 ? srv->port : 0;
+}
+
+/* Wait until no request is in flight, up to the drain timeout. */
+static void drain(s0_server *s)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += s->o.drain_timeout_ms / 1000;
+	until.tv_nsec += (s->o.drain_timeout_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&s->mu);
+	s->stopping = true;
+	while (s->active > 0)
+		if (pthread_cond_timedwait(&s->cv, &s->mu, &until) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void s0_server_free(s0_server *srv)
+{
+	if (!srv)
+		return;
+	/* stop accepting first: the listening socket comes back to us and is
+	 * closed at once, so the kernel stops queueing new connections */
+	MHD_socket fd = MHD_quiesce_daemon(srv->daemon);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	srv->listen_fd = -1; /* closed, or still MHD's (closed on stop) */
+	drain(srv);
+	MHD_stop_daemon(srv->daemon);
+	if (srv->cfg.on_free)
+		srv->cfg.on_free(srv->cfg.handler_ctx);
+	destroy(srv);
+}

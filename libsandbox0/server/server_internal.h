@@ -1,0 +1,120 @@
+/*
+ * The HTTP adapter (libmicrohttpd) of `s0 serve`, design.md §2 "server/".
+ * The core is generic: it authenticates, enforces limits, keeps request
+ * ids and the access log, and hands each request to a handler callback —
+ * in production the router over the engine (glue.c), in tests a stub.
+ */
+#ifndef S0_SERVER_INTERNAL_H
+#define S0_SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <microhttpd.h>
+
+#include "common/http.h"
+#include "common/internal.h"
+#include "sandbox0/server.h"
+
+/* What the server learnt about a request before handing it over. */
+typedef struct s0__server_call {
+	const char *team_id;    /* authenticated team; NULL on /healthz, /metadata */
+	const char *request_id; /* echoed or generated */
+} s0__server_call;
+
+/*
+ * Handle one request. req->path is the raw (percent-encoded) path and
+ * req->query the raw query. Fill resp (zeroed by the caller); return
+ * S0_OK, or S0_ENOMEM to make the server answer 500. Runs on the
+ * connection's own thread and may block (a wake waits up to 45 s).
+ */
+typedef int (*s0__server_handler_fn)(void *ctx, const s0__server_call *call,
+                                     const s0__http_request *req, s0__http_response *resp);
+
+/* Largest body for (method, raw path) and the wire code past it. */
+typedef size_t (*s0__server_limit_fn)(void *ctx, const char *method, const char *path,
+                                      const char **wire_code);
+
+/* The admin endpoints' backend (design.md §6 "Faults and inspection"). */
+typedef struct s0__server_admin_ops {
+	void *ctx;
+	/* mode: s0_fault_mode; count 0 = until released. */
+	int (*fault_arm)(void *ctx, const char *name, int32_t mode, int64_t count,
+	                 int64_t delay_ms, s0_error **err);
+	int (*fault_release)(void *ctx, const char *name, s0_error **err);
+	/* Advance the manual clock; *now_unix_ms_out receives the new time. */
+	int (*clock_advance)(void *ctx, int64_t ms, int64_t *now_unix_ms_out, s0_error **err);
+	/* JSON text (malloc'd) of internal facts; sandbox_id nullable. */
+	int (*inspect)(void *ctx, const char *sandbox_id, char **json_out, s0_error **err);
+} s0__server_admin_ops;
+
+typedef struct s0__server_config {
+	const s0_server_options *opts; /* nullable: defaults */
+	s0__server_handler_fn handler;
+	void *handler_ctx;
+	s0__server_limit_fn body_limit; /* nullable: 1 MiB for everything */
+	void *limit_ctx;
+	const s0__server_admin_ops *admin; /* nullable: admin routes 404 */
+	/* Called once from s0_server_free() after the last request (nullable). */
+	void (*on_free)(void *handler_ctx);
+} s0__server_config;
+
+int s0__server_new(const s0__server_config *cfg, s0_server **out, s0_error **err);
+
+typedef struct s0__keyring s0__keyring;
+
+struct s0_server {
+	struct MHD_Daemon *daemon;
+	s0__server_config cfg;
+	s0_server_options o; /* copy; strings below */
+	char *listen_address, *unix_socket_path, *anonymous_team_id;
+	s0__keyring *keys;
+	int listen_fd;
+	int port;
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* signalled when active drops */
+	int active;        /* requests between first byte of handling and completion */
+	bool stopping;
+	bool counted;
+};
+
+/* ---- conn.c: the MHD callbacks ---- */
+void *s0__server_on_uri(void *cls, const char *uri, struct MHD_Connection *conn);
+enum MHD_Result s0__server_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                      const char *method, const char *version,
+                                      const char *upload_data, size_t *upload_data_size,
+                                      void **con_cls);
+void s0__server_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                             enum MHD_RequestTerminationCode toe);
+
+/* ---- auth.c: API keys kept as keyed BLAKE2b digests ---- */
+
+int s0__keyring_new(const s0_server_api_key *keys, size_t n, const char *anonymous_team,
+                    s0__keyring **out, s0_error **err);
+void s0__keyring_free(s0__keyring *k);
+/*
+ * Authenticate a request from its Authorization and X-Team-ID headers.
+ * Returns the team (borrowed from the keyring) or NULL with *message set
+ * to the 401 message.
+ */
+const char *s0__keyring_auth(const s0__keyring *k, const char *authorization,
+                             const char *team_selector, const char **message);
+
+/* ---- admin.c ---- */
+/* Handle /admin/v1/... (authenticated already). */
+int s0__server_admin(const s0__server_admin_ops *ops, const s0__http_request *req,
+                     const char *request_id, s0__http_response *resp);
+
+/* ---- listen.c: the listening socket ---- */
+/* Bound, listening socket for the options (TCP or unix); returns fd or a negative code. */
+int s0__server_listen(const s0_server_options *o, s0_error **err);
+
+/* ---- access_log.c ---- */
+void s0__server_log_line(const s0_server_options *o, const char *client, const char *rid,
+                         const char *team, const char *method, const char *path, int status,
+                         size_t bytes, int64_t ms);
+
+#endif

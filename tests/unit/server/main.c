@@ -1,0 +1,4 @@
+#include "check_main.h"
+#include "server_test.h"
+
+S0_TEST_MAIN(s0_server_core_suite, s0_server_admin_suite)

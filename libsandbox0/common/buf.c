@@ -18,6 +18,7 @@ int s0__buf_grow(s0__buf *b, size_t extra)
 	char *d = realloc(b->data, cap);
 	if (!d)
 		return -1;
+	d[b->len] = '\0'; /* keep the invariant for a buffer allocated here first */
 	b->data = d;
 	b->cap = cap;
 	return 0;

@@ -28,7 +28,10 @@ int s0__time_parse_rfc3339(const char *s, int64_t *out)
 	    digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &m) || s[16] != ':' ||
 	    digits(s + 17, 2, &sec))
 		return -1;
-	if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
+	static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	bool leap = (Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0;
+	if (M < 1 || M > 12 || D < 1 || D > mdays[M - 1] || (M == 2 && D == 29 && !leap) ||
+	    h > 23 || m > 59 || sec > 60)
 		return -1;
 	const char *p = s + 19;
 	int64_t frac_ms = 0;
@@ -51,7 +54,8 @@ int s0__time_parse_rfc3339(const char *s, int64_t *out)
 		p++;
 	} else if (*p == '+' || *p == '-') {
 		int oh, om;
-		if (digits(p + 1, 2, &oh) || p[3] != ':' || digits(p + 4, 2, &om))
+		if (digits(p + 1, 2, &oh) || p[3] != ':' || digits(p + 4, 2, &om) || oh > 23 ||
+		    om > 59)
 			return -1;
 		off_min = (int64_t)(oh * 60 + om) * (*p == '-' ? -1 : 1);
 		p += 6;
@@ -94,6 +98,9 @@ void s0__time_format_rfc3339(int64_t unix_ms, char *buf, size_t n)
 		         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
+/* Longest delay believed, either form: a year (anything longer is a bogus header). */
+#define RETRY_AFTER_MAX_MS (86400LL * 365 * 1000)
+
 int64_t s0__retry_after_parse(const char *v, int64_t now_unix_ms)
 {
 	if (!v)
@@ -107,7 +114,7 @@ int64_t s0__retry_after_parse(const char *v, int64_t now_unix_ms)
 		unsigned long long secs = strtoull(v, &end, 10);
 		while (isspace((unsigned char)*end))
 			end++;
-		if (*end || secs > 86400ULL * 365)
+		if (*end || secs > (unsigned long long)RETRY_AFTER_MAX_MS / 1000)
 			return -1;
 		return (int64_t)secs * 1000;
 	}
@@ -116,5 +123,7 @@ int64_t s0__retry_after_parse(const char *v, int64_t now_unix_ms)
 	if (t == (time_t)-1)
 		return -1;
 	int64_t d = (int64_t)t * 1000 - now_unix_ms;
+	if (d > RETRY_AFTER_MAX_MS)
+		return -1;
 	return d < 0 ? 0 : d;
 }

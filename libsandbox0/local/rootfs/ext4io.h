@@ -1,0 +1,51 @@
+/*
+ * The libext2fs io_manager that runs ext4 over an s0__blockdev
+ * (docs/ext4-rootfs.md §1): byte-exact reads and writes at the channel's
+ * current block size (count < 0 means -count bytes), sub-block writes of
+ * the superblock through write_byte, zeroout as plain zero writes, no
+ * cache of its own (the block store is the cache), no threads.
+ */
+#ifndef S0_ROOTFS_EXT4IO_H
+#define S0_ROOTFS_EXT4IO_H
+
+#include <ext2fs/ext2fs.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/internal.h"
+#include "local/blocks/blockdev.h"
+
+/** Private state of one channel (chan->private_data). */
+typedef struct s0__ext4io {
+	s0__blockdev dev;       /**< the device (descriptor copied, ctx borrowed) */
+	bool rw;                /**< opened with IO_FLAG_RW */
+	s0_error *dev_err;      /**< first device error not yet taken, owned */
+	uint64_t reads;         /**< read calls reaching the device */
+	uint64_t writes;        /**< write calls reaching the device */
+	uint64_t bytes_read;
+	uint64_t bytes_written;
+	struct struct_io_stats stats; /**< returned by get_stats */
+} s0__ext4io;
+
+/** Device name handed to ext2fs_open2 together with the manager. */
+#define S0__EXT4IO_NAME "s0-blockdev"
+
+/** The manager. Its open() binds to the device set by s0__ext4io_arm(). */
+extern io_manager s0__ext4io_manager;
+
+/**
+ * Set the device the next open() of ::s0__ext4io_manager binds to. Call
+ * with the process-wide rootfs lock held, immediately before ext2fs_open2;
+ * open() consumes it (a second open without arming fails with
+ * EXT2_ET_BAD_DEVICE_NAME).
+ * @param dev borrowed until the open returns; copied into the channel.
+ */
+void s0__ext4io_arm(const s0__blockdev *dev);
+
+/**
+ * Take the first device error recorded since the last take.
+ * @return (transfer full) the error or NULL.
+ */
+s0_error *s0__ext4io_take_error(s0__ext4io *io);
+
+#endif

@@ -1,0 +1,224 @@
+/* Inode helpers: full-size reads and writes, times, allocation, release. */
+#include "local/rootfs/rfs_int.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int inode_io_size(s0__rootfs *r)
+{
+	int sz = EXT2_INODE_SIZE(r->fs->super);
+	return sz < (int)sizeof(struct ext2_inode_large) ? sz : (int)sizeof(struct ext2_inode_large);
+}
+
+errcode_t s0__rfs_read_inode(s0__rootfs *r, ext2_ino_t ino, struct ext2_inode_large *in)
+{
+	memset(in, 0, sizeof *in);
+	return ext2fs_read_inode_full(r->fs, ino, (struct ext2_inode *)in, inode_io_size(r));
+}
+
+errcode_t s0__rfs_write_inode(s0__rootfs *r, ext2_ino_t ino, struct ext2_inode_large *in)
+{
+	return ext2fs_write_inode_full(r->fs, ino, (struct ext2_inode *)in, inode_io_size(r));
+}
+
+/* Whether the large-inode field ending at byte @p end is present. */
+static bool has_field(const struct ext2_inode_large *in, size_t end)
+{
+	return EXT2_GOOD_OLD_INODE_SIZE + (size_t)in->i_extra_isize >= end;
+}
+#define HAS(in, f) has_field((in), offsetof(struct ext2_inode_large, f) + sizeof((in)->f))
+
+/* ext4 time encoding: 32-bit seconds plus (nsec << 2 | epoch bits). */
+static void encode_time(const struct timespec *ts, __u32 *sec, __u32 *extra)
+{
+	int64_t s = (int64_t)ts->tv_sec;
+	*sec = (__u32)s;
+	__u32 epoch = (__u32)(((s - (int32_t)(__u32)s) >> 32) & EXT4_EPOCH_MASK);
+	if (extra)
+		*extra = epoch | ((__u32)ts->tv_nsec << EXT4_EPOCH_BITS);
+}
+
+void s0__rfs_stamp(s0__rootfs *r, struct ext2_inode_large *in, bool birth)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	/* A 128-byte inode reads with i_extra_isize 0: no extra fields. */
+	(void)r;
+	encode_time(&ts, &in->i_mtime, HAS(in, i_mtime_extra) ? &in->i_mtime_extra : NULL);
+	encode_time(&ts, &in->i_ctime, HAS(in, i_ctime_extra) ? &in->i_ctime_extra : NULL);
+	encode_time(&ts, &in->i_atime, HAS(in, i_atime_extra) ? &in->i_atime_extra : NULL);
+	if (birth && HAS(in, i_crtime_extra))
+		encode_time(&ts, &in->i_crtime, &in->i_crtime_extra);
+}
+
+int64_t s0__rfs_mtime_ns(const struct ext2_inode_large *in)
+{
+	int64_t sec = (int32_t)in->i_mtime;
+	int64_t nsec = 0;
+	if (HAS(in, i_mtime_extra)) {
+		sec += (int64_t)(in->i_mtime_extra & EXT4_EPOCH_MASK) << 32;
+		nsec = in->i_mtime_extra >> EXT4_EPOCH_BITS;
+		if (nsec > 999999999)
+			nsec = 0;
+	}
+	return sec * 1000000000 + nsec;
+}
+
+errcode_t s0__rfs_touch(s0__rootfs *r, ext2_ino_t dir)
+{
+	struct ext2_inode_large in;
+	errcode_t ec = s0__rfs_read_inode(r, dir, &in);
+	if (ec)
+		return ec;
+	struct ext2_inode_large keep = in;
+	s0__rfs_stamp(r, &in, false);
+	in.i_atime = keep.i_atime;
+	in.i_atime_extra = keep.i_atime_extra;
+	return s0__rfs_write_inode(r, dir, &in);
+}
+
+errcode_t s0__rfs_new_inode(s0__rootfs *r, ext2_ino_t dir, uint32_t mode, ext2_ino_t *ino_out)
+{
+	ext2_filsys fs = r->fs;
+	ext2_ino_t ino;
+	errcode_t ec = ext2fs_new_inode(fs, dir, (int)mode, NULL, &ino);
+	if (ec)
+		return ec;
+	size_t size = (size_t)EXT2_INODE_SIZE(fs->super);
+	size_t alloc = size < sizeof(struct ext2_inode_large) ? sizeof(struct ext2_inode_large) : size;
+	char *buf = calloc(1, alloc);
+	if (!buf)
+		return EXT2_ET_NO_MEMORY;
+	struct ext2_inode_large *in = (struct ext2_inode_large *)buf;
+	in->i_mode = (__u16)mode;
+	in->i_links_count = 1;
+	if (size > EXT2_GOOD_OLD_INODE_SIZE)
+		in->i_extra_isize = sizeof(struct ext2_inode_large) - EXT2_GOOD_OLD_INODE_SIZE;
+	s0__rfs_stamp(r, in, true);
+	if (ext2fs_has_feature_extents(fs->super) && LINUX_S_ISREG(mode)) {
+		ext2_extent_handle_t h;
+		ec = ext2fs_extent_open2(fs, ino, (struct ext2_inode *)in, &h);
+		if (!ec)
+			ext2fs_extent_free(h);
+	}
+	if (!ec)
+		ec = ext2fs_write_inode_full(fs, ino, (struct ext2_inode *)in, (int)size);
+	free(buf);
+	if (ec)
+		return ec;
+	ext2fs_inode_alloc_stats2(fs, ino, +1, LINUX_S_ISDIR(mode));
+	*ino_out = ino;
+	return 0;
+}
+
+errcode_t s0__rfs_free_inode(s0__rootfs *r, ext2_ino_t ino)
+{
+	ext2_filsys fs = r->fs;
+	struct ext2_inode_large in;
+	errcode_t ec = s0__rfs_read_inode(r, ino, &in);
+	if (!ec && ext2fs_file_acl_block(fs, (struct ext2_inode *)&in))
+		ec = ext2fs_free_ext_attr(fs, ino, &in);
+	if (!ec)
+		ec = s0__rfs_read_inode(r, ino, &in);
+	if (ec)
+		return ec;
+	bool isdir = LINUX_S_ISDIR(in.i_mode);
+	in.i_links_count = 0;
+	in.i_dtime = (__u32)time(NULL);
+	if (ext2fs_inode_has_valid_blocks2(fs, (struct ext2_inode *)&in)) {
+		ec = ext2fs_punch(fs, ino, (struct ext2_inode *)&in, NULL, 0, ~0ULL);
+		if (!ec)
+			ec = s0__rfs_read_inode(r, ino, &in);
+		in.i_links_count = 0;
+		in.i_dtime = (__u32)time(NULL);
+	}
+	if (!ec)
+		ec = s0__rfs_write_inode(r, ino, &in);
+	if (!ec)
+		ext2fs_inode_alloc_stats2(fs, ino, -1, isdir);
+	return ec;
+}
+
+void s0__rfs_scrub_inode(s0__rootfs *r, ext2_ino_t ino)
+{
+	struct ext2_inode_large in;
+	if (s0__rfs_read_inode(r, ino, &in) || in.i_links_count == 0)
+		return;
+	in.i_links_count = 0;
+	in.i_dtime = (__u32)time(NULL);
+	s0__rfs_write_inode(r, ino, &in);
+}
+
+errcode_t s0__rfs_drop_link(s0__rootfs *r, ext2_ino_t ino)
+{
+	struct ext2_inode_large in;
+	errcode_t ec = s0__rfs_read_inode(r, ino, &in);
+	if (ec)
+		return ec;
+	if (in.i_links_count <= 1)
+		return s0__rfs_free_inode(r, ino);
+	in.i_links_count--;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	encode_time(&ts, &in.i_ctime, HAS(&in, i_ctime_extra) ? &in.i_ctime_extra : NULL);
+	return s0__rfs_write_inode(r, ino, &in);
+}
+
+errcode_t s0__rfs_readlink(s0__rootfs *r, ext2_ino_t ino, const struct ext2_inode_large *in,
+                           char **target)
+{
+	ext2_filsys fs = r->fs;
+	uint64_t size = EXT2_I_SIZE(in);
+	if (size >= fs->blocksize)
+		return EXT2_ET_INODE_CORRUPTED;
+	char *buf = calloc(1, fs->blocksize + 1);
+	if (!buf)
+		return EXT2_ET_NO_MEMORY;
+	errcode_t ec = 0;
+	struct ext2_inode_large copy = *in;
+	if (ext2fs_is_fast_symlink((struct ext2_inode *)&copy)) {
+		memcpy(buf, copy.i_block, (size_t)size);
+	} else if (copy.i_flags & EXT4_INLINE_DATA_FL) {
+		size_t got = 0;
+		char *tmp = calloc(1, fs->blocksize * 2);
+		ec = tmp ? ext2fs_inline_data_get(fs, ino, (struct ext2_inode *)&copy, tmp, &got)
+		         : EXT2_ET_NO_MEMORY;
+		if (!ec)
+			memcpy(buf, tmp, got < size ? got : (size_t)size);
+		free(tmp);
+	} else {
+		blk64_t blk = 0;
+		ec = ext2fs_bmap2(fs, ino, (struct ext2_inode *)&copy, NULL, 0, 0, NULL, &blk);
+		if (!ec && blk)
+			ec = io_channel_read_blk64(fs->io, blk, 1, buf);
+		buf[size] = '\0';
+	}
+	if (ec) {
+		free(buf);
+		return ec;
+	}
+	*target = buf; /* cut at the first NUL by construction */
+	return 0;
+}
+
+int s0__rfs_ftype(uint32_t mode)
+{
+	if (LINUX_S_ISREG(mode))
+		return EXT2_FT_REG_FILE;
+	if (LINUX_S_ISDIR(mode))
+		return EXT2_FT_DIR;
+	if (LINUX_S_ISLNK(mode))
+		return EXT2_FT_SYMLINK;
+	if (LINUX_S_ISCHR(mode))
+		return EXT2_FT_CHRDEV;
+	if (LINUX_S_ISBLK(mode))
+		return EXT2_FT_BLKDEV;
+	if (LINUX_S_ISFIFO(mode))
+		return EXT2_FT_FIFO;
+	if (LINUX_S_ISSOCK(mode))
+		return EXT2_FT_SOCK;
+	return EXT2_FT_UNKNOWN;
+}

@@ -1,0 +1,254 @@
+/*
+ * The path walker: resolves a canonical path inside the filesystem one
+ * component at a time with ext2fs_lookup, following symlinks itself so
+ * that no target can leave the filesystem root, stopping at foreign mount
+ * points, and optionally creating missing directories.
+ */
+#include "local/rootfs/rfs_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+
+typedef struct walker {
+	s0__rootfs *r;
+	unsigned flags;
+	const s0__mountset *foreign;
+	ext2_ino_t *ino;  /* inode at each depth; ino[0] is the root */
+	size_t *clen;     /* canonical length at each depth */
+	size_t depth, cap;
+	s0__buf canon;    /* canonical path so far; "" is the root */
+	char *rest;       /* remaining path (owned) */
+	const char *p;    /* cursor into rest */
+	int links;
+} walker;
+
+static int push(walker *k, ext2_ino_t ino, s0_error **err)
+{
+	if (k->depth == k->cap) {
+		size_t nc = k->cap ? k->cap * 2 : 16;
+		ext2_ino_t *ni = realloc(k->ino, nc * sizeof *ni);
+		if (!ni)
+			return s0__error_nomem(err);
+		k->ino = ni;
+		size_t *nl = realloc(k->clen, nc * sizeof *nl);
+		if (!nl)
+			return s0__error_nomem(err);
+		k->clen = nl;
+		k->cap = nc;
+	}
+	k->ino[k->depth] = ino;
+	k->clen[k->depth] = k->canon.len;
+	k->depth++;
+	return S0_OK;
+}
+
+static void truncate_canon(walker *k, size_t len)
+{
+	k->canon.len = len;
+	if (k->canon.data)
+		k->canon.data[len] = '\0';
+}
+
+/* canonical path + "/" + rest-of-path (lexical) as the result path. */
+static int finish_path(walker *k, s0__walk *w, const char *tail, s0_error **err)
+{
+	s0__buf b = S0__BUF_INIT;
+	if (s0__buf_put(&b, k->canon.data ? k->canon.data : "", k->canon.len) < 0 ||
+	    (tail && *tail && s0__buf_puts(&b, tail) < 0) || (b.len == 0 && s0__buf_puts(&b, "/") < 0)) {
+		s0__buf_free(&b);
+		return s0__error_nomem(err);
+	}
+	w->canon = s0__buf_detach(&b, NULL);
+	return w->canon ? S0_OK : s0__error_nomem(err);
+}
+
+static bool more_components(const char *p)
+{
+	while (*p == '/')
+		p++;
+	return *p != '\0';
+}
+
+/* Replace the consumed symlink component by its target. */
+static int expand_link(walker *k, ext2_ino_t ino, const struct ext2_inode_large *in,
+                       s0_error **err)
+{
+	if (++k->links > S0__FILES_MAX_LINKS)
+		return s0__error_set(err, S0_EINVAL, S0__R_INVALID,
+		                     "too many levels of symbolic links");
+	char *target = NULL;
+	errcode_t ec = s0__rfs_readlink(k->r, ino, in, &target);
+	if (ec)
+		return s0__rfs_fail(k->r, ec, "read symlink", err);
+	char *nr = s0__asprintf("%s%s", target, k->p);
+	bool absolute = target[0] == '/';
+	free(target);
+	if (!nr)
+		return s0__error_nomem(err);
+	free(k->rest);
+	k->rest = nr;
+	k->p = nr;
+	if (absolute) {
+		k->depth = 1;
+		truncate_canon(k, 0);
+	}
+	return S0_OK;
+}
+
+/* The walk ended on a directory reached by "." / ".." or on the root. */
+static int end_on_dir(walker *k, s0__walk *w, s0_error **err)
+{
+	w->ino = k->ino[k->depth - 1];
+	w->dir = k->depth > 1 ? k->ino[k->depth - 2] : 0;
+	const char *c = k->canon.data ? k->canon.data : "";
+	s0__strlcpy(w->name, k->depth > 1 ? s0__path_base(c) : "", sizeof w->name);
+	w->status = S0__WALK_OK;
+	return finish_path(k, w, NULL, err);
+}
+
+/* Look up or (with MKDIRS, not for the last one) create a component. */
+static int step_lookup(walker *k, const char *comp, size_t n, bool last, ext2_ino_t *ino,
+                       s0_error **err)
+{
+	ext2_ino_t cur = k->ino[k->depth - 1];
+	errcode_t ec = ext2fs_lookup(k->r->fs, cur, comp, (int)n, NULL, ino);
+	if (ec == EXT2_ET_FILE_NOT_FOUND) {
+		*ino = 0;
+		if (last || !(k->flags & S0__WALK_MKDIRS))
+			return S0_OK;
+		char name[EXT2_NAME_LEN + 1];
+		memcpy(name, comp, n);
+		name[n] = '\0';
+		ec = s0__rfs_mkdir(k->r, cur, name, 0755, ino);
+	}
+	return ec ? s0__rfs_fail(k->r, ec, "look up path component", err) : S0_OK;
+}
+
+/* One component; returns S0_OK with *done set when the walk is over. */
+static int step(walker *k, s0__walk *w, const char *comp, size_t n, bool *done, s0_error **err)
+{
+	bool last = !more_components(k->p);
+	if (n == 1 && comp[0] == '.')
+		return S0_OK;
+	if (n == 2 && comp[0] == '.' && comp[1] == '.') {
+		if (k->depth > 1)
+			truncate_canon(k, k->clen[--k->depth]);
+		return S0_OK;
+	}
+	if (n > EXT2_NAME_LEN)
+		return s0__error_set(err, S0_EINVAL, S0__R_INVALID,
+		                     "symlink target component longer than %d bytes", EXT2_NAME_LEN);
+	size_t base = k->canon.len;
+	if (s0__buf_put(&k->canon, "/", 1) < 0 || s0__buf_put(&k->canon, comp, n) < 0)
+		return s0__error_nomem(err);
+	if (k->foreign && s0__mountset_is_mount(k->foreign, k->canon.data)) {
+		w->status = S0__WALK_REDIRECT;
+		*done = true;
+		return finish_path(k, w, k->p, err);
+	}
+	ext2_ino_t ino;
+	int rc = step_lookup(k, comp, n, last, &ino, err);
+	if (rc < 0)
+		return rc;
+	if (!ino) {
+		*done = true;
+		if (!last) {
+			w->status = S0__WALK_NOPARENT;
+			return finish_path(k, w, k->p, err);
+		}
+		w->status = S0__WALK_OK;
+		w->dir = k->ino[k->depth - 1];
+		w->ino = 0;
+		memcpy(w->name, comp, n);
+		w->name[n] = '\0';
+		return finish_path(k, w, NULL, err);
+	}
+	struct ext2_inode_large in;
+	errcode_t ec = s0__rfs_read_inode(k->r, ino, &in);
+	if (ec)
+		return s0__rfs_fail(k->r, ec, "read inode", err);
+	if (LINUX_S_ISLNK(in.i_mode) && (!last || (k->flags & S0__WALK_FOLLOW))) {
+		truncate_canon(k, base);
+		return expand_link(k, ino, &in, err);
+	}
+	if (last) {
+		*done = true;
+		w->status = S0__WALK_OK;
+		w->dir = k->ino[k->depth - 1];
+		w->ino = ino;
+		memcpy(w->name, comp, n);
+		w->name[n] = '\0';
+		return finish_path(k, w, NULL, err);
+	}
+	if (!LINUX_S_ISDIR(in.i_mode)) {
+		*done = true;
+		w->status = S0__WALK_NOTDIR;
+		return finish_path(k, w, k->p, err);
+	}
+	return push(k, ino, err);
+}
+
+int s0__rfs_walk(s0__rootfs *r, const char *path, unsigned flags, const s0__mountset *foreign,
+                 s0__walk *w, s0_error **err)
+{
+	memset(w, 0, sizeof *w);
+	walker k = {.r = r, .flags = flags, .foreign = foreign, .canon = S0__BUF_INIT};
+	int rc = S0_OK;
+	k.rest = s0__strdup(path);
+	if (!k.rest || s0__buf_puts(&k.canon, "") < 0) {
+		rc = s0__error_nomem(err);
+		goto out;
+	}
+	k.p = k.rest;
+	rc = push(&k, EXT2_ROOT_INO, err);
+	bool done = false;
+	while (rc == S0_OK && !done) {
+		const char *comp;
+		size_t n;
+		if (!s0__path_next(&k.p, &comp, &n)) {
+			rc = end_on_dir(&k, w, err);
+			break;
+		}
+		rc = step(&k, w, comp, n, &done, err);
+	}
+out:
+	free(k.ino);
+	free(k.clen);
+	free(k.rest);
+	s0__buf_free(&k.canon);
+	if (rc < 0)
+		s0__walk_clear(w);
+	return rc;
+}
+
+void s0__walk_clear(s0__walk *w)
+{
+	free(w->canon);
+	w->canon = NULL;
+}
+
+int s0__rfs_walk_fail(s0__walk *w, const char *missing_reason, const char *path,
+                      s0__files_route *route, int slot, s0_error **err)
+{
+	switch (w->status) {
+	case S0__WALK_NOTDIR:
+		return s0__error_set(err, S0_ECONFLICT, S0__R_NOT_DIR,
+		                     "a parent of %s is not a directory", path);
+	case S0__WALK_NOPARENT:
+		return s0__error_set(err, S0_ENOTFOUND, missing_reason,
+		                     "a parent directory of %s does not exist", path);
+	case S0__WALK_REDIRECT:
+		if (!route)
+			break;
+		free(route->redirect[slot]);
+		route->redirect[slot] = w->canon;
+		w->canon = NULL;
+		return S0__FILES_REDIRECT;
+	default:
+		break;
+	}
+	return s0__error_set(err, S0_EINTERNAL, S0__R_FAILED, "unexpected lookup state for %s",
+	                     path);
+}

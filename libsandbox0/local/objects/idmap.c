@@ -47,10 +47,13 @@ static int grow(s0__idmap *m)
 
 int s0__idmap_put(s0__idmap *m, const s0__objid *id, uint64_t val, bool *existed)
 {
-	if ((m->count + 1) * 4 > m->cap * 3 && grow(m) < 0)
-		return -1;
-	bool f;
-	size_t i = find(m, id, &f);
+	bool f = false;
+	size_t i = m->cap ? find(m, id, &f) : 0;
+	if (!f && (m->count + 1) * 4 > m->cap * 3) {
+		if (grow(m) < 0)
+			return -1;
+		i = find(m, id, &f);
+	}
 	if (existed)
 		*existed = f;
 	if (!f) {

@@ -29,7 +29,8 @@ typedef struct s0__idmap {
 #define S0__IDMAP_INIT {0, 0, 0}
 
 /**
- * Insert id with val, or overwrite the value of an existing id.
+ * Insert id with val, or overwrite the value of an existing id (which
+ * never allocates, so never fails).
  * @param[out] existed  (nullable) whether id was already present.
  * @return 0, or -1 when out of memory (map unchanged).
  */

@@ -196,19 +196,18 @@ int s0__objstore_get_alloc(s0__objstore *os, s0__objctx *cx, const s0__objid *id
 	return S0_OK;
 }
 
-int s0__objstore_delete(s0__objstore *os, const s0__objid *ids, size_t n, uint64_t *freed_bytes,
-                        s0_error **err)
+int s0__objstore_delete(s0__objstore *os, const s0__objid *ids, size_t n, uint64_t *deleted_out,
+                        uint64_t *freed_bytes, s0_error **err)
 {
 	uint64_t freed = 0, nobj = 0;
-	if (!n) {
-		if (freed_bytes)
-			*freed_bytes = 0;
-		return S0_OK;
+	if (n) {
+		int rc = os->ops->del(os->ctx, ids, n, &nobj, &freed, err);
+		if (rc < 0)
+			return rc;
+		atomic_fetch_add(&os->c[C_DEL], nobj);
 	}
-	int rc = os->ops->del(os->ctx, ids, n, &nobj, &freed, err);
-	if (rc < 0)
-		return rc;
-	atomic_fetch_add(&os->c[C_DEL], nobj);
+	if (deleted_out)
+		*deleted_out = nobj;
 	if (freed_bytes)
 		*freed_bytes = freed;
 	return S0_OK;

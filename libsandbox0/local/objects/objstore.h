@@ -212,10 +212,11 @@ int s0__objstore_get_alloc(s0__objstore *os, s0__objctx *cx, const s0__objid *id
 
 /**
  * Delete objects (durably; absent ids are skipped). Used by GC.
- * @param[out] freed_bytes  (nullable) sealed bytes freed.
+ * @param[out] deleted_out  (nullable) how many were present and deleted.
+ * @param[out] freed_bytes  (nullable) their sealed bytes.
  */
-int s0__objstore_delete(s0__objstore *os, const s0__objid *ids, size_t n, uint64_t *freed_bytes,
-                        s0_error **err);
+int s0__objstore_delete(s0__objstore *os, const s0__objid *ids, size_t n, uint64_t *deleted_out,
+                        uint64_t *freed_bytes, s0_error **err);
 
 /** List committed objects (see s0__objlist_cb). */
 int s0__objstore_list(s0__objstore *os, s0__objlist_cb cb, void *payload, s0_error **err);

@@ -86,7 +86,7 @@ START_TEST(test_flip_truncate_delete)
 	ck_assert_int_eq(get_code(os, &ids[1], true), S0_ECORRUPT);
 	ck_assert_int_eq(get_code(os, &ids[2], true), S0_ENOTFOUND);
 	/* maintain() leaves damaged packs alone. */
-	ck_assert_int_eq(s0__objstore_delete(os, &ids[4], 1, NULL, NULL), S0_OK);
+	ck_assert_int_eq(s0__objstore_delete(os, &ids[4], 1, NULL, NULL, NULL), S0_OK);
 	ck_assert_int_eq(s0__objstore_maintain(os, NULL), S0_OK);
 	ck_assert_int_eq(get_code(os, &ids[1], true), S0_ECORRUPT);
 	ck_assert_int_eq(get_code(os, &ids[5], false), S0_OK);
@@ -201,7 +201,7 @@ START_TEST(test_delete_and_compact)
 		if (i < 5 * PER || i % 3)
 			del[nd++] = ids[i];
 	uint64_t freed = 0;
-	ck_assert_int_eq(s0__objstore_delete(os, del, nd, &freed, NULL), S0_OK);
+	ck_assert_int_eq(s0__objstore_delete(os, del, nd, NULL, &freed, NULL), S0_OK);
 	ck_assert_uint_gt(freed, 0);
 	ck_assert_uint_eq(count_packs(dir), BATCHES - 5);
 	s0__objstore_usage_info before, after;

@@ -1,0 +1,5 @@
+/* Runner of the block store suites. */
+#include "blktest.h"
+#include "check_main.h"
+
+S0_TEST_MAIN(s0_bstore_suite)

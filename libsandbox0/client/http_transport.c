@@ -1,8 +1,16 @@
 /*
- * The libcurl transport. One CURLSH (connections, DNS, TLS sessions) shared
- * by all threads under per-data mutexes; each exchange runs on its own easy
- * handle inside a private multi handle so that a cancel token can wake it
- * with curl_multi_wakeup() (design.md §6 "Wait helpers").
+ * The libcurl transport.
+ *
+ * Threads: one CURLSH shares DNS and TLS sessions between all threads under
+ * per-data mutexes. Connections are NOT shared through it: libcurl does not
+ * support a connection cache shared by concurrent threads (CURLSHOPT_SHARE:
+ * "It is not supported to share connections between multiple concurrent
+ * threads"; curl KNOWN_BUGS "A shared connection cache is not thread-safe",
+ * curl issues #4915, #9404). Instead each exchange borrows a (multi, easy)
+ * pair from a small pool: the pair is used by one thread at a time, its
+ * multi handle keeps its own keep-alive connections between exchanges, and
+ * a cancel token wakes it with curl_multi_wakeup() (design.md §6 "Wait
+ * helpers").
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -13,6 +21,15 @@
 #include "common/cancel.h"
 #include "client/transport.h"
 
+/* Idle (multi, easy) pairs kept for reuse; more are made on demand. */
+#define POOL_MAX_IDLE 16
+
+typedef struct conn_slot {
+	CURLM *multi;
+	CURL *easy;
+	struct conn_slot *next;
+} conn_slot;
+
 typedef struct http_ctx {
 	char *base_url;
 	int64_t connect_timeout_ms;
@@ -21,6 +38,9 @@ typedef struct http_ctx {
 	char *proxy;
 	CURLSH *share;
 	pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+	pthread_mutex_t pool_mu;
+	conn_slot *idle;
+	size_t n_idle;
 } http_ctx;
 
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access a, void *p)
@@ -38,15 +58,75 @@ static void share_unlock(CURL *h, curl_lock_data data, void *p)
 	pthread_mutex_unlock(&x->locks[data]);
 }
 
+static void slot_free(conn_slot *s)
+{
+	if (!s)
+		return;
+	if (s->multi)
+		curl_multi_cleanup(s->multi);
+	if (s->easy)
+		curl_easy_cleanup(s->easy);
+	free(s);
+}
+
+/* A pair for one exchange: an idle one (reset), or a new one. NULL on OOM. */
+static conn_slot *slot_get(http_ctx *x)
+{
+	pthread_mutex_lock(&x->pool_mu);
+	conn_slot *s = x->idle;
+	if (s) {
+		x->idle = s->next;
+		x->n_idle--;
+	}
+	pthread_mutex_unlock(&x->pool_mu);
+	if (s) {
+		s->next = NULL;
+		curl_easy_reset(s->easy);
+		return s;
+	}
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->multi = curl_multi_init();
+	s->easy = curl_easy_init();
+	if (!s->multi || !s->easy) {
+		slot_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void slot_put(http_ctx *x, conn_slot *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&x->pool_mu);
+	bool keep = x->n_idle < POOL_MAX_IDLE;
+	if (keep) {
+		s->next = x->idle;
+		x->idle = s;
+		x->n_idle++;
+	}
+	pthread_mutex_unlock(&x->pool_mu);
+	if (!keep)
+		slot_free(s);
+}
+
 static void http_free(void *ctx)
 {
 	http_ctx *x = ctx;
 	if (!x)
 		return;
+	/* the pairs reference the share handle: they go first */
+	for (conn_slot *s = x->idle, *n; s; s = n) {
+		n = s->next;
+		slot_free(s);
+	}
 	if (x->share)
 		curl_share_cleanup(x->share);
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&x->locks[i]);
+	pthread_mutex_destroy(&x->pool_mu);
 	free(x->base_url);
 	free(x->ca_file);
 	free(x->proxy);
@@ -60,13 +140,15 @@ int s0__http_transport_new(const s0__http_transport_config *cfg, void **ctx_out,
 		return s0__error_nomem(err);
 	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_init(&x->locks[i], NULL);
+	pthread_mutex_init(&x->pool_mu, NULL);
 	x->base_url = s0__strdup(cfg->base_url);
 	x->connect_timeout_ms = cfg->connect_timeout_ms;
 	x->insecure = cfg->insecure_skip_verify;
 	x->ca_file = s0__strdup(cfg->ca_file);
 	x->proxy = s0__strdup(cfg->proxy);
 	x->share = curl_share_init();
-	if (!x->base_url || !x->share) {
+	if (!x->base_url || !x->share || (cfg->ca_file && !x->ca_file) ||
+	    (cfg->proxy && !x->proxy)) {
 		http_free(x);
 		return s0__error_nomem(err);
 	}
@@ -75,7 +157,6 @@ int s0__http_transport_new(const s0__http_transport_config *cfg, void **ctx_out,
 	curl_share_setopt(x->share, CURLSHOPT_USERDATA, x);
 	curl_share_setopt(x->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
 	curl_share_setopt(x->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-	curl_share_setopt(x->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
 	*ctx_out = x;
 	return S0_OK;
 }
@@ -150,6 +231,8 @@ static struct curl_slist *build_headers(const s0__http_request *req, bool *oom)
 	/* never let curl add "Expect: 100-continue" on uploads */
 	if ((t = curl_slist_append(list, "Expect:")))
 		list = t;
+	else
+		*oom = true;
 	return list;
 }
 
@@ -199,13 +282,11 @@ static void wake_multi(void *arg)
 	curl_multi_wakeup(arg);
 }
 
-/* Drive one easy handle to completion, or until the token fires. */
-static int run_multi(CURL *h, s0_cancel_token *cancel, CURLcode *result)
+/* Drive one easy handle to completion in its multi, or until the token fires. */
+static int run_multi(CURLM *m, CURL *h, s0_cancel_token *cancel, CURLcode *result)
 {
-	CURLM *m = curl_multi_init();
-	if (!m)
+	if (curl_multi_add_handle(m, h) != CURLM_OK)
 		return S0_ENOMEM;
-	curl_multi_add_handle(m, h);
 	int sub = s0__cancel_subscribe(cancel, wake_multi, m);
 	int rc = S0_OK, running = 1;
 	*result = CURLE_OK;
@@ -232,7 +313,6 @@ static int run_multi(CURL *h, s0_cancel_token *cancel, CURLcode *result)
 			*result = msg->data.result;
 	s0__cancel_unsubscribe(cancel, sub);
 	curl_multi_remove_handle(m, h);
-	curl_multi_cleanup(m);
 	return rc;
 }
 
@@ -249,7 +329,8 @@ static int http_send(void *ctx, const s0__http_request *req, int64_t timeout_ms,
 		s0__buf_free(&url);
 		return s0__error_nomem(err);
 	}
-	CURL *h = curl_easy_init();
+	conn_slot *slot = slot_get(x);
+	CURL *h = slot ? slot->easy : NULL;
 	bool oom = false;
 	struct curl_slist *hdrs = build_headers(req, &oom);
 	exchange ex = {resp, req, 0, false};
@@ -260,7 +341,7 @@ static int http_send(void *ctx, const s0__http_request *req, int64_t timeout_ms,
 	}
 	setup_easy(h, x, req, url.data, hdrs, timeout_ms, &ex);
 	CURLcode cr;
-	rc = run_multi(h, cancel, &cr);
+	rc = run_multi(slot->multi, h, cancel, &cr);
 	curl_off_t reqsize = 0;
 	curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &reqsize);
 	*sent = reqsize > 0;
@@ -280,9 +361,10 @@ static int http_send(void *ctx, const s0__http_request *req, int64_t timeout_ms,
 		resp->status = (int)status;
 	}
 out:
+	if (h) /* drop references to this exchange's buffers before the handle idles */
+		curl_easy_reset(h);
+	slot_put(x, slot);
 	curl_slist_free_all(hdrs);
-	if (h)
-		curl_easy_cleanup(h);
 	s0__buf_free(&url);
 	return rc;
 }

@@ -233,6 +233,14 @@ static struct curl_slist *build_headers(const s0__http_request *req, bool *oom)
 		list = t;
 	else
 		*oom = true;
+	/* a request without a body has no Content-Type: stop curl from adding
+	 * application/x-www-form-urlencoded to a body-less POST (CL-09) */
+	if (!req->has_body) {
+		if ((t = curl_slist_append(list, "Content-Type:")))
+			list = t;
+		else
+			*oom = true;
+	}
 	return list;
 }
 

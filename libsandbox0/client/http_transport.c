@@ -11,6 +11,14 @@
  * multi handle keeps its own keep-alive connections between exchanges, and
  * a cancel token wakes it with curl_multi_wakeup() (design.md §6 "Wait
  * helpers").
+ *
+ * Replays: libcurl silently resends a request whose reused keep-alive
+ * connection died before any response byte arrived. That is fine for GET,
+ * PUT and DELETE, but a POST (claim, pause, resume, fork…) may already have
+ * reached the server, and api.md §1.3 / design.md §6 allow no automatic
+ * repeat of it. A POST therefore always goes on a fresh connection (where
+ * libcurl never replays), unless it carries an Idempotency-Key, which makes
+ * a replay safe (the rule Go's net/http follows).
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -267,6 +275,9 @@ static void setup_easy(CURL *h, http_ctx *x, const s0__http_request *req, const 
 		curl_easy_setopt(h, CURLOPT_CAINFO, x->ca_file);
 	if (x->proxy)
 		curl_easy_setopt(h, CURLOPT_PROXY, x->proxy);
+	/* no silent replay of a POST on a dead keep-alive connection (see top) */
+	if (!strcmp(req->method, "POST") && !s0__headers_get(&req->headers, "Idempotency-Key"))
+		curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
 	if (!strcmp(req->method, "GET")) {
 		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
 	} else if (req->has_body) {

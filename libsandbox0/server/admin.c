@@ -65,7 +65,7 @@ static cJSON *body(actx *a, int *rc)
 	cJSON *root = NULL;
 	if (len > ADMIN_BODY_MAX)
 		*rc = fail(a, 413, "request_too_large", "admin request body is too large");
-	else if (!len || s0__json_depth(r->body, len, 8) > 8 ||
+	else if (!len || s0__json_check(r->body, len, 8) ||
 	         !(root = cJSON_ParseWithLength(r->body, len)) || !cJSON_IsObject(root))
 		*rc = fail(a, 400, "bad_request", "invalid request: expected a small JSON object");
 	if (root && !cJSON_IsObject(root)) {

@@ -3,29 +3,37 @@
 
 #include "local/api/api_internal.h"
 
-int s0__json_depth(const char *s, size_t len, int max)
+/* The hostile-input checks cJSON does not make: nesting depth, NUL bytes
+ * (raw, or escaped as \u0000, which cJSON would silently truncate at) and
+ * raw control characters inside strings (RFC 8259 §7). */
+const char *s0__json_check(const char *s, size_t len, int max_depth)
 {
-	int depth = 0, top = 0;
+	int depth = 0;
 	bool in_str = false;
 	for (size_t i = 0; i < len; i++) {
-		char ch = s[i];
+		unsigned char ch = (unsigned char)s[i];
+		if (!ch)
+			return "NUL byte in JSON";
 		if (in_str) {
-			if (ch == '\\')
+			if (ch < 0x20)
+				return "control character in a JSON string";
+			if (ch == '\\' && i + 1 < len) {
+				if (len - i >= 6 && !memcmp(s + i + 1, "u0000", 5))
+					return "NUL character in a JSON string";
 				i++;
-			else if (ch == '"')
+			} else if (ch == '"') {
 				in_str = false;
+			}
 		} else if (ch == '"') {
 			in_str = true;
 		} else if (ch == '{' || ch == '[') {
-			if (++depth > top)
-				top = depth;
-			if (top > max)
-				return top;
+			if (++depth > max_depth)
+				return "JSON nested too deeply";
 		} else if (ch == '}' || ch == ']') {
 			depth--;
 		}
 	}
-	return top;
+	return NULL;
 }
 
 static bool blank(const char *s, size_t len)
@@ -52,8 +60,9 @@ bool s0__body_json(s0__rctx *c, bool required, cJSON **out)
 			s0__reply_invalid(c, "request body is required");
 		return !required;
 	}
-	if (s0__json_depth(s, len, S0__ROUTER_JSON_DEPTH_MAX) > S0__ROUTER_JSON_DEPTH_MAX) {
-		s0__reply_invalid(c, "JSON nested deeper than %d levels", S0__ROUTER_JSON_DEPTH_MAX);
+	const char *bad = s0__json_check(s, len, S0__ROUTER_JSON_DEPTH_MAX);
+	if (bad) {
+		s0__reply_invalid(c, "%s", bad);
 		return false;
 	}
 	const char *end = NULL;

@@ -131,8 +131,10 @@ void s0__reply_error(s0__rctx *c, s0_error *err)
 	const char *wire, *canon;
 	int status;
 	wire_of(err, &wire, &status, &canon);
+	/* the engine's message is the wire message; a generic one (the code's
+	 * description) gives way to the reason's canonical wire message */
 	const char *msg = s0_error_message(err);
-	if (!msg || !*msg)
+	if (!msg || !*msg || (canon && !strcmp(msg, s0_strerror(s0_error_code(err)))))
 		msg = canon ? canon : s0_strerror(s0_error_code(err));
 	char *full = NULL;
 	if (status == 500 && c->action && strncmp(msg, "failed to ", 10))

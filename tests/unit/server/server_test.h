@@ -44,5 +44,6 @@ const char *err_message(cJSON *root);
 Suite *s0_server_core_suite(void);
 Suite *s0_server_admin_suite(void);
 Suite *s0_router_unit_suite(void);
+Suite *s0_router_adapters_suite(void);
 
 #endif

@@ -43,6 +43,7 @@ typedef struct s0__call {
 	const char *sandbox_id;      /* error context, nullable */
 	s0_cancel_token *cancel;     /* extra token besides the client's, nullable */
 	int64_t timeout_ms;          /* > 0: cap on the client's request timeout (wait deadlines) */
+	bool raw_reply;              /* a 2xx body that is not JSON is the caller's (file reads) */
 } s0__call;
 
 typedef struct s0__reply {
@@ -53,9 +54,11 @@ typedef struct s0__reply {
 } s0__reply;
 
 /*
- * Perform a call. On S0_OK the reply holds a 2xx response; a JSON body must
- * be a success envelope, else S0_EPROTOCOL. A non-2xx response becomes an
- * error through the wire table (code, reason, request id, Retry-After…).
+ * Perform a call. On S0_OK the reply holds a 2xx response; a non-empty body
+ * must be a success envelope (whatever its Content-Type), else S0_EPROTOCOL
+ * -- except with raw_reply, where only a JSON-typed body is decoded. A
+ * non-2xx response becomes an error through the wire table (code, reason,
+ * request id, Retry-After…).
  * *sent (nullable) tells, for S0_ETRANSPORT, whether the request may have
  * reached the server.
  */

@@ -63,7 +63,7 @@ int s0_files_read(s0_client *c, const char *id, const char *path, void **data_ou
 {
 	if (!data_out || !len_out)
 		return s0__error_set(err, S0_EINVAL, "invalid_argument", "outputs are required");
-	s0__call call = {0};
+	s0__call call = {.raw_reply = true};
 	s0__reply r;
 	int rc = files_call(c, "GET", id, "/files", path, NULL, &call, &r, err);
 	if (rc < 0)

@@ -38,10 +38,11 @@ static const char *request_id_of(const s0__headers *h)
 	return NULL;
 }
 
+/* application/json, application/problem+json…; media types ignore case. */
 static bool is_json_type(const s0__headers *h)
 {
 	const char *ct = s0__headers_get(h, "Content-Type");
-	return ct && strstr(ct, "json");
+	return ct && strcasestr(ct, "json");
 }
 
 /* Envelope error, the 429 rate-limit body, or anything else. */
@@ -119,7 +120,9 @@ static int add_std_headers(s0_client *c, const s0__call *call, s0__http_request 
 		rc |= auth ? s0__headers_add(h, "Authorization", auth) : -1;
 	free(auth);
 	rc |= s0__headers_add(h, "User-Agent", c->user_agent);
-	rc |= s0__headers_add(h, "Accept", "application/json");
+	/* A raw file read must not ask for JSON: procd answers the base64 JSON
+	 * form when Accept contains application/json (api.md §3.9). */
+	rc |= s0__headers_add(h, "Accept", call->raw_reply ? "*/*" : "application/json");
 	if (c->team_id)
 		rc |= s0__headers_add(h, "X-Team-ID", c->team_id);
 	if (call->idempotency_key)
@@ -132,10 +135,14 @@ static int add_std_headers(s0_client *c, const s0__call *call, s0__http_request 
 	return rc ? -1 : 0;
 }
 
-static int decode_success(s0__reply *reply, s0_error **err)
+static int decode_success(const s0__call *call, s0__reply *reply, s0_error **err)
 {
-	if (!reply->http.body.len || !is_json_type(&reply->http.headers))
+	if (!reply->http.body.len)
+		return S0_OK; /* nothing to decode; result readers see no data */
+	if (call->raw_reply && !is_json_type(&reply->http.headers))
 		return S0_OK; /* raw bodies (file reads) are the caller's */
+	/* Anything else must be an envelope, even when a proxy mislabels it or
+	 * answers 200 with an HTML page: success is never assumed. */
 	reply->root = cJSON_ParseWithLength(reply->http.body.data, reply->http.body.len);
 	if (!reply->root || !cJSON_IsObject(reply->root) ||
 	    !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply->root, "success")))
@@ -193,7 +200,7 @@ int s0__client_call(s0_client *c, const s0__call *call, s0__reply *reply, bool *
 		                                                call->sandbox_id));
 		goto out;
 	}
-	rc = decode_success(reply, err);
+	rc = decode_success(call, reply, err);
 out:
 	free(json);
 	s0__headers_free(&req.headers);

@@ -1,6 +1,8 @@
 /* s0_client construction, options and configuration (sandbox0/client.h). */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "client/client_internal.h"
 
@@ -25,23 +27,84 @@ static void client_destroy(s0_client *c)
 	free(c);
 }
 
+/* RFC 9110 token characters (a field name). */
+static bool is_tchar(unsigned char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+/* A field value may not carry CR, LF, NUL or other controls (header injection). */
+static bool valid_field_value(const char *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)v[i];
+		if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+/* Framing headers the library sets per request; a fixed value would break requests. */
+static bool reserved_header(const char *name, size_t n)
+{
+	static const char *const names[] = {"Content-Type", "Content-Length", "Transfer-Encoding",
+	                                    "Expect", "Idempotency-Key", "Connection"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strlen(names[i]) == n && !strncasecmp(names[i], name, n))
+			return true;
+	return false;
+}
+
 static int copy_extra_headers(s0_client *c, const char *const *headers, s0_error **err)
 {
 	for (size_t i = 0; headers && headers[i]; i++) {
-		const char *colon = strchr(headers[i], ':');
-		if (!colon || colon == headers[i])
+		const char *h = headers[i];
+		const char *colon = strchr(h, ':');
+		size_t nlen = colon ? (size_t)(colon - h) : 0;
+		bool name_ok = nlen > 0;
+		for (size_t k = 0; k < nlen && name_ok; k++)
+			name_ok = is_tchar((unsigned char)h[k]);
+		if (!name_ok)
 			return s0__error_set(err, S0_EINVAL, "invalid_header",
 			                     "extra header %zu is not \"Name: value\"", i);
-		char *name = s0__strndup(headers[i], (size_t)(colon - headers[i]));
-		const char *v = colon + 1;
+		if (reserved_header(h, nlen))
+			return s0__error_set(err, S0_EINVAL, "invalid_header",
+			                     "extra header %zu (%.*s) is set by the library per request", i,
+			                     (int)nlen, h);
+		/* the value without surrounding whitespace (RFC 9110 §5.5 OWS) */
+		const char *v = colon + 1, *end = v + strlen(v);
 		while (*v == ' ' || *v == '\t')
 			v++;
-		int rc = name ? s0__headers_add(&c->extra, name, v) : -1;
+		while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		if (!valid_field_value(v, (size_t)(end - v)))
+			return s0__error_set(err, S0_EINVAL, "invalid_header",
+			                     "extra header %zu has a control character in its value", i);
+		char *name = s0__strndup(h, nlen), *value = s0__strndup(v, (size_t)(end - v));
+		int rc = name && value ? s0__headers_add(&c->extra, name, value) : -1;
 		free(name);
+		free(value);
 		if (rc < 0)
 			return s0__error_nomem(err);
 	}
 	return S0_OK;
+}
+
+/* Copy of s without leading and trailing whitespace; NULL when blank (or s NULL). */
+static char *trimmed(const char *s, bool *oom)
+{
+	if (s0__is_blank(s))
+		return NULL;
+	while (isspace((unsigned char)*s))
+		s++;
+	size_t n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	char *d = s0__strndup(s, n);
+	if (!d)
+		*oom = true;
+	return d;
 }
 
 int s0__client_new_with_transport(const s0_client_options *opts, const s0__transport_ops *ops,
@@ -64,11 +127,13 @@ int s0__client_new_with_transport(const s0_client_options *opts, const s0__trans
 	}
 	c->ops = ops;
 	c->tctx = tctx;
+	bool oom = false;
 	c->base_url = s0__strdup(label);
-	c->token = s0__is_blank(opts->token) ? NULL : s0__strdup(opts->token);
+	/* whitespace around a token (a newline from a file or env var) is never part of it */
+	c->token = trimmed(opts->token, &oom);
 	c->user_agent = opts->user_agent ? s0__strdup(opts->user_agent)
 	                                 : s0__strdup("libsandbox0/" S0_VERSION_STRING);
-	c->team_id = s0__is_blank(opts->team_id) ? NULL : s0__strdup(opts->team_id);
+	c->team_id = trimmed(opts->team_id, &oom);
 	c->request_timeout_ms = opts->request_timeout_ms ? opts->request_timeout_ms : 120000;
 	c->cancel = opts->cancel;
 	if (opts->clock)
@@ -76,8 +141,13 @@ int s0__client_new_with_transport(const s0_client_options *opts, const s0__trans
 	else
 		s0_clock_real(&c->clock);
 	int rc = S0_OK;
-	if (!c->base_url || !c->user_agent || (opts->token && !s0__is_blank(opts->token) && !c->token))
+	if (!c->base_url || !c->user_agent || oom)
 		rc = s0__error_nomem(err);
+	else if ((c->token && !valid_field_value(c->token, strlen(c->token))) ||
+	         !valid_field_value(c->user_agent, strlen(c->user_agent)) ||
+	         (c->team_id && !valid_field_value(c->team_id, strlen(c->team_id))))
+		rc = s0__error_set(err, S0_EINVAL, "invalid_header",
+		                   "token, user_agent and team_id may not contain control characters");
 	else if (opts->request_timeout_ms < 0 && opts->request_timeout_ms != S0_TIMEOUT_INFINITE)
 		rc = s0__error_set(err, S0_EINVAL, "invalid_timeout",
 		                   "request_timeout_ms must be >= 0 or S0_TIMEOUT_INFINITE");
@@ -92,15 +162,23 @@ int s0__client_new_with_transport(const s0_client_options *opts, const s0__trans
 	return S0_OK;
 }
 
-/* Trim trailing slashes; require http:// or https://. */
+/*
+ * Require http(s)://host[...] (scheme in any case), with no query, fragment,
+ * blanks or controls -- the API path is appended to it; trim trailing
+ * slashes.
+ */
 static int normalise_base_url(const char *in, char **out, s0_error **err)
 {
 	const char *u = in && *in ? in : S0_DEFAULT_BASE_URL;
-	if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8))
+	size_t skip = !strncasecmp(u, "http://", 7) ? 7 : !strncasecmp(u, "https://", 8) ? 8 : 0;
+	bool ok = skip && u[skip] && u[skip] != '/';
+	for (const char *p = u; ok && *p; p++)
+		ok = (unsigned char)*p > 0x20 && *p != 0x7f && *p != '?' && *p != '#';
+	if (!ok)
 		return s0__error_set(err, S0_EINVAL, "invalid_base_url",
-		                     "base URL \"%s\" must start with http:// or https://", u);
+		                     "base URL \"%s\" must be http(s)://host[:port][/path]", u);
 	size_t n = strlen(u);
-	while (n > 8 && u[n - 1] == '/')
+	while (n > skip + 1 && u[n - 1] == '/')
 		n--;
 	*out = s0__strndup(u, n);
 	return *out ? S0_OK : s0__error_nomem(err);

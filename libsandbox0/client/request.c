@@ -114,16 +114,19 @@ s0_error *s0__error_from_response(const s0__http_response *resp, int64_t now_uni
 static int add_std_headers(s0_client *c, const s0__call *call, s0__http_request *req)
 {
 	s0__headers *h = &req->headers;
+	const s0__headers *x = &c->extra; /* the caller's headers replace these four */
 	char *auth = c->token ? s0__asprintf("Bearer %s", c->token) : NULL;
 	int rc = 0;
-	if (c->token)
+	if (c->token && !s0__headers_get(x, "Authorization"))
 		rc |= auth ? s0__headers_add(h, "Authorization", auth) : -1;
 	free(auth);
-	rc |= s0__headers_add(h, "User-Agent", c->user_agent);
+	if (!s0__headers_get(x, "User-Agent"))
+		rc |= s0__headers_add(h, "User-Agent", c->user_agent);
 	/* A raw file read must not ask for JSON: procd answers the base64 JSON
 	 * form when Accept contains application/json (api.md §3.9). */
-	rc |= s0__headers_add(h, "Accept", call->raw_reply ? "*/*" : "application/json");
-	if (c->team_id)
+	if (!s0__headers_get(x, "Accept"))
+		rc |= s0__headers_add(h, "Accept", call->raw_reply ? "*/*" : "application/json");
+	if (c->team_id && !s0__headers_get(x, "X-Team-ID"))
 		rc |= s0__headers_add(h, "X-Team-ID", c->team_id);
 	if (call->idempotency_key)
 		rc |= s0__headers_add(h, "Idempotency-Key", call->idempotency_key);

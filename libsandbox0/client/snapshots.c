@@ -125,6 +125,15 @@ int s0_sandbox_restore(s0_client *c, const char *sandbox_id, const char *snapsho
 	return rc;
 }
 
+/* No control characters: the key becomes a header value (no header injection). */
+static bool printable_key(const char *k)
+{
+	for (; *k; k++)
+		if ((unsigned char)*k < 0x20 || *k == 0x7f)
+			return false;
+	return true;
+}
+
 static int fork_body(const s0_fork_options *o, cJSON **out, s0_error **err)
 {
 	cJSON *body = cJSON_CreateObject();
@@ -166,9 +175,9 @@ int s0_sandbox_fork(s0_client *c, const char *sandbox_id, const s0_fork_options 
 	if (opts->memory && (s0__is_blank(key) || strlen(key) > 255))
 		return s0__error_set(err, S0_EINVAL, "idempotency_key_required",
 		                     "a memory fork needs an idempotency key of 1..255 characters");
-	if (key && (s0__is_blank(key) || strlen(key) > 255))
+	if (key && (s0__is_blank(key) || strlen(key) > 255 || !printable_key(key)))
 		return s0__error_set(err, S0_EINVAL, "invalid_argument",
-		                     "idempotency key must be 1..255 non-blank characters");
+		                     "idempotency key must be 1..255 non-blank printable characters");
 	cJSON *body = NULL;
 	char *path = s0__sandbox_path(sandbox_id, "/fork");
 	rc = path ? fork_body(opts, &body, err) : s0__error_nomem(err);

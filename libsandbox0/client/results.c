@@ -20,7 +20,7 @@ int s0__lifecycle_result_from_json(const cJSON *o, int http_status, s0_lifecycle
 		                     "expected an object in the response data");
 	const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "paused");
 	const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "resumed");
-	if ((p && !cJSON_IsBool(p)) || (r && !cJSON_IsBool(r)))
+	if ((p && !cJSON_IsBool(p) && !cJSON_IsNull(p)) || (r && !cJSON_IsBool(r) && !cJSON_IsNull(r)))
 		return s0__error_set(err, S0_EPROTOCOL, "unexpected_response",
 		                     "\"paused\"/\"resumed\" must be booleans");
 	s0_lifecycle_result *x = calloc(1, sizeof *x);

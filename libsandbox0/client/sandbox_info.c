@@ -57,12 +57,17 @@ static int check_types(const cJSON *o, s0_error **err)
 			return s0__error_set(err, S0_EPROTOCOL, "unexpected_response",
 			                     "sandbox field \"%s\" is not a string", strs[k]);
 	}
+	/* null reads as absent, as for the strings (api.md §3.0 tolerance) */
 	const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "paused");
-	if (p && !cJSON_IsBool(p))
+	if (p && !cJSON_IsBool(p) && !cJSON_IsNull(p))
 		return s0__error_set(err, S0_EPROTOCOL, "unexpected_response",
 		                     "sandbox field \"paused\" is not a boolean");
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "auto_resume");
+	if (a && !cJSON_IsBool(a) && !cJSON_IsNull(a))
+		return s0__error_set(err, S0_EPROTOCOL, "unexpected_response",
+		                     "sandbox field \"auto_resume\" is not a boolean");
 	const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "runtime_generation");
-	if (g && !cJSON_IsNumber(g))
+	if (g && !cJSON_IsNumber(g) && !cJSON_IsNull(g))
 		return s0__error_set(err, S0_EPROTOCOL, "unexpected_response",
 		                     "sandbox field \"runtime_generation\" is not a number");
 	return S0_OK;

@@ -24,6 +24,7 @@ typedef struct sreq {
 	const char *team;  /* borrowed from the keyring */
 	s0__buf body;
 	size_t limit, drained;
+	size_t reserved;   /* share of the server's body budget */
 	const char *limit_wire;
 	bool over, replied, counted;
 	int status;
@@ -142,6 +143,42 @@ static void sreq_start(s0_server *s, struct MHD_Connection *conn, sreq *r, const
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* Take n more bytes of the server-wide body budget. */
+static bool reserve(s0_server *s, sreq *r, size_t n)
+{
+	pthread_mutex_lock(&s->mu);
+	bool ok = n <= S0__SERVER_BUFFER_BUDGET - s->buffered;
+	if (ok) {
+		s->buffered += n;
+		r->reserved += n;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return ok;
+}
+
+static void unreserve(s0_server *s, sreq *r)
+{
+	pthread_mutex_lock(&s->mu);
+	s->buffered -= r->reserved;
+	r->reserved = 0;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* A declared body: over the limit, over the budget, or room made for it at once. */
+static enum MHD_Result declared_body(s0_server *s, struct MHD_Connection *conn, sreq *r)
+{
+	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+	unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+	if (n > r->limit)
+		return send_error(s, conn, r, 413, r->limit_wire, "request body is too large");
+	if (n && !reserve(s, r, (size_t)n))
+		return send_error(s, conn, r, 503, "unavailable",
+		                  "server is busy receiving other uploads; retry");
+	if (n && s0__buf_grow(&r->body, (size_t)n) < 0)
+		return send_error(s, conn, r, 503, "unavailable", "out of memory for the upload");
+	return MHD_YES;
+}
+
 /* First call: shutdown, authentication and a declared body over the limit. */
 static enum MHD_Result begin(s0_server *s, struct MHD_Connection *conn, sreq *r)
 {
@@ -158,18 +195,17 @@ static enum MHD_Result begin(s0_server *s, struct MHD_Connection *conn, sreq *r)
 		if (!r->team)
 			return send_error(s, conn, r, 401, "unauthorized", msg);
 	}
-	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-	if (cl && strtoull(cl, NULL, 10) > r->limit)
-		return send_error(s, conn, r, 413, r->limit_wire, "request body is too large");
-	return MHD_YES;
+	return declared_body(s, conn, r);
 }
 
-static enum MHD_Result absorb(sreq *r, const char *data, size_t n)
+static enum MHD_Result absorb(s0_server *s, sreq *r, const char *data, size_t n)
 {
 	if (!r->over && r->body.len + n > r->limit) {
 		r->over = true;
 		s0__buf_free(&r->body);
 	}
+	if (!r->over && r->body.len + n > r->reserved && !reserve(s, r, r->body.len + n - r->reserved))
+		return MHD_NO; /* undeclared (chunked) upload past the budget: hang up */
 	if (r->over) {
 		r->drained += n;
 		return r->drained > r->limit + DRAIN_SLACK ? MHD_NO : MHD_YES;
@@ -203,6 +239,7 @@ static enum MHD_Result finish(s0_server *s, struct MHD_Connection *conn, sreq *r
 	s0__http_response resp = {0};
 	int rc = call_handler(s, conn, r, &resp);
 	s0__buf_free(&r->body);
+	unreserve(s, r);
 	if (rc < 0 || !resp.status) {
 		s0__http_response_free(&resp);
 		return send_error(s, conn, r, 500, "internal_error", "out of memory");
@@ -230,7 +267,7 @@ enum MHD_Result s0__server_on_request(void *cls, struct MHD_Connection *conn, co
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
-		enum MHD_Result ok = absorb(r, upload_data, *upload_data_size);
+		enum MHD_Result ok = absorb(s, r, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return ok;
 	}
@@ -251,6 +288,7 @@ void s0__server_on_completed(void *cls, struct MHD_Connection *conn, void **con_
 		s0__server_log_line(&s->o, r->client, r->rid, r->team, r->method, r->path, status,
 	                    r->bytes, s0__real_monotonic_ms() - r->t0_ms);
 	s0__buf_free(&r->body);
+	unreserve(s, r);
 	free(r->path);
 	free(r->query);
 	if (r->counted) {

@@ -51,6 +51,10 @@ typedef struct s0__server_admin_ops {
 	int (*inspect)(void *ctx, const char *sandbox_id, char **json_out, s0_error **err);
 } s0__server_admin_ops;
 
+/* Request bodies buffered at once across all connections; past it new
+ * uploads answer 503 (256 connections x 100 MiB would not fit in memory). */
+#define S0__SERVER_BUFFER_BUDGET ((size_t)1 << 30)
+
 typedef struct s0__server_config {
 	const s0_server_options *opts; /* nullable: defaults */
 	s0__server_handler_fn handler;
@@ -77,6 +81,7 @@ struct s0_server {
 	pthread_mutex_t mu;
 	pthread_cond_t cv; /* signalled when active drops */
 	int active;        /* requests between first byte of handling and completion */
+	size_t buffered;   /* request body bytes reserved by all connections */
 	bool stopping;
 	bool counted;
 };

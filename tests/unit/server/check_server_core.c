@@ -84,6 +84,11 @@ START_TEST(auth_failures_are_401_envelopes)
 	expect_401(port, prefix, "invalid token");
 	const char *team[] = {"Authorization: Bearer " KEY_A, "X-Team-ID: team_b", NULL};
 	expect_401(port, team, "api key is not a member of the selected team");
+	/* with a body on the way the answer comes before it is read */
+	th_resp r;
+	ck_assert_int_eq(th_simple(port, "POST", "/api/v1/sandboxes", NULL, "{\"template\":\"x\"}", &r), 0);
+	ck_assert_int_eq(r.status, 401);
+	th_resp_free(&r);
 	ck_assert_int_eq(st.calls, 0);
 	s0_server_free(s);
 }

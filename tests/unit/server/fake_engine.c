@@ -12,6 +12,7 @@ struct s0__engine {
 	char fail_reason[64], fail_msg[256], fail_details[256];
 	int64_t fail_retry;
 	bool accepted;
+	const struct s0__files_ns *files;
 	fake_seen seen;
 	int next_id;
 };
@@ -269,29 +270,40 @@ int s0__engine_fork(s0__engine *e, const char *team, const char *id, const s0__f
 	return 0;
 }
 
+void fake_set_files(s0__engine *e, const struct s0__files_ns *ns)
+{
+	e->files = ns;
+}
+
 struct s0__runtime_access {
-	int unused;
+	const struct s0__files_ns *ns;
 };
 
+/* "sb-paused": auto_resume off; "sb-waking": the wake outlasts the budget. */
 int s0__engine_runtime_begin(s0__engine *e, const char *team, const char *id,
                              int64_t wake_budget_ms, s0__runtime_access **out, s0_error **err)
 {
-	(void)wake_budget_ms;
-	(void)out;
 	int rc = begin(e, team, id, err);
 	if (rc < 0)
 		return rc;
-	return s0__error_set(err, S0_EUNAVAILABLE, "auto_resume_disabled",
-	                     "sandbox is not running and auto_resume is disabled");
+	e->seen.duration = wake_budget_ms;
+	if (!strcmp(id, "sb-paused"))
+		return s0__error_set(err, S0_EUNAVAILABLE, "auto_resume_disabled",
+		                     "sandbox is not running and auto_resume is disabled");
+	if (!strcmp(id, "sb-waking"))
+		return s0__error_set(err, S0_EUNAVAILABLE, "waking_up", "sandbox is waking up");
+	s0__runtime_access *a = calloc(1, sizeof *a);
+	a->ns = e->files;
+	*out = a;
+	return 0;
 }
 
 void s0__engine_runtime_end(s0__runtime_access *a)
 {
-	(void)a;
+	free(a);
 }
 
-struct s0__fsroute *s0__runtime_access_files(s0__runtime_access *a)
+const struct s0__files_ns *s0__runtime_access_files(s0__runtime_access *a)
 {
-	(void)a;
-	return NULL;
+	return a->ns;
 }

@@ -15,7 +15,10 @@ void fake_fail_next(s0__engine *e, int code, const char *reason, const char *mes
                     int64_t retry_after_ms, const char *details_json);
 /* The next pause reports accepted (202). */
 void fake_pause_accepted(s0__engine *e);
-/* Last arguments the fake saw. */
+/* The files namespace runtime access hands out (borrowed). */
+struct s0__files_ns;
+void fake_set_files(s0__engine *e, const struct s0__files_ns *ns);
+/* Last arguments the fake saw (runtime_begin's wake budget goes to duration). */
 typedef struct fake_seen {
 	char team[96];
 	char id[256];

@@ -45,5 +45,6 @@ Suite *s0_server_core_suite(void);
 Suite *s0_server_admin_suite(void);
 Suite *s0_router_unit_suite(void);
 Suite *s0_router_adapters_suite(void);
+Suite *s0_router_files_suite(void);
 
 #endif

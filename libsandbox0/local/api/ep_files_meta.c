@@ -1,0 +1,103 @@
+/* Files: stat, list, move (api.md §3.9). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "local/api/files_common.h"
+
+static void reply_json_or_oom(s0__rctx *c, cJSON *d)
+{
+	if (!d)
+		c->oom = true;
+	s0__reply_data(c, 200, d);
+}
+
+void s0__ep_files_stat(s0__rctx *c)
+{
+	char *path = NULL;
+	size_t plen = 0;
+	s0__runtime_access *acc;
+	const s0__files_ns *ns;
+	if (!s0__files_param(c, "path", &path, &plen))
+		return;
+	if (s0__files_begin(c, &acc, &ns)) {
+		s0__fileinfo *fi = NULL;
+		s0_error *err = NULL;
+		int rc = s0__files_stat(ns, path, plen, &fi, &err);
+		s0__engine_runtime_end(acc);
+		if (rc < 0)
+			s0__reply_error(c, err);
+		else
+			reply_json_or_oom(c, s0__fileinfo_to_json(fi));
+		s0__fileinfo_free(fi);
+	}
+	free(path);
+}
+
+void s0__ep_files_list(s0__rctx *c)
+{
+	char *path = NULL;
+	size_t plen = 0;
+	s0__runtime_access *acc;
+	const s0__files_ns *ns;
+	if (!s0__files_param(c, "path", &path, &plen))
+		return;
+	if (s0__files_begin(c, &acc, &ns)) {
+		s0__filelist *l = NULL;
+		s0_error *err = NULL;
+		int rc = s0__files_list(ns, path, plen, &l, &err);
+		s0__engine_runtime_end(acc);
+		if (rc < 0)
+			s0__reply_error(c, err);
+		else
+			reply_json_or_oom(c, s0__filelist_to_json(l));
+		s0__filelist_free(l);
+	}
+	free(path);
+}
+
+/* {source, destination}: bad JSON is invalid_request, missing ends invalid_paths. */
+static cJSON *move_body(s0__rctx *c, const char **src, const char **dst)
+{
+	const s0__http_request *r = c->req;
+	size_t len = r->has_body ? r->body_len : 0;
+	cJSON *b = NULL;
+	if (len > S0__ROUTER_JSON_BODY_MAX) {
+		s0__reply_err(c, 413, "request_too_large", "request body is too large");
+		return NULL;
+	}
+	if (!len || s0__json_check(r->body, len, S0__ROUTER_JSON_DEPTH_MAX) ||
+	    !(b = cJSON_ParseWithLength(r->body, len)) || !cJSON_IsObject(b)) {
+		cJSON_Delete(b);
+		s0__files_invalid(c, "invalid_request", "invalid request body");
+		return NULL;
+	}
+	*src = s0__json_str(b, "source");
+	*dst = s0__json_str(b, "destination");
+	if (!*src || !**src || !*dst || !**dst) {
+		cJSON_Delete(b);
+		s0__files_invalid(c, "invalid_paths", "source and destination are required");
+		return NULL;
+	}
+	return b;
+}
+
+void s0__ep_files_move(s0__rctx *c)
+{
+	const char *src, *dst;
+	cJSON *b = move_body(c, &src, &dst);
+	if (!b)
+		return;
+	s0__runtime_access *acc;
+	const s0__files_ns *ns;
+	if (s0__files_begin(c, &acc, &ns)) {
+		s0_error *err = NULL;
+		int rc = s0__files_move(ns, src, strlen(src), dst, strlen(dst), &err);
+		s0__engine_runtime_end(acc);
+		if (rc < 0)
+			s0__reply_error(c, err);
+		else
+			s0__files_done(c, 200, "moved");
+	}
+	cJSON_Delete(b);
+}

@@ -29,7 +29,13 @@ int s0__json_add_time(cJSON *obj, const char *key, int64_t unix_ms, bool zero_ti
 
 /* RFC 3339 <-> unix ms. Parse returns 0 and sets *out, or -1 on bad input. */
 int s0__time_parse_rfc3339(const char *s, int64_t *out);
-/* Format into buf (>= 32 bytes), UTC with millisecond precision when non-zero. */
+/* The instants RFC 3339 can write: 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z. */
+#define S0__RFC3339_MIN_MS (-62135596800000LL)
+#define S0__RFC3339_MAX_MS 253402300799999LL
+/*
+ * Format into buf (>= 32 bytes), UTC with millisecond precision when
+ * non-zero. Instants outside the RFC 3339 range are clamped to it.
+ */
 void s0__time_format_rfc3339(int64_t unix_ms, char *buf, size_t n);
 /* Retry-After value (delta seconds or HTTP date) -> ms from now_unix_ms; -1 if invalid. */
 int64_t s0__retry_after_parse(const char *value, int64_t now_unix_ms);

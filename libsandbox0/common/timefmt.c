@@ -82,20 +82,35 @@ int s0__time_parse_rfc3339(const char *s, int64_t *out)
 
 void s0__time_format_rfc3339(int64_t unix_ms, char *buf, size_t n)
 {
-	time_t t = (time_t)(unix_ms / 1000);
-	int ms = (int)(unix_ms % 1000);
-	if (ms < 0) {
-		ms += 1000;
-		t--;
+	/* RFC 3339 covers years 0001..9999: clamp, so the text is always valid
+	 * (gmtime_r fails beyond its range and left struct tm unset). */
+	if (unix_ms < S0__RFC3339_MIN_MS)
+		unix_ms = S0__RFC3339_MIN_MS;
+	if (unix_ms > S0__RFC3339_MAX_MS)
+		unix_ms = S0__RFC3339_MAX_MS;
+	int64_t days = unix_ms / 86400000, rem = unix_ms % 86400000;
+	if (rem < 0) {
+		rem += 86400000;
+		days--;
 	}
-	struct tm tm;
-	gmtime_r(&t, &tm);
+	int ms = (int)(rem % 1000), secs = (int)(rem / 1000);
+	/* civil from days (Howard Hinnant) */
+	int64_t z = days + 719468;
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t y = (int64_t)yoe + era * 400;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	unsigned d = doy - (153 * mp + 2) / 5 + 1;
+	unsigned m = mp < 10 ? mp + 3 : mp - 9;
+	y += m <= 2;
 	if (ms)
-		snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-		         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+		snprintf(buf, n, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", (int)y, m, d, secs / 3600,
+		         secs / 60 % 60, secs % 60, ms);
 	else
-		snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		snprintf(buf, n, "%04d-%02u-%02uT%02d:%02d:%02dZ", (int)y, m, d, secs / 3600,
+		         secs / 60 % 60, secs % 60);
 }
 
 /* Longest delay believed, either form: a year (anything longer is a bogus header). */

@@ -1,4 +1,5 @@
 /* RFC 3339 timestamps and Retry-After values (common/timefmt.c). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,17 @@ START_TEST(test_format)
 	ck_assert_str_eq(buf, "1969-12-31T23:59:59Z");
 	s0__time_format_rfc3339(253402300799999LL, buf, sizeof buf);
 	ck_assert_str_eq(buf, "9999-12-31T23:59:59.999Z");
+	s0__time_format_rfc3339(-62135596800000LL, buf, sizeof buf);
+	ck_assert_str_eq(buf, "0001-01-01T00:00:00Z");
+	s0__time_format_rfc3339(951782400000LL, buf, sizeof buf);
+	ck_assert_str_eq(buf, "2000-02-29T00:00:00Z");
+	/* outside RFC 3339's years the text is clamped, never garbage */
+	s0__time_format_rfc3339(INT64_MAX, buf, sizeof buf);
+	ck_assert_str_eq(buf, "9999-12-31T23:59:59.999Z");
+	s0__time_format_rfc3339(INT64_MIN, buf, sizeof buf);
+	ck_assert_str_eq(buf, "0001-01-01T00:00:00Z");
+	s0__time_format_rfc3339(253402300800000LL, buf, sizeof buf);
+	ck_assert_str_eq(buf, "9999-12-31T23:59:59.999Z");
 	/* a short buffer is truncated, never overrun */
 	char small[8];
 	memset(small, 'x', sizeof small);
@@ -117,11 +129,13 @@ START_TEST(test_round_trip)
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
-		/* 1900 .. 2200 in ms */
-		int64_t t = (int64_t)(x % 9467280000000ULL) - 2208988800000LL;
+		/* years 0001 .. 9999, or 1900 .. 2200 */
+		int64_t t = i % 2 ? (int64_t)(x % 9467280000000ULL) - 2208988800000LL
+		                  : (int64_t)(x % (uint64_t)(S0__RFC3339_MAX_MS - S0__RFC3339_MIN_MS)) +
+		                        S0__RFC3339_MIN_MS;
 		if (i % 3 == 0)
 			t -= t % 1000; /* whole seconds too */
-		if (t == 0)
+		if (t == 0 || t == S0__RFC3339_MIN_MS) /* both read back as "unset" (0) */
 			continue;
 		char buf[40];
 		s0__time_format_rfc3339(t, buf, sizeof buf);

@@ -46,8 +46,9 @@ int s0_snapshot_create(s0_client *c, const char *sandbox_id, const char *name,
 	int rc = s0__check_id("sandbox_id", sandbox_id, err);
 	if (rc < 0)
 		return rc;
-	if (expires_at_unix_ms < 0)
-		return s0__error_set(err, S0_EINVAL, "invalid_argument", "expires_at must be >= 0");
+	if (expires_at_unix_ms < 0 || expires_at_unix_ms > S0__RFC3339_MAX_MS)
+		return s0__error_set(err, S0_EINVAL, "invalid_argument",
+		                     "expires_at must be 0 (never) or a time before year 10000");
 	cJSON *body = cJSON_CreateObject();
 	char *path = s0__sandbox_path(sandbox_id, "/snapshots");
 	if (!body || !path || (name && s0__json_add_str(body, "name", name) < 0) ||

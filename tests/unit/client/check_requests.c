@@ -519,6 +519,7 @@ START_TEST(test_snapshots)
 	assert_std_headers(s0t_responder_req(R, 4), false);
 
 	ck_assert_int_eq(s0_snapshot_create(C, "sb-1", NULL, NULL, -5, &s, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_snapshot_create(C, "sb-1", NULL, NULL, INT64_MAX, &s, NULL), S0_EINVAL);
 	ck_assert_int_eq(s0_snapshot_get(C, "", &s, NULL), S0_EINVAL);
 	ck_assert_int_eq(s0_snapshot_delete(C, NULL, NULL), S0_EINVAL);
 	ck_assert_int_eq(s0_snapshot_list_get(C, "", &l, NULL), S0_EINVAL);

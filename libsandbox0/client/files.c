@@ -126,6 +126,8 @@ int s0_files_delete(s0_client *c, const char *id, const char *path, s0_error **e
 int s0_files_stat(s0_client *c, const char *id, const char *path, s0_file_info **out,
                   s0_error **err)
 {
+	if (!out)
+		return s0__error_set(err, S0_EINVAL, "invalid_argument", "out is NULL");
 	s0__call call = {0};
 	s0__reply r;
 	int rc = files_call(c, "GET", id, "/files/stat", path, NULL, &call, &r, err);
@@ -139,6 +141,8 @@ int s0_files_stat(s0_client *c, const char *id, const char *path, s0_file_info *
 int s0_files_list(s0_client *c, const char *id, const char *path, s0_file_list **out,
                   s0_error **err)
 {
+	if (!out)
+		return s0__error_set(err, S0_EINVAL, "invalid_argument", "out is NULL");
 	s0__call call = {0};
 	s0__reply r;
 	int rc = files_call(c, "GET", id, "/files/list", path, NULL, &call, &r, err);

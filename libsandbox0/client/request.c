@@ -223,6 +223,8 @@ void s0__reply_free(s0__reply *r)
 int s0__call_into(s0_client *c, const s0__call *call, s0__from_json_fn fn, void **out,
                   s0_error **err)
 {
+	if (fn && !out) /* checked before anything is sent */
+		return s0__error_set(err, S0_EINVAL, "invalid_argument", "out is NULL");
 	s0__reply r;
 	int rc = s0__client_call(c, call, &r, NULL, err);
 	if (rc < 0)

@@ -222,6 +222,8 @@ int s0_sandbox_iter_new(s0_client *c, const s0_list_options *opts, s0_sandbox_it
 	s0_list_options d = S0_LIST_OPTIONS_INIT;
 	if (!opts)
 		opts = &d;
+	if (!out)
+		return s0__error_set(err, S0_EINVAL, "invalid_argument", "out is NULL");
 	s0__buf q = S0__BUF_INIT;
 	int rc = s0__list_query(opts, opts->offset, &q, err); /* validate now */
 	s0__buf_free(&q);
@@ -242,6 +244,8 @@ int s0_sandbox_iter_new(s0_client *c, const s0_list_options *opts, s0_sandbox_it
 
 int s0_sandbox_iter_next(s0_sandbox_iter *it, const s0_sandbox_info **out, s0_error **err)
 {
+	if (!it || !out)
+		return s0__error_set(err, S0_EINVAL, "invalid_argument", "iterator and out are required");
 	while (!it->page || it->pos >= s0_sandbox_page_length(it->page)) {
 		if (it->done)
 			return S0_ITEROVER;

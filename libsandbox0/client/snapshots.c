@@ -80,7 +80,7 @@ int s0_snapshot_list_get(s0_client *c, const char *sandbox_id, s0_snapshot_list 
 }
 
 static int snapshot_call(s0_client *c, const char *method, const char *snapshot_id,
-                         void **out, s0_error **err)
+                         s0__from_json_fn fn, void **out, s0_error **err)
 {
 	int rc = s0__check_id("snapshot_id", snapshot_id, err);
 	if (rc < 0)
@@ -89,7 +89,7 @@ static int snapshot_call(s0_client *c, const char *method, const char *snapshot_
 	if (!path)
 		return s0__error_nomem(err);
 	s0__call call = {.method = method, .path = path};
-	rc = s0__call_into(c, &call, out ? snap_fn : NULL, out, err);
+	rc = s0__call_into(c, &call, fn, out, err);
 	free(path);
 	return rc;
 }
@@ -97,12 +97,12 @@ static int snapshot_call(s0_client *c, const char *method, const char *snapshot_
 int s0_snapshot_get(s0_client *c, const char *snapshot_id, s0_snapshot_info **out,
                     s0_error **err)
 {
-	return snapshot_call(c, "GET", snapshot_id, (void **)out, err);
+	return snapshot_call(c, "GET", snapshot_id, snap_fn, (void **)out, err);
 }
 
 int s0_snapshot_delete(s0_client *c, const char *snapshot_id, s0_error **err)
 {
-	return snapshot_call(c, "DELETE", snapshot_id, NULL, err);
+	return snapshot_call(c, "DELETE", snapshot_id, NULL, NULL, err);
 }
 
 int s0_sandbox_restore(s0_client *c, const char *sandbox_id, const char *snapshot_id,

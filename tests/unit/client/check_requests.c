@@ -646,6 +646,34 @@ START_TEST(test_fork_memory_key_validation)
 }
 END_TEST
 
+/* A NULL result slot is refused before anything is sent. */
+START_TEST(test_null_out_no_request)
+{
+	s0_error *e = NULL;
+	ck_assert_int_eq(s0_sandbox_get(C, "sb-1", NULL, &e), S0_EINVAL);
+	CT_ASSERT_ERR(e, S0_EINVAL, "invalid_argument");
+	s0_error_free(e);
+	ck_assert_int_eq(s0_sandbox_status(C, "sb-1", NULL, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_sandbox_claim(C, "default", NULL, NULL, NULL, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_sandbox_pause(C, "sb-1", 0, NULL, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_sandbox_refresh(C, "sb-1", 0, NULL, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_sandbox_list(C, NULL, NULL, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_sandbox_iter_new(C, NULL, NULL, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_snapshot_get(C, "snap-1", NULL, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_snapshot_list_get(C, "sb-1", NULL, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_sandbox_fork(C, "sb-1", NULL, NULL, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_sandbox_restore(C, "sb-1", "snap-1", NULL, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_files_stat(C, "sb-1", "/a", NULL, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_files_list(C, "sb-1", "/a", NULL, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_files_read(C, "sb-1", "/a", NULL, NULL, NULL), S0_EINVAL);
+	s0_sandbox_iter *it = NULL;
+	ck_assert_int_eq(s0_sandbox_iter_new(C, NULL, &it, NULL), S0_OK);
+	ck_assert_int_eq(s0_sandbox_iter_next(it, NULL, NULL), S0_EINVAL);
+	s0_sandbox_iter_free(it);
+	ck_assert_uint_eq(s0t_responder_count(R), 0);
+}
+END_TEST
+
 Suite *s0_client_requests_suite(void)
 {
 	Suite *s = suite_create("client_requests");
@@ -670,6 +698,7 @@ Suite *s0_client_requests_suite(void)
 	tcase_add_test(tc, test_restore);
 	tcase_add_test(tc, test_fork);
 	tcase_add_test(tc, test_fork_memory_key_validation);
+	tcase_add_test(tc, test_null_out_no_request);
 	suite_add_tcase(s, tc);
 	return s;
 }

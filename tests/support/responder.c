@@ -13,7 +13,7 @@
 #include <strings.h>
 #include <time.h>
 
-#define MAX_CONNECTIONS 64
+#define MAX_CONNECTIONS 256
 #define MAX_RECORDED_BODY (256u * 1024 * 1024)
 #define MAX_HOLD_MS 60000
 

@@ -13,7 +13,7 @@
  * blocks other connections. All functions are safe to call from any thread;
  * modify a reply only before the request that takes it arrives.
  *
- * Bounds: 127.0.0.1 on an ephemeral port, at most 64 connections, request
+ * Bounds: 127.0.0.1 on an ephemeral port, at most 256 connections, request
  * bodies recorded up to 256 MiB, a stall or delay ends after 60 s at the
  * latest. s0t_responder_free() releases every held reply and stops the
  * daemon (joining its threads).

@@ -187,14 +187,13 @@ START_TEST(raw_path_and_query_reach_the_handler)
 }
 END_TEST
 
-static void expect_413(int port, const char *path, size_t len, bool chunked, const char *code)
+static void post_413(int port, const char *path, const char *body, size_t len, bool chunked,
+                     bool expect, const char *code)
 {
-	char *body = malloc(len);
-	memset(body, 'x', len);
 	char *url = th_url(port, path);
 	const char *hs[] = {"Authorization: Bearer " KEY_A, NULL};
 	th_req q = {.method = "POST", .url = url, .headers = hs, .body = body, .body_len = len,
-	            .chunked = chunked};
+	            .chunked = chunked, .expect_continue = expect};
 	th_resp r;
 	th_do(&q, &r);
 	ck_assert_int_eq(r.status, 413);
@@ -203,6 +202,15 @@ static void expect_413(int port, const char *path, size_t len, bool chunked, con
 	cJSON_Delete(j);
 	th_resp_free(&r);
 	free(url);
+}
+
+/* With and without Expect: 100-continue. */
+static void expect_413(int port, const char *path, size_t len, bool chunked, const char *code)
+{
+	char *body = malloc(len);
+	memset(body, 'x', len);
+	post_413(port, path, body, len, chunked, false, code);
+	post_413(port, path, body, len, chunked, true, code);
 	free(body);
 }
 
@@ -214,6 +222,7 @@ START_TEST(bodies_over_the_limit_are_413)
 	expect_413(port, "/api/v1/sandboxes", 5000, true, "request_too_large");
 	expect_413(port, "/api/v1/sandboxes/x/files", 4097, false, "file_too_large");
 	expect_413(port, "/api/v1/sandboxes/x/files", 4097, true, "file_too_large");
+	expect_413(port, "/api/v1/sandboxes/x/files", 3 << 20, false, "file_too_large");
 	ck_assert_int_eq(st.calls, 0);
 	/* at the limit it goes through */
 	char body[1024];
@@ -223,7 +232,7 @@ START_TEST(bodies_over_the_limit_are_413)
 	char *url = th_url(port, "/api/v1/sandboxes");
 	const char *hs[] = {"Authorization: Bearer " KEY_A, NULL};
 	th_req q = {.method = "POST", .url = url, .headers = hs, .body = body,
-	            .body_len = sizeof body};
+	            .body_len = sizeof body, .expect_continue = true};
 	th_resp r;
 	th_do(&q, &r);
 	ck_assert_int_eq(r.status, 200);

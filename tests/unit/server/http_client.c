@@ -53,7 +53,7 @@ int th_do(const th_req *q, th_resp *out)
 		hl = curl_slist_append(hl, *h);
 	if (q->chunked)
 		hl = curl_slist_append(hl, "Transfer-Encoding: chunked");
-	hl = curl_slist_append(hl, "Expect:");
+	hl = curl_slist_append(hl, q->expect_continue ? "Expect: 100-continue" : "Expect:");
 	curl_easy_setopt(c, CURLOPT_URL, q->url);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, q->method ? q->method : "GET");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);

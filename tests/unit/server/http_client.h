@@ -22,6 +22,7 @@ typedef struct th_req {
 	const void *body;         /* nullable */
 	size_t body_len;
 	bool chunked;             /* send without Content-Length */
+	bool expect_continue;     /* send Expect: 100-continue (curl's own choice) */
 	long timeout_ms;          /* 0 = 20000 */
 } th_req;
 

@@ -46,5 +46,7 @@ Suite *s0_server_admin_suite(void);
 Suite *s0_router_unit_suite(void);
 Suite *s0_router_adapters_suite(void);
 Suite *s0_router_files_suite(void);
+Suite *s0_router_engine_suite(void);
+Suite *s0_server_local_suite(void);
 
 #endif

@@ -1,0 +1,175 @@
+/*
+ * `s0 serve` end to end: s0_server_new over a real s0_local, used by this
+ * library's own HTTP client and by raw HTTP; parity with the in-process
+ * client; team isolation by API key; the admin routes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "local_fixture.h"
+#include "sandbox0/sandbox0.h"
+#include "sandbox0/server.h"
+#include "server_test.h"
+
+#define KEY_L "s0_local_team_key_000111"
+
+static lf f;
+static s0_server *srv;
+
+static void setup(void)
+{
+	lf_open(&f, false);
+}
+
+static void teardown(void)
+{
+	s0_server_free(srv);
+	srv = NULL;
+	lf_close(&f);
+}
+
+static void start(uint32_t flags)
+{
+	static const s0_server_api_key keys[] = {
+		{KEY_A, "team_a"}, {KEY_B, "team_b"}, {KEY_L, "team_local"}};
+	s0_server_options o = S0_SERVER_OPTIONS_INIT;
+	o.api_keys = keys;
+	o.api_keys_len = 3;
+	o.flags = flags;
+	s0_error *err = NULL;
+	int rc = s0_server_new(f.local, &o, &srv, &err);
+	ck_assert_msg(rc == S0_OK, "s0_server_new: %s", err ? s0_error_message(err) : "?");
+}
+
+static s0_client *http_client(const char *key)
+{
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", s0_server_port(srv));
+	s0_client_options o = S0_CLIENT_OPTIONS_INIT;
+	o.base_url = url;
+	o.token = key;
+	s0_client *c = NULL;
+	ck_assert_int_eq(s0_client_new(&o, &c, NULL), S0_OK);
+	return c;
+}
+
+static long raw_status(const char *method, const char *path, const char *key, const char *body,
+                       cJSON **json)
+{
+	th_resp r;
+	th_simple(s0_server_port(srv), method, path, key, body, &r);
+	long st = r.status;
+	if (json)
+		*json = resp_json(&r);
+	th_resp_free(&r);
+	return st;
+}
+
+START_TEST(lifecycle_over_http)
+{
+	start(0);
+	cJSON *j = NULL;
+	ck_assert_int_eq(raw_status("GET", "/healthz", NULL, NULL, &j), 200);
+	ck_assert_str_eq(s0__json_str0(cJSON_GetObjectItem(j, "data"), "status"), "healthy");
+	cJSON_Delete(j);
+	ck_assert_int_eq(raw_status("GET", "/metadata", NULL, NULL, NULL), 200);
+	ck_assert_int_eq(raw_status("GET", "/api/v1/sandboxes", NULL, NULL, NULL), 401);
+	ck_assert_int_eq(raw_status("GET", "/admin/v1/inspect", KEY_A, NULL, NULL), 404);
+	s0_client *a = http_client(KEY_A), *b = http_client(KEY_B);
+	s0_sandbox_info *info = NULL;
+	s0_error *err = NULL;
+	int rc = s0_sandbox_claim(a, "default", NULL, NULL, &info, &err);
+	ck_assert_msg(rc == S0_OK, "claim: %s", err ? s0_error_message(err) : "?");
+	char *id = strdup(s0_sandbox_info_id(info));
+	s0_sandbox_info_free(info);
+	ck_assert_int_eq(s0_files_write(a, id, "/workspace/x.txt", "data", 4, NULL), S0_OK);
+	ck_assert_int_eq(s0_sandbox_pause_and_wait(a, id, NULL, &info, NULL), S0_OK);
+	ck_assert(s0_sandbox_info_paused(info));
+	ck_assert_str_eq(s0_sandbox_info_runtime_id(info), "");
+	s0_sandbox_info_free(info);
+	ck_assert_int_eq(s0_sandbox_resume_and_wait(a, id, NULL, &info, NULL), S0_OK);
+	ck_assert_int_eq(s0_sandbox_info_status(info), S0_STATUS_RUNNING);
+	s0_sandbox_info_free(info);
+	void *data = NULL;
+	size_t len = 0;
+	ck_assert_int_eq(s0_files_read(a, id, "/workspace/x.txt", &data, &len, NULL), S0_OK);
+	ck_assert_uint_eq(len, 4);
+	ck_assert_mem_eq(data, "data", 4);
+	s0_free(data);
+	/* another team's key sees nothing */
+	ck_assert_int_eq(s0_sandbox_get(b, id, &info, &err), S0_ENOTFOUND);
+	ck_assert_int_eq(s0_error_http_status(err), 404);
+	s0_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(s0_sandbox_delete(b, id, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0_sandbox_delete(a, id, NULL), S0_OK);
+	s0_client *bad = http_client("s0_unknown_key_zzzzzzz");
+	ck_assert_int_eq(s0_sandbox_get(bad, id, &info, &err), S0_EAUTH);
+	ck_assert_str_eq(s0_error_wire_code(err), "unauthorized");
+	s0_error_free(err);
+	s0_client_free(bad);
+	s0_client_free(a);
+	s0_client_free(b);
+	free(id);
+}
+END_TEST
+
+START_TEST(http_and_in_process_clients_agree)
+{
+	start(0);
+	s0_client *h = http_client(KEY_L), *l = NULL;
+	ck_assert_int_eq(s0_client_new_local(f.local, NULL, &l, NULL), S0_OK);
+	s0_sandbox_info *x = NULL, *y = NULL;
+	ck_assert_int_eq(s0_sandbox_claim(l, "default", NULL, NULL, &x, NULL), S0_OK);
+	const char *id = s0_sandbox_info_id(x);
+	ck_assert_int_eq(s0_sandbox_get(h, id, &y, NULL), S0_OK);
+	s0_sandbox_info *z = NULL;
+	ck_assert_int_eq(s0_sandbox_get(l, id, &z, NULL), S0_OK);
+	ck_assert_str_eq(s0_sandbox_info_json(y), s0_sandbox_info_json(z));
+	s0_sandbox_info_free(x);
+	s0_sandbox_info_free(y);
+	s0_sandbox_info_free(z);
+	s0_client_free(h);
+	s0_client_free(l);
+}
+END_TEST
+
+START_TEST(admin_routes_reach_the_backend)
+{
+	start(S0_SERVER_ENABLE_ADMIN);
+	cJSON *j = NULL;
+	ck_assert_int_eq(raw_status("POST", "/admin/v1/clock", KEY_A, "{\"advance_ms\":1000}", &j),
+	                 200);
+	ck_assert_int_eq(s0__json_i64(cJSON_GetObjectItem(j, "data"), "now_unix_ms", 0),
+	                 1767225601000LL);
+	cJSON_Delete(j);
+	ck_assert_int_eq(raw_status("GET", "/admin/v1/inspect", KEY_A, NULL, &j), 200);
+	ck_assert(cJSON_IsObject(cJSON_GetObjectItem(j, "data")));
+	cJSON_Delete(j);
+	ck_assert_int_eq(raw_status("POST", "/admin/v1/faults", KEY_A,
+	                            "{\"name\":\"no_such_fault_point\",\"mode\":\"fail\"}", NULL),
+	                 400);
+	ck_assert_int_eq(raw_status("POST", "/admin/v1/faults", KEY_A,
+	                            "{\"name\":\"object_store\",\"mode\":\"fail\",\"count\":1}", NULL),
+	                 200);
+	ck_assert_int_eq(raw_status("DELETE", "/admin/v1/faults?name=object_store", KEY_A, NULL,
+	                            NULL),
+	                 200);
+	ck_assert_int_eq(raw_status("GET", "/admin/v1/inspect", NULL, NULL, NULL), 401);
+}
+END_TEST
+
+Suite *s0_server_local_suite(void)
+{
+	Suite *s = suite_create("server_local");
+	TCase *tc = tcase_create("local");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, lifecycle_over_http);
+	tcase_add_test(tc, http_and_in_process_clients_agree);
+	tcase_add_test(tc, admin_routes_reach_the_backend);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -126,6 +126,24 @@ static bool id_ok(const char *id)
 	return true;
 }
 
+/* 405 with an Allow header listing the path's methods (RFC 9110 §15.5.6). */
+static void method_not_allowed(s0__rctx *c, const segs *path, const char *method)
+{
+	char allow[64] = "";
+	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+		int ps;
+		if (routes[i].method && match(routes[i].pattern, path, &ps) &&
+		    strlen(allow) + strlen(routes[i].method) + 3 < sizeof allow) {
+			if (allow[0])
+				strcat(allow, ", ");
+			strcat(allow, routes[i].method);
+		}
+	}
+	if (allow[0])
+		s0__reply_header(c, "Allow", allow);
+	s0__reply_err(c, 405, "method_not_allowed", "method %.16s not allowed", method);
+}
+
 static void dispatch(s0__rctx *c, const route *r, const segs *path, int param_seg)
 {
 	char *id = NULL;
@@ -172,7 +190,7 @@ int s0__router_handle(s0__engine *e, const s0__router_opts *opts, const s0__http
 	if (r)
 		dispatch(&c, r, &path, param_seg);
 	else if (known)
-		s0__reply_err(&c, 405, "method_not_allowed", "method %.16s not allowed", method);
+		method_not_allowed(&c, &path, method);
 	else
 		s0__reply_err(&c, 404, "not_found", "not found");
 	if (!resp->status)

@@ -79,6 +79,10 @@ START_TEST(unknown_routes_wrong_methods_and_deferred_routes)
 	r = CALL("PATCH", SB "/sb-1");
 	expect_error(&r, 405, "method_not_allowed", NULL);
 	r = CALL("GET", SB "/sb-1/pause");
+	ck_assert_str_eq(rc_header(&r, "Allow"), "POST");
+	expect_error(&r, 405, "method_not_allowed", NULL);
+	r = CALL("POST", SB "/sb-1");
+	ck_assert_str_eq(rc_header(&r, "Allow"), "GET, PUT, DELETE");
 	expect_error(&r, 405, "method_not_allowed", NULL);
 	r = CALL("PUT", SB "/sb-1/files");
 	expect_error(&r, 405, "method_not_allowed", NULL);

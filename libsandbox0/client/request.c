@@ -69,9 +69,11 @@ static s0_error *error_from_body(const s0__http_response *resp, cJSON *root, int
 		int code;
 		const char *reason;
 		s0_error_map_wire(NULL, resp->status, NULL, &code, &reason);
-		int64_t ra = s0__json_i64(root, "retry_after", -1);
-		if (ra >= 0 && *retry_ms < 0)
-			*retry_ms = ra * 1000;
+		/* whole seconds within the header's one-year bound, else absent */
+		const cJSON *rj = cJSON_GetObjectItemCaseSensitive(root, "retry_after");
+		if (cJSON_IsNumber(rj) && *retry_ms < 0 && rj->valuedouble >= 0 &&
+		    rj->valuedouble <= 86400.0 * 365)
+			*retry_ms = (int64_t)rj->valuedouble * 1000;
 		s0_error *err = s0__error_make(code, reason, e->valuestring);
 		s0__error_set_http(err, resp->status, "unexpected_response", NULL, -1);
 		return err;

@@ -335,6 +335,22 @@ START_TEST(test_rate_limit_body)
 	e = get_error(S0_ETHROTTLED);
 	ck_assert_int_eq(s0_error_retry_after_ms(e), 3000); /* the header wins */
 	s0_error_free(e);
+	/* odd retry_after values count as absent, like odd headers */
+	const char *odd[] = {"\"12\"", "-3", "1e17", "9.3e18", "null", "31536001"};
+	for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+		char body[128];
+		snprintf(body, sizeof body, "{\"error\":\"rate limit exceeded\",\"retry_after\":%s}",
+		         odd[i]);
+		s0t_push_json(R, 429, body);
+		e = get_error(S0_ETHROTTLED);
+		ck_assert_msg(s0_error_retry_after_ms(e) == -1, "%s: %lld", odd[i],
+		              (long long)s0_error_retry_after_ms(e));
+		s0_error_free(e);
+	}
+	s0t_push_json(R, 429, "{\"error\":\"rate limit exceeded\",\"retry_after\":0}");
+	e = get_error(S0_ETHROTTLED);
+	ck_assert_int_eq(s0_error_retry_after_ms(e), 0);
+	s0_error_free(e);
 }
 END_TEST
 

@@ -2,6 +2,7 @@
 #include "common/cancel.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 static int64_t real_now(void *ctx)
@@ -79,7 +80,7 @@ void s0_manual_clock_advance(s0_manual_clock *mc, int64_t ms)
 	if (ms <= 0)
 		return;
 	pthread_mutex_lock(&mc->mu);
-	mc->now += ms;
+	mc->now = mc->now > INT64_MAX - ms ? INT64_MAX : mc->now + ms; /* saturate */
 	pthread_cond_broadcast(&mc->cv);
 	pthread_mutex_unlock(&mc->mu);
 }
@@ -110,7 +111,7 @@ static int manual_sleep(void *ctx, int64_t ms, s0_cancel_token *cancel)
 	}
 	int id = s0__cancel_subscribe(cancel, manual_wake, mc);
 	pthread_mutex_lock(&mc->mu);
-	int64_t until = mc->now + ms;
+	int64_t until = mc->now > INT64_MAX - ms ? INT64_MAX : mc->now + ms; /* saturate */
 	while (mc->now < until && !s0_cancel_token_is_canceled(cancel))
 		pthread_cond_wait(&mc->cv, &mc->mu);
 	pthread_mutex_unlock(&mc->mu);

@@ -1,6 +1,7 @@
 /* Cancel tokens and clocks (sandbox0/clock.h, common/cancel.h). */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -246,6 +247,11 @@ START_TEST(test_manual_clock_auto_advance)
 	ck_assert_int_eq(clk.sleep_ms(clk.ctx, 1000, t), S0_ECANCELED);
 	ck_assert_int_eq(s0_manual_clock_now(mc), 1893456000000LL + 3600500);
 	s0_cancel_token_free(t);
+	/* time saturates instead of overflowing */
+	ck_assert_int_eq(clk.sleep_ms(clk.ctx, INT64_MAX, NULL), S0_OK);
+	ck_assert_int_eq(s0_manual_clock_now(mc), INT64_MAX);
+	s0_manual_clock_advance(mc, INT64_MAX);
+	ck_assert_int_eq(s0_manual_clock_now(mc), INT64_MAX);
 	s0_manual_clock_free(mc);
 	s0_manual_clock_free(NULL);
 	/* start 0 means the real time now */

@@ -1,4 +1,5 @@
 /* Sandbox lifecycle endpoints (api.md §3.1–3.7). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,8 +257,10 @@ int s0_sandbox_iter_next(s0_sandbox_iter *it, const s0_sandbox_info **out, s0_er
 		s0_sandbox_page_free(it->page);
 		it->page = p;
 		it->pos = 0;
-		it->offset += (int32_t)s0_sandbox_page_length(p);
-		it->done = !s0_sandbox_page_has_more(p) || !s0_sandbox_page_length(p);
+		int64_t next = (int64_t)it->offset + (int64_t)s0_sandbox_page_length(p);
+		it->done = !s0_sandbox_page_has_more(p) || !s0_sandbox_page_length(p) ||
+		           next > INT32_MAX; /* the wire's offset is an int32 */
+		it->offset = it->done ? it->offset : (int32_t)next;
 	}
 	*out = s0_sandbox_page_at(it->page, it->pos++);
 	return S0_OK;

@@ -2,6 +2,7 @@
  * Request lines, headers and bodies of every lifecycle, list and snapshot
  * endpoint (api.md §1.1, §3.1–3.8; CL-09 request bodies, CL-13 memory fork).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -467,6 +468,15 @@ START_TEST(test_iter_empty_and_offset)
 	ck_assert_int_eq(s0_sandbox_iter_next(it, &sb, NULL), S0_ITEROVER);
 	s0_sandbox_iter_free(it);
 	ck_assert_uint_eq(s0t_responder_count(R), 2);
+	/* an offset that would pass INT32_MAX ends the iteration */
+	s0t_push_ok(R, 200, "{\"sandboxes\":[" SUMMARY("z") "],\"count\":9,\"has_more\":true}");
+	s0_list_options big = S0_LIST_OPTIONS_INIT;
+	big.offset = INT32_MAX;
+	ck_assert_int_eq(s0_sandbox_iter_new(C, &big, &it, NULL), S0_OK);
+	ck_assert_int_eq(s0_sandbox_iter_next(it, &sb, NULL), S0_OK);
+	ck_assert_int_eq(s0_sandbox_iter_next(it, &sb, NULL), S0_ITEROVER);
+	s0_sandbox_iter_free(it);
+	ck_assert_uint_eq(s0t_responder_count(R), 3);
 }
 END_TEST
 

@@ -44,9 +44,8 @@ static void encode_time(const struct timespec *ts, __u32 *sec, __u32 *extra)
 void s0__rfs_stamp(s0__rootfs *r, struct ext2_inode_large *in, bool birth)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	s0__rfs_now(r, &ts);
 	/* A 128-byte inode reads with i_extra_isize 0: no extra fields. */
-	(void)r;
 	encode_time(&ts, &in->i_mtime, HAS(in, i_mtime_extra) ? &in->i_mtime_extra : NULL);
 	encode_time(&ts, &in->i_ctime, HAS(in, i_ctime_extra) ? &in->i_ctime_extra : NULL);
 	encode_time(&ts, &in->i_atime, HAS(in, i_atime_extra) ? &in->i_atime_extra : NULL);
@@ -114,6 +113,13 @@ errcode_t s0__rfs_new_inode(s0__rootfs *r, ext2_ino_t dir, uint32_t mode, ext2_i
 	return 0;
 }
 
+static __u32 dtime_now(const s0__rootfs *r)
+{
+	struct timespec ts;
+	s0__rfs_now(r, &ts);
+	return (__u32)ts.tv_sec;
+}
+
 errcode_t s0__rfs_free_inode(s0__rootfs *r, ext2_ino_t ino)
 {
 	ext2_filsys fs = r->fs;
@@ -127,13 +133,13 @@ errcode_t s0__rfs_free_inode(s0__rootfs *r, ext2_ino_t ino)
 		return ec;
 	bool isdir = LINUX_S_ISDIR(in.i_mode);
 	in.i_links_count = 0;
-	in.i_dtime = (__u32)time(NULL);
+	in.i_dtime = dtime_now(r);
 	if (ext2fs_inode_has_valid_blocks2(fs, (struct ext2_inode *)&in)) {
 		ec = ext2fs_punch(fs, ino, (struct ext2_inode *)&in, NULL, 0, ~0ULL);
 		if (!ec)
 			ec = s0__rfs_read_inode(r, ino, &in);
 		in.i_links_count = 0;
-		in.i_dtime = (__u32)time(NULL);
+		in.i_dtime = dtime_now(r);
 	}
 	if (!ec)
 		ec = s0__rfs_write_inode(r, ino, &in);
@@ -148,7 +154,7 @@ void s0__rfs_scrub_inode(s0__rootfs *r, ext2_ino_t ino)
 	if (s0__rfs_read_inode(r, ino, &in) || in.i_links_count == 0)
 		return;
 	in.i_links_count = 0;
-	in.i_dtime = (__u32)time(NULL);
+	in.i_dtime = dtime_now(r);
 	s0__rfs_write_inode(r, ino, &in);
 }
 
@@ -162,7 +168,7 @@ errcode_t s0__rfs_drop_link(s0__rootfs *r, ext2_ino_t ino)
 		return s0__rfs_free_inode(r, ino);
 	in.i_links_count--;
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	s0__rfs_now(r, &ts);
 	encode_time(&ts, &in.i_ctime, HAS(&in, i_ctime_extra) ? &in.i_ctime_extra : NULL);
 	return s0__rfs_write_inode(r, ino, &in);
 }

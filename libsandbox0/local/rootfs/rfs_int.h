@@ -8,6 +8,7 @@
 
 #include <ext2fs/ext2fs.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "local/rootfs/ext4io.h"
 #include "local/rootfs/files.h"
@@ -18,7 +19,11 @@ struct s0__rootfs {
 	s0__ext4io *io;        /* the channel's private state (borrowed from fs->io) */
 	s0__blockdev dev;      /* copy of the device descriptor */
 	bool rw;
+	int64_t fixed_sec;     /* non-zero: the clock for every timestamp */
 };
+
+/* Now, from the fixed clock when set, else CLOCK_REALTIME. */
+void s0__rfs_now(const s0__rootfs *r, struct timespec *ts);
 
 /*
  * Turn a libext2fs error into an s0 error. Device errors recorded by the io

@@ -134,6 +134,24 @@ void s0__rootfs_discard(s0__rootfs *r)
 	free(r);
 }
 
+void s0__rootfs_set_fixed_time(s0__rootfs *r, int64_t unix_sec)
+{
+	s0__rootfs_lock();
+	r->fixed_sec = unix_sec;
+	r->fs->now = (time_t)unix_sec;
+	s0__rootfs_unlock();
+}
+
+void s0__rfs_now(const s0__rootfs *r, struct timespec *ts)
+{
+	if (r->fixed_sec) {
+		ts->tv_sec = (time_t)r->fixed_sec;
+		ts->tv_nsec = 0;
+	} else {
+		clock_gettime(CLOCK_REALTIME, ts);
+	}
+}
+
 bool s0__rootfs_is_writable(const s0__rootfs *r)
 {
 	return r->rw;

@@ -84,6 +84,14 @@ void s0__rootfs_discard(s0__rootfs *fs);
 /** Whether the handle was opened read-write. */
 bool s0__rootfs_is_writable(const s0__rootfs *fs);
 
+/**
+ * Use a fixed clock for every timestamp this handle writes (inode times,
+ * superblock write time), for reproducible template images and tests.
+ * @param unix_sec seconds since the epoch; 0 returns to the real clock.
+ * @threadsafety safe; takes the process-wide lock.
+ */
+void s0__rootfs_set_fixed_time(s0__rootfs *fs, int64_t unix_sec);
+
 /** Space figures of an open filesystem. */
 typedef struct s0__rootfs_usage {
 	uint64_t block_size_bytes;   /**< ext4 block size */

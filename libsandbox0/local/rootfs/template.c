@@ -99,6 +99,8 @@ static int finish_image(const s0__rootfs_image_opts *o, const char *image, s0_er
 		return rc;
 	s0__rootfs *fs = NULL;
 	rc = s0__rootfs_open(&dev, 0, &fs, err);
+	if (rc == S0_OK && o->fake_time_unix)
+		s0__rootfs_set_fixed_time(fs, o->fake_time_unix);
 	if (rc == S0_OK)
 		rc = s0__rootfs_layout_ensure(fs, o->ephemeral_mounts, o->n_ephemeral_mounts, err);
 	if (fs) {

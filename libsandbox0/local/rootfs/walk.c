@@ -133,8 +133,10 @@ static int step(walker *k, s0__walk *w, const char *comp, size_t n, bool *done, 
 	if (n == 1 && comp[0] == '.')
 		return S0_OK;
 	if (n == 2 && comp[0] == '.' && comp[1] == '.') {
-		if (k->depth > 1)
-			truncate_canon(k, k->clen[--k->depth]);
+		if (k->depth > 1) { /* clen[i] is the length of the path of ino[i] */
+			k->depth--;
+			truncate_canon(k, k->clen[k->depth - 1]);
+		}
 		return S0_OK;
 	}
 	if (n > EXT2_NAME_LEN)

@@ -244,6 +244,26 @@ START_TEST(test_symlinks_confined)
 	d = rt_read(&t, "/etc/created", &n);
 	ck_assert_str_eq(d, "through the link");
 	free(d);
+	/* ".." inside targets climbs from the link's directory */
+	ck_assert_int_eq(s0__rootfs_symlink(t.fs, P("../../file"), P("/workspace/dir/sub/up"), NULL,
+	                                    NULL),
+	                 S0_OK);
+	d = rt_read(&t, "/workspace/dir/sub/up", &n);
+	ck_assert_str_eq(d, "plain file");
+	free(d);
+	ck_assert_int_eq(s0__rootfs_symlink(t.fs, P("../.."), P("/workspace/dir/sub/up2"), NULL, NULL),
+	                 S0_OK);
+	char *canon = NULL;
+	ck_assert_int_eq(s0__rootfs_canon(t.fs, P("/workspace/dir/sub/up2/missing/deeper"), true, NULL,
+	                                  &canon, NULL),
+	                 S0_OK);
+	ck_assert_str_eq(canon, "/workspace/missing/deeper");
+	free(canon);
+	ck_assert_int_eq(s0__rootfs_canon(t.fs, P("/workspace/dir/sub/up2/dir/sub"), true, NULL,
+	                                  &canon, NULL),
+	                 S0_OK);
+	ck_assert_str_eq(canon, "/workspace/dir/sub");
+	free(canon);
 	/* the final component is not followed by write: the link is replaced */
 	rt_write_str(&t, "/workspace/to_file", "replaced the link");
 	d = rt_read(&t, "/workspace/file", &n);

@@ -158,6 +158,42 @@ START_TEST(test_reason_rows_round_trip)
 }
 END_TEST
 
+/* Every code api.md §2.2 and §3.10 document has a row with its status. */
+START_TEST(test_documented_codes_present)
+{
+	static const struct {
+		const char *wire;
+		int status, code;
+	} doc[] = {
+		{"bad_request", 400, S0_EINVAL},          {"unauthorized", 401, S0_EAUTH},
+		{"forbidden", 403, S0_EFORBIDDEN},        {"admission_restricted", 403, S0_EFORBIDDEN},
+		{"not_found", 404, S0_ENOTFOUND},         {"conflict", 409, S0_ECONFLICT},
+		{"template_not_ready", 409, S0_ECONFLICT}, {"quota_exceeded", 429, S0_EQUOTA},
+		{"claim_start_throttled", 429, S0_ETHROTTLED},
+		{"unavailable", 503, S0_EUNAVAILABLE},    {"unavailable", 504, S0_EUNAVAILABLE},
+		{"unavailable", 502, S0_EUNAVAILABLE},    {"sandbox_resume_failed", 503, S0_ERESUME},
+		{"internal_error", 500, S0_EINTERNAL},    {"gone", 410, S0_EGONE},
+		{"feature_not_licensed", 403, S0_EFORBIDDEN},
+		{"request_too_large", 413, S0_ETOOLARGE}, {"invalid_request", 400, S0_EINVAL},
+		{"read_failed", 400, S0_EINVAL},          {"invalid_paths", 400, S0_EINVAL},
+		{"file_not_found", 404, S0_ENOTFOUND},    {"directory_not_found", 404, S0_ENOTFOUND},
+		{"permission_denied", 403, S0_EFORBIDDEN}, {"path_exists", 409, S0_ECONFLICT},
+		{"path_not_directory", 409, S0_ECONFLICT}, {"path_not_file", 409, S0_ECONFLICT},
+		{"file_too_large", 413, S0_ETOOLARGE},    {"method_not_allowed", 405, S0_EUNSUPPORTED},
+		{"operation_failed", 500, S0_EINTERNAL},
+	};
+	for (size_t i = 0; i < sizeof doc / sizeof doc[0]; i++) {
+		bool found = false;
+		for (size_t j = 0; j < N_WIRES && !found; j++)
+			found = !strcmp(wires[j].wire, doc[i].wire) && wires[j].status == doc[i].status;
+		ck_assert_msg(found, "no row for (%s, %d)", doc[i].wire, doc[i].status);
+		int code;
+		s0_error_map_wire(doc[i].wire, doc[i].status, NULL, &code, NULL);
+		ck_assert_msg(code == doc[i].code, "%s: %s", doc[i].wire, s0_code_name(code));
+	}
+}
+END_TEST
+
 /* The first row of a code is its default; codes without rows go out as internal_error. */
 START_TEST(test_to_wire_defaults)
 {
@@ -345,6 +381,7 @@ Suite *s0_error_map_suite(void)
 	tcase_add_test(tc, test_codes_unique_and_named);
 	tcase_add_test(tc, test_wire_rows_round_trip);
 	tcase_add_test(tc, test_reason_rows_round_trip);
+	tcase_add_test(tc, test_documented_codes_present);
 	tcase_add_test(tc, test_to_wire_defaults);
 	tcase_add_test(tc, test_map_wire_fallbacks);
 	tcase_add_test(tc, test_error_object);

@@ -34,13 +34,22 @@ typedef struct s0_client_options {
 	uint32_t version;       /**< S0_CLIENT_OPTIONS_VERSION */
 	/** API base URL, may carry a path prefix; NULL = ::S0_DEFAULT_BASE_URL. */
 	const char *base_url;
-	/** Bearer token (API key `s0_…` or JWT); NULL or blank sends no Authorization. */
+	/**
+	 * Bearer token (API key `s0_…` or JWT); surrounding whitespace is
+	 * trimmed; NULL or blank sends no Authorization.
+	 */
 	const char *token;
 	/** User-Agent header; NULL = "libsandbox0/<version>". */
 	const char *user_agent;
 	/** Optional `X-Team-ID` team selector; NULL = not sent. */
 	const char *team_id;
-	/** Extra headers, NULL-terminated array of "Name: value"; NULL = none. */
+	/**
+	 * Extra headers, NULL-terminated array of "Name: value"; NULL = none.
+	 * One named like a header the library sets (Authorization, User-Agent,
+	 * Accept, X-Team-ID) replaces it; per-request framing headers
+	 * (Content-Type, Content-Length, Transfer-Encoding, Expect,
+	 * Idempotency-Key, Connection) are refused.
+	 */
 	const char *const *headers;
 	/** TCP/TLS connect timeout in ms; 0 = 10000. */
 	int64_t connect_timeout_ms;
@@ -90,7 +99,10 @@ S0_API int s0_client_options_init(s0_client_options *opts, uint32_t version);
  * @param[in] opts (nullable) options; NULL = all defaults.
  * @param[out] out (transfer full) the client; free with s0_client_free().
  * @param[out] err (nullable) error detail.
- * @retval S0_EINVAL bad options version or a base URL that is not http(s).
+ * @retval S0_EINVAL bad options version, a base URL that is not
+ *         http(s)://host[:port][/path] (no query or fragment), a negative
+ *         timeout other than S0_TIMEOUT_INFINITE, or a header name or value
+ *         that is invalid (control characters; reason `invalid_header`).
  * @retval S0_ENOMEM out of memory.
  * @threadsafety safe
  * @since 0.1

@@ -2,6 +2,7 @@
 #include "local/blocks/cache.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "local/objects/idmap.h"
@@ -11,6 +12,7 @@ struct s0__centry {
 	void *data;
 	size_t size;
 	int refs;
+	bool forgotten; /* out of the index and list; freed on last release */
 	struct s0__centry *prev, *next; /* LRU list; head = most recent */
 };
 
@@ -143,9 +145,35 @@ s0__centry *s0__cache_put(s0__cache *c, const s0__objid *id, void *data, size_t 
 	return e;
 }
 
+void s0__cache_forget(s0__cache *c, const s0__objid *id)
+{
+	uint64_t v;
+	pthread_mutex_lock(&c->mu);
+	if (s0__idmap_get(&c->index, id, &v)) {
+		s0__centry *e = (s0__centry *)(uintptr_t)v;
+		if (!e->refs) {
+			drop(c, e);
+		} else {
+			unlink_entry(c, e);
+			s0__idmap_del(&c->index, &e->id);
+			c->bytes -= e->size;
+			e->forgotten = true;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
 void s0__cache_release(s0__cache *c, s0__centry *e)
 {
 	pthread_mutex_lock(&c->mu);
+	if (e->forgotten) {
+		if (--e->refs == 0) {
+			free(e->data);
+			free(e);
+		}
+		pthread_mutex_unlock(&c->mu);
+		return;
+	}
 	e->refs--;
 	if (!e->refs && c->bytes > c->cap)
 		evict(c, c->cap);

@@ -51,6 +51,12 @@ s0__centry *s0__cache_put(s0__cache *c, const s0__objid *id, void *data, size_t 
 /** Release a reference. */
 void s0__cache_release(s0__cache *c, s0__centry *e);
 
+/**
+ * Forget id (its object was deleted): later lookups miss; a reference held
+ * now stays valid until released.
+ */
+void s0__cache_forget(s0__cache *c, const s0__objid *id);
+
 /** Evict every unreferenced entry. */
 void s0__cache_clear(s0__cache *c);
 

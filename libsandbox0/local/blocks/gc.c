@@ -136,6 +136,10 @@ static int sweep(gc_run *r, s0__gc_stats *st, s0_error **err)
 		uint64_t freed = 0, deleted = 0;
 		rc = s0__objstore_delete(bs->os, cand, k, &deleted, &freed, err);
 		pthread_mutex_unlock(&bs->pin_mu);
+		for (size_t j = 0; rc == S0_OK && j < k; j++) {
+			s0__cache_forget(bs->chunks, &cand[j]);
+			s0__cache_forget(bs->pages, &cand[j]);
+		}
 		st->objects_deleted += deleted;
 		st->bytes_freed += freed;
 	}

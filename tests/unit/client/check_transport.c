@@ -389,6 +389,40 @@ START_TEST(test_threads_share_one_client)
 }
 END_TEST
 
+/* The responder's own expectation check (tests/support/responder.h). */
+START_TEST(test_responder_expectations)
+{
+	s0t_reply_expect(s0t_push_ok(R, 200, SB_MIN), "GET", "/api/v1/sandboxes/sb-1");
+	s0t_reply_expect(s0t_push_ok(R, 200, SB_MIN), "GET", "/api/v1/sandboxes/sb-2");
+	s0_sandbox_info *sb = NULL;
+	ck_assert_int_eq(s0_sandbox_get(C, "sb-1", &sb, NULL), S0_OK);
+	s0_sandbox_info_free(sb);
+	s0_error *e = NULL;
+	ck_assert_int_eq(s0_sandbox_get(C, "sb-3", &sb, &e), S0_EINTERNAL);
+	ck_assert_str_eq(s0_error_wire_code(e), "responder_mismatch");
+	ck_assert_int_eq(s0_error_http_status(e), 599);
+	s0_error_free(e);
+	ck_assert_uint_eq(s0t_responder_mismatches(R), 1);
+	ck_assert_uint_eq(s0t_responder_unscripted(R), 0);
+	e = NULL;
+	ck_assert_int_eq(s0_sandbox_get(C, "sb-1", &sb, &e), S0_EINTERNAL);
+	ck_assert_str_eq(s0_error_wire_code(e), "responder_unscripted");
+	s0_error_free(e);
+	ck_assert_uint_eq(s0t_responder_unscripted(R), 1);
+	ck_assert_uint_eq(s0t_responder_count(R), 3);
+	s0t_responder_clear(R);
+	ck_assert_uint_eq(s0t_responder_count(R), 0);
+	ck_assert_ptr_null(s0t_responder_last(R));
+	ck_assert_ptr_null(s0t_responder_req(R, 0));
+	s0t_push_ok(R, 200, SB_MIN);
+	ck_assert_int_eq(s0_sandbox_get(C, "sb-4", &sb, NULL), S0_OK);
+	s0_sandbox_info_free(sb);
+	ck_assert_str_eq(s0t_responder_req(R, 0)->path, "/api/v1/sandboxes/sb-4");
+	ck_assert_uint_eq(s0t_responder_req(R, 0)->seq, 3);
+	ck_assert(!s0t_responder_wait(R, 2, 10));
+}
+END_TEST
+
 Suite *s0_client_transport_suite(void)
 {
 	Suite *s = suite_create("client_transport");
@@ -406,6 +440,7 @@ Suite *s0_client_transport_suite(void)
 	tcase_add_test(tc, test_cancel_from_other_thread);
 	tcase_add_test(tc, test_cancel_many_in_flight);
 	tcase_add_test(tc, test_threads_share_one_client);
+	tcase_add_test(tc, test_responder_expectations);
 	suite_add_tcase(s, tc);
 	return s;
 }

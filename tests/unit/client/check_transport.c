@@ -35,6 +35,11 @@ START_TEST(test_large_write)
 	const s0t_request *q = s0t_responder_req(R, 0);
 	ck_assert_uint_eq(q->body_len, n);
 	ck_assert(!memcmp(q->body, b, n));
+	ck_assert_ptr_null(s0t_req_header(q, "Expect")); /* no 100-continue round trip */
+	ck_assert_ptr_null(s0t_req_header(q, "Transfer-Encoding"));
+	char len[32];
+	snprintf(len, sizeof len, "%zu", n);
+	ck_assert_str_eq(s0t_req_header(q, "Content-Length"), len);
 	free(b);
 }
 END_TEST

@@ -52,6 +52,8 @@ static s0_error *error_from_body(const s0__http_response *resp, cJSON *root, int
 	if (cJSON_IsObject(e)) {
 		const char *wire = s0__json_str(e, "code");
 		const char *msg = s0__json_str(e, "message");
+		if (wire && !*wire)
+			wire = NULL; /* "" names no code: the status decides, as in the SDKs */
 		int code;
 		const char *reason;
 		s0_error_map_wire(wire, resp->status, msg, &code, &reason);

@@ -126,69 +126,74 @@ static int step_lookup(walker *k, const char *comp, size_t n, bool last, ext2_in
 	return ec ? s0__rfs_fail(k->r, ec, "look up path component", err) : S0_OK;
 }
 
+/* The walk stops at a final entry @p ino (0: missing) named comp. */
+static int found(walker *k, s0__walk *w, ext2_ino_t ino, const char *comp, size_t n,
+                 s0_error **err)
+{
+	w->status = S0__WALK_OK;
+	w->dir = k->ino[k->depth - 1];
+	w->ino = ino;
+	memcpy(w->name, comp, n);
+	w->name[n] = '\0';
+	return finish_path(k, w, NULL, err);
+}
+
+/* The walk stops early with @p status; the unresolved rest is kept. */
+static int stop(walker *k, s0__walk *w, int status, s0_error **err)
+{
+	w->status = status;
+	return finish_path(k, w, k->p, err);
+}
+
+/* "." and ".." (at the root, ".." stays there). */
+static bool dots(walker *k, const char *comp, size_t n)
+{
+	if (n == 1 && comp[0] == '.')
+		return true;
+	if (n != 2 || comp[0] != '.' || comp[1] != '.')
+		return false;
+	if (k->depth > 1) { /* clen[i] is the length of the path of ino[i] */
+		k->depth--;
+		truncate_canon(k, k->clen[k->depth - 1]);
+	}
+	return true;
+}
+
 /* One component; returns S0_OK with *done set when the walk is over. */
 static int step(walker *k, s0__walk *w, const char *comp, size_t n, bool *done, s0_error **err)
 {
 	bool last = !more_components(k->p);
-	if (n == 1 && comp[0] == '.')
+	if (dots(k, comp, n))
 		return S0_OK;
-	if (n == 2 && comp[0] == '.' && comp[1] == '.') {
-		if (k->depth > 1) { /* clen[i] is the length of the path of ino[i] */
-			k->depth--;
-			truncate_canon(k, k->clen[k->depth - 1]);
-		}
-		return S0_OK;
-	}
 	if (n > EXT2_NAME_LEN)
 		return s0__error_set(err, S0_EINVAL, S0__R_INVALID,
 		                     "symlink target component longer than %d bytes", EXT2_NAME_LEN);
 	size_t base = k->canon.len;
 	if (s0__buf_put(&k->canon, "/", 1) < 0 || s0__buf_put(&k->canon, comp, n) < 0)
 		return s0__error_nomem(err);
-	if (k->foreign && s0__mountset_is_mount(k->foreign, k->canon.data)) {
-		w->status = S0__WALK_REDIRECT;
-		*done = true;
-		return finish_path(k, w, k->p, err);
-	}
+	*done = true;
+	if (k->foreign && s0__mountset_is_mount(k->foreign, k->canon.data))
+		return stop(k, w, S0__WALK_REDIRECT, err);
 	ext2_ino_t ino;
 	int rc = step_lookup(k, comp, n, last, &ino, err);
 	if (rc < 0)
 		return rc;
-	if (!ino) {
-		*done = true;
-		if (!last) {
-			w->status = S0__WALK_NOPARENT;
-			return finish_path(k, w, k->p, err);
-		}
-		w->status = S0__WALK_OK;
-		w->dir = k->ino[k->depth - 1];
-		w->ino = 0;
-		memcpy(w->name, comp, n);
-		w->name[n] = '\0';
-		return finish_path(k, w, NULL, err);
-	}
+	if (!ino)
+		return last ? found(k, w, 0, comp, n, err) : stop(k, w, S0__WALK_NOPARENT, err);
 	struct ext2_inode_large in;
 	errcode_t ec = s0__rfs_read_inode(k->r, ino, &in);
 	if (ec)
 		return s0__rfs_fail(k->r, ec, "read inode", err);
 	if (LINUX_S_ISLNK(in.i_mode) && (!last || (k->flags & S0__WALK_FOLLOW))) {
+		*done = false;
 		truncate_canon(k, base);
 		return expand_link(k, ino, &in, err);
 	}
-	if (last) {
-		*done = true;
-		w->status = S0__WALK_OK;
-		w->dir = k->ino[k->depth - 1];
-		w->ino = ino;
-		memcpy(w->name, comp, n);
-		w->name[n] = '\0';
-		return finish_path(k, w, NULL, err);
-	}
-	if (!LINUX_S_ISDIR(in.i_mode)) {
-		*done = true;
-		w->status = S0__WALK_NOTDIR;
-		return finish_path(k, w, k->p, err);
-	}
+	if (last)
+		return found(k, w, ino, comp, n, err);
+	if (!LINUX_S_ISDIR(in.i_mode))
+		return stop(k, w, S0__WALK_NOTDIR, err);
+	*done = false;
 	return push(k, ino, err);
 }
 

@@ -244,7 +244,8 @@ START_TEST(test_symlinks_cross)
 	EXPECT(S0_EFORBIDDEN, "permission_denied", s0__files_delete(&s.ns, P("/tmp"), &xe));
 	EXPECT(S0_EFORBIDDEN, "permission_denied", s0__files_delete(&s.ns, P("/"), &xe));
 	EXPECT(S0_EFORBIDDEN, "permission_denied", s0__files_write(&s.ns, P("/proc/x"), "1", 1, &xe));
-	EXPECT(S0_EINVAL, "invalid_request", s0__files_read(&s.ns, P("/tmp/../.."), 0, -1, NULL, NULL, &xe));
+	EXPECT(S0_EINVAL, "invalid_request",
+	       s0__files_read(&s.ns, P("/tmp/../.."), 0, -1, NULL, NULL, &xe));
 	ck_assert_int_eq(s0__files_chmod(&s.ns, P("/workspace/t/b"), 0600, NULL), S0_OK);
 	ck_assert_int_eq(s0__tmpfs_stat(s.tmp, P("/tmp/b"), NULL, &fi, NULL), S0_OK);
 	ck_assert_int_eq(fi->mode, 0600);

@@ -38,14 +38,19 @@ static void make_tree(const char *root)
 		ck_assert_int_eq(mkdir(p, 0755), 0);
 		free(p);
 	}
-	static char big[3 * 1024 * 1024 + 17];
+	static char big[3 * 1024 * 1024 + 17 + 16]; /* + room for the per-file offset */
 	rt_fill(big, sizeof big, 99);
 	const struct {
 		const char *name;
 		size_t len;
-	} files[] = {{"etc/hostname", 8},     {"etc/empty.conf", 0},      {"usr/lib/big.bin", sizeof big},
-	             {"usr/lib/deep/er/x", 4097}, {"home/ünïcødé ✓/notes", 100}, {"tmp/junk", 10},
-	             {"tmp/junkdir/more", 5}, {"proc", 3}};
+	} files[] = {{"etc/hostname", 8},
+	             {"etc/empty.conf", 0},
+	             {"usr/lib/big.bin", sizeof big - 16},
+	             {"usr/lib/deep/er/x", 4097},
+	             {"home/ünïcødé ✓/notes", 100},
+	             {"tmp/junk", 10},
+	             {"tmp/junkdir/more", 5},
+	             {"proc", 3}};
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		char *p = join(root, files[i].name);
 		write_host(p, big + i, files[i].len);

@@ -20,6 +20,7 @@ struct s0_cancel_token {
 	atomic_bool canceled;
 	int next_id;
 	int running_id; /* subscription whose fn runs now (unlocked) */
+	bool firing;    /* a cancel is running callbacks; another one waits */
 	pthread_cond_t done_cv;
 	sub *subs;
 };
@@ -67,6 +68,12 @@ void s0_cancel_token_cancel(s0_cancel_token *t)
 		return;
 	}
 	pthread_cond_broadcast(&t->cv);
+	/* A cancel, reset, cancel sequence from several threads could start a
+	 * second callback loop while the first runs one unlocked; running_id
+	 * names one callback only, so loops take turns. */
+	while (t->firing)
+		pthread_cond_wait(&t->done_cv, &t->mu);
+	t->firing = true;
 	/* Run callbacks one by one without holding the lock across each. */
 	for (sub *s = t->subs; s; s = s->next) {
 		t->running_id = s->id;
@@ -81,6 +88,8 @@ void s0_cancel_token_cancel(s0_cancel_token *t)
 		if (!t->subs)
 			break;
 	}
+	t->firing = false;
+	pthread_cond_broadcast(&t->done_cv);
 	pthread_mutex_unlock(&t->mu);
 }
 

@@ -178,18 +178,31 @@ static void *subscribe_churn(void *p)
 	return NULL;
 }
 
-/* Subscribing and unsubscribing while another thread cancels and resets is safe. */
+static void *cancel_reset_loop(void *p)
+{
+	churn *c = p;
+	for (int i = 0; i < 3000; i++) {
+		s0_cancel_token_cancel(c->t);
+		s0_cancel_token_reset(c->t);
+	}
+	return NULL;
+}
+
+/*
+ * Subscribing and unsubscribing while other threads cancel and reset is
+ * safe, including two cancels whose callback loops would overlap.
+ */
 START_TEST(test_subscribe_race)
 {
 	churn c = {NULL, 0, 0};
 	ck_assert_int_eq(s0_cancel_token_new(&c.t, NULL), S0_OK);
-	pthread_t th[4];
+	pthread_t th[4], cr[2];
 	for (int i = 0; i < 4; i++)
 		ck_assert_int_eq(pthread_create(&th[i], NULL, subscribe_churn, &c), 0);
-	for (int i = 0; i < 2000; i++) {
-		s0_cancel_token_cancel(c.t);
-		s0_cancel_token_reset(c.t);
-	}
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&cr[i], NULL, cancel_reset_loop, &c), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(cr[i], NULL);
 	atomic_store(&c.stop, 1);
 	for (int i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);

@@ -188,6 +188,16 @@ S0_API int s0_local_inspect(s0_local *local, const char *sandbox_id, char **json
                             s0_error **err);
 
 /**
+ * Collect garbage in the block and object stores: free every block no
+ * head, snapshot, template, fork or in-flight publication needs (COST-04).
+ * Safe while sandboxes run, pause and fork.
+ * @retval S0_ECORRUPT a live generation is damaged; nothing was deleted.
+ * @retval S0_EIO the stores failed.
+ * @since 0.1
+ */
+S0_API int s0_local_gc(s0_local *local, s0_error **err);
+
+/**
  * Template options.
  * @options[version] S0_TEMPLATE_OPTIONS_VERSION
  */

@@ -268,3 +268,8 @@ int s0_local_template_build(s0_local *l, const char *name, const char *dir,
 	return s0__engine_template_build(l->engine, name, dir, opts->size_bytes,
 	                                 opts->ephemeral_mounts, err);
 }
+
+int s0_local_gc(s0_local *l, s0_error **err)
+{
+	return s0__engine_gc(l->engine, err);
+}

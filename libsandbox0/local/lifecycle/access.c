@@ -164,3 +164,8 @@ s0__runtime *s0__runtime_access_runtime(s0__runtime_access *a)
 {
 	return a->rt;
 }
+
+const struct s0__files_ns *s0__runtime_access_files(s0__runtime_access *a)
+{
+	return &a->rt->ns;
+}

@@ -86,6 +86,9 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
                              s0__runtime **out, s0_error **err);
 /* Stop a runtime (volume dropped) and return its leases. */
 void s0__engine_stop_runtime(s0__engine *e, s0__runtime *rt);
+/* JSON array of strings -> malloc'd vector (NULL/"" = empty); 0 or -1 (OOM/bad). */
+int s0__strv_from_json(const char *json, char ***out, size_t *n);
+void s0__strv_free(char **v, size_t n);
 /* Ephemeral mounts JSON of a template (malloc'd, "[]" when none). */
 char *s0__engine_template_mounts(s0__engine *e, const char *template_id);
 

@@ -62,7 +62,11 @@ int s0__engine_template_build(s0__engine *e, const char *name, const char *dir,
 	if (!t.ephemeral_mounts_json)
 		return s0__error_nomem(err);
 	s0__engine_new_id("img_", t.image, sizeof t.image);
-	int rc = s0__storage_template(e->storage, dir, (uint64_t)t.volume_bytes, t.generation, err);
+	size_t n_eph = 0;
+	while (ephemeral && ephemeral[n_eph])
+		n_eph++;
+	int rc = s0__storage_template(e->storage, dir, (uint64_t)t.volume_bytes, ephemeral, n_eph,
+	                              t.generation, err);
 	if (rc == S0_OK)
 		rc = s0__meta_template_put(e->meta, &t, err);
 	if (rc == S0_OK)
@@ -129,6 +133,8 @@ static int ensure_default_template(s0__engine *e, s0_error **err)
 	return s0__engine_template_build(e, "default", NULL, 0, NULL, err);
 }
 
+static int live_gens(void *payload, char ***ids, size_t *n, s0_error **err);
+
 int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine **out,
                     s0_error **err)
 {
@@ -147,8 +153,10 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 		rc = s0__meta_open(dir, &e->meta, err);
 	if (rc == S0_OK)
 		rc = s0__storage_open(dir, e->faults, &e->storage, err);
-	if (rc == S0_OK)
+	if (rc == S0_OK) {
+		s0__storage_set_roots(e->storage, live_gens, e);
 		rc = ensure_default_template(e, err);
+	}
 	if (rc == S0_OK) {
 		recover_all(e);
 		rc = s0__engine_controller_start(e, err);
@@ -167,4 +175,15 @@ int s0__engine_restart_manager(s0__engine *e, s0_error **err)
 	drop_memory_state(e);
 	/* the manager reloads everything from the metadata store; runtimes stay */
 	return s0__engine_controller_start(e, err);
+}
+
+static int live_gens(void *payload, char ***ids, size_t *n, s0_error **err)
+{
+	s0__engine *e = payload;
+	return s0__meta_live_generations(e->meta, ids, n, err);
+}
+
+int s0__engine_gc(s0__engine *e, s0_error **err)
+{
+	return s0__storage_gc(e->storage, err);
 }

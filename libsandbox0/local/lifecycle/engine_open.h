@@ -22,6 +22,8 @@ void s0__engine_controller_stop(s0__engine *e);
 int s0__engine_template_build(s0__engine *e, const char *name, const char *dir,
                               uint64_t size_bytes, const char *const *ephemeral,
                               s0_error **err);
+/* Garbage-collect storage against the live generations of the metadata store. */
+int s0__engine_gc(s0__engine *e, s0_error **err);
 /* Inspection JSON (malloc'd). */
 int s0__engine_inspect(s0__engine *e, const char *sandbox_id, char **out, s0_error **err);
 

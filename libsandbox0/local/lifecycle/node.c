@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "local/lifecycle/engine_internal.h"
 #include "local/lifecycle/node.h"
 
@@ -93,4 +95,42 @@ int64_t s0__parse_memory(const char *q)
 		if (!strcmp(end, units[i].suffix))
 			return v * units[i].mult > 9e18 ? -1 : (int64_t)(v * units[i].mult);
 	return -1;
+}
+
+int s0__strv_from_json(const char *json, char ***out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	cJSON *arr = json && *json ? cJSON_Parse(json) : NULL;
+	if (!arr)
+		return json && *json ? -1 : 0;
+	size_t cap = (size_t)cJSON_GetArraySize(arr);
+	char **v = cap ? calloc(cap, sizeof *v) : NULL;
+	const cJSON *it;
+	size_t len = 0;
+	int rc = cap && !v ? -1 : 0;
+	cJSON_ArrayForEach(it, arr)
+	{
+		if (rc < 0 || !cJSON_IsString(it))
+			continue;
+		if (!(v[len] = s0__strdup(it->valuestring)))
+			rc = -1;
+		else
+			len++;
+	}
+	cJSON_Delete(arr);
+	if (rc < 0) {
+		s0__strv_free(v, len);
+		return -1;
+	}
+	*out = v;
+	*n = len;
+	return 0;
+}
+
+void s0__strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }

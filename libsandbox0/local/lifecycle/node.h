@@ -16,6 +16,7 @@
 #include "common/internal.h"
 #include "local/lifecycle/engine.h"
 #include "local/lifecycle/storage.h"
+#include "local/rootfs/router.h"
 
 typedef struct s0__runtime {
 	char id[S0__ID_MAX];
@@ -25,7 +26,10 @@ typedef struct s0__runtime {
 	int64_t cpu_millis, memory_bytes;
 	s0__volume *volume; /* writable branch + ext4 */
 	struct s0__tmpfs *tmpfs; /* /tmp, /proc, /dev, /sys and ephemeral mounts */
-	char *ephemeral_json;  /* template runtime-only mounts (JSON array) */
+	char **ephemeral;        /* template runtime-only mount paths */
+	size_t n_ephemeral;
+	s0__files_ns ns;         /* files view: RootFS + tmpfs */
+	bool ns_ready;
 	int pins;           /* runtime requests in flight */
 	bool fenced;        /* retirement began: no new requests */
 	int64_t started_at_ms;

@@ -58,9 +58,11 @@ static int quota_check(s0__engine *e, s0_error **err)
 
 static void abandon(s0__engine *e, s0__runtime *rt)
 {
+	if (rt->ns_ready)
+		s0__files_ns_clear(&rt->ns);
 	s0__volume_free(rt->volume);
 	s0__tmpfs_free(rt->tmpfs);
-	free(rt->ephemeral_json);
+	s0__strv_free(rt->ephemeral, rt->n_ephemeral);
 	pthread_mutex_lock(&e->mu);
 	s0__node_release(&e->node, rt);
 	pthread_mutex_unlock(&e->mu);
@@ -84,7 +86,10 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 		return rc;
 	rt->generation = row->rec.runtime_generation + 1;
 	rt->started_at_ms = s0__engine_now(e);
-	rt->ephemeral_json = s0__strdup(ephemeral_json ? ephemeral_json : "[]");
+	if (s0__strv_from_json(ephemeral_json, &rt->ephemeral, &rt->n_ephemeral) < 0) {
+		abandon(e, rt);
+		return s0__error_nomem(err);
+	}
 	if (s0__fault_hit(e->faults, "object_store", "attach") != S0__FAULT_NONE) {
 		rc = s0__error_set(err, S0_EUNAVAILABLE, "object_store",
 		                   "sandbox rootfs store is unavailable");
@@ -92,7 +97,13 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 		s0_error *cause = NULL;
 		rc = s0__volume_attach(e->storage, row->head, &rt->volume, &cause);
 		if (rc == S0_OK)
-			rc = s0__tmpfs_new_runtime(rt->ephemeral_json, &rt->tmpfs, &cause);
+			rc = s0__tmpfs_new_runtime((const char *const *)rt->ephemeral, rt->n_ephemeral,
+			                           &rt->tmpfs, &cause);
+		if (rc == S0_OK)
+			rc = s0__files_ns_init(&rt->ns, s0__volume_rootfs(rt->volume), rt->tmpfs,
+			                       (const char *const *)rt->ephemeral, rt->n_ephemeral,
+			                       &cause);
+		rt->ns_ready = rc == S0_OK;
 		if (rc < 0) {
 			s0_error *w = s0__error_make(S0_EUNAVAILABLE, "object_store",
 			                             "sandbox rootfs store is unavailable");

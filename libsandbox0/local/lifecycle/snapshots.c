@@ -35,17 +35,10 @@ static int source_generation(s0__engine *e, s0__sandbox_row *row, char gen[S0__G
 		return s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
 		                     "sandbox rootfs source operation conflicts with another "
 		                     "lifecycle operation");
-	s0__volume *next = NULL;
-	int rc = s0__volume_commit(rt->volume, gen, err);
-	if (rc == S0_OK)
-		rc = s0__volume_attach(e->storage, gen, &next, err);
-	if (rc == S0_OK) {
-		s0__volume_free(rt->volume);
-		rt->volume = next;
-	} else {
+	int rc = s0__volume_checkpoint(rt->volume, gen, err);
+	if (rc < 0)
 		rc = s0__error_set(err, S0_EUNAVAILABLE, "object_store",
 		                   "sandbox rootfs store is unavailable");
-	}
 	pthread_mutex_lock(&e->mu);
 	rt->fenced = false;
 	pthread_mutex_unlock(&e->mu);

@@ -30,9 +30,11 @@ void s0__storage_close(s0__storage *st);
 
 /*
  * Build a template generation from a directory (NULL = the standard empty
- * tree) of size_bytes, through mke2fs -d, and publish it.
+ * tree) of size_bytes, through mke2fs -d, with the template's runtime-only
+ * mount points as empty directories, and publish it (pinned).
  */
 int s0__storage_template(s0__storage *st, const char *dir, uint64_t size_bytes,
+                         const char *const *ephemeral, size_t n_ephemeral,
                          char gen_out[S0__GEN_MAX], s0_error **err);
 
 /*
@@ -47,6 +49,12 @@ int s0__volume_attach(s0__storage *st, const char *gen, s0__volume **out, s0_err
  * the call may be repeated; the parent generation is untouched.
  */
 int s0__volume_commit(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **err);
+/*
+ * Checkpoint a running volume (snapshot or fork of a running sandbox):
+ * flush ext4, publish the branch as a generation (durable, pinned) and keep
+ * writing on the branch rebased onto it. The head does not move.
+ */
+int s0__volume_checkpoint(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **err);
 /* Drop the volume without publishing (crash, delete, after commit). NULL-safe. */
 void s0__volume_free(s0__volume *v);
 /* The ext4 handle of a volume (NULL once fenced). */
@@ -56,8 +64,15 @@ void s0__volume_stats(s0__volume *v, int64_t *dirty_chunks, int64_t *fetched_chu
 
 /* Unpin a generation recorded in metadata (or abandoned). */
 void s0__storage_unpin(s0__storage *st, const char *gen);
+/*
+ * The live generations (heads, snapshots, templates, operations), read
+ * fresh by GC after it has taken the in-memory pins. *ids: malloc'd array
+ * of malloc'd strings.
+ */
+typedef int (*s0__live_gens_fn)(void *payload, char ***ids, size_t *n, s0_error **err);
+void s0__storage_set_roots(s0__storage *st, s0__live_gens_fn fn, void *payload);
 /* Garbage-collect everything not reachable from live (and pinned) generations. */
-int s0__storage_gc(s0__storage *st, char **live, size_t n, s0_error **err);
+int s0__storage_gc(s0__storage *st, s0_error **err);
 /* Export a generation as a raw ext4 image file. */
 int s0__storage_export(s0__storage *st, const char *gen, const char *path, s0_error **err);
 /* Counters for inspection, as a JSON object text (malloc'd). */

@@ -2,4 +2,5 @@
 #include "blktest.h"
 #include "check_main.h"
 
-S0_TEST_MAIN(s0_bstore_suite, s0_bstore_gc_suite, s0_bstore_model_suite)
+S0_TEST_MAIN(s0_bstore_suite, s0_bstore_gc_suite, s0_bstore_model_suite,
+             s0_bstore_crash_suite)

@@ -1,6 +1,9 @@
 /* Files API over the RootFS: round trips, scale, hostile paths and states. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "common/json.h"
 
 #include "rt_support.h"
 
@@ -416,6 +419,116 @@ START_TEST(test_unicode_names)
 }
 END_TEST
 
+
+START_TEST(test_fileinfo_json)
+{
+	rt_fs t;
+	rt_open_fresh(&t, 32 * MiB);
+	rt_write_str(&t, "/workspace/j/file.txt", "12345");
+	ck_assert_int_eq(s0__rootfs_symlink(t.fs, P("file.txt"), P("/workspace/j/ln"), NULL, NULL),
+	                 S0_OK);
+	ck_assert_int_eq(s0__rootfs_chmod(t.fs, P("/workspace/j"), 02750, NULL, NULL), S0_OK);
+	s0__fileinfo *fi = NULL;
+	ck_assert_int_eq(s0__rootfs_stat(t.fs, P("j/file.txt"), NULL, &fi, NULL), S0_OK);
+	cJSON *o = s0__fileinfo_to_json(fi);
+	ck_assert_str_eq(cJSON_GetObjectItem(o, "name")->valuestring, "file.txt");
+	ck_assert_str_eq(cJSON_GetObjectItem(o, "path")->valuestring, "j/file.txt");
+	ck_assert_str_eq(cJSON_GetObjectItem(o, "type")->valuestring, "file");
+	ck_assert_int_eq((int)cJSON_GetObjectItem(o, "size")->valuedouble, 5);
+	ck_assert_str_eq(cJSON_GetObjectItem(o, "mode")->valuestring, "0644");
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(o, "is_link")));
+	ck_assert_ptr_null(cJSON_GetObjectItem(o, "link_target"));
+	const char *mt = cJSON_GetObjectItem(o, "mod_time")->valuestring;
+	int64_t ms = 0;
+	ck_assert_int_eq(s0__time_parse_rfc3339(mt, &ms), 0);
+	ck_assert_int_eq(ms, fi->mod_time_unix_ns / 1000000);
+	ck_assert(llabs(ms - s0__real_unix_ms()) < 60000);
+	ck_assert_int_eq(cJSON_GetArraySize(o), 7);
+	cJSON_Delete(o);
+	s0__fileinfo_free(fi);
+	ck_assert_int_eq(s0__rootfs_stat(t.fs, P("/workspace/j/ln"), NULL, &fi, NULL), S0_OK);
+	o = s0__fileinfo_to_json(fi);
+	ck_assert_str_eq(cJSON_GetObjectItem(o, "type")->valuestring, "symlink");
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(o, "is_link")));
+	ck_assert_str_eq(cJSON_GetObjectItem(o, "link_target")->valuestring, "file.txt");
+	ck_assert_str_eq(cJSON_GetObjectItem(o, "mode")->valuestring, "0777");
+	cJSON_Delete(o);
+	s0__fileinfo_free(fi);
+	s0__filelist *l = NULL;
+	ck_assert_int_eq(s0__rootfs_list(t.fs, P("/workspace"), NULL, &l, NULL), S0_OK);
+	o = s0__filelist_to_json(l);
+	cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
+	ck_assert_str_eq(cJSON_GetObjectItem(e0, "path")->valuestring, "/workspace/j");
+	ck_assert_str_eq(cJSON_GetObjectItem(e0, "type")->valuestring, "dir");
+	ck_assert_str_eq(cJSON_GetObjectItem(e0, "mode")->valuestring, "2750");
+	cJSON_Delete(o);
+	s0__filelist_free(l);
+	ck_assert_int_eq(s0__rootfs_list(t.fs, P("/workspace/j"), NULL, &l, NULL), S0_OK);
+	o = s0__filelist_to_json(l);
+	cJSON *ln = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 1);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(ln, "is_link")));
+	ck_assert_ptr_null(cJSON_GetObjectItem(ln, "link_target")); /* stat only */
+	cJSON_Delete(o);
+	s0__filelist_free(l);
+	RT_ASSERT_FSCK(&t);
+	rt_close(&t);
+}
+END_TEST
+
+/* Several sandboxes (each its own device) and one shared handle, hammered
+ * from threads: the process-wide lock keeps libext2fs single-writer. */
+typedef struct worker {
+	rt_fs *fs;
+	int id;
+	int failures;
+} worker;
+
+static void *work(void *arg)
+{
+	worker *w = arg;
+	char p[96], d[64];
+	for (int i = 0; i < 300; i++) {
+		snprintf(p, sizeof p, "/workspace/w%d/d%d/f%d", w->id, i % 5, i);
+		int n = snprintf(d, sizeof d, "worker %d item %d", w->id, i);
+		if (s0__rootfs_write(w->fs->fs, P(p), d, (size_t)n, NULL, NULL) != S0_OK)
+			w->failures++;
+		void *got = NULL;
+		size_t gl = 0;
+		if (s0__rootfs_read(w->fs->fs, P(p), 0, -1, NULL, &got, &gl, NULL) != S0_OK ||
+		    gl != (size_t)n || memcmp(got, d, gl))
+			w->failures++;
+		free(got);
+		if (i % 7 == 6 && s0__rootfs_delete(w->fs->fs, P(p), NULL, NULL) != S0_OK)
+			w->failures++;
+		if (i % 50 == 49 && s0__rootfs_flush(w->fs->fs, NULL) != S0_OK)
+			w->failures++;
+	}
+	return NULL;
+}
+
+START_TEST(test_threads)
+{
+	enum { NFS = 3, PER = 2 };
+	rt_fs fs[NFS];
+	for (int i = 0; i < NFS; i++)
+		rt_open_fresh(&fs[i], 32 * MiB);
+	pthread_t th[NFS * PER];
+	worker w[NFS * PER];
+	for (int i = 0; i < NFS * PER; i++) {
+		w[i] = (worker){&fs[i / PER], i, 0};
+		ck_assert_int_eq(pthread_create(&th[i], NULL, work, &w[i]), 0);
+	}
+	for (int i = 0; i < NFS * PER; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(w[i].failures, 0);
+	}
+	for (int i = 0; i < NFS; i++) {
+		RT_ASSERT_FSCK(&fs[i]);
+		rt_close(&fs[i]);
+	}
+}
+END_TEST
+
 static Suite *files_suite(void)
 {
 	Suite *s = suite_create("rootfs_files");
@@ -431,6 +544,8 @@ static Suite *files_suite(void)
 	tcase_add_test(tc, test_renames);
 	tcase_add_test(tc, test_deep_tree);
 	tcase_add_test(tc, test_unicode_names);
+	tcase_add_test(tc, test_fileinfo_json);
+	tcase_add_test(tc, test_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -230,6 +230,33 @@ START_TEST(test_many_commits_and_fork)
 }
 END_TEST
 
+/* The block store's own in-memory device works the same as the test one. */
+START_TEST(test_on_blocks_memdev)
+{
+	rt_fs t = {0};
+	t.tmp = s0_test_tmpdir("rootfs-memdev");
+	ck_assert_int_eq(s0__memdev_new(64 * MiB, &t.dev, NULL), S0_OK);
+	s0__rootfs_image_opts o = {.size_bytes = 64 * MiB};
+	ck_assert_int_eq(s0__rootfs_template_build(&o, t.tmp, &t.dev, NULL, NULL), S0_OK);
+	ck_assert_int_eq(s0__rootfs_open(&t.dev, 0, &t.fs, NULL), S0_OK);
+	char *buf = malloc(3 * MiB + 5);
+	rt_fill(buf, 3 * MiB + 5, 11);
+	rt_write(&t, "/workspace/m/big", buf, 3 * MiB + 5);
+	rt_reopen(&t);
+	size_t n;
+	char *d = rt_read(&t, "/workspace/m/big", &n);
+	ck_assert_uint_eq(n, 3 * MiB + 5);
+	ck_assert(memcmp(d, buf, n) == 0);
+	free(d);
+	free(buf);
+	RT_ASSERT_FSCK(&t);
+	ck_assert_int_eq(s0__rootfs_close(t.fs, NULL), S0_OK);
+	s0__memdev_free(&t.dev);
+	s0_test_rmrf(t.tmp);
+	free(t.tmp);
+}
+END_TEST
+
 static Suite *cow_suite(void)
 {
 	Suite *s = suite_create("rootfs_cow");
@@ -237,6 +264,7 @@ static Suite *cow_suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_template_generation_and_sandboxes);
 	tcase_add_test(tc, test_many_commits_and_fork);
+	tcase_add_test(tc, test_on_blocks_memdev);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -9,8 +9,10 @@
  *
  * The files operations have exactly the semantics and error codes of the
  * RootFS ones (local/rootfs/files.h), with these additions:
- * - a mount point itself cannot be deleted or moved, and nothing can be
- *   moved onto one: S0_EFORBIDDEN `permission_denied`;
+ * - a mount point itself (or a tree holding one) cannot be deleted or
+ *   moved, and nothing can be moved onto one: S0_EFORBIDDEN
+ *   `permission_denied` (a move between two mounts fails as cross-device
+ *   first, see below);
  * - writes under a read-only mount (/proc, /dev, /sys until the runtime
  *   populates them): S0_EFORBIDDEN `permission_denied`;
  * - a move between two different mounts: S0_EINTERNAL `operation_failed`

@@ -68,6 +68,12 @@ static void make_tree(const char *root)
 	p = join(root, "etc/abs");
 	ck_assert_int_eq(symlink("/etc/hostname", p), 0);
 	free(p);
+	/* two names for one inode */
+	p = join(root, "etc/hostname");
+	char *q = join(root, "home/hostname.hardlink");
+	ck_assert_int_eq(link(p, q), 0);
+	free(p);
+	free(q);
 	/* a sparse file: mostly a hole */
 	p = join(root, "var/sparse");
 	int fd = open(p, O_CREAT | O_WRONLY, 0644);
@@ -186,6 +192,24 @@ START_TEST(test_generated_tree)
 	RT_ASSERT_FSCK(&t);
 	/* the template is an ordinary writable RootFS */
 	rt_write_str(&t, "/workspace/new", "after claim");
+	/* replacing or deleting one name of a hard-linked file keeps the other */
+	size_t n1, n2;
+	char *orig = rt_read(&t, "/etc/hostname", &n1);
+	rt_write_str(&t, "/home/hostname.hardlink", "replaced");
+	char *now = rt_read(&t, "/etc/hostname", &n2);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert(memcmp(orig, now, n1) == 0);
+	free(now);
+	ck_assert_int_eq(s0__rootfs_move(t.fs, P("/etc/hostname"), P("/etc/hostname2"), NULL, NULL),
+	                 S0_OK);
+	ck_assert_int_eq(s0__rootfs_move(t.fs, P("/etc/hostname2"), P("/etc/hostname"), NULL, NULL),
+	                 S0_OK);
+	RT_ASSERT_FSCK(&t);
+	/* restore the tree for the comparison below */
+	ck_assert_int_eq(s0__rootfs_write(t.fs, P("/home/hostname.hardlink"), orig, n1, NULL, NULL),
+	                 S0_OK);
+	ck_assert_int_eq(s0__rootfs_chmod(t.fs, P("/home/hostname.hardlink"), 0600, NULL, NULL), S0_OK);
+	free(orig);
 	rt_reopen(&t);
 	ck_assert_int_ge(compare_tree(&t, src), 15);
 	RT_ASSERT_FSCK(&t);

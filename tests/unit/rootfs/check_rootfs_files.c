@@ -529,6 +529,41 @@ START_TEST(test_threads)
 }
 END_TEST
 
+
+START_TEST(test_large_directory)
+{
+	long n = s0_test_iterations(1500);
+	if (n > 20000)
+		n = 20000; /* linear directories: O(n) per create */
+	rt_fs t;
+	rt_open_fresh(&t, n > 2000 ? ((uint64_t)n * 24 * 1024 + MiB - 1) / MiB * MiB : 64 * MiB);
+	char p[96];
+	for (long i = 0; i < n; i++) {
+		snprintf(p, sizeof p, "/workspace/flat/a-rather-long-file-name-to-fill-blocks-%06ld", i);
+		rt_write_str(&t, p, p);
+	}
+	s0__fileinfo *fi = NULL;
+	ck_assert_int_eq(s0__rootfs_stat(t.fs, P("/workspace/flat"), NULL, &fi, NULL), S0_OK);
+	ck_assert_int_gt(fi->size_bytes, 8 * 4096); /* the directory grew block by block */
+	s0__fileinfo_free(fi);
+	RT_ASSERT_FSCK(&t);
+	for (long i = 0; i < n; i += 2) {
+		snprintf(p, sizeof p, "/workspace/flat/a-rather-long-file-name-to-fill-blocks-%06ld", i);
+		ck_assert_int_eq(s0__rootfs_delete(t.fs, P(p), NULL, NULL), S0_OK);
+	}
+	rt_mkdir_p(&t, "/workspace/flat/sub");
+	ck_assert_int_eq(s0__rootfs_move(t.fs, P("/workspace/flat/sub"), P("/workspace/flat2"), NULL,
+	                                 NULL),
+	                 S0_OK);
+	s0__filelist *l = NULL;
+	ck_assert_int_eq(s0__rootfs_list(t.fs, P("/workspace/flat"), NULL, &l, NULL), S0_OK);
+	ck_assert_uint_eq(l->len, (size_t)(n / 2));
+	s0__filelist_free(l);
+	RT_ASSERT_FSCK(&t);
+	rt_close(&t);
+}
+END_TEST
+
 static Suite *files_suite(void)
 {
 	Suite *s = suite_create("rootfs_files");
@@ -546,6 +581,7 @@ static Suite *files_suite(void)
 	tcase_add_test(tc, test_unicode_names);
 	tcase_add_test(tc, test_fileinfo_json);
 	tcase_add_test(tc, test_threads);
+	tcase_add_test(tc, test_large_directory);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -122,6 +122,8 @@ static int move_checked(move_ctx *m, s0_error **err)
 	int rc = S0_OK;
 	if (m->d.status == S0__WALK_NOPARENT)
 		rc = resolve_dst(m, S0__WALK_MKDIRS, err);
+	if (rc == S0_OK && m->d.status != S0__WALK_OK) /* e.g. a dangling link on the way */
+		rc = s0__rfs_walk_fail(&m->d, S0__R_DIR_NOT_FOUND, m->dst, m->route, 1, err);
 	if (rc != S0_OK)
 		return rc;
 	if (m->d.ino == m->s.ino)

@@ -21,6 +21,7 @@ typedef struct walker {
 	s0__buf canon;    /* canonical path so far; "" is the root */
 	char *rest;       /* remaining path (owned) */
 	const char *p;    /* cursor into rest */
+	size_t link_end;  /* rest[0..link_end) came from symlink targets */
 	int links;
 } walker;
 
@@ -84,9 +85,11 @@ static int expand_link(walker *k, ext2_ino_t ino, const struct ext2_inode_large 
 		return s0__rfs_fail(k->r, ec, "read symlink", err);
 	char *nr = s0__asprintf("%s%s", target, k->p);
 	bool absolute = target[0] == '/';
+	size_t tlen = strlen(target), pos = (size_t)(k->p - k->rest);
 	free(target);
 	if (!nr)
 		return s0__error_nomem(err);
+	k->link_end = tlen + (k->link_end > pos ? k->link_end - pos : 0);
 	free(k->rest);
 	k->rest = nr;
 	k->p = nr;
@@ -116,7 +119,9 @@ static int step_lookup(walker *k, const char *comp, size_t n, bool last, ext2_in
 	errcode_t ec = ext2fs_lookup(k->r->fs, cur, comp, (int)n, NULL, ino);
 	if (ec == EXT2_ET_FILE_NOT_FOUND) {
 		*ino = 0;
-		if (last || !(k->flags & S0__WALK_MKDIRS))
+		/* Never create what a (dangling) symlink names, like mkdir -p. */
+		bool from_link = (size_t)(comp - k->rest) < k->link_end;
+		if (last || !(k->flags & S0__WALK_MKDIRS) || from_link)
 			return S0_OK;
 		char name[EXT2_NAME_LEN + 1];
 		memcpy(name, comp, n);

@@ -223,6 +223,7 @@ static void twalk_clear(twalk *w)
 typedef struct walker {
 	char *rest;
 	const char *p;
+	size_t link_end; /* rest[0..link_end) came from symlink targets */
 	tnode *cur;
 	int links;
 } walker;
@@ -254,6 +255,8 @@ static int expand(walker *k, const tnode *link, s0_error **err)
 	char *nr = s0__asprintf("%s%s", link->target, k->p);
 	if (!nr)
 		return s0__error_nomem(err);
+	size_t pos = (size_t)(k->p - k->rest);
+	k->link_end = strlen(link->target) + (k->link_end > pos ? k->link_end - pos : 0);
 	free(k->rest);
 	k->rest = nr;
 	k->p = nr;
@@ -302,7 +305,8 @@ static int step(s0__tmpfs *t, walker *k, twalk *w, unsigned fl, const char *c, s
 		set_final(w, k->cur, NULL, c, n);
 		return S0_OK;
 	}
-	if (!child && !(fl & TW_MKDIRS)) {
+	/* Never create what a (dangling) symlink names, like mkdir -p. */
+	if (!child && (!(fl & TW_MKDIRS) || (size_t)(c - k->rest) < k->link_end)) {
 		*done = true;
 		return stop(k, w, TW_NOPARENT, c, n, err);
 	}

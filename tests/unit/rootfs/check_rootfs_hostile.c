@@ -190,6 +190,10 @@ static const hcase cases[] = {
 	{OP_LIST, "/workspace/none", 0, S0_ENOTFOUND, "directory_not_found"},
 	{OP_LIST, "/workspace/dangling", 0, S0_ENOTFOUND, "directory_not_found"},
 	{OP_MKDIR, "/workspace/none/x", 0, S0_ENOTFOUND, "directory_not_found"},
+	/* a dangling symlink on the way is not created through */
+	{OP_WRITE, "/workspace/dangling/x", 0, S0_ENOTFOUND, "directory_not_found"},
+	{OP_MKDIR_P, "/workspace/dangling/x/y", 0, S0_ENOTFOUND, "directory_not_found"},
+	{OP_MOVE_DST, "/workspace/dangling/x", 0, S0_ENOTFOUND, "directory_not_found"},
 	{OP_SYMLINK, "/workspace/none/x", 0, S0_ENOTFOUND, "directory_not_found"},
 	{OP_MOVE_SRC, "/workspace/none", 0, S0_ENOTFOUND, "file_not_found"},
 	{OP_CHMOD, "/workspace/none", 0, S0_ENOTFOUND, "file_not_found"},
@@ -264,6 +268,11 @@ START_TEST(test_symlinks_confined)
 	                 S0_OK);
 	ck_assert_str_eq(canon, "/workspace/dir/sub");
 	free(canon);
+	/* below a live link, missing parents are created inside its target */
+	rt_write_str(&t, "/workspace/to_dir/new/deeper/f", "below a live link");
+	d = rt_read(&t, "/workspace/dir/new/deeper/f", &n);
+	ck_assert_str_eq(d, "below a live link");
+	free(d);
 	/* the final component is not followed by write: the link is replaced */
 	rt_write_str(&t, "/workspace/to_file", "replaced the link");
 	d = rt_read(&t, "/workspace/file", &n);

@@ -170,6 +170,12 @@ START_TEST(test_files_semantics)
 	/* hostile paths */
 	EXPECT(S0_EINVAL, "invalid_request", s0__tmpfs_write(t, P("/tmp/../../x"), "1", 1, NULL, &xe));
 	EXPECT(S0_EINVAL, "invalid_request", s0__tmpfs_write(t, "/tmp/a\0b", 8, "1", 1, NULL, &xe));
+	ck_assert_int_eq(s0__tmpfs_symlink(t, P("gone/away"), P("/tmp/dl"), NULL, NULL), S0_OK);
+	EXPECT(S0_ENOTFOUND, "directory_not_found", s0__tmpfs_write(t, P("/tmp/dl/x"), "1", 1, NULL, &xe));
+	EXPECT(S0_ENOTFOUND, "directory_not_found", s0__tmpfs_mkdir(t, P("/tmp/dl/x"), true, NULL, &xe));
+	ck_assert_int_eq(s0__tmpfs_mkdir(t, P("/tmp/real"), false, NULL, NULL), S0_OK);
+	ck_assert_int_eq(s0__tmpfs_symlink(t, P("real"), P("/tmp/rl"), NULL, NULL), S0_OK);
+	put(t, "/tmp/rl/new/deeper/f", "below a live link is fine");
 	ck_assert_int_eq(s0__tmpfs_symlink(t, P("l2"), P("/tmp/l1"), NULL, NULL), S0_OK);
 	ck_assert_int_eq(s0__tmpfs_symlink(t, P("l1"), P("/tmp/l2"), NULL, NULL), S0_OK);
 	EXPECT(S0_EINVAL, "invalid_request", s0__tmpfs_read(t, P("/tmp/l1"), 0, -1, NULL, &r, &n, &xe));

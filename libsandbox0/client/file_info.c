@@ -81,39 +81,24 @@ void s0_file_list_free(s0_file_list *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->len; i++)
-		s0_file_info_free(l->items[i]);
-	free(l->items);
+	s0__items_free((void **)l->items, l->len, (s0__item_free_fn)s0_file_info_free);
 	free(l);
 	s0__obj_dec();
 }
 
 int s0__file_list_from_json(const cJSON *o, s0_file_list **out, s0_error **err)
 {
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "entries");
-	if (!cJSON_IsObject(o) || (arr && !cJSON_IsArray(arr) && !cJSON_IsNull(arr)))
-		return s0__error_set(err, S0_EPROTOCOL, "unexpected_response",
-		                     "list response has no \"entries\" array");
 	s0_file_list *l = calloc(1, sizeof *l);
 	if (!l)
 		return s0__error_nomem(err);
+	int rc = s0__items_from_json(o, "entries", (s0__item_fn)s0__file_info_from_json,
+	                             (s0__item_free_fn)s0_file_info_free, (void ***)&l->items,
+	                             &l->len, err);
+	if (rc < 0) {
+		free(l);
+		return rc;
+	}
 	s0__obj_inc();
-	size_t n = cJSON_IsArray(arr) ? (size_t)cJSON_GetArraySize(arr) : 0;
-	l->items = n ? calloc(n, sizeof *l->items) : NULL;
-	if (n && !l->items) {
-		s0_file_list_free(l);
-		return s0__error_nomem(err);
-	}
-	const cJSON *it;
-	cJSON_ArrayForEach(it, arr)
-	{
-		int rc = s0__file_info_from_json(it, &l->items[l->len], err);
-		if (rc < 0) {
-			s0_file_list_free(l);
-			return rc;
-		}
-		l->len++;
-	}
 	*out = l;
 	return S0_OK;
 }

@@ -64,6 +64,41 @@ const char *s0_lifecycle_result_snapshot_id(const s0_lifecycle_result *r)
 int s0_lifecycle_result_http_status(const s0_lifecycle_result *r) { return r->http_status; }
 const char *s0_lifecycle_result_json(const s0_lifecycle_result *r) { return r->json; }
 
+/* ---- arrays of results ---- */
+
+void s0__items_free(void **items, size_t len, s0__item_free_fn fr)
+{
+	for (size_t i = 0; i < len; i++)
+		fr(items[i]);
+	free(items);
+}
+
+int s0__items_from_json(const cJSON *o, const char *key, s0__item_fn fn, s0__item_free_fn fr,
+                        void ***items, size_t *len, s0_error **err)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!cJSON_IsObject(o) || (arr && !cJSON_IsArray(arr) && !cJSON_IsNull(arr)))
+		return s0__error_set(err, S0_EPROTOCOL, "unexpected_response",
+		                     "response has no \"%s\" array", key);
+	size_t n = cJSON_IsArray(arr) ? (size_t)cJSON_GetArraySize(arr) : 0, got = 0;
+	void **v = n ? calloc(n, sizeof *v) : NULL;
+	if (n && !v)
+		return s0__error_nomem(err);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, arr)
+	{
+		int rc = fn(it, &v[got], err);
+		if (rc < 0) {
+			s0__items_free(v, got, fr);
+			return rc;
+		}
+		got++;
+	}
+	*items = v;
+	*len = got;
+	return S0_OK;
+}
+
 /* ---- sandbox page ---- */
 
 struct s0_sandbox_page {
@@ -77,41 +112,26 @@ void s0_sandbox_page_free(s0_sandbox_page *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->len; i++)
-		s0_sandbox_info_free(p->items[i]);
-	free(p->items);
+	s0__items_free((void **)p->items, p->len, (s0__item_free_fn)s0_sandbox_info_free);
 	free(p);
 	s0__obj_dec();
 }
 
 int s0__sandbox_page_from_json(const cJSON *o, s0_sandbox_page **out, s0_error **err)
 {
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "sandboxes");
-	if (!cJSON_IsObject(o) || (arr && !cJSON_IsArray(arr) && !cJSON_IsNull(arr)))
-		return s0__error_set(err, S0_EPROTOCOL, "unexpected_response",
-		                     "list response has no \"sandboxes\" array");
 	s0_sandbox_page *p = calloc(1, sizeof *p);
 	if (!p)
 		return s0__error_nomem(err);
+	int rc = s0__items_from_json(o, "sandboxes", (s0__item_fn)s0__sandbox_info_from_json,
+	                             (s0__item_free_fn)s0_sandbox_info_free, (void ***)&p->items,
+	                             &p->len, err);
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
 	s0__obj_inc();
-	size_t n = cJSON_IsArray(arr) ? (size_t)cJSON_GetArraySize(arr) : 0;
-	p->items = n ? calloc(n, sizeof *p->items) : NULL;
-	if (n && !p->items) {
-		s0_sandbox_page_free(p);
-		return s0__error_nomem(err);
-	}
-	p->count = s0__json_i64(o, "count", (int64_t)n);
+	p->count = s0__json_i64(o, "count", (int64_t)p->len);
 	p->has_more = s0__json_bool(o, "has_more", false);
-	const cJSON *it;
-	cJSON_ArrayForEach(it, arr)
-	{
-		int rc = s0__sandbox_info_from_json(it, &p->items[p->len], err);
-		if (rc < 0) {
-			s0_sandbox_page_free(p);
-			return rc;
-		}
-		p->len++;
-	}
 	*out = p;
 	return S0_OK;
 }
@@ -186,40 +206,25 @@ void s0_snapshot_list_free(s0_snapshot_list *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->len; i++)
-		s0_snapshot_info_free(l->items[i]);
-	free(l->items);
+	s0__items_free((void **)l->items, l->len, (s0__item_free_fn)s0_snapshot_info_free);
 	free(l);
 	s0__obj_dec();
 }
 
 int s0__snapshot_list_from_json(const cJSON *o, s0_snapshot_list **out, s0_error **err)
 {
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "snapshots");
-	if (!cJSON_IsObject(o) || (arr && !cJSON_IsArray(arr) && !cJSON_IsNull(arr)))
-		return s0__error_set(err, S0_EPROTOCOL, "unexpected_response",
-		                     "snapshot list has no \"snapshots\" array");
 	s0_snapshot_list *l = calloc(1, sizeof *l);
 	if (!l)
 		return s0__error_nomem(err);
+	int rc = s0__items_from_json(o, "snapshots", (s0__item_fn)s0__snapshot_info_from_json,
+	                             (s0__item_free_fn)s0_snapshot_info_free, (void ***)&l->items,
+	                             &l->len, err);
+	if (rc < 0) {
+		free(l);
+		return rc;
+	}
 	s0__obj_inc();
-	size_t n = cJSON_IsArray(arr) ? (size_t)cJSON_GetArraySize(arr) : 0;
-	l->items = n ? calloc(n, sizeof *l->items) : NULL;
-	if (n && !l->items) {
-		s0_snapshot_list_free(l);
-		return s0__error_nomem(err);
-	}
-	l->count = s0__json_i64(o, "count", (int64_t)n);
-	const cJSON *it;
-	cJSON_ArrayForEach(it, arr)
-	{
-		int rc = s0__snapshot_info_from_json(it, &l->items[l->len], err);
-		if (rc < 0) {
-			s0_snapshot_list_free(l);
-			return rc;
-		}
-		l->len++;
-	}
+	l->count = s0__json_i64(o, "count", (int64_t)l->len);
 	*out = l;
 	return S0_OK;
 }

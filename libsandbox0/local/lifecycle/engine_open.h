@@ -26,5 +26,8 @@ int s0__engine_template_build(s0__engine *e, const char *name, const char *dir,
 int s0__engine_gc(s0__engine *e, s0_error **err);
 /* Inspection JSON (malloc'd). */
 int s0__engine_inspect(s0__engine *e, const char *sandbox_id, char **out, s0_error **err);
+/* Export a generation as a raw ext4 image file (tests: e2fsck of heads). */
+int s0__engine_export_generation(s0__engine *e, const char *gen, const char *path,
+                                 s0_error **err);
 
 #endif

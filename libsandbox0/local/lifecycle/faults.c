@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "common/cancel.h"
 #include "local/lifecycle/faults.h"
 
@@ -233,4 +235,22 @@ void s0__faults_wait_change(s0__faults *f, int64_t ms)
 		if (pthread_cond_timedwait(&f->cv, &f->mu, &dl))
 			break;
 	pthread_mutex_unlock(&f->mu);
+}
+
+cJSON *s0__faults_json(s0__faults *f)
+{
+	static const char *const modes[] = {"", "fail", "hold", "delay", "crash"};
+	cJSON *o = cJSON_CreateObject();
+	pthread_mutex_lock(&f->mu);
+	for (fault *x = f->list; o && x; x = x->next) {
+		cJSON *e = cJSON_CreateObject();
+		if (!e)
+			break;
+		cJSON_AddStringToObject(e, "mode", modes[x->mode]);
+		cJSON_AddNumberToObject(e, "remaining", (double)x->count);
+		cJSON_AddNumberToObject(e, "hits", (double)x->hits);
+		cJSON_AddItemToObject(o, x->name, e);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return o;
 }

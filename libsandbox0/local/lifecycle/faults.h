@@ -47,6 +47,9 @@ s0__fault_act s0__fault_pass(s0__faults *f, const char *name, const char *step);
 bool s0__fault_armed(s0__faults *f, const char *name, const char *step);
 /* Count of hits recorded for a point (inspection). */
 int64_t s0__fault_hits(s0__faults *f, const char *name);
+/* Armed points as a JSON object {name: {mode, remaining, hits}} (inspection). */
+struct cJSON;
+struct cJSON *s0__faults_json(s0__faults *f);
 /* Wait until the release-generation counter moves (any release), up to ms of real time. */
 void s0__faults_wait_change(s0__faults *f, int64_t ms);
 

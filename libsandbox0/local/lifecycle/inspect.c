@@ -32,6 +32,12 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 		cJSON_AddNumberToObject(r, "memory_bytes", (double)rt->memory_bytes);
 		cJSON_AddBoolToObject(r, "fenced", rt->fenced);
 		cJSON_AddNumberToObject(r, "requests", (double)rt->requests);
+		if (rt->volume) {
+			int64_t dirty = 0, fetched = 0;
+			s0__volume_stats(rt->volume, &dirty, &fetched);
+			cJSON_AddNumberToObject(r, "dirty_chunks", (double)dirty);
+			cJSON_AddNumberToObject(r, "chunks_fetched", (double)fetched);
+		}
 		cJSON_AddItemToArray(rts, r);
 	}
 	pthread_mutex_unlock(&e->mu);
@@ -55,6 +61,7 @@ static cJSON *ops_json(s0__engine *e, const char *sandbox_id)
 		cJSON_AddStringToObject(o, "state", ops[i].state);
 		cJSON_AddStringToObject(o, "runtime_id", ops[i].runtime_id);
 		cJSON_AddNumberToObject(o, "runtime_generation", (double)ops[i].generation);
+		cJSON_AddStringToObject(o, "new_head", ops[i].new_head);
 		cJSON_AddItemToArray(arr, o);
 	}
 	free(ops);
@@ -70,6 +77,8 @@ static void add_sandbox_facts(s0__engine *e, cJSON *root, const char *sandbox_id
 	cJSON_AddStringToObject(s, "id", row.rec.id);
 	cJSON_AddStringToObject(s, "head", row.head);
 	cJSON_AddStringToObject(s, "image", row.image);
+	cJSON_AddStringToObject(s, "config", row.rec.config_json ? row.rec.config_json : "{}");
+	cJSON_AddNumberToObject(s, "runtime_generation", (double)row.rec.runtime_generation);
 	static const char *kinds[] = {"pause", "ttl_pause", "delete", "hard_delete"};
 	cJSON *counts = cJSON_AddObjectToObject(s, "operation_counts");
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
@@ -87,6 +96,7 @@ int s0__engine_inspect(s0__engine *e, const char *sandbox_id, char **out, s0_err
 		return s0__error_nomem(err);
 	cJSON_AddItemToObject(root, "node", node_json(e, sandbox_id));
 	cJSON_AddItemToObject(root, "operations", ops_json(e, sandbox_id));
+	cJSON_AddItemToObject(root, "faults", s0__faults_json(e->faults));
 	char *st = s0__storage_stats_json(e->storage);
 	cJSON *stj = st ? cJSON_Parse(st) : NULL;
 	free(st);
@@ -97,4 +107,10 @@ int s0__engine_inspect(s0__engine *e, const char *sandbox_id, char **out, s0_err
 	*out = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
 	return *out ? S0_OK : s0__error_nomem(err);
+}
+
+int s0__engine_export_generation(s0__engine *e, const char *gen, const char *path,
+                                 s0_error **err)
+{
+	return s0__storage_export(e->storage, gen, path, err);
 }

@@ -24,11 +24,11 @@ static int claim_base(s0__engine *e, const char *team, const s0__claim_req *req,
                       s0__sandbox_row *row, s0_error **err)
 {
 	s0__template_row tpl;
+	memset(row, 0, sizeof *row); /* the caller clears row on every failure */
 	int rc = s0__meta_template_get(e->meta, req->template_id, &tpl, NULL);
 	if (rc < 0)
 		return s0__error_set(err, S0_ENOTFOUND, "not_found", "template not found: %s",
 		                     req->template_id);
-	memset(row, 0, sizeof *row);
 	s0__strlcpy(row->head, tpl.generation, sizeof row->head);
 	s0__strlcpy(row->image, tpl.image, sizeof row->image);
 	s0__template_row_clear(&tpl);

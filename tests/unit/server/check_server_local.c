@@ -149,7 +149,7 @@ START_TEST(admin_routes_reach_the_backend)
 	ck_assert(cJSON_IsObject(cJSON_GetObjectItem(j, "data")));
 	cJSON_Delete(j);
 	ck_assert_int_eq(raw_status("POST", "/admin/v1/faults", KEY_A,
-	                            "{\"name\":\"no_such_fault_point\",\"mode\":\"fail\"}", NULL),
+	                            "{\"name\":\"object_store\",\"mode\":\"explode\"}", NULL),
 	                 400);
 	ck_assert_int_eq(raw_status("POST", "/admin/v1/faults", KEY_A,
 	                            "{\"name\":\"object_store\",\"mode\":\"fail\",\"count\":1}", NULL),

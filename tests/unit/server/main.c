@@ -1,4 +1,5 @@
 #include "check_main.h"
 #include "server_test.h"
 
-S0_TEST_MAIN(s0_server_core_suite, s0_server_admin_suite)
+S0_TEST_MAIN(s0_server_core_suite, s0_server_admin_suite, s0_router_engine_suite,
+             s0_server_local_suite)

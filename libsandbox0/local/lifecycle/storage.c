@@ -181,6 +181,10 @@ int s0__volume_commit(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **err)
 		if (rc < 0)
 			return rc;
 	}
+	/* guest writes are fenced and synced; the upload needs the object store */
+	if (s0__fault_hit(v->st->faults, "object_store", "after-seal") != S0__FAULT_NONE)
+		return s0__error_set(err, S0_EUNAVAILABLE, "object_store",
+		                     "sandbox rootfs store is unavailable");
 	s0__genid g;
 	int rc = s0__branch_publish(v->br, 0, &g, err);
 	if (rc == S0_OK)

@@ -45,8 +45,9 @@ int s0__volume_attach(s0__storage *st, const char *gen, s0__volume **out, s0_err
 /*
  * Commit: flush ext4, fence the branch (no more writes), seal and publish
  * it; gen_out gets the new generation (durable, pinned until unpinned).
- * On failure (object store down…) the volume stays fenced and sealed and
- * the call may be repeated; the parent generation is untouched.
+ * On failure (object store down: fault `object_store@after-seal`…) the
+ * volume stays fenced and the call may be repeated; the parent generation
+ * is untouched.
  */
 int s0__volume_commit(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **err);
 /*

@@ -43,8 +43,12 @@ static int finish_delete_locked(s0__engine *e, s0__op_row *op)
 	pthread_mutex_lock(&e->mu);
 	s0__runtime *rt = s0__node_find_sandbox(&e->node, op->sandbox_id);
 	pthread_mutex_unlock(&e->mu);
-	if (rt)
-		s0__engine_stop_runtime(e, rt); /* branch abandoned, leases returned */
+	if (rt) {
+		s0__engine_halt_runtime(e, rt); /* branch abandoned */
+		if (s0__node_terminal_proof(e->faults, NULL) < 0)
+			return S0_EUNAVAILABLE; /* leases stay until proven absent; retried */
+		s0__engine_release_runtime(e, rt);
+	}
 	s0__fault_hit(e->faults, "manager_restart", "delete-reclaimed"); /* crash point */
 	if (s0__meta_begin(e->meta, NULL) < 0)
 		return S0_EIO;

@@ -183,15 +183,18 @@ int s0__engine_quiesce(s0__engine *e, int64_t timeout_ms)
 void s0__engine_controller_pass(s0__engine *e)
 {
 	s0__meta_snapshot_expire(e->meta, s0__engine_now(e), NULL);
+	s0__engine_crash_scan(e);
 	s0__engine_ttl_scan(e);
 	s0__op_row *ops = NULL;
 	size_t n = 0;
 	bool again = false;
 	if (s0__meta_op_pending(e->meta, &ops, &n, NULL) == S0_OK) {
 		for (size_t i = 0; i < n; i++) {
-			int rc = !strcmp(ops[i].kind, "delete") || !strcmp(ops[i].kind, "hard_delete")
+			const char *k = ops[i].kind;
+			int rc = !strcmp(k, "delete") || !strcmp(k, "hard_delete")
 			             ? s0__engine_run_delete(e, &ops[i])
-			             : s0__engine_run_pause(e, &ops[i]);
+			         : !strcmp(k, "recover") ? s0__engine_run_recover(e, &ops[i])
+			                                 : s0__engine_run_pause(e, &ops[i]);
 			if (rc != S0_OK)
 				again = true;
 		}

@@ -86,6 +86,15 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
                              s0__runtime **out, s0_error **err);
 /* Stop a runtime (volume dropped) and return its leases. */
 void s0__engine_stop_runtime(s0__engine *e, s0__runtime *rt);
+/*
+ * Halt a runtime: fence it, let pinned requests finish, drop its process
+ * state, tmpfs and writable branch (unpublished); its leases stay until
+ * s0__engine_release_runtime() after the terminal proof. Idempotent;
+ * returns true when this call halted it.
+ */
+bool s0__engine_halt_runtime(s0__engine *e, s0__runtime *rt);
+/* Return a halted runtime's leases and forget it (frees rt). */
+void s0__engine_release_runtime(s0__engine *e, s0__runtime *rt);
 /* JSON array of strings -> malloc'd vector (NULL/"" = empty); 0 or -1 (OOM/bad). */
 int s0__strv_from_json(const char *json, char ***out, size_t *n);
 void s0__strv_free(char **v, size_t n);
@@ -96,6 +105,15 @@ char *s0__engine_template_mounts(s0__engine *e, const char *template_id);
 int s0__engine_run_pause(s0__engine *e, s0__op_row *op);
 /* One pass of a pause operation with the sandbox lock held (resume joins it). */
 int s0__engine_pause_step_locked(s0__engine *e, s0__op_row *op);
+/* Recovery executor (recover.c): advance a "recover" operation. */
+int s0__engine_run_recover(s0__engine *e, s0__op_row *op);
+int s0__engine_recover_step_locked(s0__engine *e, s0__op_row *op);
+/* Crash the runtimes a `runtime_crash` fault names (controller pass). */
+void s0__engine_crash_scan(s0__engine *e);
+/* Reopen: recover a sandbox whose runtime died with the previous process. */
+void s0__engine_recover_after_restart(s0__engine *e, const char *id);
+/* How long a resume waits for an in-flight pause to commit (engine clock). */
+#define S0__RESUME_WAIT_MS 45000
 /* Delete executor: reclaim runtime and identity of a sandbox. */
 int s0__engine_run_delete(s0__engine *e, s0__op_row *op);
 /* Delete with an operation kind ("delete", "hard_delete"); team NULL = any. */

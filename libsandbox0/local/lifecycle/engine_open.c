@@ -78,37 +78,9 @@ int s0__engine_template_build(s0__engine *e, const char *name, const char *dir,
 /*
  * After the previous process died, its runtimes are gone (seed "Runtime
  * Failure Recovery"): pauses that never published roll back, and every
- * sandbox that had a runtime starts a new one from its last committed head.
+ * sandbox that had a runtime recovers from its last committed head
+ * (recover.c); published pauses and deletes continue on the controller.
  */
-static void recover_sandbox(s0__engine *e, const char *id)
-{
-	s0__sblock *l = s0__engine_lock(e, id);
-	s0__sandbox_row row = {0};
-	s0__op_row op;
-	if (s0__meta_sandbox_get(e->meta, NULL, id, &row, NULL) < 0)
-		goto out;
-	if (s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK &&
-	    (!strcmp(op.kind, "pause") || !strcmp(op.kind, "ttl_pause")) &&
-	    !strcmp(op.state, "intent")) {
-		s0__strlcpy(op.state, "failed", sizeof op.state);
-		s0__meta_op_update(e->meta, &op, NULL);
-	}
-	bool had_runtime = row.rec.runtime_id[0] && !row.rec.paused &&
-	                   row.rec.status != S0_STATUS_TERMINATING;
-	if (!had_runtime || s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK)
-		goto out;
-	char *mounts = s0__engine_template_mounts(e, row.rec.template_id);
-	s0__runtime *rt = NULL;
-	row.rec.runtime_id[0] = '\0';
-	if (s0__engine_start_runtime(e, &row, mounts, &rt, NULL) < 0)
-		row.rec.status = S0_STATUS_FAILED;
-	s0__engine_save(e, &row, NULL);
-	free(mounts);
-out:
-	s0__sandbox_rec_clear(&row.rec);
-	s0__engine_unlock(e, l);
-}
-
 static void recover_all(s0__engine *e)
 {
 	char **ids = NULL;
@@ -119,7 +91,7 @@ static void recover_all(s0__engine *e)
 	e->seq = (int64_t)n + s0__engine_now(e);
 	pthread_mutex_unlock(&e->mu);
 	for (size_t i = 0; i < n; i++)
-		recover_sandbox(e, ids[i]);
+		s0__engine_recover_after_restart(e, ids[i]);
 	s0__meta_free_ids(ids, n);
 }
 

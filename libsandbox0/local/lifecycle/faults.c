@@ -208,6 +208,17 @@ bool s0__fault_armed(s0__faults *f, const char *name, const char *step)
 	return r;
 }
 
+bool s0__fault_any_armed(s0__faults *f, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	pthread_mutex_lock(&f->mu);
+	bool r = false;
+	for (fault *x = f->list; x && !r; x = x->next)
+		r = !strncmp(x->name, prefix, n);
+	pthread_mutex_unlock(&f->mu);
+	return r;
+}
+
 int64_t s0__fault_hits(s0__faults *f, const char *name)
 {
 	pthread_mutex_lock(&f->mu);

@@ -45,6 +45,8 @@ s0__fault_act s0__fault_hit(s0__faults *f, const char *name, const char *step);
 s0__fault_act s0__fault_pass(s0__faults *f, const char *name, const char *step);
 /* Whether the point is currently armed (does not consume). */
 bool s0__fault_armed(s0__faults *f, const char *name, const char *step);
+/* Whether any armed point's name starts with prefix (does not consume). */
+bool s0__fault_any_armed(s0__faults *f, const char *prefix);
 /* Count of hits recorded for a point (inspection). */
 int64_t s0__fault_hits(s0__faults *f, const char *name);
 /* Armed points as a JSON object {name: {mode, remaining, hits}} (inspection). */

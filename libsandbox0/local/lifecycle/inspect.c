@@ -19,6 +19,9 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 	cJSON_AddNumberToObject(n, "nbd_used", nd->nbd_used);
 	cJSON_AddNumberToObject(n, "runtimes_started", (double)nd->runtimes_started);
 	cJSON_AddNumberToObject(n, "runtimes_stopped", (double)nd->runtimes_stopped);
+	cJSON_AddNumberToObject(n, "runtimes_crashed", (double)nd->runtimes_crashed);
+	cJSON_AddNumberToObject(n, "driver_stops", (double)nd->driver_stops);
+	cJSON_AddNumberToObject(n, "reconciled_stops", (double)nd->reconciled_stops);
 	cJSON *rts = cJSON_AddArrayToObject(n, "runtimes");
 	for (s0__runtime *rt = nd->runtimes; rt; rt = rt->next) {
 		if (sandbox_id && strcmp(rt->sandbox_id, sandbox_id))
@@ -31,6 +34,8 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 		cJSON_AddNumberToObject(r, "cpu_millis", (double)rt->cpu_millis);
 		cJSON_AddNumberToObject(r, "memory_bytes", (double)rt->memory_bytes);
 		cJSON_AddBoolToObject(r, "fenced", rt->fenced);
+		cJSON_AddBoolToObject(r, "halted", rt->halted);
+		cJSON_AddBoolToObject(r, "crashed", rt->crashed);
 		cJSON_AddNumberToObject(r, "requests", (double)rt->requests);
 		if (rt->volume) {
 			int64_t dirty = 0, fetched = 0;
@@ -79,7 +84,7 @@ static void add_sandbox_facts(s0__engine *e, cJSON *root, const char *sandbox_id
 	cJSON_AddStringToObject(s, "image", row.image);
 	cJSON_AddStringToObject(s, "config", row.rec.config_json ? row.rec.config_json : "{}");
 	cJSON_AddNumberToObject(s, "runtime_generation", (double)row.rec.runtime_generation);
-	static const char *kinds[] = {"pause", "ttl_pause", "delete", "hard_delete"};
+	static const char *kinds[] = {"pause", "ttl_pause", "delete", "hard_delete", "recover"};
 	cJSON *counts = cJSON_AddObjectToObject(s, "operation_counts");
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
 		int64_t c = 0;

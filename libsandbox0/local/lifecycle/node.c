@@ -1,5 +1,6 @@
 /* The simulated node: capacity, carriers, attach slots, runtimes. */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,20 @@ s0__runtime *s0__node_find_sandbox(s0__node *n, const char *sandbox_id)
 		if (!strcmp(rt->sandbox_id, sandbox_id))
 			return rt;
 	return NULL;
+}
+
+int s0__node_terminal_proof(struct s0__faults *f, s0_error **err)
+{
+	static const char *const kinds[] = {"runsc", "writer", "mount", "network", "alloc_dir",
+	                                    "lease_cgroup"};
+	char name[64];
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		snprintf(name, sizeof name, "resource_leak:%s", kinds[i]);
+		if (s0__fault_armed(f, name, NULL))
+			return s0__error_set(err, S0_EUNAVAILABLE, "terminal_proof",
+			                     "runtime %s is not proven absent", kinds[i]);
+	}
+	return S0_OK;
 }
 
 int64_t s0__parse_memory(const char *q)

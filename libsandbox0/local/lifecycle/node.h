@@ -32,6 +32,8 @@ typedef struct s0__runtime {
 	bool ns_ready;
 	int pins;           /* runtime requests in flight */
 	bool fenced;        /* retirement began: no new requests */
+	bool halted;        /* process, writer and mount gone; leases held until proof */
+	bool crashed;       /* halted by an unplanned failure (branch abandoned) */
 	int64_t started_at_ms;
 	int64_t requests;   /* requests served (inspection) */
 	struct s0__runtime *next;
@@ -43,6 +45,9 @@ typedef struct s0__node {
 	int carriers_total, carriers_used;
 	int nbd_total, nbd_used;
 	int64_t runtimes_started, runtimes_stopped;
+	int64_t runtimes_crashed;
+	int64_t driver_stops;     /* stops acknowledged by the driver call */
+	int64_t reconciled_stops; /* stops proven from node state, no driver reply (REC-02) */
 	s0__runtime *runtimes;
 } s0__node;
 
@@ -59,6 +64,14 @@ int s0__node_lease(s0__node *n, const char *sandbox_id, int64_t cpu, int64_t mem
 void s0__node_release(s0__node *n, s0__runtime *rt);
 s0__runtime *s0__node_find(s0__node *n, const char *runtime_id);
 s0__runtime *s0__node_find_sandbox(s0__node *n, const char *sandbox_id);
+/*
+ * Terminal proof (seed "Filesystem Pause Transaction" step 5): the runtime
+ * process, writer, mount, network state, allocation directory and lease
+ * cgroup are all absent. A `resource_leak:<kind>` fault keeps one present:
+ * S0_EUNAVAILABLE with the kind, and capacity must stay fenced.
+ */
+struct s0__faults;
+int s0__node_terminal_proof(struct s0__faults *f, s0_error **err);
 /* Parse a resources.memory quantity ("512Mi", "1Gi", "1G", bytes). -1 if bad. */
 int64_t s0__parse_memory(const char *q);
 

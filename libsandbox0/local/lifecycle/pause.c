@@ -4,9 +4,11 @@
  *    intent) — done by the request;
  * 2–3. stop the runtime, fence writes, flush ext4, seal and publish the
  *    branch (state "published", the new generation recorded);
- * 4. advance the head and commit paused in one SQLite transaction
- *    ("committed");
- * 5. prove the runtime gone and return node capacity ("done").
+ * 4. advance the head and commit the paused status in one SQLite
+ *    transaction ("committed"); `paused` stays false — a committed head
+ *    alone is not resume-ready;
+ * 5. stop the runtime, prove its six resources absent, return node
+ *    capacity, and set `paused` true in one transaction ("done").
  * Each step is idempotent; a held or failing step leaves the operation
  * where it is and the controller retries it.
  */
@@ -15,9 +17,6 @@
 #include <string.h>
 
 #include "local/lifecycle/engine_internal.h"
-
-static const char *const leak_kinds[] = {"runsc", "writer", "mount", "network", "alloc_dir",
-                                         "lease_cgroup"};
 
 static bool active_pause(const s0__op_row *op)
 {
@@ -102,8 +101,7 @@ static int step_publish(s0__engine *e, s0__op_row *op)
 		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
 	if (pins)
 		return S0_EUNAVAILABLE; /* a request is finishing; retry shortly */
-	if (s0__fault_hit(e->faults, "node_channel", "pause") != S0__FAULT_NONE ||
-	    s0__fault_hit(e->faults, "object_store", "after-seal") != S0__FAULT_NONE)
+	if (s0__fault_hit(e->faults, "node_channel", "pause") != S0__FAULT_NONE)
 		return S0_EUNAVAILABLE;
 	char gen[S0__GEN_MAX];
 	if (s0__volume_commit(rt->volume, gen, NULL) < 0)
@@ -115,7 +113,7 @@ static int step_publish(s0__engine *e, s0__op_row *op)
 	return S0_OK;
 }
 
-/* Step 4: one transaction advances the head and commits paused. */
+/* Step 4: one transaction advances the head and commits the paused status. */
 static int step_commit(s0__engine *e, s0__op_row *op)
 {
 	if (s0__fault_hit(e->faults, "meta_store", "commit") != S0__FAULT_NONE)
@@ -129,7 +127,7 @@ static int step_commit(s0__engine *e, s0__op_row *op)
 	}
 	s0__strlcpy(row.head, op->new_head, sizeof row.head);
 	row.rec.status = S0_STATUS_PAUSED;
-	row.rec.paused = true;
+	row.rec.paused = false; /* resume-ready only after the terminal proof (step 5) */
 	row.rec.runtime_id[0] = '\0';
 	row.rec.pod_name[0] = '\0';
 	row.rec.expires_at_ms = 0;
@@ -149,21 +147,48 @@ static int step_commit(s0__engine *e, s0__op_row *op)
 	return rc == S0_OK ? S0_OK : S0_EIO;
 }
 
-/* Step 5: terminal proof of the six resources, then release capacity. */
+/*
+ * Step 5: stop the runtime (the driver call; with `driver_exit` it never
+ * answers and the reconciler proves the stop from node state), prove the
+ * six resources absent, return capacity, and only then report paused.
+ */
 static int step_release(s0__engine *e, s0__op_row *op)
 {
-	char name[64];
-	for (size_t i = 0; i < sizeof leak_kinds / sizeof leak_kinds[0]; i++) {
-		snprintf(name, sizeof name, "resource_leak:%s", leak_kinds[i]);
-		if (s0__fault_armed(e->faults, name, NULL))
-			return S0_EUNAVAILABLE; /* not proven absent: keep capacity fenced */
-	}
 	pthread_mutex_lock(&e->mu);
 	s0__runtime *rt = s0__node_find(&e->node, op->runtime_id);
 	pthread_mutex_unlock(&e->mu);
+	if (rt && !rt->halted) {
+		bool driver = s0__fault_hit(e->faults, "driver_exit", NULL) == S0__FAULT_NONE;
+		s0__engine_halt_runtime(e, rt);
+		pthread_mutex_lock(&e->mu);
+		if (driver)
+			e->node.driver_stops++;
+		else
+			e->node.reconciled_stops++;
+		pthread_mutex_unlock(&e->mu);
+	}
+	if (s0__node_terminal_proof(e->faults, NULL) < 0)
+		return S0_EUNAVAILABLE; /* not proven absent: capacity stays fenced (PTX-06) */
 	if (rt)
-		s0__engine_stop_runtime(e, rt);
-	return set_state(e, op, "done") == S0_OK ? S0_OK : S0_EIO;
+		s0__engine_release_runtime(e, rt);
+	s0__sandbox_row row = {0};
+	int rc = s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL);
+	if (rc < 0)
+		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
+	if ((rc = s0__meta_begin(e->meta, NULL)) == S0_OK) {
+		row.rec.paused = true;
+		s0__strlcpy(op->state, "done", sizeof op->state);
+		op->updated_at_ms = s0__engine_now(e);
+		rc = s0__engine_save(e, &row, NULL);
+		if (rc == S0_OK)
+			rc = s0__meta_op_update(e->meta, op, NULL);
+		if (rc == S0_OK)
+			rc = s0__meta_commit(e->meta, NULL);
+		else
+			s0__meta_rollback(e->meta);
+	}
+	s0__sandbox_rec_clear(&row.rec);
+	return rc == S0_OK ? S0_OK : S0_EIO;
 }
 
 int s0__engine_run_pause(s0__engine *e, s0__op_row *op)

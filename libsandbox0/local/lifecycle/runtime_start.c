@@ -56,13 +56,26 @@ static int quota_check(s0__engine *e, s0_error **err)
 	return S0_OK;
 }
 
-static void abandon(s0__engine *e, s0__runtime *rt)
+/* Drop the runtime's process state, tmpfs and writable branch (never
+ * published here); its leases stay. */
+static void halt(s0__runtime *rt)
 {
 	if (rt->ns_ready)
 		s0__files_ns_clear(&rt->ns);
+	rt->ns_ready = false;
 	s0__volume_free(rt->volume);
+	rt->volume = NULL;
 	s0__tmpfs_free(rt->tmpfs);
+	rt->tmpfs = NULL;
 	s0__strv_free(rt->ephemeral, rt->n_ephemeral);
+	rt->ephemeral = NULL;
+	rt->n_ephemeral = 0;
+	rt->halted = true;
+}
+
+static void abandon(s0__engine *e, s0__runtime *rt)
+{
+	halt(rt);
 	pthread_mutex_lock(&e->mu);
 	s0__node_release(&e->node, rt);
 	pthread_mutex_unlock(&e->mu);
@@ -133,14 +146,30 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 	return S0_OK;
 }
 
-/* Stop a runtime and return its resources (planned retirement, delete):
- * fence it, let pinned requests finish, then drop its volume and leases. */
-void s0__engine_stop_runtime(s0__engine *e, s0__runtime *rt)
+bool s0__engine_halt_runtime(s0__engine *e, s0__runtime *rt)
 {
 	pthread_mutex_lock(&e->mu);
 	rt->fenced = true;
 	while (rt->pins > 0)
 		pthread_cond_wait(&e->cv, &e->mu);
+	bool was_running = !rt->halted;
 	pthread_mutex_unlock(&e->mu);
-	abandon(e, rt);
+	if (was_running)
+		halt(rt);
+	return was_running;
+}
+
+void s0__engine_release_runtime(s0__engine *e, s0__runtime *rt)
+{
+	pthread_mutex_lock(&e->mu);
+	s0__node_release(&e->node, rt);
+	pthread_mutex_unlock(&e->mu);
+}
+
+/* Stop a runtime and return its resources at once (claim failures, close):
+ * fence it, let pinned requests finish, then drop its volume and leases. */
+void s0__engine_stop_runtime(s0__engine *e, s0__runtime *rt)
+{
+	s0__engine_halt_runtime(e, rt);
+	s0__engine_release_runtime(e, rt);
 }

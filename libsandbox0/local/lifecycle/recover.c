@@ -1,0 +1,226 @@
+/*
+ * Runtime failure recovery (seed "Runtime Failure Recovery"): a runtime
+ * that dies without a planned retirement (fault `runtime_crash`, or
+ * `runtime_crash@<sandbox_id>`) is not a pause. The durable operation
+ * "recover" runs:
+ *   intent   — recorded with the sandbox `starting`, `paused` false and no
+ *              runtime binding; the old writer is fenced and its
+ *              uncommitted branch abandoned (never published);
+ *   released — the terminal proof passed and the old leases returned (until
+ *              then capacity stays fenced: no replacement, REC-09);
+ *   done     — a replacement generation from the last committed head is
+ *              committed running. While no replacement can be placed the
+ *              sandbox reads `failed` and the controller keeps trying.
+ * An unpublished pause of the dead runtime is superseded (it fails).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "local/lifecycle/engine_internal.h"
+
+static int set_state(s0__engine *e, s0__op_row *op, const char *state)
+{
+	s0__strlcpy(op->state, state, sizeof op->state);
+	op->updated_at_ms = s0__engine_now(e);
+	return s0__meta_op_update(e->meta, op, NULL);
+}
+
+/* Record the recovery intent (one transaction) for the runtime rt_id. */
+static int record_crash(s0__engine *e, s0__sandbox_row *row, const s0__op_row *pause_op)
+{
+	s0__op_row op = {0};
+	s0__strlcpy(op.sandbox_id, row->rec.id, sizeof op.sandbox_id);
+	s0__strlcpy(op.kind, "recover", sizeof op.kind);
+	s0__strlcpy(op.state, "intent", sizeof op.state);
+	s0__strlcpy(op.runtime_id, row->rec.runtime_id, sizeof op.runtime_id);
+	op.generation = row->rec.runtime_generation;
+	op.created_at_ms = op.updated_at_ms = s0__engine_now(e);
+	int rc = s0__meta_begin(e->meta, NULL);
+	if (rc < 0)
+		return rc;
+	if (pause_op) {
+		s0__op_row p = *pause_op;
+		rc = set_state(e, &p, "failed");
+	}
+	row->rec.status = S0_STATUS_STARTING;
+	row->rec.paused = false;
+	row->rec.runtime_id[0] = '\0';
+	row->rec.pod_name[0] = '\0';
+	if (rc == S0_OK)
+		rc = s0__engine_save(e, row, NULL);
+	if (rc == S0_OK)
+		rc = s0__meta_op_insert(e->meta, &op, NULL);
+	if (rc == S0_OK)
+		return s0__meta_commit(e->meta, NULL);
+	s0__meta_rollback(e->meta);
+	return rc;
+}
+
+/* One runtime that the fault says has crashed (sandbox lock held). */
+static void crash_one(s0__engine *e, const char *sandbox_id, const char *runtime_id)
+{
+	s0__sandbox_row row = {0};
+	s0__op_row op;
+	if (s0__meta_sandbox_get(e->meta, NULL, sandbox_id, &row, NULL) < 0)
+		return;
+	bool has_op = s0__meta_op_active(e->meta, sandbox_id, &op, NULL) == S0_OK;
+	bool unpublished_pause = has_op && (!strcmp(op.kind, "pause") || !strcmp(op.kind, "ttl_pause")) &&
+	                         !strcmp(op.state, "intent");
+	/* only a bound runtime with nothing past the point of no return */
+	if (strcmp(row.rec.runtime_id, runtime_id) || row.rec.status != S0_STATUS_RUNNING ||
+	    (has_op && !unpublished_pause))
+		goto out;
+	if (s0__fault_hit(e->faults, "runtime_crash", sandbox_id) == S0__FAULT_NONE)
+		goto out;
+	pthread_mutex_lock(&e->mu);
+	s0__runtime *rt = s0__node_find(&e->node, runtime_id);
+	if (rt) {
+		rt->crashed = true;
+		e->node.runtimes_crashed++;
+	}
+	pthread_mutex_unlock(&e->mu);
+	if (rt)
+		s0__engine_halt_runtime(e, rt); /* writer fenced, branch abandoned */
+	if (record_crash(e, &row, unpublished_pause ? &op : NULL) == S0_OK)
+		s0__engine_kick(e);
+out:
+	s0__sandbox_rec_clear(&row.rec);
+}
+
+void s0__engine_crash_scan(s0__engine *e)
+{
+	if (!s0__fault_armed(e->faults, "runtime_crash", NULL) &&
+	    !s0__fault_any_armed(e->faults, "runtime_crash@"))
+		return;
+	/* snapshot the candidates, then act on each under its sandbox lock */
+	size_t n = 0, cap = 0;
+	char (*ids)[2][S0__ID_MAX] = NULL;
+	pthread_mutex_lock(&e->mu);
+	for (s0__runtime *rt = e->node.runtimes; rt; rt = rt->next) {
+		if (rt->fenced || rt->halted)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			void *nv = realloc(ids, cap * sizeof *ids);
+			if (!nv)
+				break;
+			ids = nv;
+		}
+		s0__strlcpy(ids[n][0], rt->sandbox_id, S0__ID_MAX);
+		s0__strlcpy(ids[n][1], rt->id, S0__ID_MAX);
+		n++;
+	}
+	pthread_mutex_unlock(&e->mu);
+	for (size_t i = 0; i < n; i++) {
+		s0__sblock *l = s0__engine_lock(e, ids[i][0]);
+		crash_one(e, ids[i][0], ids[i][1]);
+		s0__engine_unlock(e, l);
+	}
+	free(ids);
+}
+
+/* Terminal proof of the dead runtime, then return its leases. */
+static int step_release(s0__engine *e, s0__op_row *op)
+{
+	pthread_mutex_lock(&e->mu);
+	s0__runtime *rt = s0__node_find(&e->node, op->runtime_id);
+	pthread_mutex_unlock(&e->mu);
+	if (rt)
+		s0__engine_halt_runtime(e, rt);
+	if (s0__node_terminal_proof(e->faults, NULL) < 0)
+		return S0_EUNAVAILABLE; /* capacity stays fenced: no replacement yet */
+	if (rt)
+		s0__engine_release_runtime(e, rt);
+	return set_state(e, op, "released") == S0_OK ? S0_OK : S0_EIO;
+}
+
+/* Start the replacement on the last committed head and commit running. */
+static int step_replace(s0__engine *e, s0__op_row *op)
+{
+	s0__sandbox_row row = {0};
+	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) < 0)
+		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
+	char *mounts = s0__engine_template_mounts(e, row.rec.template_id);
+	s0__runtime *rt = NULL;
+	s0__sandbox_row next = row;
+	next.rec.config_json = s0__strdup(row.rec.config_json);
+	int rc = s0__engine_start_runtime(e, &next, mounts, &rt, NULL);
+	free(mounts);
+	if (rc < 0) {
+		/* nothing placed: report failed (paused stays false) and retry later */
+		if (row.rec.status != S0_STATUS_FAILED ||
+		    next.rec.runtime_generation != row.rec.runtime_generation) {
+			row.rec.status = S0_STATUS_FAILED;
+			row.rec.runtime_generation = next.rec.runtime_generation;
+			s0__engine_save(e, &row, NULL);
+		}
+		s0__sandbox_rec_clear(&next.rec);
+		s0__sandbox_rec_clear(&row.rec);
+		return S0_EUNAVAILABLE;
+	}
+	rc = s0__meta_begin(e->meta, NULL);
+	if (rc == S0_OK) {
+		s0__strlcpy(op->state, "done", sizeof op->state);
+		op->updated_at_ms = s0__engine_now(e);
+		rc = s0__engine_save(e, &next, NULL);
+		if (rc == S0_OK)
+			rc = s0__meta_op_update(e->meta, op, NULL);
+		if (rc == S0_OK)
+			rc = s0__meta_commit(e->meta, NULL);
+		else
+			s0__meta_rollback(e->meta);
+	}
+	if (rc < 0)
+		s0__engine_stop_runtime(e, rt);
+	s0__sandbox_rec_clear(&next.rec);
+	s0__sandbox_rec_clear(&row.rec);
+	return rc == S0_OK ? S0_OK : S0_EIO;
+}
+
+int s0__engine_recover_step_locked(s0__engine *e, s0__op_row *op)
+{
+	s0__op_row cur;
+	if (s0__meta_op_active(e->meta, op->sandbox_id, &cur, NULL) < 0 || cur.id != op->id)
+		return S0_OK; /* finished meanwhile */
+	*op = cur;
+	int rc = S0_OK;
+	if (!strcmp(op->state, "intent"))
+		rc = step_release(e, op);
+	if (rc == S0_OK && !strcmp(op->state, "released"))
+		rc = step_replace(e, op);
+	return rc;
+}
+
+int s0__engine_run_recover(s0__engine *e, s0__op_row *op)
+{
+	s0__sblock *l = s0__engine_lock(e, op->sandbox_id);
+	int rc = s0__engine_recover_step_locked(e, op);
+	s0__engine_unlock(e, l);
+	return rc;
+}
+
+void s0__engine_recover_after_restart(s0__engine *e, const char *id)
+{
+	s0__sblock *l = s0__engine_lock(e, id);
+	s0__sandbox_row row = {0};
+	s0__op_row op;
+	if (s0__meta_sandbox_get(e->meta, NULL, id, &row, NULL) < 0)
+		goto out;
+	bool has_op = s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK;
+	bool unpublished_pause = has_op && (!strcmp(op.kind, "pause") || !strcmp(op.kind, "ttl_pause")) &&
+	                         !strcmp(op.state, "intent");
+	bool had_runtime = row.rec.runtime_id[0] && !row.rec.paused &&
+	                   row.rec.status == S0_STATUS_RUNNING;
+	if (had_runtime && (!has_op || unpublished_pause)) {
+		/* the runtime died with the process: not a pause (its branch is lost) */
+		if (record_crash(e, &row, unpublished_pause ? &op : NULL) < 0 ||
+		    s0__meta_op_active(e->meta, id, &op, NULL) < 0)
+			goto out;
+	} else if (!has_op || strcmp(op.kind, "recover")) {
+		goto out; /* nothing, or a published pause / delete the controller finishes */
+	}
+	s0__engine_recover_step_locked(e, &op);
+out:
+	s0__sandbox_rec_clear(&row.rec);
+	s0__engine_unlock(e, l);
+}

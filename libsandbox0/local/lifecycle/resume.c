@@ -1,62 +1,99 @@
 /*
  * The resume transaction (seed "Filesystem Resume Transaction"): lock the
- * sandbox, wait for an in-flight explicit pause to commit (an in-flight
- * automatic TTL pause is cancelled instead, api.md §3.7), reserve the next
- * generation, lease, attach lazily, prove readiness, commit running.
+ * sandbox, settle its unfinished operation (wait for an explicit pause to
+ * finish; cancel an automatic TTL pause that has not published, api.md
+ * §3.7; drive a crash recovery), reserve the next generation, lease,
+ * attach lazily, prove readiness, commit running.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "local/lifecycle/engine_internal.h"
 
-/* Resolve an in-flight pause: cancel a TTL pause not yet published, or
- * drive an explicit one forward. Returns 1 when the caller must wait. */
-static int settle_pause(s0__engine *e, const char *id, bool *cancelled_ttl)
+/* What a resume has to do about the sandbox's unfinished operation. */
+typedef enum settle {
+	SETTLED,     /* nothing in flight (any pause or recovery has finished) */
+	WAIT,        /* a pause is on its way to its commit: wait for it */
+	RELEASING,   /* committed, or recovering, but the old runtime is not proven gone */
+	TERMINATING, /* a delete is in flight */
+} settle;
+
+/* Cancel an automatic TTL pause that has not published: the runtime stays,
+ * and the request re-arms the soft TTL (it counts as activity). */
+static void cancel_ttl_pause(s0__engine *e, s0__op_row *op)
+{
+	pthread_mutex_lock(&e->mu);
+	s0__runtime *rt = s0__node_find(&e->node, op->runtime_id);
+	if (rt)
+		rt->fenced = false;
+	pthread_mutex_unlock(&e->mu);
+	s0__sandbox_row row = {0};
+	if (s0__meta_begin(e->meta, NULL) < 0)
+		return;
+	s0__strlcpy(op->state, "failed", sizeof op->state);
+	op->updated_at_ms = s0__engine_now(e);
+	int rc = s0__meta_op_update(e->meta, op, NULL);
+	if (rc == S0_OK && s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) == S0_OK &&
+	    row.rec.ttl_sec > 0) {
+		row.rec.expires_at_ms = s0__engine_now(e) + row.rec.ttl_sec * 1000LL;
+		rc = s0__engine_save(e, &row, NULL);
+	}
+	s0__sandbox_rec_clear(&row.rec);
+	if (rc == S0_OK)
+		s0__meta_commit(e->meta, NULL);
+	else
+		s0__meta_rollback(e->meta);
+}
+
+static settle settle_op(s0__engine *e, const char *id)
 {
 	s0__op_row op;
 	if (s0__meta_op_active(e->meta, id, &op, NULL) < 0)
-		return 0;
-	if (!strcmp(op.kind, "ttl_pause") && !strcmp(op.state, "intent")) {
-		pthread_mutex_lock(&e->mu);
-		s0__runtime *rt = s0__node_find(&e->node, op.runtime_id);
-		if (rt)
-			rt->fenced = false;
-		pthread_mutex_unlock(&e->mu);
-		s0__strlcpy(op.state, "failed", sizeof op.state);
-		s0__meta_op_update(e->meta, &op, NULL);
-		*cancelled_ttl = true;
-		return 0;
+		return SETTLED;
+	bool ttl = !strcmp(op.kind, "ttl_pause");
+	if (ttl && !strcmp(op.state, "intent")) {
+		cancel_ttl_pause(e, &op);
+		return SETTLED;
 	}
-	if (strcmp(op.kind, "pause") && strcmp(op.kind, "ttl_pause"))
-		return 1; /* delete in progress: the caller reports terminating */
+	if (!strcmp(op.kind, "recover")) {
+		s0__engine_recover_step_locked(e, &op);
+		return s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK ? RELEASING : SETTLED;
+	}
+	if (strcmp(op.kind, "pause") && !ttl)
+		return TERMINATING;
 	s0__engine_pause_step_locked(e, &op);
-	return s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK ? 1 : 0;
+	if (s0__meta_op_active(e->meta, id, &op, NULL) < 0)
+		return SETTLED;
+	return !strcmp(op.state, "committed") ? RELEASING : WAIT;
 }
 
-/* Take the lock with no pause in flight; waits (real time) up to timeout. */
-static s0__sblock *lock_settled(s0__engine *e, const char *id, int64_t timeout_ms,
-                                bool *cancelled_ttl)
+/* Take the lock with the sandbox's operation settled; a pause still on
+ * its way to the commit is waited for up to timeout_ms on the engine clock. */
+static s0__sblock *lock_settled(s0__engine *e, const char *id, int64_t timeout_ms, settle *out)
 {
-	int64_t until = s0__real_monotonic_ms() + timeout_ms;
+	int64_t until = s0__engine_now(e) + timeout_ms;
 	for (;;) {
 		s0__sblock *l = s0__engine_lock(e, id);
-		if (!settle_pause(e, id, cancelled_ttl) || s0__real_monotonic_ms() >= until)
+		*out = settle_op(e, id);
+		if (*out != WAIT || s0__engine_now(e) >= until)
 			return l;
 		s0__engine_unlock(e, l);
 		s0__faults_wait_change(e->faults, 20);
 	}
 }
 
-static int resume_locked(s0__engine *e, s0__sandbox_row *row, s0__resume_reply *out,
+static int resume_locked(s0__engine *e, s0__sandbox_row *row, settle st, s0__resume_reply *out,
                          s0_error **err)
 {
-	s0__op_row op;
-	if (s0__meta_op_active(e->meta, row->rec.id, &op, NULL) == S0_OK)
-		return s0__error_set(err, S0_EUNAVAILABLE, "unavailable",
-		                     "timed out waiting for sandbox to pause");
-	if (row->rec.status == S0_STATUS_TERMINATING)
+	if (st == TERMINATING || row->rec.status == S0_STATUS_TERMINATING)
 		return s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
 		                     "sandbox resume conflicts with another lifecycle operation");
+	if (st == WAIT)
+		return s0__error_set(err, S0_EUNAVAILABLE, "gateway_timeout",
+		                     "timed out waiting for sandbox to pause");
+	if (st == RELEASING)
+		return s0__error_set(err, S0_EUNAVAILABLE, "unavailable",
+		                     "sandbox unavailable: its previous runtime is not yet released");
 	out->resumed = true;
 	if (row->rec.status == S0_STATUS_RUNNING && !row->rec.paused)
 		return S0_OK; /* healthy and running: no new generation */
@@ -66,6 +103,8 @@ static int resume_locked(s0__engine *e, s0__sandbox_row *row, s0__resume_reply *
 	next.rec.config_json = s0__strdup(row->rec.config_json);
 	int rc = s0__engine_start_runtime(e, &next, mounts, &rt, err);
 	free(mounts);
+	if (rc == S0_OK)
+		s0__fault_hit(e->faults, "manager_restart", "resume-ready"); /* crash point */
 	if (rc == S0_OK && (rc = s0__engine_save(e, &next, err)) < 0)
 		s0__engine_stop_runtime(e, rt);
 	else if (rc < 0 && next.rec.runtime_generation != row->rec.runtime_generation) {
@@ -86,11 +125,11 @@ int s0__engine_resume(s0__engine *e, const char *team, const char *id, bool memo
 	s0__sandbox_rec_clear(&row.rec);
 	if (rc < 0)
 		return rc;
-	bool cancelled = false;
-	s0__sblock *l = lock_settled(e, id, 45000, &cancelled);
+	settle st;
+	s0__sblock *l = lock_settled(e, id, S0__RESUME_WAIT_MS, &st);
 	rc = s0__engine_load(e, team, id, &row, err);
 	if (rc == S0_OK)
-		rc = resume_locked(e, &row, out, err);
+		rc = resume_locked(e, &row, st, out, err);
 	s0__engine_unlock(e, l);
 	s0__sandbox_rec_clear(&row.rec);
 	return rc;

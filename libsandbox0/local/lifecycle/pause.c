@@ -4,11 +4,14 @@
  *    intent) — done by the request;
  * 2–3. stop the runtime, fence writes, flush ext4, seal and publish the
  *    branch (state "published", the new generation recorded);
- * 4. advance the head and commit the paused status in one SQLite
- *    transaction ("committed"); `paused` stays false — a committed head
- *    alone is not resume-ready;
+ * 4. advance the head and drop the runtime binding in one SQLite
+ *    transaction ("committed"); the sandbox reads `starting` with `paused`
+ *    false and runtime_id "" (seed: "can report starting/paused: false
+ *    while this work continues") — a committed head alone is not
+ *    resume-ready;
  * 5. stop the runtime, prove its six resources absent, return node
- *    capacity, and set `paused` true in one transaction ("done").
+ *    capacity, then commit `paused` (status and flag) with the operation
+ *    "done" in one transaction.
  * Each step is idempotent; a held or failing step leaves the operation
  * where it is and the controller retries it.
  */
@@ -113,7 +116,7 @@ static int step_publish(s0__engine *e, s0__op_row *op)
 	return S0_OK;
 }
 
-/* Step 4: one transaction advances the head and commits the paused status. */
+/* Step 4: one transaction advances the head and unbinds the runtime. */
 static int step_commit(s0__engine *e, s0__op_row *op)
 {
 	if (s0__fault_hit(e->faults, "meta_store", "commit") != S0__FAULT_NONE)
@@ -126,8 +129,8 @@ static int step_commit(s0__engine *e, s0__op_row *op)
 		return S0_EIO;
 	}
 	s0__strlcpy(row.head, op->new_head, sizeof row.head);
-	row.rec.status = S0_STATUS_PAUSED;
-	row.rec.paused = false; /* resume-ready only after the terminal proof (step 5) */
+	row.rec.status = S0_STATUS_STARTING; /* retirement goes on (step 5) */
+	row.rec.paused = false;              /* resume-ready only after the terminal proof */
 	row.rec.runtime_id[0] = '\0';
 	row.rec.pod_name[0] = '\0';
 	row.rec.expires_at_ms = 0;
@@ -176,6 +179,7 @@ static int step_release(s0__engine *e, s0__op_row *op)
 	if (rc < 0)
 		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
 	if ((rc = s0__meta_begin(e->meta, NULL)) == S0_OK) {
+		row.rec.status = S0_STATUS_PAUSED;
 		row.rec.paused = true;
 		s0__strlcpy(op->state, "done", sizeof op->state);
 		op->updated_at_ms = s0__engine_now(e);

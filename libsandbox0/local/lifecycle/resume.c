@@ -52,8 +52,14 @@ static settle settle_op(s0__engine *e, const char *id)
 		return SETTLED;
 	bool ttl = !strcmp(op.kind, "ttl_pause");
 	if (ttl && !strcmp(op.state, "intent")) {
-		cancel_ttl_pause(e, &op);
-		return SETTLED;
+		pthread_mutex_lock(&e->mu);
+		s0__runtime *rt = s0__node_find(&e->node, op.runtime_id);
+		bool sealing = rt && s0__volume_sealed(rt->volume);
+		pthread_mutex_unlock(&e->mu);
+		if (!sealing) { /* past the fence and flush it can only finish */
+			cancel_ttl_pause(e, &op);
+			return SETTLED;
+		}
 	}
 	if (!strcmp(op.kind, "recover")) {
 		s0__engine_recover_step_locked(e, &op);
@@ -75,7 +81,7 @@ static s0__sblock *lock_settled(s0__engine *e, const char *id, int64_t timeout_m
 	for (;;) {
 		s0__sblock *l = s0__engine_lock(e, id);
 		*out = settle_op(e, id);
-		if (*out != WAIT || s0__engine_now(e) >= until)
+		if (*out != WAIT || s0__engine_now(e) >= until || e->stopping)
 			return l;
 		s0__engine_unlock(e, l);
 		s0__faults_wait_change(e->faults, 20);

@@ -205,6 +205,11 @@ int s0__volume_checkpoint(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **e
 	return rc;
 }
 
+bool s0__volume_sealed(const s0__volume *v)
+{
+	return !v || !v->fs;
+}
+
 void s0__volume_free(s0__volume *v)
 {
 	if (!v)
@@ -270,6 +275,15 @@ char *s0__storage_stats_json(s0__storage *st)
 	cJSON_AddNumberToObject(o, "chunk_bytes_fetched", (double)c.chunk_bytes_fetched);
 	cJSON_AddNumberToObject(o, "gc_runs", (double)c.gc_runs);
 	cJSON_AddNumberToObject(o, "gc_objects_deleted", (double)c.gc_objects_deleted);
+	s0__objstore_usage_info u;
+	if (s0__objstore_usage(st->os, &u, NULL) == S0_OK) {
+		cJSON_AddNumberToObject(o, "objects", (double)u.objects);
+		cJSON_AddNumberToObject(o, "stored_bytes", (double)u.stored_bytes);
+	}
+	s0__objstore_counters oc;
+	s0__objstore_counters_get(st->os, &oc);
+	cJSON_AddNumberToObject(o, "object_bytes_read", (double)oc.bytes_read);
+	cJSON_AddNumberToObject(o, "object_bytes_written", (double)oc.bytes_written);
 	char *s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return s;

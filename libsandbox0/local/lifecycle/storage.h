@@ -56,6 +56,8 @@ int s0__volume_commit(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **err);
  * writing on the branch rebased onto it. The head does not move.
  */
 int s0__volume_checkpoint(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **err);
+/* Whether a commit has fenced the volume (its ext4 handle is closed). */
+bool s0__volume_sealed(const s0__volume *v);
 /* Drop the volume without publishing (crash, delete, after commit). NULL-safe. */
 void s0__volume_free(s0__volume *v);
 /* The ext4 handle of a volume (NULL once fenced). */

@@ -36,6 +36,7 @@ static void *wake_main(void *arg)
 		if (rc < 0)
 			w->failed_attempt = j->attempt;
 	}
+	j->e->wake_threads--;
 	pthread_cond_broadcast(&j->e->cv);
 	pthread_mutex_unlock(&j->e->mu);
 	free(j);
@@ -63,6 +64,7 @@ static int start_wake(s0__engine *e, s0__wake *w)
 		free(j);
 		return 0;
 	}
+	e->wake_threads++;
 	return j->attempt;
 }
 

@@ -52,6 +52,7 @@ struct s0__engine {
 	int kicks;  /* pending controller passes */
 	int busy;   /* controller passes in progress */
 	bool retry_pending; /* an operation is waiting on a fault or a retry */
+	int wake_threads;   /* detached auto-resume threads still running (close waits) */
 	int64_t seq;
 };
 

@@ -15,9 +15,14 @@ static void free_runtimes(s0__engine *e)
 static void drop_memory_state(s0__engine *e)
 {
 	pthread_mutex_lock(&e->mu);
-	while (e->locks) {
-		s0__sblock *l = e->locks;
-		e->locks = l->next;
+	/* locks held or awaited by request threads stay; s0__engine_unlock frees them */
+	for (s0__sblock **p = &e->locks; *p;) {
+		s0__sblock *l = *p;
+		if (l->refs > 0) {
+			p = &l->next;
+			continue;
+		}
+		*p = l->next;
 		pthread_mutex_destroy(&l->mu);
 		free(l);
 	}
@@ -37,6 +42,11 @@ void s0__engine_close(s0__engine *e)
 	if (e->faults)
 		s0__faults_release_all(e->faults);
 	s0__engine_controller_stop(e);
+	pthread_mutex_lock(&e->mu);
+	e->stopping = true; /* waits give up */
+	while (e->wake_threads > 0)
+		pthread_cond_wait(&e->cv, &e->mu);
+	pthread_mutex_unlock(&e->mu);
 	free_runtimes(e);
 	drop_memory_state(e);
 	s0__storage_close(e->storage);

@@ -30,6 +30,7 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 		cJSON_AddStringToObject(r, "runtime_id", rt->id);
 		cJSON_AddStringToObject(r, "sandbox_id", rt->sandbox_id);
 		cJSON_AddNumberToObject(r, "runtime_generation", (double)rt->generation);
+		cJSON_AddStringToObject(r, "attached_generation", rt->attached);
 		cJSON_AddNumberToObject(r, "carrier", rt->carrier);
 		cJSON_AddNumberToObject(r, "cpu_millis", (double)rt->cpu_millis);
 		cJSON_AddNumberToObject(r, "memory_bytes", (double)rt->memory_bytes);
@@ -45,6 +46,11 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 		}
 		cJSON_AddItemToArray(rts, r);
 	}
+	/* lifecycle locks held or awaited, per sandbox (tests order races with it) */
+	cJSON *locks = cJSON_AddObjectToObject(n, "lifecycle_locks");
+	for (s0__sblock *l = e->locks; locks && l; l = l->next)
+		if (!sandbox_id || !strcmp(l->id, sandbox_id))
+			cJSON_AddNumberToObject(locks, l->id, l->refs);
 	pthread_mutex_unlock(&e->mu);
 	return n;
 }

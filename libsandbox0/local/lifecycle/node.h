@@ -25,6 +25,7 @@ typedef struct s0__runtime {
 	int carrier;
 	int64_t cpu_millis, memory_bytes;
 	s0__volume *volume; /* writable branch + ext4 */
+	char attached[S0__GEN_MAX]; /* the committed generation it started on (RTX-02) */
 	struct s0__tmpfs *tmpfs; /* /tmp, /proc, /dev, /sys and ephemeral mounts */
 	char **ephemeral;        /* template runtime-only mount paths */
 	size_t n_ephemeral;

@@ -108,6 +108,7 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 		                   "sandbox rootfs store is unavailable");
 	} else {
 		s0_error *cause = NULL;
+		s0__strlcpy(rt->attached, row->head, sizeof rt->attached);
 		rc = s0__volume_attach(e->storage, row->head, &rt->volume, &cause);
 		if (rc == S0_OK)
 			rc = s0__tmpfs_new_runtime((const char *const *)rt->ephemeral, rt->n_ephemeral,

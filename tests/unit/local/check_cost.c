@@ -1,0 +1,9 @@
+#include "check_main.h"
+#include "lt.h"
+#include "suites.h"
+
+Suite *s0_local_cost_suite(void)
+{
+	Suite *s = suite_create("local-cost");
+	return s;
+}

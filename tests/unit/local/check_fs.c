@@ -1,0 +1,518 @@
+/*
+ * Filesystem-only pause/resume state table (behaviours.md FS-01..FS-08) and
+ * ephemeral paths (EPH-01..EPH-06), through the public client over the
+ * in-process transport on a manual clock.
+ *
+ * Not here: FS-04 (processes, contexts) and the process parts of FS-02
+ * (env_vars in the new generation's processes) belong to the runtime
+ * issue; FS-05 needs WebSockets (deferred); EPH-02's /proc identity entry
+ * needs the runtime to populate /proc.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "lt.h"
+#include "suites.h"
+
+/* FS-01: an FS pause leaves the paused state, runtime_id "", no
+ * allocation, capacity back to its pre-claim value, the file in the head. */
+START_TEST(fs01_pause_releases_runtime_and_commits_files)
+{
+	LT_ROW("FS-01");
+	lt t;
+	lt_open(&t, NULL);
+	double cpu0 = lt_inum(&t, NULL, "node.cpu_used_millis");
+	double mem0 = lt_inum(&t, NULL, "node.memory_used_bytes");
+	double car0 = lt_inum(&t, NULL, "node.carriers_used");
+	char *id = lt_claim(&t, NULL, NULL);
+	ck_assert_double_gt(lt_inum(&t, NULL, "node.cpu_used_millis"), cpu0);
+	lt_write(&t, id, "/workspace/fs01.txt", "written before pause");
+
+	/* POST pause with no body, then poll GET until the paused state */
+	s0_lifecycle_result *lr = NULL;
+	LT_OK(s0_sandbox_pause(t.c, id, S0_BOOL_UNSET, &lr, &e_));
+	ck_assert_int_eq(s0_lifecycle_result_http_status(lr), 200);
+	s0_lifecycle_result_free(lr);
+	s0_sandbox_info *sb = NULL;
+	LT_OK(s0_sandbox_wait(t.c, id, S0_STATUS_MASK(S0_STATUS_PAUSED), NULL, NULL, &sb, &e_));
+	s0_sandbox_info_free(sb);
+	lt_quiesce(&t);
+	lt_assert_paused(&t, id);
+
+	cJSON *j = lt_inspect(&t, id);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "node"),
+	                                                        "runtimes")), 0);
+	ck_assert_double_eq(lt_num(j, "node.cpu_used_millis"), cpu0);
+	ck_assert_double_eq(lt_num(j, "node.memory_used_bytes"), mem0);
+	ck_assert_double_eq(lt_num(j, "node.carriers_used"), car0);
+	char *head = strdup(lt_str(j, "sandbox.head"));
+	cJSON_Delete(j);
+	char *content = lt_gen_cat(&t, head, "/workspace/fs01.txt");
+	ck_assert_ptr_nonnull(content);
+	ck_assert_str_eq(content, "written before pause");
+	ck_assert_int_eq(lt_fsck_generation(&t, head), 0);
+	free(content);
+	free(head);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* FS-02: identity and durable configuration survive an FS cycle. */
+START_TEST(fs02_identity_and_config_survive_cycle)
+{
+	LT_ROW("FS-02");
+	lt t;
+	lt_open(&t, NULL);
+	const char *env[] = {"GREETING=hello", "MODE=test", NULL};
+	s0_sandbox_config cfg = S0_SANDBOX_CONFIG_INIT;
+	cfg.set = S0_CONFIG_SET_TTL | S0_CONFIG_SET_HARD_TTL;
+	cfg.ttl_sec = 600;
+	cfg.hard_ttl_sec = 7200;
+	cfg.auto_resume = S0_BOOL_FALSE;
+	cfg.memory = "256Mi";
+	cfg.env_vars = env;
+	cfg.extra_json = "{\"network\":{\"mode\":\"block-all\"},"
+	                 "\"services\":[{\"id\":\"web\",\"port\":8080}]}";
+	char *id = lt_claim(&t, NULL, &cfg);
+	s0_sandbox_info *before = lt_get(&t, id);
+	cJSON *ib = lt_inspect(&t, id);
+	char *config_before = strdup(lt_str(ib, "sandbox.config"));
+	cJSON_Delete(ib);
+
+	lt_pause(&t, id);
+	lt_advance(&t, 1000);
+	lt_resume(&t, id);
+	s0_sandbox_info *after = lt_get(&t, id);
+	ck_assert_str_eq(s0_sandbox_info_id(after), id);
+	ck_assert_str_eq(s0_sandbox_info_template_id(after), s0_sandbox_info_template_id(before));
+	ck_assert_str_eq(s0_sandbox_info_team_id(after), s0_sandbox_info_team_id(before));
+	ck_assert(!s0_sandbox_info_auto_resume(after));
+	ck_assert_int_eq(s0_sandbox_info_created_at_unix_ms(after),
+	                 s0_sandbox_info_created_at_unix_ms(before));
+	ck_assert_int_eq(s0_sandbox_info_hard_expires_at_unix_ms(after),
+	                 s0_sandbox_info_hard_expires_at_unix_ms(before));
+	cJSON *jb = cJSON_Parse(s0_sandbox_info_json(before));
+	cJSON *ja = cJSON_Parse(s0_sandbox_info_json(after));
+	ck_assert_str_eq(lt_str(ja, "resources.memory"), "256Mi");
+	ck_assert_str_eq(lt_str(jb, "resources.memory"), "256Mi");
+	cJSON_Delete(jb);
+	cJSON_Delete(ja);
+
+	/* every durable config field, as the engine keeps it */
+	cJSON *ia = lt_inspect(&t, id);
+	ck_assert_str_eq(lt_str(ia, "sandbox.config"), config_before);
+	cJSON *cfgj = cJSON_Parse(config_before);
+	ck_assert_str_eq(lt_str(cfgj, "env_vars.GREETING"), "hello");
+	ck_assert_str_eq(lt_str(cfgj, "network.mode"), "block-all");
+	ck_assert_double_eq(lt_num(cfgj, "ttl"), 600);
+	ck_assert_double_eq(lt_num(cfgj, "hard_ttl"), 7200);
+	ck_assert(cJSON_IsArray(cJSON_GetObjectItem(cfgj, "services")));
+	cJSON_Delete(cfgj);
+	cJSON_Delete(ia);
+
+	/* still listed under the same id */
+	s0_sandbox_page *page = NULL;
+	LT_OK(s0_sandbox_list(t.c, NULL, &page, &e_));
+	ck_assert_int_eq(s0_sandbox_page_length(page), 1);
+	ck_assert_str_eq(s0_sandbox_info_id(s0_sandbox_page_at(page, 0)), id);
+	s0_sandbox_page_free(page);
+	free(config_before);
+	s0_sandbox_info_free(before);
+	s0_sandbox_info_free(after);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* FS-03: after an FS cycle the RootFS equals the latest committed state. */
+START_TEST(fs03_rootfs_is_latest_committed_generation)
+{
+	LT_ROW("FS-03");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	lt_write(&t, id, "/workspace/a.txt", "version 1");
+	lt_write(&t, id, "/workspace/a.txt", "version 2, longer than the first");
+	LT_OK(s0_files_mkdir(t.c, id, "/workspace/d/e", true, &e_));
+	lt_write(&t, id, "/workspace/d/e/f.txt", "moved file");
+	LT_OK(s0_files_move(t.c, id, "/workspace/d/e/f.txt", "/workspace/g/moved.txt", &e_));
+	lt_write(&t, id, "/workspace/gone.txt", "deleted before pause");
+	LT_OK(s0_files_delete(t.c, id, "/workspace/gone.txt", &e_));
+	LT_OK(s0_files_mkdir(t.c, id, "/workspace/emptydir", false, &e_));
+	size_t big_len = 3 << 20;
+	unsigned char *big = malloc(big_len);
+	for (size_t i = 0; i < big_len; i++)
+		big[i] = (unsigned char)(i * 2654435761u >> 13);
+	lt_write_bytes(&t, id, "/var/lib/big.bin", big, big_len);
+	lt_write(&t, id, "relative.txt", "relative to the workspace");
+
+	lt_pause(&t, id);
+	lt_resume(&t, id);
+	ck_assert(lt_file_is(&t, id, "/workspace/a.txt", "version 2, longer than the first"));
+	ck_assert(lt_file_is(&t, id, "/workspace/g/moved.txt", "moved file"));
+	ck_assert_int_eq(lt_stat_rc(&t, id, "/workspace/d/e/f.txt"), S0_ENOTFOUND);
+	ck_assert_int_eq(lt_stat_rc(&t, id, "/workspace/gone.txt"), S0_ENOTFOUND);
+	ck_assert_int_eq(lt_list_len(&t, id, "/workspace/d/e"), 0);
+	ck_assert_int_eq(lt_list_len(&t, id, "/workspace/emptydir"), 0);
+	ck_assert(lt_file_is(&t, id, "relative.txt", "relative to the workspace"));
+	s0_file_info *fi = NULL;
+	LT_OK(s0_files_stat(t.c, id, "/workspace/a.txt", &fi, &e_));
+	ck_assert_int_eq(s0_file_info_type(fi), S0_FILE_TYPE_FILE);
+	ck_assert_int_eq(s0_file_info_size_bytes(fi), 32);
+	ck_assert_uint_eq(s0_file_info_mode(fi), 0644);
+	s0_file_info_free(fi);
+	LT_OK(s0_files_stat(t.c, id, "/workspace/d", &fi, &e_));
+	ck_assert_int_eq(s0_file_info_type(fi), S0_FILE_TYPE_DIR);
+	ck_assert_uint_eq(s0_file_info_mode(fi), 0755);
+	s0_file_info_free(fi);
+	size_t n = 0;
+	char *back = lt_read(&t, id, "/var/lib/big.bin", &n);
+	ck_assert_uint_eq(n, big_len);
+	ck_assert(!memcmp(back, big, big_len));
+	free(back);
+
+	/* a second cycle never reverts to the older generation */
+	lt_write(&t, id, "/workspace/a.txt", "version 3");
+	LT_OK(s0_files_delete(t.c, id, "/workspace/g", &e_));
+	lt_pause(&t, id);
+	char *head = lt_head(&t, id);
+	ck_assert_int_eq(lt_fsck_generation(&t, head), 0);
+	lt_resume(&t, id);
+	ck_assert(lt_file_is(&t, id, "/workspace/a.txt", "version 3"));
+	ck_assert_int_eq(lt_stat_rc(&t, id, "/workspace/g/moved.txt"), S0_ENOTFOUND);
+	free(head);
+	free(big);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* FS-06: runtime_id and runtime_generation over N cycles. */
+START_TEST(fs06_runtime_id_and_generation_over_cycles)
+{
+	LT_ROW("FS-06");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	enum { N = 5 };
+	char *ids[N + 1];
+	int64_t g = lt_generation(&t, id);
+	ids[0] = lt_runtime_id(&t, id);
+	ck_assert_str_ne(ids[0], "");
+	for (int i = 1; i <= N; i++) {
+		lt_pause(&t, id);
+		ck_assert_int_eq(lt_generation(&t, id), g + i - 1); /* pause keeps it */
+		char *rid = lt_runtime_id(&t, id);
+		ck_assert_str_eq(rid, "");
+		free(rid);
+		lt_resume(&t, id);
+		ck_assert_int_eq(lt_generation(&t, id), g + i);
+		ids[i] = lt_runtime_id(&t, id);
+		ck_assert_str_ne(ids[i], "");
+		for (int k = 0; k < i; k++)
+			ck_assert_str_ne(ids[i], ids[k]);
+		/* only the new runtime exists (no process state of the old one) */
+		ck_assert_int_eq(lt_runtimes_of(&t, id), 1);
+	}
+	for (int i = 0; i <= N; i++)
+		free(ids[i]);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* FS-07: named snapshots are independent of pause/resume and lifetime. */
+START_TEST(fs07_snapshots_independent_of_sandbox)
+{
+	LT_ROW("FS-07");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	lt_write(&t, id, "/workspace/snap.txt", "in the snapshot");
+	int64_t exp = s0_local_now_unix_ms(t.local) + 3600 * 1000LL;
+	s0_snapshot_info *snap = NULL;
+	LT_OK(s0_snapshot_create(t.c, id, "milestone", "first", exp, &snap, &e_));
+	char *sid = strdup(s0_snapshot_info_id(snap));
+	s0_snapshot_info_free(snap);
+	lt_write(&t, id, "/workspace/snap.txt", "after the snapshot");
+
+	lt_pause(&t, id);
+	lt_resume(&t, id);
+	lt_pause(&t, id);
+	s0_snapshot_list *sl = NULL;
+	LT_OK(s0_snapshot_list_get(t.c, id, &sl, &e_));
+	ck_assert_int_eq(s0_snapshot_list_length(sl), 1); /* pause creates none */
+	ck_assert_str_eq(s0_snapshot_info_id(s0_snapshot_list_at(sl, 0)), sid);
+	ck_assert_str_eq(s0_snapshot_info_name(s0_snapshot_list_at(sl, 0)), "milestone");
+	s0_snapshot_list_free(sl);
+
+	LT_OK(s0_sandbox_delete(t.c, id, &e_));
+	LT_OK(s0_snapshot_get(t.c, sid, &snap, &e_));
+	ck_assert_str_eq(s0_snapshot_info_description(snap), "first");
+	s0_snapshot_info_free(snap);
+	LT_OK(s0_local_gc(t.local, &e_));
+	s0_sandbox_info *sb = NULL;
+	LT_OK(s0_sandbox_claim(t.c, "default", sid, NULL, &sb, &e_));
+	char *child = strdup(s0_sandbox_info_id(sb));
+	ck_assert_int_eq(s0_sandbox_info_status(sb), S0_STATUS_RUNNING);
+	s0_sandbox_info_free(sb);
+	ck_assert(lt_file_is(&t, child, "/workspace/snap.txt", "in the snapshot"));
+
+	/* past its own expires_at the snapshot is gone; the claim keeps its data */
+	lt_advance(&t, 3601 * 1000LL);
+	lt_quiesce(&t);
+	s0_error *err = NULL;
+	LT_EXPECT(s0_snapshot_get(t.c, sid, &snap, &err), err, S0_ENOTFOUND, NULL);
+	LT_OK(s0_local_gc(t.local, &e_));
+	ck_assert(lt_file_is(&t, child, "/workspace/snap.txt", "in the snapshot"));
+	lt_pause(&t, child);
+	lt_resume(&t, child);
+	ck_assert(lt_file_is(&t, child, "/workspace/snap.txt", "in the snapshot"));
+	free(child);
+	free(sid);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* FS-08: delete removes identity, runtime, generation and writable RootFS. */
+START_TEST(fs08_delete_removes_everything_but_snapshots)
+{
+	LT_ROW("FS-08");
+	lt t;
+	lt_open(&t, NULL);
+	double cpu0 = lt_inum(&t, NULL, "node.cpu_used_millis");
+	char *id = lt_claim(&t, NULL, NULL);
+	char *other = lt_claim(&t, NULL, NULL);
+	lt_write(&t, id, "/workspace/x", "x");
+	LT_OK(s0_sandbox_delete(t.c, id, &e_));
+	s0_error *err = NULL;
+	s0_sandbox_info *sb = NULL;
+	LT_EXPECT(s0_sandbox_get(t.c, id, &sb, &err), err, S0_ENOTFOUND, NULL);
+	err = NULL;
+	LT_EXPECT(s0_sandbox_status(t.c, id, &sb, &err), err, S0_ENOTFOUND, NULL);
+	s0_lifecycle_result *lr = NULL;
+	err = NULL;
+	LT_EXPECT(s0_sandbox_pause(t.c, id, S0_BOOL_UNSET, &lr, &err), err, S0_ENOTFOUND, NULL);
+	err = NULL;
+	LT_EXPECT(s0_sandbox_resume(t.c, id, S0_BOOL_UNSET, &lr, &err), err, S0_ENOTFOUND, NULL);
+	err = NULL;
+	LT_EXPECT(s0_sandbox_delete(t.c, id, &err), err, S0_ENOTFOUND, NULL);
+	err = NULL;
+	LT_EXPECT(s0_sandbox_delete(t.c, "sb_doesnotexist", &err), err, S0_ENOTFOUND, NULL);
+	void *data = NULL;
+	size_t len = 0;
+	err = NULL;
+	LT_EXPECT(s0_files_read(t.c, id, "/workspace/x", &data, &len, &err), err, S0_ENOTFOUND,
+	          NULL);
+
+	s0_sandbox_page *page = NULL;
+	LT_OK(s0_sandbox_list(t.c, NULL, &page, &e_));
+	ck_assert_int_eq(s0_sandbox_page_count(page), 1);
+	ck_assert_str_eq(s0_sandbox_info_id(s0_sandbox_page_at(page, 0)), other);
+	s0_sandbox_page_free(page);
+
+	cJSON *j = lt_inspect(&t, id);
+	ck_assert_ptr_null(cJSON_GetObjectItem(j, "sandbox")); /* no head, no record */
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "node"),
+	                                                        "runtimes")), 0);
+	cJSON_Delete(j);
+	LT_OK(s0_sandbox_delete(t.c, other, &e_));
+	ck_assert_double_eq(lt_inum(&t, NULL, "node.cpu_used_millis"), cpu0);
+	free(other);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* EPH-01: /var/tmp and workspace files survive an FS cycle byte for byte;
+ * EPH-02: /tmp is recreated empty, /proc, /dev and /sys exist again. */
+START_TEST(eph01_eph02_ordinary_paths_persist_tmp_recreated)
+{
+	LT_ROW("EPH-01");
+	LT_ROW("EPH-02");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	unsigned char bin[4096];
+	for (size_t i = 0; i < sizeof bin; i++)
+		bin[i] = (unsigned char)i;
+	lt_write_bytes(&t, id, "/var/tmp/keep.bin", bin, sizeof bin);
+	lt_write(&t, id, "/workspace/keep.txt", "workspace");
+	lt_write(&t, id, "/tmp/x", "runtime only");
+	LT_OK(s0_files_mkdir(t.c, id, "/tmp/sub/dir", true, &e_));
+	lt_pause(&t, id);
+	lt_resume(&t, id);
+	size_t n = 0;
+	char *back = lt_read(&t, id, "/var/tmp/keep.bin", &n);
+	ck_assert_uint_eq(n, sizeof bin);
+	ck_assert(!memcmp(back, bin, n));
+	free(back);
+	ck_assert(lt_file_is(&t, id, "/workspace/keep.txt", "workspace"));
+
+	s0_file_info *fi = NULL;
+	s0_error *err = NULL;
+	LT_EXPECT(s0_files_stat(t.c, id, "/tmp/x", &fi, &err), err, S0_ENOTFOUND, "file_not_found");
+	ck_assert_int_eq(lt_list_len(&t, id, "/tmp"), 0);
+	static const char *const virt[] = {"/tmp", "/proc", "/dev", "/sys"};
+	for (size_t i = 0; i < 4; i++) {
+		LT_OK(s0_files_stat(t.c, id, virt[i], &fi, &e_));
+		ck_assert_int_eq(s0_file_info_type(fi), S0_FILE_TYPE_DIR);
+		s0_file_info_free(fi);
+	}
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+static void build_eph_template(lt *t, const char *name)
+{
+	const char *mounts[] = {"/workspace/cache", "/scratch", NULL};
+	s0_template_options o = S0_TEMPLATE_OPTIONS_INIT;
+	o.ephemeral_mounts = mounts;
+	LT_OK(s0_local_template_build(t->local, name, NULL, &o, &e_));
+}
+
+/* EPH-03: content under a template ephemeral mount is gone after an FS
+ * cycle; the mount point exists again, empty. */
+START_TEST(eph03_template_ephemeral_mounts_excluded_from_cycle)
+{
+	LT_ROW("EPH-03");
+	lt t;
+	lt_open(&t, NULL);
+	build_eph_template(&t, "eph");
+	char *id = lt_claim(&t, "eph", NULL);
+	lt_write(&t, id, "/workspace/cache/blob", "ephemeral");
+	lt_write(&t, id, "/scratch/a/b", "ephemeral too");
+	lt_write(&t, id, "/workspace/kept", "durable");
+	ck_assert_int_eq(lt_list_len(&t, id, "/workspace/cache"), 1);
+	lt_pause(&t, id);
+	char *head = lt_head(&t, id);
+	ck_assert_int_eq(lt_gen_dir_entries(&t, head, "/workspace/cache"), 0);
+	ck_assert_int_eq(lt_gen_dir_entries(&t, head, "/scratch"), 0);
+	lt_resume(&t, id);
+	ck_assert_int_eq(lt_list_len(&t, id, "/workspace/cache"), 0);
+	ck_assert_int_eq(lt_list_len(&t, id, "/scratch"), 0);
+	ck_assert(lt_file_is(&t, id, "/workspace/kept", "durable"));
+	free(head);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+static void write_runtime_only(lt *t, const char *id)
+{
+	lt_write(t, id, "/tmp/t.txt", "tmp");
+	lt_write(t, id, "/workspace/cache/c.txt", "cache");
+	lt_write(t, id, "/var/tmp/v.txt", "var tmp");
+}
+
+static void expect_only_var_tmp(lt *t, const char *id)
+{
+	ck_assert(lt_file_is(t, id, "/var/tmp/v.txt", "var tmp"));
+	ck_assert_int_eq(lt_stat_rc(t, id, "/tmp/t.txt"), S0_ENOTFOUND);
+	ck_assert_int_eq(lt_stat_rc(t, id, "/workspace/cache/c.txt"), S0_ENOTFOUND);
+	ck_assert_int_eq(lt_list_len(t, id, "/workspace/cache"), 0);
+}
+
+/* Snapshot + claim and fork of a source; both children see only /var/tmp. */
+static void snapshot_and_fork(lt *t, const char *src)
+{
+	s0_snapshot_info *snap = NULL;
+	LT_OK(s0_snapshot_create(t->c, src, NULL, NULL, 0, &snap, &e_));
+	s0_sandbox_info *sb = NULL;
+	LT_OK(s0_sandbox_claim(t->c, "eph", s0_snapshot_info_id(snap), NULL, &sb, &e_));
+	char *from_snap = strdup(s0_sandbox_info_id(sb));
+	s0_sandbox_info_free(sb);
+	s0_snapshot_info_free(snap);
+	expect_only_var_tmp(t, from_snap);
+	LT_OK(s0_sandbox_fork(t->c, src, NULL, &sb, &e_));
+	char *fork = strdup(s0_sandbox_info_id(sb));
+	s0_sandbox_info_free(sb);
+	char *head = lt_head(t, fork);
+	ck_assert_int_eq(lt_gen_dir_entries(t, head, "/tmp"), 0);
+	ck_assert_int_eq(lt_gen_dir_entries(t, head, "/workspace/cache"), 0);
+	free(head);
+	lt_resume(t, fork);
+	expect_only_var_tmp(t, fork);
+	LT_OK(s0_sandbox_delete(t->c, fork, &e_));
+	LT_OK(s0_sandbox_delete(t->c, from_snap, &e_));
+	free(fork);
+	free(from_snap);
+}
+
+/* EPH-04: runtime-only paths never appear in snapshots or forks, from a
+ * running or an FS-paused source (memory-paused: the checkpoint issue). */
+START_TEST(eph04_runtime_paths_not_in_snapshots_or_forks)
+{
+	LT_ROW("EPH-04");
+	lt t;
+	lt_open(&t, NULL);
+	build_eph_template(&t, "eph");
+	char *id = lt_claim(&t, "eph", NULL);
+	write_runtime_only(&t, id);
+	snapshot_and_fork(&t, id); /* running source */
+	lt_pause(&t, id);
+	snapshot_and_fork(&t, id); /* FS-paused source */
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* EPH-05: filling /tmp before a pause adds no data blocks to the
+ * published generation; /tmp in it is an empty directory. */
+START_TEST(eph05_tmp_writes_never_reach_block_device)
+{
+	LT_ROW("EPH-05");
+	lt t;
+	lt_open(&t, NULL);
+	char *quiet = lt_claim(&t, NULL, NULL);
+	char *busy = lt_claim(&t, NULL, NULL);
+	size_t len = 64u << 20;
+	char *junk = malloc(len);
+	for (size_t i = 0; i < len; i += 4096)
+		memset(junk + i, (int)(i >> 12), 4096);
+	lt_write_bytes(&t, busy, "/tmp/fill.bin", junk, len);
+	free(junk);
+
+	double c0 = lt_inum(&t, NULL, "storage.chunks_stored");
+	lt_pause(&t, quiet);
+	double c1 = lt_inum(&t, NULL, "storage.chunks_stored");
+	lt_pause(&t, busy);
+	double c2 = lt_inum(&t, NULL, "storage.chunks_stored");
+	ck_assert_double_eq(c2 - c1, c1 - c0); /* metadata only, the same for both */
+	ck_assert_double_lt(c2 - c1, 16);
+	char *head = lt_head(&t, busy);
+	ck_assert_int_eq(lt_gen_dir_entries(&t, head, "/tmp"), 0);
+	ck_assert_int_eq(lt_fsck_generation(&t, head), 0);
+	free(head);
+	free(quiet);
+	free(busy);
+	lt_close(&t);
+}
+END_TEST
+
+Suite *s0_local_fs_suite(void)
+{
+	Suite *s = suite_create("local-fs");
+	TCase *tc = tcase_create("fs");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, fs01_pause_releases_runtime_and_commits_files);
+	tcase_add_test(tc, fs02_identity_and_config_survive_cycle);
+	tcase_add_test(tc, fs03_rootfs_is_latest_committed_generation);
+	tcase_add_test(tc, fs06_runtime_id_and_generation_over_cycles);
+	tcase_add_test(tc, fs07_snapshots_independent_of_sandbox);
+	tcase_add_test(tc, fs08_delete_removes_everything_but_snapshots);
+	suite_add_tcase(s, tc);
+	TCase *eph = tcase_create("eph");
+	tcase_set_timeout(eph, 120);
+	tcase_add_test(eph, eph01_eph02_ordinary_paths_persist_tmp_recreated);
+	tcase_add_test(eph, eph03_template_ephemeral_mounts_excluded_from_cycle);
+	tcase_add_test(eph, eph04_runtime_paths_not_in_snapshots_or_forks);
+	tcase_add_test(eph, eph05_tmp_writes_never_reach_block_device);
+	suite_add_tcase(s, eph);
+	return s;
+}

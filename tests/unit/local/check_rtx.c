@@ -1,0 +1,9 @@
+#include "check_main.h"
+#include "lt.h"
+#include "suites.h"
+
+Suite *s0_local_rtx_suite(void)
+{
+	Suite *s = suite_create("local-rtx");
+	return s;
+}

@@ -1,0 +1,7 @@
+/* check_local: the lifecycle-engine suites (issue #6). */
+#include "check_main.h"
+#include "suites.h"
+
+S0_TEST_MAIN(s0_local_fs_suite, s0_local_ptx_suite, s0_local_rtx_suite, s0_local_rec_suite,
+             s0_local_ttl_suite, s0_local_cost_suite, s0_local_bad_suite,
+             s0_local_crash_suite)

@@ -1,0 +1,16 @@
+/* The lifecycle-engine suites (one per topic of behaviours.md). */
+#ifndef S0_LOCAL_SUITES_H
+#define S0_LOCAL_SUITES_H
+
+#include <check.h>
+
+Suite *s0_local_fs_suite(void);    /* FS-, EPH- */
+Suite *s0_local_ptx_suite(void);   /* PTX- */
+Suite *s0_local_rtx_suite(void);   /* RTX- */
+Suite *s0_local_rec_suite(void);   /* REC-, INS- */
+Suite *s0_local_ttl_suite(void);   /* TTL-, GW- */
+Suite *s0_local_cost_suite(void);  /* COST- */
+Suite *s0_local_bad_suite(void);   /* bad input */
+Suite *s0_local_crash_suite(void); /* PTX-05, REC-05 crash campaign */
+
+#endif

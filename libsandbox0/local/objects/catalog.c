@@ -9,35 +9,42 @@
 enum {
 	ST_LOOKUP,
 	ST_INS_OBJ,
-	ST_INS_PACK,
+	ST_UPSERT_PACK,
 	ST_DEL_OBJ,
 	ST_PACK_DEC,
-	ST_PACK_EMPTY,
+	ST_EMPTY,
 	ST_DEL_PACK,
 	ST_MOVE,
-	ST_HAS_PACK,
+	ST_PACK,
 	ST_COUNT
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_LOOKUP] = "SELECT pack, off, len FROM objects WHERE id = ?1",
 	[ST_INS_OBJ] = "INSERT OR IGNORE INTO objects(id, pack, off, len) VALUES (?1, ?2, ?3, ?4)",
-	[ST_INS_PACK] = "INSERT INTO packs(id, file_bytes, live_objects, live_bytes) "
-	                "VALUES (?1, ?2, ?3, ?4)",
+	[ST_UPSERT_PACK] =
+		"INSERT INTO packs(id, file_bytes, indexed_bytes, live_objects, live_bytes) "
+		"VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(id) DO UPDATE SET "
+		"file_bytes = max(file_bytes, excluded.file_bytes), "
+		"indexed_bytes = max(indexed_bytes, excluded.indexed_bytes), "
+		"live_objects = live_objects + excluded.live_objects, "
+		"live_bytes = live_bytes + excluded.live_bytes",
 	[ST_DEL_OBJ] = "DELETE FROM objects WHERE id = ?1 RETURNING pack, len",
 	[ST_PACK_DEC] = "UPDATE packs SET live_objects = live_objects - 1, "
 	                "live_bytes = live_bytes - ?2 WHERE id = ?1",
-	[ST_PACK_EMPTY] = "DELETE FROM packs WHERE live_objects <= 0 RETURNING id",
+	[ST_EMPTY] = "SELECT id FROM packs WHERE live_objects <= 0",
 	[ST_DEL_PACK] = "DELETE FROM packs WHERE id = ?1",
 	[ST_MOVE] = "UPDATE objects SET pack = ?2, off = ?3 WHERE id = ?1 AND pack = ?4 AND off = ?5",
-	[ST_HAS_PACK] = "SELECT 1 FROM packs WHERE id = ?1",
+	[ST_PACK] = "SELECT id, file_bytes, indexed_bytes, live_objects, live_bytes FROM packs "
+	            "WHERE id = ?1",
 };
 
 static const char schema[] =
 	"PRAGMA journal_mode=WAL;"
 	"PRAGMA synchronous=FULL;"
 	"CREATE TABLE IF NOT EXISTS packs(id INTEGER PRIMARY KEY, file_bytes INTEGER NOT NULL,"
-	" live_objects INTEGER NOT NULL, live_bytes INTEGER NOT NULL);"
+	" indexed_bytes INTEGER NOT NULL, live_objects INTEGER NOT NULL,"
+	" live_bytes INTEGER NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS objects(id BLOB PRIMARY KEY, pack INTEGER NOT NULL,"
 	" off INTEGER NOT NULL, len INTEGER NOT NULL) WITHOUT ROWID;";
 
@@ -45,6 +52,7 @@ struct s0__objcat {
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_COUNT];
 	pthread_mutex_t mu;
+	bool synced; /* current PRAGMA synchronous is FULL */
 };
 
 static int dberr(s0__objcat *c, s0_error **err, const char *what)
@@ -90,6 +98,7 @@ int s0__objcat_open(const char *path, s0__objcat **out, s0_error **err)
 	sqlite3_busy_timeout(c->db, 10000);
 	if ((rc = exec(c, schema, err)) < 0)
 		goto fail;
+	c->synced = true;
 	for (int i = 0; i < ST_COUNT; i++) {
 		if (sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i],
 		                       NULL) != SQLITE_OK) {
@@ -143,8 +152,15 @@ static int step_done(s0__objcat *c, sqlite3_stmt *s, s0_error **err)
 	return r == SQLITE_DONE ? S0_OK : dberr(c, err, "write");
 }
 
-static int begin(s0__objcat *c, s0_error **err)
+/* Begin a write transaction whose commit is synced when durable. */
+static int begin(s0__objcat *c, bool durable, s0_error **err)
 {
+	if (durable != c->synced) {
+		int rc = exec(c, durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", err);
+		if (rc < 0)
+			return rc;
+		c->synced = durable;
+	}
 	return exec(c, "BEGIN IMMEDIATE", err);
 }
 
@@ -157,23 +173,24 @@ static int finish(s0__objcat *c, int rc, s0_error **err)
 	return rc;
 }
 
-static int insert_pack(s0__objcat *c, uint64_t pack, uint64_t file_bytes, uint64_t live,
-                       uint64_t live_bytes, s0_error **err)
+static int upsert_pack(s0__objcat *c, uint64_t pack, uint64_t file_bytes, uint64_t indexed,
+                       uint64_t live, uint64_t live_bytes, s0_error **err)
 {
-	sqlite3_stmt *s = stmt(c, ST_INS_PACK);
+	sqlite3_stmt *s = stmt(c, ST_UPSERT_PACK);
 	sqlite3_bind_int64(s, 1, (sqlite3_int64)pack);
 	sqlite3_bind_int64(s, 2, (sqlite3_int64)file_bytes);
-	sqlite3_bind_int64(s, 3, (sqlite3_int64)live);
-	sqlite3_bind_int64(s, 4, (sqlite3_int64)live_bytes);
+	sqlite3_bind_int64(s, 3, (sqlite3_int64)indexed);
+	sqlite3_bind_int64(s, 4, (sqlite3_int64)live);
+	sqlite3_bind_int64(s, 5, (sqlite3_int64)live_bytes);
 	return step_done(c, s, err);
 }
 
-int s0__objcat_add_pack(s0__objcat *c, uint64_t pack, uint64_t file_bytes,
-                        const s0__objrow *rows, size_t n, uint64_t *live_out, s0_error **err)
+int s0__objcat_add(s0__objcat *c, uint64_t pack, uint64_t file_bytes, uint64_t indexed_bytes,
+                   const s0__objrow *rows, size_t n, uint64_t *live_out, s0_error **err)
 {
 	uint64_t live = 0, live_bytes = 0;
 	pthread_mutex_lock(&c->mu);
-	int rc = begin(c, err);
+	int rc = begin(c, false, err);
 	for (size_t i = 0; rc == S0_OK && i < n; i++) {
 		sqlite3_stmt *s = stmt(c, ST_INS_OBJ);
 		sqlite3_bind_blob(s, 1, rows[i].id.b, S0__OBJID_BYTES, SQLITE_STATIC);
@@ -186,12 +203,21 @@ int s0__objcat_add_pack(s0__objcat *c, uint64_t pack, uint64_t file_bytes,
 			live_bytes += rows[i].loc.len;
 		}
 	}
-	if (rc == S0_OK && live)
-		rc = insert_pack(c, pack, file_bytes, live, live_bytes, err);
+	if (rc == S0_OK)
+		rc = upsert_pack(c, pack, file_bytes, indexed_bytes, live, live_bytes, err);
 	rc = finish(c, rc, err);
 	pthread_mutex_unlock(&c->mu);
-	if (rc == S0_OK)
+	if (rc == S0_OK && live_out)
 		*live_out = live;
+	return rc;
+}
+
+int s0__objcat_sync(s0__objcat *c, s0_error **err)
+{
+	pthread_mutex_lock(&c->mu);
+	int rc = begin(c, true, err);
+	rc = finish(c, rc, err);
+	pthread_mutex_unlock(&c->mu);
 	return rc;
 }
 
@@ -222,57 +248,73 @@ static int delete_one(s0__objcat *c, const s0__objid *id, uint64_t *nobj, uint64
 	return step_done(c, s, err);
 }
 
-static int collect_empty(s0__objcat *c, uint64_t **empty_out, size_t *n_out, s0_error **err)
+int s0__objcat_empty_packs(s0__objcat *c, uint64_t **out, size_t *n_out, s0_error **err)
 {
-	sqlite3_stmt *s = stmt(c, ST_PACK_EMPTY);
 	uint64_t *v = NULL;
 	size_t n = 0, cap = 0;
-	int r;
-	while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+	int r, rc = S0_OK;
+	pthread_mutex_lock(&c->mu);
+	sqlite3_stmt *s = stmt(c, ST_EMPTY);
+	while (rc == S0_OK && (r = sqlite3_step(s)) == SQLITE_ROW) {
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;
 			uint64_t *nv = realloc(v, cap * sizeof *v);
 			if (!nv) {
-				free(v);
-				sqlite3_reset(s);
-				return s0__error_nomem(err);
+				rc = s0__error_nomem(err);
+				break;
 			}
 			v = nv;
 		}
 		v[n++] = (uint64_t)sqlite3_column_int64(s, 0);
 	}
+	if (rc == S0_OK && r != SQLITE_DONE)
+		rc = dberr(c, err, "empty packs");
 	sqlite3_reset(s);
-	if (r != SQLITE_DONE) {
+	pthread_mutex_unlock(&c->mu);
+	if (rc < 0) {
 		free(v);
-		return dberr(c, err, "delete packs");
+		return rc;
 	}
-	*empty_out = v;
+	*out = v;
 	*n_out = n;
 	return S0_OK;
 }
 
-int s0__objcat_delete(s0__objcat *c, const s0__objid *ids, size_t n, uint64_t *freed_objects,
-                      uint64_t *freed_bytes, uint64_t **empty_out, size_t *n_empty_out,
-                      s0_error **err)
+/* Delete a pack row (its objects were deleted or moved before). */
+static int drop_pack(s0__objcat *c, uint64_t pack, s0_error **err)
 {
-	uint64_t nobj = 0, nbytes = 0, *empty = NULL;
-	size_t n_empty = 0;
+	sqlite3_stmt *s = stmt(c, ST_DEL_PACK);
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)pack);
+	return step_done(c, s, err);
+}
+
+int s0__objcat_drop_packs(s0__objcat *c, const uint64_t *packs, size_t n, s0_error **err)
+{
+	if (!n)
+		return S0_OK;
 	pthread_mutex_lock(&c->mu);
-	int rc = begin(c, err);
+	int rc = begin(c, true, err);
 	for (size_t i = 0; rc == S0_OK && i < n; i++)
-		rc = delete_one(c, &ids[i], &nobj, &nbytes, err);
-	if (rc == S0_OK)
-		rc = collect_empty(c, &empty, &n_empty, err);
+		rc = drop_pack(c, packs[i], err);
 	rc = finish(c, rc, err);
 	pthread_mutex_unlock(&c->mu);
-	if (rc < 0) {
-		free(empty);
+	return rc;
+}
+
+int s0__objcat_delete(s0__objcat *c, const s0__objid *ids, size_t n, uint64_t *freed_objects,
+                      uint64_t *freed_bytes, s0_error **err)
+{
+	uint64_t nobj = 0, nbytes = 0;
+	pthread_mutex_lock(&c->mu);
+	int rc = begin(c, true, err);
+	for (size_t i = 0; rc == S0_OK && i < n; i++)
+		rc = delete_one(c, &ids[i], &nobj, &nbytes, err);
+	rc = finish(c, rc, err);
+	pthread_mutex_unlock(&c->mu);
+	if (rc < 0)
 		return rc;
-	}
 	*freed_objects = nobj;
 	*freed_bytes = nbytes;
-	*empty_out = empty;
-	*n_empty_out = n_empty;
 	return S0_OK;
 }
 
@@ -320,6 +362,15 @@ out:
 	return S0_OK;
 }
 
+static void read_pack(sqlite3_stmt *s, s0__packinfo *p)
+{
+	p->id = (uint64_t)sqlite3_column_int64(s, 0);
+	p->file_bytes = (uint64_t)sqlite3_column_int64(s, 1);
+	p->indexed_bytes = (uint64_t)sqlite3_column_int64(s, 2);
+	p->live_objects = (uint64_t)sqlite3_column_int64(s, 3);
+	p->live_bytes = (uint64_t)sqlite3_column_int64(s, 4);
+}
+
 int s0__objcat_packs(s0__objcat *c, s0__packinfo **packs_out, size_t *n_out, s0_error **err)
 {
 	s0__packinfo *v = NULL;
@@ -328,7 +379,8 @@ int s0__objcat_packs(s0__objcat *c, s0__packinfo **packs_out, size_t *n_out, s0_
 	int rc = S0_OK, r;
 	pthread_mutex_lock(&c->mu);
 	if (sqlite3_prepare_v2(c->db,
-	                       "SELECT id, file_bytes, live_objects, live_bytes FROM packs ORDER BY id",
+	                       "SELECT id, file_bytes, indexed_bytes, live_objects, live_bytes FROM packs"
+	                       " ORDER BY id",
 	                       -1, &s, NULL) != SQLITE_OK) {
 		rc = dberr(c, err, "packs");
 		goto out;
@@ -343,11 +395,7 @@ int s0__objcat_packs(s0__objcat *c, s0__packinfo **packs_out, size_t *n_out, s0_
 			}
 			v = nv;
 		}
-		v[n].id = (uint64_t)sqlite3_column_int64(s, 0);
-		v[n].file_bytes = (uint64_t)sqlite3_column_int64(s, 1);
-		v[n].live_objects = (uint64_t)sqlite3_column_int64(s, 2);
-		v[n].live_bytes = (uint64_t)sqlite3_column_int64(s, 3);
-		n++;
+		read_pack(s, &v[n++]);
 	}
 	if (r != SQLITE_DONE)
 		rc = dberr(c, err, "packs");
@@ -384,7 +432,7 @@ int s0__objcat_move(s0__objcat *c, uint64_t new_pack, uint64_t file_bytes,
 {
 	uint64_t moved = 0, moved_bytes = 0;
 	pthread_mutex_lock(&c->mu);
-	int rc = begin(c, err);
+	int rc = begin(c, true, err);
 	for (size_t i = 0; rc == S0_OK && i < n; i++) {
 		bool m = false;
 		rc = move_one(c, new_pack, &rows[i], &old[i], &m, err);
@@ -394,12 +442,9 @@ int s0__objcat_move(s0__objcat *c, uint64_t new_pack, uint64_t file_bytes,
 		}
 	}
 	if (rc == S0_OK && moved)
-		rc = insert_pack(c, new_pack, file_bytes, moved, moved_bytes, err);
-	for (size_t i = 0; rc == S0_OK && i < n_old; i++) {
-		sqlite3_stmt *s = stmt(c, ST_DEL_PACK);
-		sqlite3_bind_int64(s, 1, (sqlite3_int64)old_packs[i]);
-		rc = step_done(c, s, err);
-	}
+		rc = upsert_pack(c, new_pack, file_bytes, file_bytes, moved, moved_bytes, err);
+	for (size_t i = 0; rc == S0_OK && i < n_old; i++)
+		rc = drop_pack(c, old_packs[i], err);
 	rc = finish(c, rc, err);
 	pthread_mutex_unlock(&c->mu);
 	if (rc == S0_OK)
@@ -407,14 +452,16 @@ int s0__objcat_move(s0__objcat *c, uint64_t new_pack, uint64_t file_bytes,
 	return rc;
 }
 
-int s0__objcat_has_pack(s0__objcat *c, uint64_t pack, bool *out, s0_error **err)
+int s0__objcat_pack(s0__objcat *c, uint64_t pack, s0__packinfo *out, s0_error **err)
 {
 	pthread_mutex_lock(&c->mu);
-	sqlite3_stmt *s = stmt(c, ST_HAS_PACK);
+	sqlite3_stmt *s = stmt(c, ST_PACK);
 	sqlite3_bind_int64(s, 1, (sqlite3_int64)pack);
 	int r = sqlite3_step(s), rc = S0_OK;
-	if (r == SQLITE_ROW || r == SQLITE_DONE)
-		*out = r == SQLITE_ROW;
+	if (r == SQLITE_ROW)
+		read_pack(s, out);
+	else if (r == SQLITE_DONE)
+		rc = S0_ENOTFOUND;
 	else
 		rc = dberr(c, err, "pack lookup");
 	sqlite3_reset(s);

@@ -1,12 +1,15 @@
 /*
- * The objdir catalog: an SQLite database (WAL, synchronous=FULL) mapping
- * object ids to their place in a pack file, plus per-pack accounting.
+ * The objdir catalog: an SQLite database (WAL) mapping object ids to their
+ * place in a pack file, plus per-pack accounting.
  *
- *   packs(id, file_bytes, live_objects, live_bytes)
+ *   packs(id, file_bytes, indexed_bytes, live_objects, live_bytes)
  *   objects(id BLOB PRIMARY KEY, pack, off, len) WITHOUT ROWID
  *
- * A pack row exists only for committed packs; a pack file without one is an
- * orphan of a crashed batch or compaction and is deleted at open.
+ * indexed_bytes: every record of the pack below this offset is catalogued
+ * (or dead). Additions are committed without a sync: the pack bytes they
+ * index were fdatasync'ed first, and objdir's recovery re-indexes any
+ * record past indexed_bytes after a crash. Deletions and moves are
+ * committed durably (they precede unlinking pack files).
  *
  * Thread safety: every function is safe from any thread (one internal
  * mutex around the connection). Errors are S0_EIO (SQLite's message) or
@@ -41,6 +44,7 @@ typedef struct s0__objrow {
 typedef struct s0__packinfo {
 	uint64_t id;
 	uint64_t file_bytes;
+	uint64_t indexed_bytes;
 	uint64_t live_objects;
 	uint64_t live_bytes;
 } s0__packinfo;
@@ -62,24 +66,34 @@ void s0__objcat_close(s0__objcat *c);
 int s0__objcat_lookup(s0__objcat *c, const s0__objid *id, s0__objloc *out, s0_error **err);
 
 /**
- * Record a committed pack and its rows in one durable transaction. Rows for
- * ids already catalogued are ignored (that copy is dead space). When no row
- * is new, no pack row is written and *live_out is 0 (the caller deletes the
- * file).
- * @param[out] live_out  rows that were new.
+ * Catalogue rows of pack in one transaction (not synced; see above). Rows
+ * for ids already catalogued are ignored (that copy is dead space). The
+ * pack row is created or updated: file_bytes and indexed_bytes grow to the
+ * values given, live counts grow by the new rows.
+ * @param[out] live_out  (nullable) rows that were new.
  */
-int s0__objcat_add_pack(s0__objcat *c, uint64_t pack, uint64_t file_bytes,
-                        const s0__objrow *rows, size_t n, uint64_t *live_out, s0_error **err);
+int s0__objcat_add(s0__objcat *c, uint64_t pack, uint64_t file_bytes, uint64_t indexed_bytes,
+                   const s0__objrow *rows, size_t n, uint64_t *live_out, s0_error **err);
+
+/** Make every earlier commit durable (one WAL sync). */
+int s0__objcat_sync(s0__objcat *c, s0_error **err);
 
 /**
- * Delete ids (absent ones skipped) in one durable transaction. Packs left
- * without live objects lose their row; their ids are returned so the
- * caller can unlink the files.
- * @param[out] empty_out  (transfer full) free() it; *n_empty_out entries.
+ * Delete ids (absent ones skipped) in one durable transaction.
+ * @param[out] freed_objects  rows deleted.
+ * @param[out] freed_bytes    their sealed bytes.
  */
 int s0__objcat_delete(s0__objcat *c, const s0__objid *ids, size_t n, uint64_t *freed_objects,
-                      uint64_t *freed_bytes, uint64_t **empty_out, size_t *n_empty_out,
-                      s0_error **err);
+                      uint64_t *freed_bytes, s0_error **err);
+
+/**
+ * Ids of packs without live objects.
+ * @param[out] out  (transfer full) free() it.
+ */
+int s0__objcat_empty_packs(s0__objcat *c, uint64_t **out, size_t *n_out, s0_error **err);
+
+/** Delete the rows of packs without live objects, durably. */
+int s0__objcat_drop_packs(s0__objcat *c, const uint64_t *packs, size_t n, s0_error **err);
 
 /**
  * Every row (a snapshot).
@@ -88,25 +102,28 @@ int s0__objcat_delete(s0__objcat *c, const s0__objid *ids, size_t n, uint64_t *f
 int s0__objcat_list(s0__objcat *c, s0__objrow **rows_out, size_t *n_out, s0_error **err);
 
 /**
- * Every pack row.
+ * Every pack row, by id.
  * @param[out] packs_out  (transfer full) free() it.
  */
 int s0__objcat_packs(s0__objcat *c, s0__packinfo **packs_out, size_t *n_out, s0_error **err);
 
 /**
- * Move rows into a new (durable) pack in one transaction: each rows[i]
- * currently at old[i] moves to rows[i].loc unless it changed meanwhile;
- * then the new pack row is written (if anything moved) and the rows of the
- * old packs are deleted.
+ * One pack's row.
+ * @retval S0_ENOTFOUND  no row (err untouched).
+ */
+int s0__objcat_pack(s0__objcat *c, uint64_t pack, s0__packinfo *out, s0_error **err);
+
+/**
+ * Move rows into a new (durable) pack in one durable transaction: each
+ * rows[i] currently at old[i] moves to rows[i].loc unless it changed
+ * meanwhile; then the new pack row is written (if anything moved) and the
+ * rows of the old packs are deleted.
  * @param[out] moved_out  rows actually moved.
  */
 int s0__objcat_move(s0__objcat *c, uint64_t new_pack, uint64_t file_bytes,
                     const s0__objrow *rows, const s0__objloc *old, size_t n,
                     const uint64_t *old_packs, size_t n_old, uint64_t *moved_out,
                     s0_error **err);
-
-/** Whether pack has a row. */
-int s0__objcat_has_pack(s0__objcat *c, uint64_t pack, bool *out, s0_error **err);
 
 /** Largest pack id with a row (0 when none). */
 int s0__objcat_max_pack(s0__objcat *c, uint64_t *out, s0_error **err);

@@ -7,23 +7,22 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "local/objects/crash.h"
 #include "local/objects/idmap.h"
 
-typedef struct batch {
+struct s0__odbatch {
 	s0__objdir *od;
-	pthread_mutex_t mu;
-	uint64_t pack;
-	int fd;
-	uint64_t end;
-	int failed; /* an s0 code once a write failed */
-	s0__idmap index; /* id -> row */
+	pthread_mutex_t mu;   /* rows, index, failed */
+	s0__opack *pack;      /* NULL until the first put */
+	uint64_t first_off;   /* where its space in pack begins */
+	s0__odbatch *next;    /* in pack->batches (under od->mu) */
+	int failed;           /* an s0 code once a write failed */
+	s0__idmap index;      /* id -> row */
 	s0__objrow *rows;
 	size_t n, cap;
-} batch;
+};
 
 uint64_t s0__objdir_next_pack(s0__objdir *od)
 {
@@ -41,11 +40,37 @@ int s0__objdir_sync_dir(s0__objdir *od, s0_error **err)
 	return S0_OK;
 }
 
+bool s0__objdir_pack_busy(const s0__objdir *od, uint64_t pack)
+{
+	for (const s0__opack *p = od->open; p; p = p->next)
+		if (p->id == pack)
+			return true;
+	return false;
+}
+
+/* Under od->mu: close p if it is neither current nor holds batches. */
+static void maybe_close(s0__objdir *od, s0__opack *p)
+{
+	if (p == od->current || p->batches)
+		return;
+	for (s0__opack **pp = &od->open; *pp; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	}
+	close(p->fd);
+	free(p);
+}
+
 static void od_close(void *ctx)
 {
 	s0__objdir *od = ctx;
 	if (!od)
 		return;
+	od->current = NULL;
+	while (od->open)
+		maybe_close(od, od->open);
 	s0__objcat_close(od->cat);
 	if (od->packdir_fd >= 0) {
 		s0__packcache_fini(&od->fds);
@@ -106,8 +131,7 @@ int s0__objdir_open(const char *dir, void **ctx_out, s0_error **err)
 		goto fail;
 	}
 	s0__packcache_init(&od->fds, od->packdir_fd);
-	if ((rc = s0__objcat_open(db, &od->cat, err)) < 0 ||
-	    (rc = s0__objdir_clean_orphans(od, err)) < 0)
+	if ((rc = s0__objcat_open(db, &od->cat, err)) < 0)
 		goto fail;
 	free(db);
 	*ctx_out = od;
@@ -120,42 +144,76 @@ fail:
 
 static int od_begin(void *ctx, void **out, s0_error **err)
 {
-	batch *b = calloc(1, sizeof *b);
+	s0__odbatch *b = calloc(1, sizeof *b);
 	if (!b)
 		return s0__error_nomem(err);
 	b->od = ctx;
-	b->fd = -1;
 	pthread_mutex_init(&b->mu, NULL);
 	*out = b;
 	return S0_OK;
 }
 
-static void batch_free(batch *b, bool unlink_pack)
+/* Under od->mu: b leaves its pack (committed or aborted). */
+static void leave_pack(s0__objdir *od, s0__odbatch *b)
 {
-	if (b->fd >= 0) {
-		close(b->fd);
-		if (unlink_pack) {
-			char name[32];
-			s0__pack_name(b->pack, name);
-			unlinkat(b->od->packdir_fd, name, 0);
+	s0__opack *p = b->pack;
+	if (!p)
+		return;
+	for (s0__odbatch **pb = &p->batches; *pb; pb = &(*pb)->next) {
+		if (*pb == b) {
+			*pb = b->next;
+			break;
 		}
 	}
+	b->pack = NULL;
+	maybe_close(od, p);
+}
+
+static void batch_free(s0__odbatch *b)
+{
+	pthread_mutex_lock(&b->od->mu);
+	leave_pack(b->od, b);
+	pthread_mutex_unlock(&b->od->mu);
 	s0__idmap_free(&b->index);
 	free(b->rows);
 	pthread_mutex_destroy(&b->mu);
 	free(b);
 }
 
-/* Under b->mu: reserve a record for id; S0_OK with *off set, or an error. */
-static int reserve(batch *b, const s0__objid *id, size_t len, uint64_t *off, s0_error **err)
+/* Under od->mu: the pack b appends to (joining the current one, or a new
+ * one when there is none or it is full). */
+static int join_pack(s0__objdir *od, s0__odbatch *b, s0_error **err)
 {
-	if (b->fd < 0) {
-		b->pack = s0__objdir_next_pack(b->od);
-		int rc = s0__pack_create(b->od->packdir_fd, b->pack, &b->fd, err);
-		if (rc < 0)
+	s0__opack *p = od->current;
+	if (!p || p->end >= S0__OBJDIR_PACK_TARGET) {
+		s0__opack *np = calloc(1, sizeof *np);
+		if (!np)
+			return s0__error_nomem(err);
+		np->id = od->next_pack++;
+		int rc = s0__pack_create(od->packdir_fd, np->id, &np->fd, err);
+		if (rc < 0) {
+			free(np);
 			return rc;
-		b->end = S0__PACK_HDR_BYTES;
+		}
+		np->end = S0__PACK_HDR_BYTES;
+		np->next = od->open;
+		od->open = np;
+		od->current = np;
+		if (p)
+			maybe_close(od, p);
+		p = np;
 	}
+	b->pack = p;
+	b->first_off = p->end;
+	b->next = p->batches;
+	p->batches = b;
+	return S0_OK;
+}
+
+/* Under b->mu: reserve a record for id; its offset in *off. */
+static int reserve(s0__odbatch *b, const s0__objid *id, size_t len, uint64_t *off,
+                   s0_error **err)
+{
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 64;
 		s0__objrow *r = realloc(b->rows, cap * sizeof *r);
@@ -166,49 +224,29 @@ static int reserve(batch *b, const s0__objid *id, size_t len, uint64_t *off, s0_
 	}
 	if (s0__idmap_put(&b->index, id, b->n, NULL) < 0)
 		return s0__error_nomem(err);
-	*off = b->end;
-	b->rows[b->n].id = *id;
-	b->rows[b->n].loc.pack = b->pack;
-	b->rows[b->n].loc.off = b->end;
-	b->rows[b->n].loc.len = (uint32_t)len;
-	b->n++;
-	b->end += S0__PACK_REC_BYTES + len;
-	return S0_OK;
-}
-
-static int write_record(int fd, uint64_t off, const s0__objid *id, const void *sealed,
-                        size_t len)
-{
-	uint8_t hdr[S0__PACK_REC_BYTES];
-	s0__pack_rec_header(id, (uint32_t)len, hdr);
-	struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)sealed, len}};
-	size_t want = sizeof hdr + len;
-	ssize_t n = pwritev(fd, iov, 2, (off_t)off);
-	if (n == (ssize_t)want)
-		return 0;
-	/* Short write: finish it the slow way. */
-	uint8_t *tmp = malloc(want);
-	if (!tmp)
-		return ENOMEM;
-	memcpy(tmp, hdr, sizeof hdr);
-	memcpy(tmp + sizeof hdr, sealed, len);
-	size_t done = n > 0 ? (size_t)n : 0;
-	int e = n < 0 ? errno : 0;
-	while (!e && done < want) {
-		n = pwrite(fd, tmp + done, want - done, (off_t)(off + done));
-		if (n <= 0)
-			e = n < 0 ? errno : EIO;
-		else
-			done += (size_t)n;
+	int rc = S0_OK;
+	pthread_mutex_lock(&b->od->mu);
+	if (!b->pack)
+		rc = join_pack(b->od, b, err);
+	if (rc == S0_OK) {
+		*off = b->pack->end;
+		b->pack->end += s0__pack_rec_span((uint32_t)len);
 	}
-	free(tmp);
-	return e;
+	pthread_mutex_unlock(&b->od->mu);
+	if (rc < 0) {
+		s0__idmap_del(&b->index, id);
+		return rc;
+	}
+	b->rows[b->n].id = *id;
+	b->rows[b->n].loc = (s0__objloc){b->pack->id, *off, (uint32_t)len};
+	b->n++;
+	return S0_OK;
 }
 
 static int od_put(void *ctx, void *bp, const s0__objid *id, const void *sealed, size_t len,
                   bool *stored_out, s0_error **err)
 {
-	batch *b = bp;
+	s0__odbatch *b = bp;
 	uint64_t off = 0;
 	pthread_mutex_lock(&b->mu);
 	if (b->failed) {
@@ -221,11 +259,11 @@ static int od_put(void *ctx, void *bp, const s0__objid *id, const void *sealed, 
 		return S0_OK;
 	}
 	int rc = reserve(b, id, len, &off, err);
-	int fd = b->fd;
+	int fd = rc == S0_OK ? b->pack->fd : -1;
 	pthread_mutex_unlock(&b->mu);
 	if (rc < 0)
 		return rc;
-	int e = write_record(fd, off, id, sealed, len);
+	int e = s0__pack_write_rec(fd, off, id, sealed, (uint32_t)len);
 	if (e) {
 		pthread_mutex_lock(&b->mu);
 		b->failed = e == ENOSPC ? S0_ENOSPACE : S0_EIO;
@@ -237,44 +275,54 @@ static int od_put(void *ctx, void *bp, const s0__objid *id, const void *sealed, 
 	return S0_OK;
 }
 
+/* Under od->mu: the offset below which b's pack is fully committed once b
+ * is: where the oldest other batch in it began, else its end. */
+static uint64_t indexed_after(const s0__odbatch *b)
+{
+	uint64_t lim = b->pack->end;
+	for (const s0__odbatch *o = b->pack->batches; o; o = o->next)
+		if (o != b && o->first_off < lim)
+			lim = o->first_off;
+	return lim;
+}
+
 static int od_commit(void *ctx, void *bp, s0_error **err)
 {
-	batch *b = bp;
+	s0__odbatch *b = bp;
 	s0__objdir *od = ctx;
 	int rc = b->failed ? s0__error_set(err, b->failed, "pack_io", "batch failed earlier") : S0_OK;
 	if (rc < 0 || !b->n) {
-		batch_free(b, true);
+		batch_free(b);
 		return rc;
 	}
 	s0__crash_point("objects.pack_written");
-	if (fdatasync(b->fd) < 0) {
+	if (fdatasync(b->pack->fd) < 0) {
 		rc = s0__error_set(err, S0_EIO, "pack_io", "fdatasync pack: %s", strerror(errno));
-		batch_free(b, true);
+		batch_free(b);
 		return rc;
 	}
 	s0__crash_point("objects.pack_synced");
-	uint64_t live = 0;
-	if ((rc = s0__objdir_sync_dir(od, err)) < 0 ||
-	    (rc = s0__objcat_add_pack(od->cat, b->pack, b->end, b->rows, b->n, &live, err)) < 0) {
-		batch_free(b, true);
-		return rc;
-	}
-	s0__crash_point("objects.catalog_committed");
-	/* Nothing new (every id was committed by someone else meanwhile). */
-	batch_free(b, live == 0);
-	return S0_OK;
+	pthread_mutex_lock(&od->mu);
+	uint64_t indexed = indexed_after(b), end = b->pack->end;
+	pthread_mutex_unlock(&od->mu);
+	/* Not synced: recovery re-indexes the (durable) records if it is lost. */
+	rc = s0__objcat_add(od->cat, b->pack->id, end, indexed, b->rows, b->n, NULL, err);
+	if (rc == S0_OK)
+		s0__crash_point("objects.catalog_committed");
+	batch_free(b);
+	return rc;
 }
 
 static void od_abort(void *ctx, void *bp)
 {
 	if (bp)
-		batch_free(bp, true);
+		batch_free(bp);
 }
 
 static int od_has(void *ctx, void *bp, const s0__objid *id, bool *out, s0_error **err)
 {
 	s0__objdir *od = ctx;
-	batch *b = bp;
+	s0__odbatch *b = bp;
 	if (b) {
 		pthread_mutex_lock(&b->mu);
 		bool in = s0__idmap_get(&b->index, id, NULL);
@@ -386,6 +434,7 @@ const s0__objstore_ops s0__objdir_ops = {
 	.list = od_list,
 	.maintain = s0__objdir_maintain,
 	.usage = od_usage,
+	.recover = s0__objdir_recover,
 	.close = od_close,
 };
 

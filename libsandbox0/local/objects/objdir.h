@@ -1,19 +1,21 @@
 /*
  * The local-directory object store backend.
  *
- *   <dir>/lock          flock'ed by the one process that has it open
- *   <dir>/catalog.db    SQLite catalog (catalog.h)
- *   <dir>/packs/NNNN.pack  pack files (pack.h)
+ *   <dir>/lock            flock'ed by the one process that has it open
+ *   <dir>/catalog.db      SQLite catalog (catalog.h)
+ *   <dir>/packs/NN.pack   pack files (pack.h)
  *
- * A batch appends its objects to one new pack file. Commit = fdatasync of
- * the pack, fsync of packs/, one catalog transaction: three syncs per
- * publication whatever its object count (objects are never fsynced one by
- * one, and no file is created per object, so ext4's slow inode allocation
- * after mass deletions — perf-baselines.md §1.4 — does not apply).
- * Deletion removes catalog rows; maintain() deletes packs without live
- * objects and rewrites packs that are mostly dead or small into one new
- * pack (copy, fsync, switch rows in one transaction, unlink). Pack files
- * without a catalog row (left by a crash) are deleted at open.
+ * Batches append their objects to the current pack file (a new pack is
+ * started, and its name fsynced into the directory, every 64 MiB). Commit =
+ * one fdatasync of the pack, then an unsynced catalog transaction: one sync
+ * per publication whatever its object count. Objects are never fsynced one
+ * by one and no file is created per object, so ext4's slow inode
+ * allocation after mass deletions (perf-baselines.md §1.4) does not apply.
+ * Recovery at open re-indexes durable records the catalog lost
+ * (objdir_recover.c). Deletion removes catalog rows durably; maintain()
+ * deletes packs without live objects and rewrites packs that are mostly
+ * dead, or small when there are many, into a new pack (copy, fsync, switch
+ * rows in one durable transaction, unlink).
  *
  * Thread safety: every op is safe from any thread.
  */

@@ -1,11 +1,9 @@
-/* Directory object store: deletion, compaction and orphan cleanup. */
+/* Directory object store: deletion and compaction. */
 #include "local/objects/objdir_impl.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "local/objects/crash.h"
@@ -20,40 +18,29 @@ void s0__objdir_unlink_packs(s0__objdir *od, const uint64_t *packs, size_t n)
 	}
 }
 
-int s0__objdir_clean_orphans(s0__objdir *od, s0_error **err)
+int s0__objdir_drop_empty(s0__objdir *od, const uint64_t *keep, size_t n_keep, s0_error **err)
 {
-	uint64_t max = 0;
-	int rc = s0__objcat_max_pack(od->cat, &max, err);
+	uint64_t *empty;
+	size_t n, k = 0;
+	int rc = s0__objcat_empty_packs(od->cat, &empty, &n, err);
 	if (rc < 0)
 		return rc;
-	int dfd = dup(od->packdir_fd);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
-		return s0__error_set(err, S0_EIO, "store_io", "read %s: %s", od->packdir,
-		                     strerror(errno));
+	/* A pack not open for appends now never will be again. */
+	pthread_mutex_lock(&od->mu);
+	for (size_t i = 0; i < n; i++) {
+		bool kept = s0__objdir_pack_busy(od, empty[i]);
+		for (size_t j = 0; j < n_keep && !kept; j++)
+			kept = keep[j] == empty[i];
+		if (!kept)
+			empty[k++] = empty[i];
 	}
-	rewinddir(d);
-	bool removed = false;
-	struct dirent *e;
-	while (rc == S0_OK && (e = readdir(d))) {
-		uint64_t id;
-		bool known = false;
-		if (!s0__pack_parse_name(e->d_name, &id))
-			continue;
-		if (id > max)
-			max = id;
-		rc = s0__objcat_has_pack(od->cat, id, &known, err);
-		if (rc == S0_OK && !known) {
-			unlinkat(od->packdir_fd, e->d_name, 0);
-			removed = true;
-		}
-	}
-	closedir(d);
-	od->next_pack = max + 1;
-	if (rc == S0_OK && removed)
+	pthread_mutex_unlock(&od->mu);
+	rc = s0__objcat_drop_packs(od->cat, empty, k, err);
+	if (rc == S0_OK && k) {
+		s0__objdir_unlink_packs(od, empty, k);
 		rc = s0__objdir_sync_dir(od, err);
+	}
+	free(empty);
 	return rc;
 }
 
@@ -61,16 +48,11 @@ int s0__objdir_del(void *ctx, const s0__objid *ids, size_t n, uint64_t *freed_ob
                    uint64_t *freed_bytes, s0_error **err)
 {
 	s0__objdir *od = ctx;
-	uint64_t *empty = NULL;
-	size_t n_empty = 0;
-	int rc = s0__objcat_delete(od->cat, ids, n, freed_objects, freed_bytes, &empty, &n_empty,
-	                           err);
+	int rc = s0__objcat_delete(od->cat, ids, n, freed_objects, freed_bytes, err);
 	if (rc < 0)
 		return rc;
 	s0__crash_point("objects.deleted");
-	s0__objdir_unlink_packs(od, empty, n_empty);
-	free(empty);
-	return n_empty ? s0__objdir_sync_dir(od, err) : S0_OK;
+	return s0__objdir_drop_empty(od, NULL, 0, err);
 }
 
 /* ---- compaction ---- */
@@ -123,17 +105,14 @@ static int copy_row(compaction *c, const s0__objrow *row, s0_error **err)
 	}
 	if ((rc = grow_rows(c, err)) < 0)
 		return rc;
-	uint8_t hdr[S0__PACK_REC_BYTES];
-	s0__pack_rec_header(&row->id, row->loc.len, hdr);
-	struct iovec iov[2] = {{hdr, sizeof hdr}, {c->buf.data, row->loc.len}};
-	ssize_t want = (ssize_t)(sizeof hdr + row->loc.len);
-	if (pwritev(c->fd, iov, 2, (off_t)c->end) != want)
-		return s0__error_set(err, S0_EIO, "pack_io", "write pack: %s", strerror(errno));
+	int e = s0__pack_write_rec(c->fd, c->end, &row->id, c->buf.data, row->loc.len);
+	if (e)
+		return s0__error_set(err, S0_EIO, "pack_io", "write pack: %s", strerror(e));
 	c->rows[c->n].id = row->id;
 	c->rows[c->n].loc = (s0__objloc){c->pack, c->end, row->loc.len};
 	c->old[c->n] = row->loc;
 	c->n++;
-	c->end += (uint64_t)want;
+	c->end += s0__pack_rec_span(row->loc.len);
 	return S0_OK;
 }
 
@@ -212,19 +191,24 @@ static int cmp_row_loc(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* Packs worth rewriting: mostly dead, or small when there are many. */
-static size_t pick_packs(const s0__packinfo *p, size_t n, uint64_t *out)
+/* Packs worth rewriting: mostly dead, or small when there are many; never
+ * one open for appends. */
+static size_t pick_packs(s0__objdir *od, const s0__packinfo *p, size_t n, uint64_t *out)
 {
 	size_t small = 0, k = 0;
 	for (size_t i = 0; i < n; i++)
 		small += p[i].file_bytes < S0__OBJDIR_SMALL_PACK;
+	pthread_mutex_lock(&od->mu);
 	for (size_t i = 0; i < n; i++) {
+		if (s0__objdir_pack_busy(od, p[i].id))
+			continue;
 		uint64_t live = p[i].live_bytes + p[i].live_objects * S0__PACK_REC_BYTES;
 		bool sparse = live * 2 < p[i].file_bytes;
 		bool merge = small >= S0__OBJDIR_SMALL_PACKS && p[i].file_bytes < S0__OBJDIR_SMALL_PACK;
 		if (sparse || merge)
 			out[k++] = p[i].id;
 	}
+	pthread_mutex_unlock(&od->mu);
 	return k;
 }
 
@@ -276,10 +260,10 @@ int s0__objdir_maintain(void *ctx, s0_error **err)
 		free(packs);
 		return s0__error_nomem(err);
 	}
-	size_t k = pick_packs(packs, n, cand);
+	size_t k = pick_packs(od, packs, n, cand);
 	free(packs);
 	if (k)
 		rc = run_compaction(od, cand, k, err);
 	free(cand);
-	return rc;
+	return rc == S0_OK ? s0__objdir_drop_empty(od, NULL, 0, err) : rc;
 }

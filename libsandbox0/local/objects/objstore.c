@@ -20,6 +20,24 @@ struct s0__objbatch {
 
 enum { C_OBJW, C_BYTESW, C_PLAINW, C_DEDUP, C_OBJR, C_BYTESR, C_DEL, C_BATCH };
 
+/* Recovery check with the store's keys (vctx: struct verify_ctx). */
+typedef struct verify_ctx {
+	const s0__objkeys *keys;
+	s0__objctx *cx;
+} verify_ctx;
+
+static bool verify(void *vctx, const s0__objid *id, const void *sealed, size_t len)
+{
+	verify_ctx *v = vctx;
+	size_t plain, n;
+	if (s0__obj_plain_len(sealed, len, &plain, id, NULL) < 0 || plain > S0__OBJ_MAX_PLAIN)
+		return false;
+	void *buf = malloc(plain ? plain : 1);
+	bool ok = buf && s0__obj_open(v->cx, v->keys, id, sealed, len, buf, plain, &n, NULL) == S0_OK;
+	free(buf);
+	return ok;
+}
+
 int s0__objstore_new(const s0__objstore_ops *ops, void *ctx, const uint8_t key[S0__OBJKEY_BYTES],
                      const s0__objstore_options *opts, s0__objstore **out, s0_error **err)
 {
@@ -36,6 +54,17 @@ int s0__objstore_new(const s0__objstore_ops *ops, void *ctx, const uint8_t key[S
 	os->ctx = ctx;
 	os->level = opts && opts->zstd_level ? opts->zstd_level : 1;
 	s0__objkeys_derive(key, &os->keys);
+	if (ops->recover) {
+		verify_ctx v = {&os->keys, NULL};
+		int rc = s0__objctx_new(os->level, &v.cx, err);
+		if (rc == S0_OK)
+			rc = ops->recover(ctx, verify, &v, err);
+		s0__objctx_free(v.cx);
+		if (rc < 0) {
+			s0__objstore_free(os);
+			return rc;
+		}
+	}
 	*out = os;
 	return S0_OK;
 }

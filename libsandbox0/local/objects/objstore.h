@@ -11,9 +11,9 @@
  *
  * Durability is per batch: puts into a batch are neither visible nor
  * durable until s0__objstore_commit(), which makes all of them durable
- * together (objdir: one pack file, one fdatasync, one directory fsync, one
- * catalog commit) — never one fsync per object. A caller that publishes a
- * descriptor naming these objects does so only after the commit returns.
+ * together (objdir: appended to a pack file, then one fdatasync) — never
+ * one fsync per object. A caller that publishes a descriptor naming these
+ * objects does so only after the commit returns.
  *
  * Thread safety: s0__objstore is safe to use from any number of threads;
  * one batch may receive puts from several threads at once, and must be
@@ -37,6 +37,13 @@
  * S0_EUSER).
  */
 typedef int (*s0__objlist_cb)(const s0__objid *id, uint64_t sealed_bytes, void *payload);
+
+/**
+ * Recovery check: whether sealed bytes found under id open cleanly
+ * (authenticated, decompressed, hash equal to id) with the store's keys.
+ */
+typedef bool (*s0__objverify_fn)(void *vctx, const s0__objid *id, const void *sealed,
+                                 size_t len);
 
 /** Space accounting of a backend. */
 typedef struct s0__objstore_usage_info {
@@ -90,6 +97,12 @@ typedef struct s0__objstore_ops {
 	int (*maintain)(void *ctx, s0_error **err);
 	/** Space accounting. */
 	int (*usage)(void *ctx, s0__objstore_usage_info *out, s0_error **err);
+	/**
+	 * (nullable) Called once by s0__objstore_new(), before any other op:
+	 * make findable again every object whose bytes are durable but whose
+	 * index entry a crash lost, keeping only those verify accepts.
+	 */
+	int (*recover)(void *ctx, s0__objverify_fn verify, void *vctx, s0_error **err);
 	/** Close the backend (no batch may be open). */
 	void (*close)(void *ctx);
 } s0__objstore_ops;
@@ -115,12 +128,13 @@ typedef struct s0__objstore_counters {
 } s0__objstore_counters;
 
 /**
- * Wrap a backend. Takes ownership of ctx (closed by s0__objstore_free, also
- * when this call fails).
+ * Wrap a backend and run its recovery (ops->recover). Takes ownership of
+ * ctx (closed by s0__objstore_free, also when this call fails).
  * @param key  32-byte installation key (copied; keys are derived from it).
  * @param opts (nullable) options.
  * @param[out] out  (transfer full) free with s0__objstore_free().
  * @retval S0_ENOMEM
+ * @retval S0_EIO  recovery failed.
  */
 int s0__objstore_new(const s0__objstore_ops *ops, void *ctx, const uint8_t key[S0__OBJKEY_BYTES],
                      const s0__objstore_options *opts, s0__objstore **out, s0_error **err);

@@ -21,6 +21,50 @@ static uint32_t get32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+uint64_t s0__pack_rec_span(uint32_t len)
+{
+	return ((uint64_t)S0__PACK_REC_BYTES + len + 7) & ~(uint64_t)7;
+}
+
+bool s0__pack_parse_rec(const uint8_t hdr[S0__PACK_REC_BYTES], s0__objid *id, uint32_t *len)
+{
+	if (memcmp(hdr, "S0R1", 4) != 0)
+		return false;
+	*len = get32(hdr + 4);
+	memcpy(id->b, hdr + 8, S0__OBJID_BYTES);
+	return true;
+}
+
+int s0__pack_write_rec(int fd, uint64_t off, const s0__objid *id, const void *sealed,
+                       uint32_t len)
+{
+	uint8_t hdr[S0__PACK_REC_BYTES], pad[8] = {0};
+	s0__pack_rec_header(id, len, hdr);
+	size_t npad = (size_t)(s0__pack_rec_span(len) - S0__PACK_REC_BYTES - len);
+	struct iovec iov[3] = {{hdr, sizeof hdr}, {(void *)sealed, len}, {pad, npad}};
+	size_t want = sizeof hdr + len + npad, done = 0;
+	int cnt = 3;
+	struct iovec *v = iov;
+	while (done < want) {
+		ssize_t n = pwritev(fd, v, cnt, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? errno : EIO;
+		done += (size_t)n;
+		while (cnt && (size_t)n >= v->iov_len) {
+			n -= (ssize_t)v->iov_len;
+			v++;
+			cnt--;
+		}
+		if (cnt) {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
 void s0__pack_name(uint64_t id, char out[32])
 {
 	snprintf(out, 32, "%016" PRIx64 ".pack", id);
@@ -63,16 +107,16 @@ int s0__pack_create(int dirfd, uint64_t id, int *fd_out, s0_error **err)
 	uint8_t hdr[S0__PACK_HDR_BYTES];
 	s0__pack_name(id, name);
 	s0__pack_header(id, hdr);
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return s0__error_set(err, S0_EIO, "pack_io", "create pack %s: %s", name,
 		                     strerror(errno));
-	if (pwrite(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr) {
+	if (pwrite(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr || fsync(dirfd) < 0) {
 		int e = errno;
 		close(fd);
 		unlinkat(dirfd, name, 0);
 		return s0__error_set(err, e == ENOSPC ? S0_ENOSPACE : S0_EIO, "pack_io",
-		                     "write pack %s: %s", name, strerror(e));
+		                     "create pack %s: %s", name, strerror(e));
 	}
 	*fd_out = fd;
 	return S0_OK;

@@ -2,10 +2,15 @@
  * Pack files of the directory object store: <dir>/packs/<16 hex>.pack.
  *
  *   header  "S0PK" | u32 version (1) | u64 pack id            (16 bytes)
- *   record  "S0R1" | u32 sealed length | 32-byte id | sealed bytes
+ *   record  "S0R1" | u32 sealed length | 32-byte id | sealed bytes | 0-7
+ *           zero bytes to the next multiple of 8
  *
- * A pack is written by one batch (or one compaction), fsynced once, then
- * catalogued; it is immutable afterwards and deleted whole.
+ * Batches append records to the current pack (each reserves its offsets);
+ * a commit fdatasyncs it. A pack stops taking batches once it reaches
+ * S0__OBJDIR_PACK_TARGET; then it is immutable, and is deleted whole or
+ * rewritten by compaction. Records are self-identifying (the sealed bytes
+ * authenticate their id), so recovery can scan a pack and resynchronise on
+ * 8-byte boundaries past damage.
  *
  * The read side keeps a small cache of open descriptors; a pack unlinked by
  * compaction stays readable through a descriptor already handed out.
@@ -29,6 +34,15 @@
 /** Descriptors kept open by the cache. */
 #define S0__PACK_FDS 64
 
+/** Bytes a record of len sealed bytes occupies (header, data, padding). */
+uint64_t s0__pack_rec_span(uint32_t len);
+
+/**
+ * Parse a record header at hdr.
+ * @return whether it is one; its id and sealed length in *id, *len.
+ */
+bool s0__pack_parse_rec(const uint8_t hdr[S0__PACK_REC_BYTES], s0__objid *id, uint32_t *len);
+
 /** File name of pack id in its directory ("%016llx.pack"), into out[32]. */
 void s0__pack_name(uint64_t id, char out[32]);
 
@@ -42,12 +56,20 @@ void s0__pack_header(uint64_t id, uint8_t out[S0__PACK_HDR_BYTES]);
 void s0__pack_rec_header(const s0__objid *id, uint32_t len, uint8_t out[S0__PACK_REC_BYTES]);
 
 /**
- * Create a new pack file (O_EXCL, mode 0600) with its header written.
+ * Create a new pack file (O_EXCL, mode 0600) with its header written, and
+ * fsync the directory so its name is durable.
  * @param dirfd  the packs directory.
- * @param[out] fd_out  write descriptor.
+ * @param[out] fd_out  read-write descriptor.
  * @retval S0_EIO
  */
 int s0__pack_create(int dirfd, uint64_t id, int *fd_out, s0_error **err);
+
+/**
+ * Write a record (header, sealed bytes, padding) at off.
+ * @return 0 or an errno value.
+ */
+int s0__pack_write_rec(int fd, uint64_t off, const s0__objid *id, const void *sealed,
+                       uint32_t len);
 
 /**
  * Read the sealed bytes of the record at off (len sealed bytes) and check

@@ -5,7 +5,9 @@
  *       volume (deterministic writes from SEED), recording each returned
  *       generation durably in DIR/recorded (like the lifecycle's SQLite)
  *       before unpinning it, and running GC every third step with the head
- *       and every fourth step's generation (snapshots) as roots. With
+ *       and every eighth step's generation (snapshots) as roots, and
+ *       restarting (close, reopen) every other step (each restart seals a
+ *       pack, so compaction has work). With
  *       S0_CRASH_AT=<point>[:n] it dies by SIGKILL at that point.
  *   blk_crasher verify DIR SEED STEPS   reopen after the crash: every
  *       recorded root must read back exactly; GC must succeed and leave
@@ -61,7 +63,7 @@ static void check(int rc, s0_error *err, const char *what)
 
 static bool is_root(const crasher *c, int step)
 {
-	return c->have[step] && (step == c->head || (step && step % 4 == 0));
+	return c->have[step] && (step == c->head || (step && step % 8 == 0));
 }
 
 static int roots(void *payload, s0__gc_emit_fn emit, void *emit_ctx, s0_error **err)
@@ -87,6 +89,12 @@ static void open_store(crasher *c)
 	err = NULL;
 	check(s0__bstore_open(c->os, &o, &c->bs, &err), err, "open blocks");
 	free(objdir);
+}
+
+static void close_store(crasher *c)
+{
+	s0__bstore_close(c->bs);
+	s0__objstore_free(c->os);
 }
 
 static uint64_t rnd(uint64_t *x)
@@ -167,6 +175,10 @@ static void publish_step(crasher *c, int s, uint8_t *img)
 	if (s % 3 == 0) {
 		err = NULL;
 		check(s0__bstore_gc(c->bs, NULL, &err), err, "gc");
+	}
+	if (s % 2 == 0) { /* a clean restart seals the current pack */
+		close_store(c);
+		open_store(c);
 	}
 }
 
@@ -284,8 +296,7 @@ int main(int argc, char **argv)
 		die("bad STEPS");
 	open_store(c);
 	int rc = !strcmp(argv[1], "run") ? run(c) : !strcmp(argv[1], "verify") ? verify(c) : 2;
-	s0__bstore_close(c->bs);
-	s0__objstore_free(c->os);
+	close_store(c);
 	free(c);
 	return rc;
 }

@@ -48,10 +48,15 @@ START_TEST(test_flip_truncate_delete)
 {
 	char *dir;
 	s0__objstore *os = objtest_open(&dir, 3);
-	enum { N = 6 };
+	/* Three packs (a reopen starts a new one): ids 0-2, 3-5, 6-7. */
+	enum { N = 8 };
 	s0__objid ids[N];
 	static uint8_t data[N][20000];
 	for (int i = 0; i < N; i++) {
+		if (i == 3 || i == 6) {
+			s0__objstore_free(os);
+			os = objtest_reopen(dir, 3);
+		}
 		objtest_fill(data[i], sizeof data[i], 100 + (uint64_t)i);
 		ids[i] = objtest_put1(os, data[i], sizeof data[i]);
 	}
@@ -68,32 +73,35 @@ START_TEST(test_flip_truncate_delete)
 		ck_assert_int_eq(get_code(os, &ids[0], true), S0_OK);
 	}
 	free(path);
-	/* Truncate object 1's pack into its sealed bytes. */
-	ck_assert_int_eq(s0__objdir_locate(be, &ids[1], &path, &off, &len, NULL), S0_OK);
-	ck_assert_int_eq(truncate(path, (off_t)(off + len / 2)), 0);
-	ck_assert_int_eq(get_code(os, &ids[1], true), S0_ECORRUPT);
-	free(path);
-	/* Delete object 2's pack. */
+	/* Truncate the first pack inside its last object. */
 	ck_assert_int_eq(s0__objdir_locate(be, &ids[2], &path, &off, &len, NULL), S0_OK);
-	ck_assert_int_eq(unlink(path), 0);
-	ck_assert_int_eq(get_code(os, &ids[2], true), S0_ENOTFOUND);
+	ck_assert_int_eq(truncate(path, (off_t)(off + len / 2)), 0);
+	ck_assert_int_eq(get_code(os, &ids[2], true), S0_ECORRUPT);
+	ck_assert_int_eq(get_code(os, &ids[1], true), S0_OK);
 	free(path);
-	/* The others are intact, also after a reopen. */
+	/* Delete the second pack. */
+	ck_assert_int_eq(s0__objdir_locate(be, &ids[4], &path, &off, &len, NULL), S0_OK);
+	ck_assert_int_eq(unlink(path), 0);
+	for (int i = 3; i < 6; i++)
+		ck_assert_int_eq(get_code(os, &ids[i], true), S0_ENOTFOUND);
+	free(path);
+	/* The same after a reopen (recovery leaves damage alone). */
 	s0__objstore_free(os);
 	os = objtest_reopen(dir, 3);
-	for (int i = 3; i < N; i++)
-		ck_assert_int_eq(get_code(os, &ids[i], false), S0_OK);
-	ck_assert_int_eq(get_code(os, &ids[1], true), S0_ECORRUPT);
-	ck_assert_int_eq(get_code(os, &ids[2], true), S0_ENOTFOUND);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(get_code(os, &ids[i], true),
+		                 i == 2 ? S0_ECORRUPT : i >= 3 && i < 6 ? S0_ENOTFOUND : S0_OK);
 	/* maintain() leaves damaged packs alone. */
-	ck_assert_int_eq(s0__objstore_delete(os, &ids[4], 1, NULL, NULL, NULL), S0_OK);
+	ck_assert_int_eq(s0__objstore_delete(os, &ids[7], 1, NULL, NULL, NULL), S0_OK);
+	ck_assert_int_eq(s0__objstore_delete(os, &ids[0], 1, NULL, NULL, NULL), S0_OK);
 	ck_assert_int_eq(s0__objstore_maintain(os, NULL), S0_OK);
-	ck_assert_int_eq(get_code(os, &ids[1], true), S0_ECORRUPT);
-	ck_assert_int_eq(get_code(os, &ids[5], false), S0_OK);
+	ck_assert_int_eq(get_code(os, &ids[2], true), S0_ECORRUPT);
+	ck_assert_int_eq(get_code(os, &ids[1], true), S0_OK);
+	ck_assert_int_eq(get_code(os, &ids[6], true), S0_OK);
 	/* Wrong installation key: every read is corrupt, never wrong bytes. */
 	s0__objstore_free(os);
 	os = objtest_reopen(dir, 4);
-	ck_assert_int_eq(get_code(os, &ids[3], true), S0_ECORRUPT);
+	ck_assert_int_eq(get_code(os, &ids[6], true), S0_ECORRUPT);
 	s0__objstore_free(os);
 	s0_test_rmrf(dir);
 	free(dir);
@@ -185,6 +193,12 @@ START_TEST(test_delete_and_compact)
 	static uint8_t buf[4096];
 	for (int bi = 0; bi < BATCHES; bi++) {
 		s0__objbatch *b;
+		if (bi && bi % 4 == 0) { /* a restart seals the current pack */
+			s0__objctx_free(cx);
+			s0__objstore_free(os);
+			os = objtest_reopen(dir, 6);
+			ck_assert_int_eq(s0__objstore_ctx_new(os, &cx, NULL), S0_OK);
+		}
 		ck_assert_int_eq(s0__objstore_begin(os, &b, NULL), S0_OK);
 		for (int j = 0; j < PER; j++) {
 			objtest_fill(buf, sizeof buf, (uint64_t)(bi * PER + j) * 7919);
@@ -193,17 +207,21 @@ START_TEST(test_delete_and_compact)
 		}
 		ck_assert_int_eq(s0__objstore_commit(os, b, NULL), S0_OK);
 	}
-	ck_assert_uint_eq(count_packs(dir), BATCHES);
-	/* Delete every object of the first 5 batches, and 2 of every 3 elsewhere. */
+	ck_assert_uint_eq(count_packs(dir), BATCHES / 4);
+	s0__objctx_free(cx);
+	s0__objstore_free(os);
+	os = objtest_reopen(dir, 6);
+	ck_assert_int_eq(s0__objstore_ctx_new(os, &cx, NULL), S0_OK);
+	/* Delete every object of the first 4 batches, and 2 of every 3 elsewhere. */
 	static s0__objid del[N];
 	size_t nd = 0;
 	for (int i = 0; i < N; i++)
-		if (i < 5 * PER || i % 3)
+		if (i < 4 * PER || i % 3)
 			del[nd++] = ids[i];
 	uint64_t freed = 0;
 	ck_assert_int_eq(s0__objstore_delete(os, del, nd, NULL, &freed, NULL), S0_OK);
 	ck_assert_uint_gt(freed, 0);
-	ck_assert_uint_eq(count_packs(dir), BATCHES - 5);
+	ck_assert_uint_eq(count_packs(dir), BATCHES / 4 - 1);
 	s0__objstore_usage_info before, after;
 	ck_assert_int_eq(s0__objstore_usage(os, &before, NULL), S0_OK);
 	ck_assert_int_eq(s0__objstore_maintain(os, NULL), S0_OK);
@@ -217,7 +235,7 @@ START_TEST(test_delete_and_compact)
 	ck_assert_int_eq(s0__objstore_list(os, count_cb, &listed, NULL), S0_OK);
 	ck_assert_uint_eq(listed, N - nd);
 	for (int i = 0; i < N; i++) {
-		bool dead = i < 5 * PER || i % 3;
+		bool dead = i < 4 * PER || i % 3;
 		int rc = get_code(os, &ids[i], dead);
 		ck_assert_int_eq(rc, dead ? S0_ENOTFOUND : S0_OK);
 		if (!dead) {
@@ -239,7 +257,7 @@ START_TEST(test_delete_and_compact)
 }
 END_TEST
 
-START_TEST(test_orphan_packs_removed)
+START_TEST(test_garbage_pack_removed)
 {
 	char *dir;
 	s0__objstore *os = objtest_open(&dir, 8);
@@ -248,16 +266,114 @@ START_TEST(test_orphan_packs_removed)
 	char *p;
 	ck_assert_int_ge(asprintf(&p, "%s/packs/00000000000000ff.pack", dir), 0);
 	FILE *f = fopen(p, "w");
-	fputs("half-written batch", f);
+	fputs("S0PK a pack whose batch never wrote a record", f);
 	fclose(f);
 	os = objtest_reopen(dir, 8);
 	ck_assert_int_ne(access(p, F_OK), 0);
 	ck_assert_int_eq(get_code(os, &keep, false), S0_OK);
-	/* New packs are numbered past the orphan. */
+	/* New packs are numbered past it. */
 	objtest_put1(os, "next", 4);
 	ck_assert_uint_eq(count_packs(dir), 2);
 	free(p);
 	s0__objstore_free(os);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+static void copy_file(const char *from, const char *to)
+{
+	FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+	ck_assert(a && b);
+	char buf[65536];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, a)) > 0)
+		ck_assert_uint_eq(fwrite(buf, 1, n, b), n);
+	fclose(a);
+	fclose(b);
+}
+
+static char *catalog_path(const char *dir, const char *suffix)
+{
+	char *p;
+	ck_assert_int_ge(asprintf(&p, "%s/catalog.db%s", dir, suffix), 0);
+	return p;
+}
+
+static void remove_catalog(const char *dir)
+{
+	const char *sfx[] = {"", "-wal", "-shm"};
+	for (int i = 0; i < 3; i++) {
+		char *p = catalog_path(dir, sfx[i]);
+		unlink(p);
+		free(p);
+	}
+}
+
+/* Objects whose pack is durable survive the loss of their catalog rows. */
+START_TEST(test_recovery_rebuilds_catalog)
+{
+	char *dir;
+	s0__objstore *os = objtest_open(&dir, 2);
+	enum { N = 30 };
+	s0__objid ids[N];
+	static uint8_t data[N][5000];
+	for (int i = 0; i < N; i++) {
+		if (i == 10) { /* an old catalog: objects 10.. are not in it */
+			s0__objstore_free(os);
+			char *db = catalog_path(dir, ""), *old = catalog_path(dir, ".old");
+			copy_file(db, old);
+			free(db);
+			free(old);
+			os = objtest_reopen(dir, 2);
+		}
+		objtest_fill(data[i], sizeof data[i], 300 + (uint64_t)i);
+		ids[i] = objtest_put1(os, data[i], sizeof data[i]);
+	}
+	s0__objstore_free(os);
+	/* Roll the catalog back (as if its last commits were lost). */
+	remove_catalog(dir);
+	char *db = catalog_path(dir, ""), *old = catalog_path(dir, ".old");
+	ck_assert_int_eq(rename(old, db), 0);
+	os = objtest_reopen(dir, 2);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(get_code(os, &ids[i], false), S0_OK);
+	s0__objstore_free(os);
+	/* A torn record at the end of the last pack is skipped. */
+	char *path;
+	uint64_t off, len;
+	os = objtest_reopen(dir, 2);
+	ck_assert_int_eq(s0__objdir_locate(s0__objstore_backend(os), &ids[N - 1], &path, &off, &len,
+	                                   NULL),
+	                 S0_OK);
+	s0__objstore_free(os);
+	FILE *f = fopen(path, "ab");
+	fwrite("S0R1\x80\x00\x00\x00torn record", 1, 20, f);
+	fclose(f);
+	/* Lose the whole catalog: opening with the wrong key finds nothing but
+	 * destroys nothing; the right key recovers everything. */
+	remove_catalog(dir);
+	os = objtest_reopen(dir, 9);
+	ck_assert_int_eq(get_code(os, &ids[0], false), S0_ENOTFOUND);
+	s0__objstore_free(os);
+	remove_catalog(dir);
+	os = objtest_reopen(dir, 2);
+	for (int i = 0; i < N; i++) {
+		uint8_t back[5000];
+		size_t n;
+		s0__objctx *cx;
+		ck_assert_int_eq(s0__objstore_ctx_new(os, &cx, NULL), S0_OK);
+		ck_assert_int_eq(s0__objstore_get(os, cx, &ids[i], back, sizeof back, &n, NULL), S0_OK);
+		ck_assert_mem_eq(back, data[i], sizeof back);
+		s0__objctx_free(cx);
+	}
+	s0__objstore_usage_info u;
+	ck_assert_int_eq(s0__objstore_usage(os, &u, NULL), S0_OK);
+	ck_assert_uint_eq(u.objects, N);
+	s0__objstore_free(os);
+	free(path);
+	free(db);
+	free(old);
 	s0_test_rmrf(dir);
 	free(dir);
 }
@@ -319,7 +435,8 @@ Suite *s0_objdir_suite(void)
 	tcase_add_test(tc, test_flip_truncate_delete);
 	tcase_add_test(tc, test_plaintext_never_stored);
 	tcase_add_test(tc, test_delete_and_compact);
-	tcase_add_test(tc, test_orphan_packs_removed);
+	tcase_add_test(tc, test_garbage_pack_removed);
+	tcase_add_test(tc, test_recovery_rebuilds_catalog);
 	tcase_add_test(tc, test_concurrent_puts_one_batch);
 	suite_add_tcase(s, tc);
 	return s;

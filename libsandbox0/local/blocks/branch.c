@@ -131,6 +131,7 @@ int s0__branch_read(s0__branch *b, uint64_t off, void *buf, size_t len, s0_error
 	uint32_t cs = b->base.chunk_bytes;
 	uint8_t *dst = buf;
 	pthread_rwlock_rdlock(&b->lock);
+	s0__branch_prefetch(b, off / cs, (off + len - 1) / cs - off / cs + 1);
 	while (len && rc == S0_OK) {
 		uint32_t in = (uint32_t)(off % cs);
 		size_t n = cs - in < len ? cs - in : len;

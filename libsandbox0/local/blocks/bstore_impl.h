@@ -5,7 +5,8 @@
  *   gen.c      descriptor encoding
  *   map.c      radix map walk and path-copy build
  *   par.c      parallel-for over publish work
- *   branch.c   branch reads, writes, fork, free   (spill.c: its spill file)
+ *   branch.c   branch reads, writes, fork, free   (spill.c: its spill file;
+ *              prefetch.c: parallel fetch for reads of many chunks)
  *   publish.c  seal and publish
  *   gc.c       mark and sweep
  */
@@ -219,6 +220,13 @@ void s0__spill_reset(s0__branch *b);
 /** A new branch on an already pinned generation (pin passes to it). */
 int s0__branch_new(s0__bstore *bs, const s0__genid *id, const s0__gen_info *g,
                    s0__branch **out, s0_error **err);
+
+/**
+ * Under b's lock: fetch the missing base chunks of [first, first + n) in
+ * parallel into the chunk cache (best effort; skipped when they would not
+ * fit in half the cache or there is one thread).
+ */
+void s0__branch_prefetch(s0__branch *b, uint64_t first, uint64_t n);
 
 /** Whether len bytes are all zero. */
 bool s0__is_zero(const void *buf, size_t len);

@@ -180,6 +180,19 @@ void s0__cache_release(s0__cache *c, s0__centry *e)
 	pthread_mutex_unlock(&c->mu);
 }
 
+uint64_t s0__cache_capacity(const s0__cache *c)
+{
+	return c->cap;
+}
+
+bool s0__cache_has(s0__cache *c, const s0__objid *id)
+{
+	pthread_mutex_lock(&c->mu);
+	bool in = s0__idmap_get(&c->index, id, NULL);
+	pthread_mutex_unlock(&c->mu);
+	return in;
+}
+
 void s0__cache_clear(s0__cache *c)
 {
 	pthread_mutex_lock(&c->mu);

@@ -10,6 +10,7 @@
 #ifndef S0_CACHE_H
 #define S0_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,12 @@ void s0__cache_release(s0__cache *c, s0__centry *e);
  * now stays valid until released.
  */
 void s0__cache_forget(s0__cache *c, const s0__objid *id);
+
+/** The bound in bytes. */
+uint64_t s0__cache_capacity(const s0__cache *c);
+
+/** Whether id is cached (no reference taken, LRU order unchanged). */
+bool s0__cache_has(s0__cache *c, const s0__objid *id);
 
 /** Evict every unreferenced entry. */
 void s0__cache_clear(s0__cache *c);

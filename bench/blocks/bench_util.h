@@ -12,6 +12,12 @@
 /* Monotonic time in milliseconds. */
 double bu_now_ms(void);
 
+/* CPU time of the process (all threads, user + system) in milliseconds. */
+double bu_cpu_ms(void);
+
+/* The 1-minute load average, or -1. */
+double bu_loadavg(void);
+
 /* Fill buf with realistic data (~2.5x compressible with zstd -1), seeded. */
 void bu_fill(void *buf, size_t len, uint64_t seed);
 

@@ -80,12 +80,13 @@ int s0__engine_delete_kind(s0__engine *e, const char *team, const char *id, cons
 	s0__sblock *l = s0__engine_lock(e, id);
 	s0__sandbox_row row = {0};
 	int rc = s0__engine_load(e, team, id, &row, err);
+	bool recorded = false;
 	if (rc == S0_OK && row.rec.status != S0_STATUS_TERMINATING)
-		rc = record_delete(e, &row, kind, err);
+		recorded = (rc = record_delete(e, &row, kind, err)) == S0_OK;
 	if (rc == S0_OK) {
 		s0__op_row op;
 		if (s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK &&
-		    finish_delete_locked(e, &op) != S0_OK)
+		    finish_delete_locked(e, &op) != S0_OK && recorded)
 			s0__engine_kick(e); /* the controller finishes it */
 	}
 	s0__engine_unlock(e, l);

@@ -35,7 +35,9 @@ void s0__engine_ttl_scan(s0__engine *e)
 		if (s0__meta_sandbox_get(e->meta, NULL, ids[i], &row, NULL) < 0)
 			continue;
 		bool hard = row.rec.hard_expires_at_ms && row.rec.hard_expires_at_ms <= now;
-		if (hard) {
+		if (row.rec.status == S0_STATUS_TERMINATING) {
+			/* its delete is a pending operation: the pass retries it */
+		} else if (hard) {
 			s0__engine_delete_kind(e, NULL, ids[i], "hard_delete", NULL);
 		} else {
 			s0__sblock *l = s0__engine_lock(e, ids[i]);

@@ -46,6 +46,9 @@ NAMES: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     "ENOSPACE": ("NoSpaceError", ()),
 }
 NO_CLASS = {"OK", "ITEROVER", "ERROR"}
+# Codes without wire rows whose errors still always come from an HTTP answer
+# (the official SDKs raise APIError, code ``unexpected_response``, for them).
+API_WITHOUT_WIRE_ROWS = {"EPROTOCOL"}
 
 
 def macro_body(text: str, name: str) -> str:
@@ -120,7 +123,7 @@ def generate(codes, wire, reasons) -> str:
         if i in NO_CLASS:
             continue
         cname, extra = class_name(i, n)
-        base = "APIError" if i in wire_rows else "Sandbox0Error"
+        base = "APIError" if i in wire_rows or i in API_WITHOUT_WIRE_ROWS else "Sandbox0Error"
         bases = ", ".join((base,) + extra)
         rows = wire_rows.get(i, [])
         emit("")

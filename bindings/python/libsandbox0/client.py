@@ -192,9 +192,10 @@ class Sandboxes:
         :param offset: first item, >= 0.
         :raises InvalidArgumentError: limit or offset out of range (no request sent).
         """
-        lim = 0 if limit is None else limit
-        if isinstance(lim, bool) or not isinstance(lim, int) or not 1 <= (lim or 1) <= 200:
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or not 1 <= limit <= 200):
             raise invalid("limit must be between 1 and 200")
+        lim = limit or 0
         page = self._n.list(status=_status_code(status) if status is not None else 0,
                             paused=tri(paused), template_id=template_id, limit=lim,
                             offset=offset)

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import tempfile
+import weakref
 from datetime import datetime
 from typing import Any, Dict, Iterator, Optional, Sequence, Union
 
@@ -68,6 +69,14 @@ class LocalBackend:
             raise
         self.path: str = os.fspath(path)
         self.manual_clock: bool = manual_clock
+        # a temporary directory goes away even when close() is never called
+        self._finalizer = weakref.finalize(self, LocalBackend._cleanup, self._native, self._tmp)
+
+    @staticmethod
+    def _cleanup(native: "capi.CLocal", tmp: Optional[str]) -> None:
+        native.close()
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     def client(self, *, user_agent: Optional[str] = None) -> Client:
         """A client over this backend in process (no sockets). It is closed
@@ -175,10 +184,7 @@ class LocalBackend:
     def close(self) -> None:
         """Close its clients, let in-flight operations reach a durable point
         and close the backend; removes a temporary directory. Idempotent."""
-        self._native.close()
-        if self._tmp:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
+        self._finalizer()
 
     def __enter__(self) -> "LocalBackend":
         return self

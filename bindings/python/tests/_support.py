@@ -83,7 +83,8 @@ class ScriptedServer:
         self.httpd.script = list(script)  # type: ignore[attr-defined]
         self.httpd.requests = []  # type: ignore[attr-defined]
         self.httpd.lock = threading.Lock()  # type: ignore[attr-defined]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever,
+                                       kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
 

@@ -184,6 +184,9 @@ START_TEST(snapshots_restore_fork)
 	r = CALL("GET", sp);
 	ck_assert_int_eq(s0__json_i64(r.data, "count", 0), 1);
 	rc_free(&r);
+	r = CALL("POST", sp, .body = "{\"expires_at\":\"2025-01-01T00:00:00Z\"}");
+	ck_assert_str_eq(rc_err_message(&r), "rootfs snapshot expires_at must be in the future");
+	expect_error(&r, 400, "bad_request");
 	char body[256];
 	snprintf(body, sizeof body, "{\"snapshot_id\":\"%s\"}", snap);
 	r = CALL("POST", rp, .body = body);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "local_fixture.h"
@@ -161,6 +162,77 @@ START_TEST(admin_routes_reach_the_backend)
 }
 END_TEST
 
+typedef struct reader {
+	int port;
+	char path[256];
+	long status;
+	char body[64];
+	pthread_t t;
+} reader;
+
+static void *read_file(void *arg)
+{
+	reader *r = arg;
+	th_resp resp;
+	th_simple(r->port, "GET", r->path, KEY_A, NULL, &resp);
+	r->status = resp.status;
+	s0__strlcpy(r->body, resp.body ? resp.body : "", sizeof r->body);
+	th_resp_free(&resp);
+	return NULL;
+}
+
+/* design.md §6 "Auto-resume on access": many requests waiting for one wake
+ * hold no shared thread; /healthz and GETs answer promptly meanwhile. */
+START_TEST(waking_requests_do_not_block_the_server)
+{
+	enum { N = 40 };
+	start(0);
+	s0_client *a = http_client(KEY_A);
+	s0_sandbox_info *info = NULL;
+	ck_assert_int_eq(s0_sandbox_claim(a, "default", NULL, NULL, &info, NULL), S0_OK);
+	char *id = strdup(s0_sandbox_info_id(info));
+	s0_sandbox_info_free(info);
+	ck_assert_int_eq(s0_files_write(a, id, "/workspace/w.txt", "awake", 5, NULL), S0_OK);
+	ck_assert_int_eq(s0_sandbox_pause_and_wait(a, id, NULL, &info, NULL), S0_OK);
+	s0_sandbox_info_free(info);
+	/* the wake stalls in placement until the manual clock moves 10 s */
+	ck_assert_int_eq(s0_local_fault_arm(f.local, "carrier", S0_FAULT_DELAY, 0, 10000, NULL),
+	                 S0_OK);
+	reader rd[N];
+	for (int i = 0; i < N; i++) {
+		rd[i] = (reader){.port = s0_server_port(srv)};
+		snprintf(rd[i].path, sizeof rd[i].path,
+		         "/api/v1/sandboxes/%s/files?path=/workspace/w.txt", id);
+		pthread_create(&rd[i].t, NULL, read_file, &rd[i]);
+	}
+	usleep(300000);
+	char get[160];
+	snprintf(get, sizeof get, "/api/v1/sandboxes/%s", id);
+	for (int k = 0; k < 3; k++) {
+		th_resp r;
+		th_simple(s0_server_port(srv), "GET", "/healthz", NULL, NULL, &r);
+		ck_assert_int_eq(r.status, 200);
+		ck_assert_msg(r.seconds < 1.0, "healthz took %.3f s", r.seconds);
+		th_resp_free(&r);
+		th_simple(s0_server_port(srv), "GET", get, KEY_A, NULL, &r);
+		ck_assert_int_eq(r.status, 200);
+		ck_assert_msg(r.seconds < 1.0, "GET took %.3f s", r.seconds);
+		th_resp_free(&r);
+	}
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(rd[i].status, 0); /* still waiting */
+	ck_assert_int_eq(s0_local_clock_advance(f.local, 10000, NULL), S0_OK);
+	s0_local_fault_release(f.local, "carrier", NULL);
+	for (int i = 0; i < N; i++) {
+		pthread_join(rd[i].t, NULL);
+		ck_assert_int_eq(rd[i].status, 200);
+		ck_assert_str_eq(rd[i].body, "awake");
+	}
+	s0_client_free(a);
+	free(id);
+}
+END_TEST
+
 Suite *s0_server_local_suite(void)
 {
 	Suite *s = suite_create("server_local");
@@ -170,6 +242,7 @@ Suite *s0_server_local_suite(void)
 	tcase_add_test(tc, lifecycle_over_http);
 	tcase_add_test(tc, http_and_in_process_clients_agree);
 	tcase_add_test(tc, admin_routes_reach_the_backend);
+	tcase_add_test(tc, waking_requests_do_not_block_the_server);
 	suite_add_tcase(s, tc);
 	return s;
 }

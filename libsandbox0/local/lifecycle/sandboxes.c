@@ -56,7 +56,7 @@ static int claim_base(s0__engine *e, const char *team, const s0__claim_req *req,
 int s0__engine_claim(s0__engine *e, const char *team, const s0__claim_req *req,
                      s0__sandbox_rec *out, s0_error **err)
 {
-	s0__sandbox_row row;
+	s0__sandbox_row row = {0};
 	int rc = claim_base(e, team, req, &row, err);
 	if (rc < 0) {
 		s0__sandbox_rec_clear(&row.rec);
@@ -82,7 +82,7 @@ int s0__engine_claim(s0__engine *e, const char *team, const s0__claim_req *req,
 int s0__engine_get(s0__engine *e, const char *team, const char *id, s0__sandbox_rec *out,
                    s0_error **err)
 {
-	s0__sandbox_row row;
+	s0__sandbox_row row = {0};
 	int rc = s0__engine_load(e, team, id, &row, err);
 	return rc < 0 ? rc : copy_out(&row, out);
 }
@@ -97,7 +97,7 @@ int s0__engine_update(s0__engine *e, const char *team, const char *id, const cJS
                       s0__sandbox_rec *out, s0_error **err)
 {
 	s0__sblock *l = s0__engine_lock(e, id);
-	s0__sandbox_row row;
+	s0__sandbox_row row = {0};
 	int rc = s0__engine_load(e, team, id, &row, err);
 	if (rc == S0_OK && row.rec.status == S0_STATUS_TERMINATING)
 		rc = s0__error_set(err, S0_ENOTFOUND, "not_found", "sandbox not found");
@@ -116,7 +116,7 @@ int s0__engine_refresh(s0__engine *e, const char *team, const char *id, bool has
                        int64_t duration_sec, s0__sandbox_rec *out, s0_error **err)
 {
 	s0__sblock *l = s0__engine_lock(e, id);
-	s0__sandbox_row row;
+	s0__sandbox_row row = {0};
 	int rc = s0__engine_load(e, team, id, &row, err);
 	int64_t now = s0__engine_now(e);
 	if (rc == S0_OK && (row.rec.paused || row.rec.status != S0_STATUS_RUNNING))

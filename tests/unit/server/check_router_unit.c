@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "common/json.h"
 #include "fake_engine.h"
 #include "router_call.h"
@@ -547,6 +548,60 @@ START_TEST(hostile_ids_and_paths)
 }
 END_TEST
 
+/* xorshift64*: deterministic across runs. */
+static uint64_t rng(uint64_t *st)
+{
+	*st ^= *st >> 12;
+	*st ^= *st << 25;
+	*st ^= *st >> 27;
+	return *st * 2685821657736338717ULL;
+}
+
+static void random_bytes(uint64_t *st, char *out, size_t n, const char *alphabet)
+{
+	size_t k = strlen(alphabet);
+	for (size_t i = 0; i < n; i++)
+		out[i] = alphabet[rng(st) % k];
+	out[n] = '\0';
+}
+
+/* Hostile and random requests: always a well-formed answer, never a crash. */
+START_TEST(random_requests_never_crash)
+{
+	static const char *const methods[] = {"GET", "POST", "PUT", "DELETE", "PATCH", ""};
+	static const char *const stems[] = {
+		"/api/v1/sandboxes", "/api/v1/sandboxes/sb-1", "/api/v1/sandboxes/sb-1/pause",
+		"/api/v1/sandboxes/sb-1/resume", "/api/v1/sandboxes/sb-1/refresh",
+		"/api/v1/sandboxes/sb-1/snapshots", "/api/v1/sandboxes/sb-1/fork",
+		"/api/v1/sandboxes/sb-1/rootfs/restore", "/api/v1/sandbox-rootfs-snapshots/x",
+		"/api/v1/sandboxes/sb-1/files/move", "/healthz", "/", ""};
+	static const char *const bodies[] = {
+		"{\"template\":\"default\",\"config\":{\"ttl\":", "{\"memory\":[1,{\"a\":null}]}",
+		"{\"config\":{\"ttl\":1e309}}", "\"\\ud800\"", "{\"snapshot_id\":{}}", "nul\x01l",
+		"{\"duration\":-0.0}", "{\"name\":\"\\u0000\"}", "[[[[[[[[[[]]]]]]]]]]", "{}"};
+	const char *junk = "abc%/?&=+-_.~0129\"{}[]:,\\ \t";
+	uint64_t st = 0x5eed5eedULL;
+	long n = s0_test_iterations(3000);
+	for (long i = 0; i < n; i++) {
+		char path[200], query[64], extra[40], body[200];
+		random_bytes(&st, extra, rng(&st) % 12, junk);
+		snprintf(path, sizeof path, "%s%s", stems[rng(&st) % 13], rng(&st) % 3 ? "" : extra);
+		random_bytes(&st, query, rng(&st) % 40, junk);
+		const char *b = bodies[rng(&st) % 10];
+		if (rng(&st) % 4 == 0) {
+			random_bytes(&st, body, rng(&st) % 150, junk);
+			b = body;
+		}
+		const char *team = rng(&st) % 8 ? "team_a" : "";
+		rc_result r = CALL(methods[rng(&st) % 6], path, .query = query, .body = b,
+		                   .team = team, .raw = true);
+		ck_assert_msg(r.status >= 200 && r.status <= 503 && r.status != 500,
+		              "%s ?%s -> %d %s", path, query, r.status, r.resp.body.data);
+		rc_free(&r);
+	}
+}
+END_TEST
+
 Suite *s0_router_unit_suite(void)
 {
 	Suite *s = suite_create("router_unit");
@@ -568,6 +623,7 @@ Suite *s0_router_unit_suite(void)
 	tcase_add_test(tc, snapshots_restore_fork);
 	tcase_add_test(tc, engine_errors_become_envelopes);
 	tcase_add_test(tc, hostile_ids_and_paths);
+	tcase_add_test(tc, random_requests_never_crash);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,7 +2,7 @@
  * The HTTP adapter (libmicrohttpd) of `s0 serve`, design.md §2 "server/".
  * The core is generic: it authenticates, enforces limits, keeps request
  * ids and the access log, and hands each request to a handler callback —
- * in production the router over the engine (glue.c), in tests a stub.
+ * in production the router over the engine (glue.c), in tests a test handler.
  */
 #ifndef S0_SERVER_INTERNAL_H
 #define S0_SERVER_INTERNAL_H

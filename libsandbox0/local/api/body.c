@@ -44,6 +44,34 @@ static bool blank(const char *s, size_t len)
 	return true;
 }
 
+/* Parse non-blank text that passed s0__json_check; NULL after replying 400. */
+static cJSON *parse(s0__rctx *c, const char *s, size_t len)
+{
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(s, len, &end, false);
+	if (root && end && !blank(end, len - (size_t)(end - s))) {
+		cJSON_Delete(root);
+		s0__reply_invalid(c, "unexpected data after the JSON value at offset %zu",
+		                  (size_t)(end - s));
+		return NULL;
+	}
+	if (!root) {
+		/* cJSON reports the failing position through end (its global
+		 * error pointer is shared between threads) */
+		size_t off = end && end >= s && end <= s + len ? (size_t)(end - s) : 0;
+		s0__reply_invalid(c, "malformed JSON near offset %zu", off);
+	}
+	return root;
+}
+
+/* No body, a blank one or JSON null: fine unless required. */
+static bool absent(s0__rctx *c, bool required)
+{
+	if (required)
+		s0__reply_invalid(c, "request body is required");
+	return !required;
+}
+
 bool s0__body_json(s0__rctx *c, bool required, cJSON **out)
 {
 	const s0__http_request *r = c->req;
@@ -55,36 +83,19 @@ bool s0__body_json(s0__rctx *c, bool required, cJSON **out)
 		              len, S0__ROUTER_JSON_BODY_MAX);
 		return false;
 	}
-	if (!len || blank(s, len)) {
-		if (required)
-			s0__reply_invalid(c, "request body is required");
-		return !required;
-	}
+	if (!len || blank(s, len))
+		return absent(c, required);
 	const char *bad = s0__json_check(s, len, S0__ROUTER_JSON_DEPTH_MAX);
 	if (bad) {
 		s0__reply_invalid(c, "%s", bad);
 		return false;
 	}
-	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(s, len, &end, false);
-	if (root && end && !blank(end, len - (size_t)(end - s))) {
-		cJSON_Delete(root);
-		s0__reply_invalid(c, "unexpected data after the JSON value at offset %zu",
-		                  (size_t)(end - s));
+	cJSON *root = parse(c, s, len);
+	if (!root)
 		return false;
-	}
-	if (!root) {
-		/* cJSON reports the failing position through end (its global
-		 * error pointer is shared between threads) */
-		size_t off = end && end >= s && end <= s + len ? (size_t)(end - s) : 0;
-		s0__reply_invalid(c, "malformed JSON near offset %zu", off);
-		return false;
-	}
 	if (cJSON_IsNull(root)) {
 		cJSON_Delete(root);
-		if (required)
-			s0__reply_invalid(c, "request body is required");
-		return !required;
+		return absent(c, required);
 	}
 	if (!cJSON_IsObject(root)) {
 		cJSON_Delete(root);

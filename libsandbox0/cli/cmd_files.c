@@ -33,6 +33,19 @@ static const char *sandbox_id(cli *c)
 	if (rc)                                   \
 		return rc
 
+/*
+ * With --local the runtime lives in this process only (design.md §6): what a
+ * running sandbox's files gain is dropped with the runtime when the command
+ * exits, and the next open recovers the sandbox from its last committed
+ * RootFS. Say so after a change; the per-user server keeps runtimes alive.
+ */
+static void local_note(cli *c)
+{
+	if (c->local)
+		fprintf(stderr, "note: with --local the sandbox runtime ends with this command; changes "
+		                "since its last pause are not kept (the local server keeps them)\n");
+}
+
 static const char *type_name(int type)
 {
 	return type == S0_FILE_TYPE_FILE ? "file" : type == S0_FILE_TYPE_DIR ? "dir" :
@@ -181,6 +194,7 @@ static int run_mkdir(cli *c)
 	if (rc < 0)
 		return cli_fail("creating directory", err, rc);
 	printf("Directory %s created successfully\n", c->args[0]);
+	local_note(c);
 	return CLI_EXIT_OK;
 }
 
@@ -198,6 +212,7 @@ static int run_rm(cli *c)
 	if (rc < 0)
 		return cli_fail("deleting file", err, rc);
 	printf("File %s deleted successfully\n", c->args[0]);
+	local_note(c);
 	return CLI_EXIT_OK;
 }
 
@@ -215,6 +230,7 @@ static int run_mv(cli *c)
 	if (rc < 0)
 		return cli_fail("moving file", err, rc);
 	printf("File moved from %s to %s\n", c->args[0], c->args[1]);
+	local_note(c);
 	return CLI_EXIT_OK;
 }
 
@@ -237,6 +253,7 @@ static int run_upload(cli *c)
 	if (rc < 0)
 		return cli_fail("uploading file", err, rc);
 	printf("File uploaded to %s\n", c->args[1]);
+	local_note(c);
 	return CLI_EXIT_OK;
 }
 
@@ -299,6 +316,7 @@ static int run_write(cli *c)
 			rc = cli_fail("writing file", err, r);
 		} else {
 			printf("File %s written successfully\n", c->args[0]);
+			local_note(c);
 		}
 	}
 	free(buf);

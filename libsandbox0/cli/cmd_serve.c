@@ -26,20 +26,6 @@
 #include "cli.h"
 #include "localsrv.h"
 
-/*
- * The HTTP server is being wired into the library by its own issue. Weak
- * references let this program link whether or not the library it is built
- * against has it yet; without it `s0 serve` and the local mode say so.
- */
-#pragma weak s0_server_new
-#pragma weak s0_server_port
-#pragma weak s0_server_free
-
-bool serve_available(void)
-{
-	return s0_server_new != NULL && s0_server_port != NULL && s0_server_free != NULL;
-}
-
 /* Team of the keys `s0 serve` makes: the team of s0_client_new_local()
  * clients, so `--local DIR` and the server on DIR see the same sandboxes. */
 #define SERVE_TEAM "team_local"
@@ -227,10 +213,6 @@ static int run_serve(cli *c)
 	char host[64];
 	int port = 0, rc;
 	sigset_t sigs;
-	if (!serve_available())
-		return cli_failf("starting the server",
-		                 "this build of libsandbox0 has no HTTP server yet (libsandbox0/server is "
-		                 "not in the library); use --local DIR or `s0 demo` instead");
 	if (parse_listen(opt_str(c, "listen") ? opt_str(c, "listen") : "127.0.0.1:0", host,
 	                 sizeof host, &port) < 0)
 		return cli_usage_error(c, "invalid --listen \"%s\": want HOST:PORT",

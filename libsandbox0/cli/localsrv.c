@@ -253,12 +253,6 @@ int localsrv_ensure(const char *data_dir, char **url_out, char **token_out, char
 {
 	char *url = live_server(data_dir);
 	char *why = NULL;
-	if (!url && !serve_available()) {
-		*why_out = xstrdup("no API URL is configured, and this build of libsandbox0 has no "
-		                   "local HTTP server yet: use --api-url URL (or SANDBOX0_BASE_URL), "
-		                   "or --local DIR to embed a backend");
-		return -1;
-	}
 	if (!url) {
 		if (mkdir_p(data_dir, 0700) < 0) {
 			*why_out = xasprintf("cannot create the data directory %s: %s", data_dir,

@@ -8,8 +8,6 @@
 /* `s0 serve` exit status when another process holds the data directory. */
 #define SERVE_EXIT_LOCKED 3
 
-/* The library this program runs on has s0_server_new (cmd_serve.c). */
-bool serve_available(void);
 /* "http://host:port[/…]" into host and port; -1 when not of that form. */
 int localsrv_parse_url(const char *url, char *host, size_t host_len, int *port);
 /* GET /healthz answered 200 within budget_ms. */

@@ -38,9 +38,15 @@ char *cli_error_text(const s0_error *err, int rc)
 	if (status > 0 && code != S0_ETIMEDOUT && code != S0_ELIFECYCLE)
 		return xasprintf("sandbox0 API error (%d): %s - %s", status,
 		                 wire && *wire ? wire : s0_code_name(code), msg);
-	if (code == S0_ETRANSPORT) {
-		const s0_error *cause = s0_error_cause(err);
-		return xasprintf("%s%s%s", msg, cause ? ": " : "", cause ? s0_error_message(cause) : "");
+	const s0_error *cause = s0_error_cause(err);
+	if (code == S0_ETRANSPORT && cause)
+		return xasprintf("%s: %s", msg, s0_error_message(cause));
+	if (code == S0_ETIMEDOUT && cause) {
+		/* a wait that ran out while requests failed: say how they failed */
+		char *why = cli_error_text(cause, s0_error_code(cause));
+		char *text = xasprintf("%s (last error: %s)", msg, why);
+		free(why);
+		return text;
 	}
 	return xstrdup(msg);
 }

@@ -1,0 +1,563 @@
+/*
+ * unit-cli: the s0 program as a user runs it (api.md §5, behaviours.md CL-17,
+ * design.md §6 "Local mode outside tests").
+ *
+ * Golden transcripts (golden/NAME.txt, ids and times normalised) pin the
+ * -o json|yaml outputs, the text outputs, the error lines and the exit
+ * status of each failure class: not found, conflict, usage, unreachable
+ * server. They run against an embedded backend (--local DIR) and against
+ * `s0 serve` on 127.0.0.1 port 0 started and stopped by the test. Then: the
+ * server refuses unauthenticated and wrong-key requests with 401 and changes
+ * nothing; the per-user local server is started on first use and found
+ * again; the config file and the precedence of --api-url; `s0 demo`.
+ *
+ * Nothing sleeps: the server is awaited through its "Listening on" line,
+ * and processes through pidfds, each with a bound.
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "cli_harness.h"
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static char *home;
+
+static void setup(void)
+{
+	home = s0_test_tmpdir("cli");
+	ck_assert_ptr_nonnull(home);
+	h_env_reset(home);
+}
+
+static void teardown(void)
+{
+	s0_test_rmrf(home);
+	free(home);
+	home = NULL;
+}
+
+static char *path_in(const char *rest)
+{
+	char *p = NULL;
+	ck_assert_int_ge(asprintf(&p, "%s/%s", home, rest), 0);
+	return p;
+}
+
+/* The id in a JSON output ("id": "…"); fails the test when absent. */
+static char *json_id(const cli_run *r, const char *key)
+{
+	char *id = h_json_str(r->out, key);
+	ck_assert_msg(id != NULL, "no \"%s\" in: %s / %s", key, r->out, r->err);
+	return id;
+}
+
+static void expect_exit(cli_run *r, int want)
+{
+	ck_assert_msg(r->status == want, "exit %d (want %d)\nstdout: %s\nstderr: %s", r->status,
+	              want, r->out, r->err);
+}
+
+/* ---- the sandbox commands, one transcript per connection kind ---- */
+
+/* Run `s0 <conn…> <rest…>` into the transcript. */
+static cli_run conn_cmd(transcript *t, const char *const *conn, const char *const *rest)
+{
+	const char *argv[48];
+	int n = 0;
+	for (const char *const *c = conn; *c && n < 24; c++)
+		argv[n++] = *c;
+	for (const char *const *r = rest; *r && n < 47; r++)
+		argv[n++] = *r;
+	argv[n] = NULL;
+	return t_cmd(t, argv);
+}
+
+/* The same scenario through any connection (prefix = the connection flags). */
+static void lifecycle_scenario(transcript *t, const char *const *conn, bool runtime_persists)
+{
+#define CMD(...) conn_cmd(t, conn, A(__VA_ARGS__))
+	cli_run r = CMD("sandbox", "create", "-t", "default", "-o", "json");
+	expect_exit(&r, 0);
+	char *id = json_id(&r, "id");
+	h_run_free(&r);
+	r = CMD("sandbox", "get", id, "-o", "json");
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	r = CMD("sandbox", "get", id, "-o", "yaml");
+	h_run_free(&r);
+	r = CMD("sandbox", "status", id, "-o", "json");
+	h_run_free(&r);
+	r = CMD("sandbox", "list", "-o", "json");
+	h_run_free(&r);
+	r = CMD("sandbox", "update", id, "--ttl", "600", "--auto-resume", "false", "-o", "json");
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	r = CMD("sandbox", "refresh", id, "-o", "json");
+	h_run_free(&r);
+	r = CMD("sandbox", "files", "-s", id, "write", "/workspace/hello.txt", "--data", "hi <&>");
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	r = CMD("sandbox", "files", "-s", id, "ls", "/workspace", "-o", "json");
+	h_run_free(&r);
+	r = CMD("sandbox", "files", "-s", id, "cat", "/workspace/hello.txt");
+	if (runtime_persists)
+		ck_assert_str_eq(r.out, "hi <&>");
+	else /* the write went with the runtime of its command (design.md §6) */
+		expect_exit(&r, 1);
+	h_run_free(&r);
+	r = CMD("sandbox", "files", "-s", id, "stat", "/workspace/hello.txt", "-o", "json");
+	h_run_free(&r);
+	r = CMD("sandbox", "files", "-s", id, "mv", "/workspace/hello.txt", "/workspace/d/h.txt");
+	h_run_free(&r);
+	r = CMD("sandbox", "files", "-s", id, "rm", "/workspace/d");
+	h_run_free(&r);
+	r = CMD("sandbox", "snapshot", "create", id, "-n", "first", "-d", "one", "-o", "json");
+	expect_exit(&r, 0);
+	char *snap = json_id(&r, "id");
+	h_run_free(&r);
+	r = CMD("sandbox", "snapshot", "list", id, "-o", "json");
+	h_run_free(&r);
+	r = CMD("sandbox", "snapshot", "get", snap, "-o", "yaml");
+	h_run_free(&r);
+	/* conflict: restore needs a paused sandbox */
+	r = CMD("sandbox", "snapshot", "restore", id, snap);
+	expect_exit(&r, 1);
+	h_run_free(&r);
+	r = CMD("sandbox", "fork", id, "-o", "json");
+	expect_exit(&r, 0);
+	char *child = json_id(&r, "id");
+	h_run_free(&r);
+	r = CMD("sandbox", "pause", id, "--wait", "-o", "json");
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	r = CMD("sandbox", "snapshot", "restore", id, snap, "-o", "json");
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	r = CMD("sandbox", "resume", id, "--wait", "--timeout", "30", "-o", "json");
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	r = CMD("sandbox", "pause", id);
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	r = CMD("sandbox", "resume", id);
+	h_run_free(&r);
+	r = CMD("sandbox", "delete", child);
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	r = CMD("sandbox", "snapshot", "delete", snap);
+	h_run_free(&r);
+	/* not found */
+	r = CMD("sandbox", "get", child);
+	expect_exit(&r, 1);
+	h_run_free(&r);
+	r = CMD("sandbox", "delete", child);
+	expect_exit(&r, 1);
+	h_run_free(&r);
+	r = CMD("sandbox", "files", "-s", id, "cat", "/workspace/missing");
+	expect_exit(&r, 1);
+	h_run_free(&r);
+	r = CMD("sandbox", "snapshot", "get", snap);
+	expect_exit(&r, 1);
+	h_run_free(&r);
+	r = CMD("sandbox", "delete", id);
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	free(id);
+	free(snap);
+	free(child);
+#undef CMD
+}
+
+START_TEST(embedded_golden)
+{
+	char *dir = path_in("embedded");
+	transcript *t = t_new("embedded");
+	t_note(t, "every command opens the backend on DIR (--local); the simulated runtime "
+	          "lives in that process, so each open recovers running sandboxes into a new "
+	          "runtime generation");
+	lifecycle_scenario(t, A("--local", dir), false);
+	ck_assert(t_check(t));
+	t_free(t);
+	free(dir);
+}
+END_TEST
+
+START_TEST(usage_golden)
+{
+	char *dir = path_in("embedded");
+	char *port = NULL;
+	ck_assert_int_ge(asprintf(&port, "http://127.0.0.1:%d", h_closed_port()), 0);
+	transcript *t = t_new("usage");
+	t_note(t, "usage errors exit 2 with a usage line; failures exit 1");
+	cli_run r;
+#define RUN(want, ...)                     \
+	do {                                   \
+		r = t_cmd(t, A(__VA_ARGS__));      \
+		expect_exit(&r, want);             \
+		h_run_free(&r);                    \
+	} while (0)
+	RUN(2, "sandbox", "get");
+	RUN(2, "sandbox", "get", "a", "b");
+	RUN(2, "sandbox", "nope");
+	RUN(2, "sandbox");
+	RUN(2, "sandbox", "list", "--bogus");
+	RUN(2, "sandbox", "list", "--limit", "0");
+	RUN(2, "sandbox", "list", "--status", "sleeping");
+	RUN(2, "sandbox", "list", "--paused", "maybe");
+	RUN(2, "-o", "xml", "sandbox", "list");
+	RUN(2, "sandbox", "pause", "sb_x", "--timeout", "5");
+	RUN(2, "sandbox", "pause", "sb_x", "--wait", "--timeout", "-1");
+	RUN(2, "sandbox", "update", "sb_x");
+	RUN(2, "sandbox", "update", "sb_x", "--auto-resume", "yes");
+	RUN(2, "sandbox", "files", "ls");
+	RUN(2, "sandbox", "files", "-s", "sb_x", "write", "/a");
+	RUN(2, "sandbox", "get", "sb_x", "--local", dir, "--api-url", "http://127.0.0.1:1");
+	RUN(2, "sandbox", "create", "--ttl", "-5", "-t", "default");
+	RUN(1, "sandbox", "create");
+	RUN(1, "--api-url", port, "sandbox", "list");
+	RUN(1, "--api-url", port, "--token", "s0_test", "sandbox", "list");
+	RUN(1, "--api-url", port, "--token", "s0_test", "sandbox", "pause", "sb_x", "--wait",
+	    "--timeout", "1");
+	RUN(1, "-c", "/nonexistent/config.yaml", "sandbox", "list");
+	RUN(0, "help", "sandbox", "resume");
+#undef RUN
+	ck_assert(t_check(t));
+	t_free(t);
+	free(port);
+	free(dir);
+}
+END_TEST
+
+/* pause/resume --wait as text: progress lines, then the final line. */
+START_TEST(wait_text_output)
+{
+	char *dir = path_in("embedded");
+	cli_run r = h_run(A("--local", dir, "sandbox", "create", "-t", "default", "-o", "json"), NULL);
+	expect_exit(&r, 0);
+	char *id = json_id(&r, "id");
+	h_run_free(&r);
+	r = h_run(A("--local", dir, "sandbox", "pause", id, "--wait"), NULL);
+	expect_exit(&r, 0);
+	ck_assert_msg(strstr(r.out, "pausing ") && strstr(r.out, ": status "), "%s", r.out);
+	ck_assert_msg(!strchr(r.out, '\r'), "no \\r when stdout is not a terminal: %s", r.out);
+	char *final = NULL;
+	ck_assert_int_ge(asprintf(&final, "Sandbox %s paused (runtime_generation ", id), 0);
+	ck_assert_msg(strstr(r.out, final), "%s", r.out);
+	free(final);
+	h_run_free(&r);
+	r = h_run(A("--local", dir, "sandbox", "resume", id, "--wait"), NULL);
+	expect_exit(&r, 0);
+	ck_assert_msg(strstr(r.out, "resumed: running, runtime_generation "), "%s", r.out);
+	h_run_free(&r);
+	/* a memory pause this build cannot do leaves the sandbox running */
+	r = h_run(A("--local", dir, "sandbox", "pause", id, "--memory", "--wait", "-o", "json"),
+	          NULL);
+	if (r.status != 0) {
+		expect_exit(&r, 1);
+		ck_assert_msg(!strncmp(r.err, "Error pausing sandbox: ", 23), "%s", r.err);
+		ck_assert_str_eq(r.out, "");
+	}
+	h_run_free(&r);
+	free(id);
+	free(dir);
+}
+END_TEST
+
+/* create -f: a YAML config file and a JSON claim request from stdin. */
+START_TEST(create_from_config_file)
+{
+	char *dir = path_in("embedded"), *file = path_in("sandbox.yaml");
+	FILE *f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("# SandboxConfig\nttl: 300\nhard_ttl: 900\nauto_resume: false\n"
+	      "env_vars:\n  GREETING: hello\n",
+	      f);
+	fclose(f);
+	cli_run r = h_run(A("--local", dir, "sandbox", "create", "-t", "default", "-f", file, "-o",
+	                    "json"),
+	                  NULL);
+	expect_exit(&r, 0);
+	char *id = json_id(&r, "id");
+	h_run_free(&r);
+	r = h_run(A("--local", dir, "sandbox", "get", id, "-o", "json"), NULL);
+	expect_exit(&r, 0);
+	ck_assert_msg(strstr(r.out, "\"auto_resume\": false"), "%s", r.out);
+	ck_assert_msg(!strstr(r.out, "\"hard_expires_at\": null"), "%s", r.out);
+	h_run_free(&r);
+	free(id);
+	r = h_run(A("--local", dir, "sandbox", "create", "-f", "-", "-o", "json"),
+	          "{\"template\": \"default\", \"config\": {\"ttl\": 60}}");
+	expect_exit(&r, 0);
+	id = json_id(&r, "id");
+	h_run_free(&r);
+	free(id);
+	r = h_run(A("--local", dir, "sandbox", "create", "-f", "-"), "template: [unclosed");
+	expect_exit(&r, 1);
+	ck_assert_msg(!strncmp(r.err, "Error building sandbox create request: parse -:", 47), "%s",
+	              r.err);
+	h_run_free(&r);
+	free(file);
+	free(dir);
+}
+END_TEST
+
+/* ---- s0 serve ---- */
+
+static bool serve_start(serve_proc *s, const char *data, const char *const *extra)
+{
+	ck_assert_msg(h_serve_start(s, data, extra), "s0 serve did not start");
+	return true;
+}
+
+START_TEST(serve_golden)
+{
+	char *data = path_in("served");
+	serve_proc s;
+	if (!serve_start(&s, data, NULL))
+		goto out;
+	ck_assert_msg(!strncmp(s.key, "s0_", 3), "no key printed: %s", s.out);
+	/* the key is stored for the CLI, 0600 */
+	char *tok = path_in("served/cli-token");
+	struct stat st;
+	ck_assert_int_eq(stat(tok, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	free(tok);
+	transcript *t = t_new("serve");
+	t_note(t, "the same scenario against s0 serve on 127.0.0.1 port 0");
+	lifecycle_scenario(t, A("--api-url", s.url, "--token", s.key), true);
+	ck_assert(t_check(t));
+	t_free(t);
+	ck_assert_int_eq(h_serve_stop(&s), 0);
+	ck_assert_msg(strstr(s.out, "Stopped."), "%s", s.out);
+	char *sj = path_in("served/server.json");
+	ck_assert_msg(access(sj, F_OK) != 0, "server.json is removed on a clean stop");
+	free(sj);
+	/* a second start keeps the key and prints none */
+	if (serve_start(&s, data, NULL)) {
+		ck_assert_str_eq(s.key, "");
+		ck_assert_int_eq(h_serve_stop(&s), 0);
+	}
+	free(s.out);
+out:
+	free(data);
+}
+END_TEST
+
+/* Unauthenticated and wrong-key requests get 401 and change nothing. */
+START_TEST(serve_rejects_bad_keys)
+{
+	char *data = path_in("served");
+	serve_proc s;
+	if (!serve_start(&s, data, NULL))
+		goto out;
+	cli_run r = h_run(A("--api-url", s.url, "--token", s.key, "sandbox", "create", "-t",
+	                    "default", "-o", "json"),
+	                  NULL);
+	expect_exit(&r, 0);
+	char *id = json_id(&r, "id");
+	h_run_free(&r);
+	char *sb_path = NULL, *pause_path = NULL, *file_path = NULL;
+	ck_assert_int_ge(asprintf(&sb_path, "/api/v1/sandboxes/%s", id), 0);
+	ck_assert_int_ge(asprintf(&pause_path, "/api/v1/sandboxes/%s/pause", id), 0);
+	ck_assert_int_ge(asprintf(&file_path, "/api/v1/sandboxes/%s/files?path=/workspace/x", id),
+	                 0);
+	const char *bad[] = {NULL, "Bearer s0_wrongwrongwrongwrong", "Bearer ", "Basic czA6eA==",
+	                     "Bearer not-a-key"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_int_eq(h_http(s.url, "GET", "/api/v1/sandboxes", bad[i], NULL), 401);
+		ck_assert_int_eq(h_http(s.url, "POST", "/api/v1/sandboxes", bad[i],
+		                        "{\"template\":\"default\"}"),
+		                 401);
+		ck_assert_int_eq(h_http(s.url, "DELETE", sb_path, bad[i], NULL), 401);
+		ck_assert_int_eq(h_http(s.url, "POST", pause_path, bad[i], NULL), 401);
+		ck_assert_int_eq(h_http(s.url, "POST", file_path, bad[i], "data"), 401);
+		ck_assert_int_eq(h_http(s.url, "POST", "/admin/v1/faults", bad[i], "{}"), 401);
+	}
+	/* health needs no key */
+	ck_assert_int_eq(h_http(s.url, "GET", "/healthz", NULL, NULL), 200);
+	/* the CLI with a wrong key: 401 on stderr, exit 1 */
+	r = h_run(A("--api-url", s.url, "--token", "s0_wrongwrongwrongwrong", "sandbox", "delete",
+	            id),
+	          NULL);
+	expect_exit(&r, 1);
+	ck_assert_str_eq(r.err, "Error deleting sandbox: sandbox0 API error (401): unauthorized - "
+	                        "invalid token\n");
+	h_run_free(&r);
+	/* nothing changed: one sandbox, still running, no file */
+	r = h_run(A("--api-url", s.url, "--token", s.key, "sandbox", "list", "-o", "json"), NULL);
+	expect_exit(&r, 0);
+	ck_assert_msg(strstr(r.out, "\"Count\": 1,"), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "\"status\": \"running\""), "%s", r.out);
+	h_run_free(&r);
+	r = h_run(A("--api-url", s.url, "--token", s.key, "sandbox", "files", "-s", id, "stat",
+	            "/workspace/x"),
+	          NULL);
+	expect_exit(&r, 1);
+	h_run_free(&r);
+	ck_assert_int_eq(h_serve_stop(&s), 0);
+	free(s.out);
+	free(sb_path);
+	free(pause_path);
+	free(file_path);
+	free(id);
+out:
+	free(data);
+}
+END_TEST
+
+/* The config file and the precedence of api.md §1.2. */
+START_TEST(config_and_precedence)
+{
+	char *data = path_in("served");
+	serve_proc s;
+	if (!serve_start(&s, data, NULL))
+		goto out;
+	char *dead = NULL;
+	ck_assert_int_ge(asprintf(&dead, "http://127.0.0.1:%d", h_closed_port()), 0);
+	char *cfg = path_in("config.yaml");
+	FILE *f = fopen(cfg, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "current-profile: dev\nprofiles:\n  dev:\n    api-url: %s\n"
+	           "    token: ${MY_S0_KEY}\n  broken:\n    api-url: %s\n    token: s0_x\n"
+	           "output:\n  format: json\n",
+	        s.url, dead);
+	fclose(f);
+	h_env_set("MY_S0_KEY", s.key);
+	/* the profile's URL and ${VAR} token, and output.format json */
+	cli_run r = h_run(A("-c", cfg, "sandbox", "list"), NULL);
+	expect_exit(&r, 0);
+	ck_assert_msg(strstr(r.out, "\"Count\": 0"), "%s", r.out);
+	h_run_free(&r);
+	/* -o beats output.format */
+	r = h_run(A("-c", cfg, "-o", "table", "sandbox", "list"), NULL);
+	expect_exit(&r, 0);
+	ck_assert_str_eq(r.out, "No sandboxes found.\n");
+	h_run_free(&r);
+	/* -p picks another profile */
+	r = h_run(A("-c", cfg, "-p", "broken", "sandbox", "list"), NULL);
+	expect_exit(&r, 1);
+	h_run_free(&r);
+	/* SANDBOX0_BASE_URL beats the profile; --api-url beats SANDBOX0_BASE_URL */
+	h_env_set("SANDBOX0_BASE_URL", dead);
+	r = h_run(A("-c", cfg, "sandbox", "list"), NULL);
+	expect_exit(&r, 1);
+	ck_assert_msg(strstr(r.err, "Error listing sandboxes: "), "%s", r.err);
+	h_run_free(&r);
+	r = h_run(A("-c", cfg, "--api-url", s.url, "sandbox", "list"), NULL);
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	/* SANDBOX0_TOKEN beats the profile's token; --token beats SANDBOX0_TOKEN */
+	h_env_set("SANDBOX0_TOKEN", "s0_wrongwrongwrongwrong");
+	r = h_run(A("-c", cfg, "--api-url", s.url, "sandbox", "list"), NULL);
+	expect_exit(&r, 1);
+	ck_assert_msg(strstr(r.err, "(401)"), "%s", r.err);
+	h_run_free(&r);
+	r = h_run(A("-c", cfg, "--api-url", s.url, "--token", s.key, "sandbox", "list"), NULL);
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	ck_assert_int_eq(h_serve_stop(&s), 0);
+	free(s.out);
+	free(cfg);
+	free(dead);
+out:
+	free(data);
+}
+END_TEST
+
+/* With no API URL the CLI starts the per-user server once and finds it again. */
+START_TEST(local_mode_autostart)
+{
+	cli_run r = h_run(A("sandbox", "create", "-t", "default", "-o", "json"), NULL);
+	expect_exit(&r, 0);
+	ck_assert_msg(strstr(r.err, "s0: started a local server at http://127.0.0.1:"), "%s", r.err);
+	char *id = json_id(&r, "id");
+	h_run_free(&r);
+	char *sj = path_in("data/server.json"), *tok = path_in("data/cli-token");
+	struct stat st;
+	ck_assert_int_eq(stat(tok, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	FILE *f = fopen(sj, "r");
+	ck_assert_ptr_nonnull(f);
+	char buf[1024] = {0};
+	ck_assert_uint_gt(fread(buf, 1, sizeof buf - 1, f), 0);
+	fclose(f);
+	char *pid_s = strstr(buf, "\"pid\": ");
+	ck_assert_ptr_nonnull(pid_s);
+	pid_t pid = (pid_t)atol(pid_s + 7);
+	/* the second command reuses it, quietly; the sandbox is still in its memory */
+	r = h_run(A("sandbox", "get", id, "-o", "json"), NULL);
+	expect_exit(&r, 0);
+	ck_assert_str_eq(r.err, "");
+	ck_assert_msg(strstr(r.out, "\"runtime_generation\": 1,"), "%s", r.out);
+	h_run_free(&r);
+	r = h_run(A("sandbox", "pause", id, "--wait", "-o", "json"), NULL);
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	/* stop it as a user would, and the next command starts a fresh one */
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	ck_assert(h_wait_gone(pid, 30000));
+	ck_assert_msg(access(sj, F_OK) != 0, "server.json removed");
+	r = h_run(A("sandbox", "get", id, "-o", "json"), NULL);
+	expect_exit(&r, 0);
+	ck_assert_msg(strstr(r.err, "s0: started a local server"), "%s", r.err);
+	ck_assert_msg(strstr(r.out, "\"status\": \"paused\""), "%s", r.out);
+	h_run_free(&r);
+	f = fopen(sj, "r");
+	ck_assert_ptr_nonnull(f);
+	memset(buf, 0, sizeof buf);
+	ck_assert_uint_gt(fread(buf, 1, sizeof buf - 1, f), 0);
+	fclose(f);
+	pid_s = strstr(buf, "\"pid\": ");
+	ck_assert_ptr_nonnull(pid_s);
+	pid = (pid_t)atol(pid_s + 7);
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	ck_assert(h_wait_gone(pid, 30000));
+	free(id);
+	free(sj);
+	free(tok);
+}
+END_TEST
+
+START_TEST(demo_runs)
+{
+	char *data = path_in("demo");
+	cli_run r = h_run(A("demo", "--data", data), NULL);
+	expect_exit(&r, 0);
+	ck_assert_msg(strstr(r.out, "DONE: 0 expectation(s) failed"), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "Timeline:"), "%s", r.out);
+	h_run_free(&r);
+	free(data);
+}
+END_TEST
+
+static Suite *cli_suite(void)
+{
+	Suite *s = suite_create("cli");
+	TCase *tc = tcase_create("embedded");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, embedded_golden);
+	tcase_add_test(tc, usage_golden);
+	tcase_add_test(tc, wait_text_output);
+	tcase_add_test(tc, create_from_config_file);
+	tcase_add_test(tc, demo_runs);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("serve");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, serve_golden);
+	tcase_add_test(tc, serve_rejects_bad_keys);
+	tcase_add_test(tc, config_and_precedence);
+	tcase_add_test(tc, local_mode_autostart);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+S0_TEST_MAIN(cli_suite)

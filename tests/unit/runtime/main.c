@@ -1,0 +1,4 @@
+/* unit-runtime: the simulated runtime (shell, contexts, sessions, guest state). */
+#include "rtsuites.h"
+
+S0_TEST_MAIN(rt_shell_suite)

@@ -10,8 +10,13 @@
 #include "local/api/router.h"
 #include "server/server_internal.h"
 
-/* Bytes of an over-limit body (no Content-Length) drained before hanging up. */
-#define DRAIN_SLACK ((size_t)1 << 20)
+/*
+ * Bytes past the limit that are read and discarded so the 413 reaches a
+ * client that sends its body without waiting (answering early and closing
+ * would reset the connection under the client's feet); beyond this, or for
+ * clients that wait for 100-continue, the 413 goes out at once.
+ */
+#define DRAIN_SLACK ((size_t)16 << 20)
 
 typedef struct sreq {
 	int64_t t0_ms;
@@ -168,9 +173,14 @@ static void unreserve(s0_server *s, sreq *r)
 static enum MHD_Result declared_body(s0_server *s, struct MHD_Connection *conn, sreq *r)
 {
 	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+	const char *ex = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Expect");
 	unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
-	if (n > r->limit)
-		return send_error(s, conn, r, 413, r->limit_wire, "request body is too large");
+	if (n > r->limit) {
+		if ((ex && strcasestr(ex, "100-continue")) || n - r->limit > DRAIN_SLACK)
+			return send_error(s, conn, r, 413, r->limit_wire, "request body is too large");
+		r->over = true; /* read and drop it; finish() answers 413 */
+		return MHD_YES;
+	}
 	if (n && !reserve(s, r, (size_t)n))
 		return send_error(s, conn, r, 503, "unavailable",
 		                  "server is busy receiving other uploads; retry");

@@ -12,8 +12,10 @@
 #include "local/lifecycle/engine_open.h"
 #include "local/local_internal.h"
 
-void lt_ok(int rc, s0_error *err, const char *where)
+void lt_ok(int rc, s0_error **errp, const char *where)
 {
+	s0_error *err = *errp; /* read after the call (argument order is unspecified) */
+	*errp = NULL;
 	if (rc != S0_OK)
 		ck_abort_msg("%s: %s (%s, reason %s)", where, err ? s0_error_message(err) : "",
 		             s0_code_name(rc), err ? s0_error_reason(err) : "");
@@ -38,9 +40,9 @@ void lt_expect_err(int rc, s0_error *err, int code, const char *reason, const ch
 static void open_on(lt *t)
 {
 	s0_error *err = NULL;
-	lt_ok(s0_local_open(t->dir, &t->opts, &t->local, &err), err, "s0_local_open");
+	lt_ok(s0_local_open(t->dir, &t->opts, &t->local, &err), &err, "s0_local_open");
 	err = NULL;
-	lt_ok(s0_client_new_local(t->local, NULL, &t->c, &err), err, "s0_client_new_local");
+	lt_ok(s0_client_new_local(t->local, NULL, &t->c, &err), &err, "s0_client_new_local");
 }
 
 void lt_open(lt *t, const s0_local_options *opts)
@@ -104,7 +106,7 @@ char *lt_claim(lt *t, const char *tmpl, const s0_sandbox_config *cfg)
 {
 	s0_sandbox_info *sb = NULL;
 	s0_error *err = NULL;
-	lt_ok(s0_sandbox_claim(t->c, tmpl ? tmpl : "default", NULL, cfg, &sb, &err), err,
+	lt_ok(s0_sandbox_claim(t->c, tmpl ? tmpl : "default", NULL, cfg, &sb, &err), &err,
 	      "s0_sandbox_claim");
 	char *id = strdup(s0_sandbox_info_id(sb));
 	s0_sandbox_info_free(sb);
@@ -115,7 +117,7 @@ s0_sandbox_info *lt_get(lt *t, const char *id)
 {
 	s0_sandbox_info *sb = NULL;
 	s0_error *err = NULL;
-	lt_ok(s0_sandbox_get(t->c, id, &sb, &err), err, "s0_sandbox_get");
+	lt_ok(s0_sandbox_get(t->c, id, &sb, &err), &err, "s0_sandbox_get");
 	return sb;
 }
 
@@ -166,14 +168,14 @@ int lt_resume_rc(lt *t, const char *id, s0_error **err)
 void lt_pause(lt *t, const char *id)
 {
 	s0_error *err = NULL;
-	lt_ok(lt_pause_rc(t, id, &err), err, "s0_sandbox_pause_and_wait");
+	lt_ok(lt_pause_rc(t, id, &err), &err, "s0_sandbox_pause_and_wait");
 	lt_assert_paused(t, id);
 }
 
 void lt_resume(lt *t, const char *id)
 {
 	s0_error *err = NULL;
-	lt_ok(lt_resume_rc(t, id, &err), err, "s0_sandbox_resume_and_wait");
+	lt_ok(lt_resume_rc(t, id, &err), &err, "s0_sandbox_resume_and_wait");
 	lt_assert_running(t, id);
 }
 
@@ -198,13 +200,13 @@ void lt_assert_running(lt *t, const char *id)
 void lt_quiesce(lt *t)
 {
 	s0_error *err = NULL;
-	lt_ok(s0_local_quiesce(t->local, 10000, &err), err, "s0_local_quiesce");
+	lt_ok(s0_local_quiesce(t->local, 10000, &err), &err, "s0_local_quiesce");
 }
 
 void lt_advance(lt *t, int64_t ms)
 {
 	s0_error *err = NULL;
-	lt_ok(s0_local_clock_advance(t->local, ms, &err), err, "s0_local_clock_advance");
+	lt_ok(s0_local_clock_advance(t->local, ms, &err), &err, "s0_local_clock_advance");
 }
 
 /* ---- files ---- */
@@ -212,7 +214,7 @@ void lt_advance(lt *t, int64_t ms)
 void lt_write_bytes(lt *t, const char *id, const char *path, const void *data, size_t len)
 {
 	s0_error *err = NULL;
-	lt_ok(s0_files_write(t->c, id, path, data, len, &err), err, path);
+	lt_ok(s0_files_write(t->c, id, path, data, len, &err), &err, path);
 }
 
 void lt_write(lt *t, const char *id, const char *path, const char *text)
@@ -225,7 +227,7 @@ char *lt_read(lt *t, const char *id, const char *path, size_t *len)
 	void *data = NULL;
 	size_t n = 0;
 	s0_error *err = NULL;
-	lt_ok(s0_files_read(t->c, id, path, &data, &n, &err), err, path);
+	lt_ok(s0_files_read(t->c, id, path, &data, &n, &err), &err, path);
 	char *out = malloc(n + 1);
 	memcpy(out, data, n);
 	out[n] = '\0';
@@ -264,7 +266,7 @@ size_t lt_list_len(lt *t, const char *id, const char *path)
 {
 	s0_file_list *l = NULL;
 	s0_error *err = NULL;
-	lt_ok(s0_files_list(t->c, id, path, &l, &err), err, path);
+	lt_ok(s0_files_list(t->c, id, path, &l, &err), &err, path);
 	size_t n = s0_file_list_length(l);
 	s0_file_list_free(l);
 	return n;
@@ -276,7 +278,7 @@ cJSON *lt_inspect(lt *t, const char *sandbox_id)
 {
 	char *txt = NULL;
 	s0_error *err = NULL;
-	lt_ok(s0_local_inspect(t->local, sandbox_id, &txt, &err), err, "s0_local_inspect");
+	lt_ok(s0_local_inspect(t->local, sandbox_id, &txt, &err), &err, "s0_local_inspect");
 	cJSON *j = cJSON_Parse(txt);
 	ck_assert_ptr_nonnull(j);
 	s0_free(txt);
@@ -348,7 +350,7 @@ static char *export_gen(lt *t, const char *gen)
 	char *path = NULL;
 	ck_assert_int_ge(asprintf(&path, "%s/export-%s.img", t->dir, gen), 0);
 	s0_error *err = NULL;
-	lt_ok(s0__engine_export_generation(s0__local_engine(t->local), gen, path, &err), err,
+	lt_ok(s0__engine_export_generation(s0__local_engine(t->local), gen, path, &err), &err,
 	      "export generation");
 	return path;
 }

@@ -113,9 +113,9 @@ void lt_expect_err(int rc, s0_error *err, int code, const char *reason, const ch
 		lt_expect_err(rx_, (err), (code), (reason), #call_rc);             \
 		(err) = NULL;                                                      \
 	} while (0)
-/* Assert success; prints the error otherwise; frees err. */
-void lt_ok(int rc, s0_error *err, const char *where);
-#define LT_OK(call) do { s0_error *e_ = NULL; int r_ = (call); lt_ok(r_, e_, #call); } while (0)
+/* Assert success; prints the error otherwise; frees *errp (read after the call). */
+void lt_ok(int rc, s0_error **errp, const char *where);
+#define LT_OK(call) do { s0_error *e_ = NULL; int r_ = (call); lt_ok(r_, &e_, #call); } while (0)
 
 /* ---- helper threads ---- */
 

@@ -514,6 +514,8 @@ class Client:
         if _native is None:
             hdrs: Optional[List[str]] = None
             if headers is not None:
+                if isinstance(headers, (str, bytes)):
+                    raise TypeError("headers must be a mapping or a list of 'Name: value' strings")
                 if isinstance(headers, Mapping):
                     hdrs = [f"{k}: {v}" for k, v in headers.items()]
                 else:

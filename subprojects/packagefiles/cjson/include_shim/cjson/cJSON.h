@@ -1,0 +1,2 @@
+/* <cjson/cJSON.h> for the fallback build */
+#include "../../cJSON.h"

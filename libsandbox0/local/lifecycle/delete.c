@@ -83,6 +83,8 @@ int s0__engine_delete_kind(s0__engine *e, const char *team, const char *id, cons
 	bool recorded = false;
 	if (rc == S0_OK && row.rec.status != S0_STATUS_TERMINATING)
 		recorded = (rc = record_delete(e, &row, kind, err)) == S0_OK;
+	if (recorded)
+		s0__fault_hit(e->faults, "manager_restart", "delete-recorded"); /* crash point */
 	if (rc == S0_OK) {
 		s0__op_row op;
 		if (s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK &&

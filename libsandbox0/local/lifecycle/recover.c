@@ -81,8 +81,10 @@ static void crash_one(s0__engine *e, const char *sandbox_id, const char *runtime
 	pthread_mutex_unlock(&e->mu);
 	if (rt)
 		s0__engine_halt_runtime(e, rt); /* writer fenced, branch abandoned */
-	if (record_crash(e, &row, unpublished_pause ? &op : NULL) == S0_OK)
+	if (record_crash(e, &row, unpublished_pause ? &op : NULL) == S0_OK) {
+		s0__fault_hit(e->faults, "manager_restart", "recover-recorded"); /* crash point */
 		s0__engine_kick(e);
+	}
 out:
 	s0__sandbox_rec_clear(&row.rec);
 }
@@ -131,7 +133,10 @@ static int step_release(s0__engine *e, s0__op_row *op)
 		return S0_EUNAVAILABLE; /* capacity stays fenced: no replacement yet */
 	if (rt)
 		s0__engine_release_runtime(e, rt);
-	return set_state(e, op, "released") == S0_OK ? S0_OK : S0_EIO;
+	if (set_state(e, op, "released") < 0)
+		return S0_EIO;
+	s0__fault_hit(e->faults, "manager_restart", "recover-released"); /* crash point */
+	return S0_OK;
 }
 
 /* Start the replacement on the last committed head and commit running. */

@@ -20,7 +20,8 @@ static void request_ttl_pause(s0__engine *e, s0__sandbox_row *row)
 	s0__strlcpy(op.runtime_id, row->rec.runtime_id, sizeof op.runtime_id);
 	op.generation = row->rec.runtime_generation;
 	op.created_at_ms = op.updated_at_ms = s0__engine_now(e);
-	s0__meta_op_insert(e->meta, &op, NULL);
+	if (s0__meta_op_insert(e->meta, &op, NULL) == S0_OK)
+		s0__fault_hit(e->faults, "manager_restart", "intent-recorded"); /* crash point */
 }
 
 void s0__engine_ttl_scan(s0__engine *e)

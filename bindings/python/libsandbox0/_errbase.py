@@ -6,7 +6,7 @@ The per-code subclasses are generated from the C error table into
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Type
 
 if TYPE_CHECKING:  # pragma: no cover
     from .models import Sandbox
@@ -108,11 +108,12 @@ class Sandbox0Error(Exception):
     def __repr__(self) -> str:
         return str(self)
 
-    def __reduce__(self):  # picklable across processes, fields kept
+    def __reduce__(self) -> Tuple[Any, ...]:  # picklable across processes, fields kept
         return (_rebuild, (type(self), self.message, self.__dict__.copy()))
 
 
-def _rebuild(cls, message, state):
+def _rebuild(cls: Type["Sandbox0Error"], message: str,
+             state: Dict[str, Any]) -> "Sandbox0Error":
     obj = cls.__new__(cls, message)
     Exception.__init__(obj, message)
     obj.__dict__.update(state)

@@ -59,6 +59,14 @@ class CancelToken:
         self._native.reset()
 
 
+def _items(lst: Any) -> Iterator[Any]:
+    """The items of a C list (page, snapshot list, file list)."""
+    for i in range(lst.length()):
+        x = lst.at(i)
+        if x is not None:
+            yield x
+
+
 def _status_code(s: StatusLike) -> int:
     code = capi.status_from_name(str(s.value if isinstance(s, SandboxStatus) else s))
     if code == capi.STATUS_UNKNOWN:
@@ -116,7 +124,8 @@ def _wait_args(timeout_sec: Optional[float], poll_interval_sec: Optional[float],
         if not callable(progress):
             raise invalid("progress must be callable")
 
-        def cb(info: "capi.CSandboxInfo", elapsed_ms: int, _p=progress) -> Any:
+        def cb(info: "capi.CSandboxInfo", elapsed_ms: int,
+               _p: ProgressCallback = progress) -> Any:
             return _p(Sandbox._from_native(info), elapsed_ms / 1000.0)
 
     if cancel is not None and not isinstance(cancel, CancelToken):
@@ -199,7 +208,7 @@ class Sandboxes:
         page = self._n.list(status=_status_code(status) if status is not None else 0,
                             paused=tri(paused), template_id=template_id, limit=lim,
                             offset=offset)
-        items = [Sandbox._from_native(page.at(i)) for i in range(page.length())]
+        items = [Sandbox._from_native(x) for x in _items(page)]
         return SandboxPage(items, page.count(), page.has_more(), offset, lim or 50)
 
     def iter(self, *, status: Optional[StatusLike] = None, paused: Optional[bool] = None,
@@ -350,7 +359,8 @@ class Sandboxes:
         """
         pred = None
         if predicate is not None:
-            def pred(info: "capi.CSandboxInfo", _p=predicate) -> Any:
+            def pred(info: "capi.CSandboxInfo",
+                     _p: Callable[[Sandbox], bool] = predicate) -> Any:
                 return _p(Sandbox._from_native(info))
         args = _wait_args(timeout_sec, poll_interval_sec, poll_initial_sec, poll_max_sec,
                           jitter, progress, cancel)
@@ -414,7 +424,7 @@ class Snapshots:
     def list(self, sandbox_id: str) -> List[Snapshot]:
         """A sandbox's snapshots, newest first. :raises NotFoundError: unknown id."""
         lst = self._client._native.snapshot_list(sandbox_id)
-        return [Snapshot._from_native(lst.at(i)) for i in range(lst.length())]
+        return [Snapshot._from_native(x) for x in _items(lst)]
 
     def get(self, snapshot_id: str) -> Snapshot:
         """:raises NotFoundError: unknown or expired."""
@@ -466,7 +476,7 @@ class Files:
     def list(self, sandbox_id: str, path: str) -> List[FileInfo]:
         """Directory entries. :raises NotFoundError: ``directory_not_found``."""
         lst = self._client._native.files_list(sandbox_id, path)
-        return [FileInfo._from_native(lst.at(i)) for i in range(lst.length())]
+        return [FileInfo._from_native(x) for x in _items(lst)]
 
     def move(self, sandbox_id: str, source: str, destination: str) -> None:
         """Move/rename; destination parents are created."""

@@ -45,13 +45,13 @@ import os
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Union
 
 from ._util import invalid
 from .client import Client
 from .errors import NotFoundError
 from .models import Sandbox as SandboxModel
-from .models import SandboxStatus, Snapshot
+from .models import FileInfo, SandboxStatus, Snapshot
 
 DEFAULT_TIMEOUT_SEC = 300
 """UCloud's default sandbox timeout (5 minutes)."""
@@ -246,7 +246,7 @@ class SandboxPaginator:
                 return out
         return []
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[SandboxInfo]:
         while self.has_next:
             yield from self.next_items()
 
@@ -283,7 +283,7 @@ class SandboxFiles:
     def write(self, path: str, data: Union[str, bytes]) -> None:
         self._sbx._client.files.write(self._sbx.sandbox_id, path, data)
 
-    def list(self, path: str):
+    def list(self, path: str) -> List[FileInfo]:
         return self._sbx._client.files.list(self._sbx.sandbox_id, path)
 
     def exists(self, path: str) -> bool:

@@ -29,10 +29,13 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 from urllib.parse import urlsplit
 
 from ._errbase import Sandbox0Error
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import Client
 
 ADDRESS_FILE = "serve.json"
 LOG_FILE = "serve.log"
@@ -150,7 +153,7 @@ def ensure_server(data_dir: Optional[Path] = None, *, start: bool = True) -> Ser
     return start_server(data_dir)
 
 
-def connect(data_dir: Optional[Path] = None, *, start: bool = True):
+def connect(data_dir: Optional[Path] = None, *, start: bool = True) -> "Client":
     """A :class:`~libsandbox0.Client` of the per-user local server."""
     from .client import Client
 

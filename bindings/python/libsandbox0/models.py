@@ -10,7 +10,7 @@ import enum
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from . import capi
 from ._util import from_unix_ms
@@ -172,7 +172,7 @@ class SandboxPage:
         """Offset of the next page: this offset plus this page's length."""
         return self.offset + len(self.sandboxes)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Sandbox]:
         return iter(self.sandboxes)
 
     def __len__(self) -> int:

@@ -162,7 +162,7 @@ class SeedFlows(BackendCase):
         out = self.client.sandboxes.pause_and_wait(
             sb.id, progress=lambda s, t: seen.append((s.status, s.paused, t)))
         self.assertTrue(out.paused)
-        self.assertGreaterEqual(len(seen), 2)
+        self.assertGreaterEqual(len(seen), 1)  # 1 when the pause committed before the first poll
         self.assertEqual(seen[-1][:2], (s0.SandboxStatus.PAUSED, True))
         self.assertTrue(all(isinstance(x[2], float) for x in seen))
         # returning False stops the wait (UserAbortError)

@@ -260,8 +260,8 @@ int localsrv_ensure(const char *data_dir, char **url_out, char **token_out, char
 			return -1;
 		}
 		char *log_path = xasprintf("%s/server.log", data_dir);
-		int ready = -1;
-		pid_t pid = spawn_server(data_dir, log_path, &ready, &why);
+		int ready_fd = -1;
+		pid_t pid = spawn_server(data_dir, log_path, &ready_fd, &why);
 		if (pid < 0) {
 			free(log_path);
 			*why_out = why;
@@ -269,18 +269,27 @@ int localsrv_ensure(const char *data_dir, char **url_out, char **token_out, char
 		}
 		/* wait for "ready" or EOF (the child exited), bounded */
 		double deadline = mono_now_s() + START_BUDGET_MS / 1000.0;
+		bool ready = false, eof = false;
 		char buf[16];
-		for (;;) {
+		while (!ready && !eof) {
 			int left = (int)((deadline - mono_now_s()) * 1000);
-			if (left <= 0 || wait_fd(ready, POLLIN, left) <= 0)
+			if (left <= 0 || wait_fd(ready_fd, POLLIN, left) <= 0)
 				break;
-			ssize_t r = read(ready, buf, sizeof buf);
-			if (r <= 0 && !(r < 0 && errno == EINTR))
-				break;
+			ssize_t r = read(ready_fd, buf, sizeof buf);
+			if (r > 0)
+				ready = true;
+			else if (r == 0 || errno != EINTR)
+				eof = true;
 		}
-		close(ready);
+		close(ready_fd);
 		int status = 0;
-		bool exited = waitpid(pid, &status, WNOHANG) == pid;
+		bool exited = false;
+		if (!ready) {
+			/* EOF without "ready": it is exiting; no answer in time: stop it */
+			if (!eof)
+				kill(pid, SIGKILL);
+			exited = waitpid(pid, &status, 0) == pid;
+		}
 		bool lost_race = exited && WIFEXITED(status) &&
 		                 WEXITSTATUS(status) == SERVE_EXIT_LOCKED;
 		/* our server, or the one that won a race, announces itself */
@@ -298,7 +307,7 @@ int localsrv_ensure(const char *data_dir, char **url_out, char **token_out, char
 			free(tail);
 			free(log_path);
 			if (!exited)
-				kill(pid, SIGTERM);
+				kill(pid, SIGTERM); /* it answered "ready" but is not healthy */
 			return -1;
 		}
 		if (!lost_race)

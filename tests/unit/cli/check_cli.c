@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -340,6 +341,7 @@ START_TEST(serve_golden)
 	ck_assert_msg(access(sj, F_OK) != 0, "server.json is removed on a clean stop");
 	free(sj);
 	/* a second start keeps the key and prints none */
+	free(s.out);
 	if (serve_start(&s, data, NULL)) {
 		ck_assert_str_eq(s.key, "");
 		ck_assert_int_eq(h_serve_stop(&s), 0);
@@ -408,6 +410,47 @@ START_TEST(serve_rejects_bad_keys)
 	free(file_path);
 	free(id);
 out:
+	free(data);
+}
+END_TEST
+
+/* SIGTERM: no new connections, the request in flight finishes, the backend
+ * closes cleanly (what it committed is there on the next start). */
+START_TEST(serve_stops_after_inflight)
+{
+	char *data = path_in("served");
+	serve_proc s;
+	serve_start(&s, data, NULL);
+	const char body[] = "{\"template\":\"default\"}";
+	int fd = h_connect(s.url);
+	ck_assert_int_ge(fd, 0);
+	char *head = NULL;
+	ck_assert_int_ge(asprintf(&head,
+	                          "POST /api/v1/sandboxes HTTP/1.1\r\nHost: x\r\n"
+	                          "Authorization: Bearer %s\r\nContent-Type: application/json\r\n"
+	                          "Content-Length: %zu\r\nExpect: 100-continue\r\n\r\n",
+	                          s.key, strlen(body)),
+	                 0);
+	ck_assert_int_eq(write(fd, head, strlen(head)), (ssize_t)strlen(head));
+	free(head);
+	/* "100 Continue": the server has started the request (it counts as in flight) */
+	ck_assert_int_eq(h_read_status(fd), 100);
+	ck_assert_int_eq(kill(s.pid, SIGTERM), 0);
+	/* it waits for the request in flight: still there a moment later */
+	ck_assert_msg(!h_wait_gone(s.pid, 300), "s0 serve exited with a request in flight");
+	/* new connections are refused meanwhile */
+	ck_assert_int_eq(h_http(s.url, "GET", "/healthz", NULL, NULL), 0);
+	ck_assert_int_eq(write(fd, body, strlen(body)), (ssize_t)strlen(body));
+	ck_assert_int_eq(h_read_status(fd), 201);
+	close(fd);
+	ck_assert_int_eq(h_serve_stop(&s), 0);
+	ck_assert_msg(strstr(s.out, "Received SIGTERM") && strstr(s.out, "Stopped."), "%s", s.out);
+	free(s.out);
+	/* the sandbox it created is in the data directory */
+	cli_run r = h_run(A("--local", data, "sandbox", "list", "-o", "json"), NULL);
+	expect_exit(&r, 0);
+	ck_assert_msg(strstr(r.out, "\"Count\": 1,"), "%s", r.out);
+	h_run_free(&r);
 	free(data);
 }
 END_TEST
@@ -525,6 +568,46 @@ START_TEST(local_mode_autostart)
 }
 END_TEST
 
+/* Several first commands at once: one server starts, the others use it. */
+START_TEST(local_mode_race)
+{
+	enum { N = 5 };
+	pid_t kids[N];
+	for (int i = 0; i < N; i++) {
+		kids[i] = fork();
+		ck_assert_int_ge(kids[i], 0);
+		if (kids[i] == 0) {
+			cli_run r = h_run(A("sandbox", "list", "-o", "json"), NULL);
+			int code = r.status != 0 ? 1 : strstr(r.err, "s0: started a local server") ? 10 : 0;
+			if (code == 1)
+				fprintf(stderr, "exit %d: %s%s", r.status, r.out, r.err);
+			_exit(code);
+		}
+	}
+	int started = 0;
+	for (int i = 0; i < N; i++) {
+		int ws = 0;
+		ck_assert_int_eq(waitpid(kids[i], &ws, 0), kids[i]);
+		ck_assert(WIFEXITED(ws));
+		ck_assert_msg(WEXITSTATUS(ws) == 0 || WEXITSTATUS(ws) == 10, "a command failed");
+		started += WEXITSTATUS(ws) == 10;
+	}
+	ck_assert_int_eq(started, 1);
+	char *sj = path_in("data/server.json");
+	FILE *f = fopen(sj, "r");
+	ck_assert_ptr_nonnull(f);
+	char buf[1024] = {0};
+	ck_assert_uint_gt(fread(buf, 1, sizeof buf - 1, f), 0);
+	fclose(f);
+	char *pid_s = strstr(buf, "\"pid\": ");
+	ck_assert_ptr_nonnull(pid_s);
+	pid_t pid = (pid_t)atol(pid_s + 7);
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	ck_assert(h_wait_gone(pid, 30000));
+	free(sj);
+}
+END_TEST
+
 START_TEST(demo_runs)
 {
 	char *data = path_in("demo");
@@ -554,8 +637,10 @@ static Suite *cli_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, serve_golden);
 	tcase_add_test(tc, serve_rejects_bad_keys);
+	tcase_add_test(tc, serve_stops_after_inflight);
 	tcase_add_test(tc, config_and_precedence);
 	tcase_add_test(tc, local_mode_autostart);
+	tcase_add_test(tc, local_mode_race);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -629,52 +629,61 @@ int h_serve_stop(serve_proc *s)
 
 /* ---- raw HTTP ---- */
 
-int h_http(const char *url, const char *method, const char *path, const char *auth,
-           const char *body)
+int h_connect(const char *url)
 {
 	char host[64];
 	int port = 0;
 	if (sscanf(url, "http://%63[^:]:%d", host, &port) != 2)
-		return 0;
+		return -1;
 	struct sockaddr_in sa = {0};
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((uint16_t)port);
 	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-		return 0;
+		return -1;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		if (fd >= 0)
 			close(fd);
-		return 0;
+		return -1;
 	}
+	return fd;
+}
+
+int h_read_status(int fd)
+{
+	char buf[64];
+	size_t got = 0;
+	double deadline = now_ms() + 10000;
+	while (got < 12) {
+		struct pollfd p = {fd, POLLIN, 0};
+		int left = (int)(deadline - now_ms());
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			break;
+		ssize_t r = recv(fd, buf + got, sizeof buf - 1 - got, 0);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = 0;
+	return got >= 12 && !strncmp(buf, "HTTP/1.", 7) ? atoi(buf + 9) : 0;
+}
+
+int h_http(const char *url, const char *method, const char *path, const char *auth,
+           const char *body)
+{
+	int fd = h_connect(url);
+	if (fd < 0)
+		return 0;
 	char *auth_line = auth ? fmt("Authorization: %s\r\n", auth) : strdup("");
-	char *req = fmt("%s %s HTTP/1.1\r\nHost: %s:%d\r\nConnection: close\r\n%s"
+	char *req = fmt("%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n%s"
 	                "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-	                method, path, host, port, auth_line, body ? strlen(body) : 0,
+	                method, path, url + 7, auth_line, body ? strlen(body) : 0,
 	                body ? body : "");
 	size_t len = strlen(req);
 	bool sent = send(fd, req, len, MSG_NOSIGNAL) == (ssize_t)len;
 	free(req);
 	free(auth_line);
-	int code = 0;
-	if (sent) {
-		char buf[64];
-		size_t got = 0;
-		double deadline = now_ms() + 10000;
-		while (got < 12) {
-			struct pollfd p = {fd, POLLIN, 0};
-			int left = (int)(deadline - now_ms());
-			if (left <= 0 || poll(&p, 1, left) <= 0)
-				break;
-			ssize_t r = recv(fd, buf + got, sizeof buf - 1 - got, 0);
-			if (r <= 0)
-				break;
-			got += (size_t)r;
-		}
-		buf[got] = 0;
-		if (got >= 12 && !strncmp(buf, "HTTP/1.", 7))
-			code = atoi(buf + 9);
-	}
+	int code = sent ? h_read_status(fd) : 0;
 	close(fd);
 	return code;
 }

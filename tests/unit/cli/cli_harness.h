@@ -69,6 +69,11 @@ int h_serve_stop(serve_proc *s);
 int h_http(const char *url, const char *method, const char *path, const char *auth,
            const char *body);
 
+/* A TCP connection to the server of @url (-1 on failure), and the status code
+ * of the response read from it (0 when none came within 10 s). */
+int h_connect(const char *url);
+int h_read_status(int fd);
+
 /* Wait (bounded, pidfd) until process @pid is gone; false on a timeout. */
 bool h_wait_gone(pid_t pid, int timeout_ms);
 

@@ -31,6 +31,8 @@ int s0__branch_new(s0__bstore *bs, const s0__genid *id, const s0__gen_info *g,
 	if (!b)
 		return s0__error_nomem(err);
 	b->bs = bs;
+	b->size = g->size_bytes;
+	b->cs = g->chunk_bytes;
 	b->base_id = *id;
 	b->base = *g;
 	b->spill_fd = -1;
@@ -63,12 +65,12 @@ void s0__branch_free(s0__branch *b)
 
 uint64_t s0__branch_size(const s0__branch *b)
 {
-	return b->base.size_bytes;
+	return b->size;
 }
 
 uint32_t s0__branch_chunk_bytes(const s0__branch *b)
 {
-	return b->base.chunk_bytes;
+	return b->cs;
 }
 
 void s0__branch_base(const s0__branch *b, s0__genid *out)
@@ -81,7 +83,7 @@ void s0__branch_base(const s0__branch *b, s0__genid *out)
 
 static int check_range(const s0__branch *b, uint64_t off, uint64_t len, s0_error **err)
 {
-	uint64_t size = b->base.size_bytes;
+	uint64_t size = b->size;
 	if (off > size || len > size - off)
 		return s0__error_set(err, S0_EINVAL, "out_of_range",
 		                     "range of %llu bytes at %llu is outside the %llu-byte volume",
@@ -103,7 +105,7 @@ static int base_read(s0__branch *b, uint64_t idx, uint32_t in, void *dst, size_t
 		return S0_OK;
 	}
 	s0__centry *e;
-	if ((rc = s0__bstore_chunk_get(b->bs, b, &id, b->base.chunk_bytes, &e, err)) < 0)
+	if ((rc = s0__bstore_chunk_get(b->bs, b, &id, b->cs, &e, err)) < 0)
 		return rc;
 	memcpy(dst, (const uint8_t *)s0__centry_data(e) + in, n);
 	s0__cache_release(b->bs->chunks, e);
@@ -128,7 +130,7 @@ int s0__branch_read(s0__branch *b, uint64_t off, void *buf, size_t len, s0_error
 	int rc = check_range(b, off, len, err);
 	if (rc < 0 || !len)
 		return rc;
-	uint32_t cs = b->base.chunk_bytes;
+	uint32_t cs = b->cs;
 	uint8_t *dst = buf;
 	pthread_rwlock_rdlock(&b->lock);
 	s0__branch_prefetch(b, off / cs, (off + len - 1) / cs - off / cs + 1);
@@ -147,8 +149,8 @@ int s0__branch_read(s0__branch *b, uint64_t off, void *buf, size_t len, s0_error
 /* Bytes of chunk idx inside the volume (the last chunk may be short). */
 static uint32_t valid_bytes(const s0__branch *b, uint64_t idx)
 {
-	uint64_t start = idx * b->base.chunk_bytes, rest = b->base.size_bytes - start;
-	return rest < b->base.chunk_bytes ? (uint32_t)rest : b->base.chunk_bytes;
+	uint64_t start = idx * b->cs, rest = b->size - start;
+	return rest < b->cs ? (uint32_t)rest : b->cs;
 }
 
 /* Whether the whole-chunk content in b->tmp equals the base chunk id. */
@@ -156,13 +158,13 @@ static bool same_as_base(s0__branch *b, const s0__objid *id)
 {
 	s0__centry *e = s0__cache_get(b->bs->chunks, id);
 	if (e) {
-		bool same = s0__centry_size(e) == b->base.chunk_bytes &&
-		            memcmp(s0__centry_data(e), b->tmp, b->base.chunk_bytes) == 0;
+		bool same = s0__centry_size(e) == b->cs &&
+		            memcmp(s0__centry_data(e), b->tmp, b->cs) == 0;
 		s0__cache_release(b->bs->chunks, e);
 		return same;
 	}
 	s0__objid h;
-	s0__objstore_hash(b->bs->os, b->tmp, b->base.chunk_bytes, &h);
+	s0__objstore_hash(b->bs->os, b->tmp, b->cs, &h);
 	return s0__objid_eq(&h, id);
 }
 
@@ -170,7 +172,7 @@ static bool same_as_base(s0__branch *b, const s0__objid *id)
 static int set_dirty(s0__branch *b, uint64_t idx, bool had, uint64_t slot, s0_error **err)
 {
 	int rc = S0_OK;
-	if (s0__is_zero(b->tmp, b->base.chunk_bytes)) {
+	if (s0__is_zero(b->tmp, b->cs)) {
 		if (had && slot != S0__SLOT_ZERO)
 			s0__spill_release(b, slot);
 		slot = S0__SLOT_ZERO;
@@ -178,7 +180,7 @@ static int set_dirty(s0__branch *b, uint64_t idx, bool had, uint64_t slot, s0_er
 		if (!had || slot == S0__SLOT_ZERO)
 			rc = s0__spill_alloc(b, &slot, err);
 		if (rc == S0_OK)
-			rc = s0__spill_write(b, slot, 0, b->tmp, b->base.chunk_bytes, err);
+			rc = s0__spill_write(b, slot, 0, b->tmp, b->cs, err);
 	}
 	if (rc == S0_OK && s0__u64map_put(&b->dirty, idx, slot) < 0)
 		rc = s0__error_nomem(err);
@@ -194,7 +196,7 @@ static int elide_if_base(s0__branch *b, uint64_t idx, bool had, uint64_t slot, b
 	int rc = s0__map_walk(b->bs, &b->base, -1, idx, &base, err);
 	if (rc < 0)
 		return rc;
-	bool zero = s0__is_zero(b->tmp, b->base.chunk_bytes);
+	bool zero = s0__is_zero(b->tmp, b->cs);
 	*elided = s0__objid_is_zero(&base) ? zero : !zero && same_as_base(b, &base);
 	if (*elided && had) {
 		if (slot != S0__SLOT_ZERO)
@@ -208,7 +210,7 @@ static int elide_if_base(s0__branch *b, uint64_t idx, bool had, uint64_t slot, b
 static int write_chunk(s0__branch *b, uint64_t idx, uint32_t in, const uint8_t *src, size_t n,
                        s0_error **err)
 {
-	uint32_t cs = b->base.chunk_bytes;
+	uint32_t cs = b->cs;
 	uint64_t slot = 0;
 	bool had = s0__u64map_get(&b->dirty, idx, &slot);
 	bool full = in == 0 && n >= valid_bytes(b, idx);
@@ -249,7 +251,7 @@ static int write_range(s0__branch *b, uint64_t off, const void *buf, uint64_t le
 	int rc = check_range(b, off, len, err);
 	if (rc < 0 || !len)
 		return rc;
-	uint32_t cs = b->base.chunk_bytes;
+	uint32_t cs = b->cs;
 	const uint8_t *src = buf;
 	pthread_rwlock_wrlock(&b->lock);
 	if (b->sealed)
@@ -309,8 +311,8 @@ static int copy_dirty(s0__branch *b, s0__branch *child, s0_error **err)
 			continue;
 		uint64_t cslot;
 		if ((rc = s0__spill_alloc(child, &cslot, err)) < 0 ||
-		    (rc = s0__spill_read(b, slot, 0, child->tmp, b->base.chunk_bytes, err)) < 0 ||
-		    (rc = s0__spill_write(child, cslot, 0, child->tmp, b->base.chunk_bytes, err)) < 0)
+		    (rc = s0__spill_read(b, slot, 0, child->tmp, b->cs, err)) < 0 ||
+		    (rc = s0__spill_write(child, cslot, 0, child->tmp, b->cs, err)) < 0)
 			break;
 		if (s0__u64map_put(&child->dirty, idx, cslot) < 0)
 			rc = s0__error_nomem(err);

@@ -89,7 +89,9 @@ enum {
 
 struct s0__branch {
 	s0__bstore *bs;
-	s0__genid base_id;
+	uint64_t size;     /* immutable: a volume's size and chunk size never */
+	uint32_t cs;       /* change, so these are read without the lock */
+	s0__genid base_id; /* base_id and base change on rebase: under lock */
 	s0__gen_info base;
 	pthread_rwlock_t lock; /* dirty table, spill slots, state */
 	bool sealed;

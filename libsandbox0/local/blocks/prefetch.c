@@ -13,7 +13,7 @@ static int fetch_job(void *arg, size_t i, s0__objctx *cx, s0_error **err)
 {
 	prefetch *p = arg;
 	s0__centry *e;
-	int rc = s0__bstore_chunk_get(p->b->bs, p->b, &p->ids[i], p->b->base.chunk_bytes, &e, err);
+	int rc = s0__bstore_chunk_get(p->b->bs, p->b, &p->ids[i], p->b->cs, &e, err);
 	if (rc == S0_OK)
 		s0__cache_release(p->b->bs->chunks, e);
 	return rc;
@@ -22,7 +22,7 @@ static int fetch_job(void *arg, size_t i, s0__objctx *cx, s0_error **err)
 void s0__branch_prefetch(s0__branch *b, uint64_t first, uint64_t n)
 {
 	s0__bstore *bs = b->bs;
-	if (bs->threads < 2 || n < 2 || n * b->base.chunk_bytes > s0__cache_capacity(bs->chunks) / 2)
+	if (bs->threads < 2 || n < 2 || n * b->cs > s0__cache_capacity(bs->chunks) / 2)
 		return;
 	prefetch p = {b, malloc(n * sizeof *p.ids)};
 	size_t k = 0;

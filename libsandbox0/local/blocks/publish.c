@@ -39,7 +39,7 @@ static int chunk_job(void *arg, size_t i, s0__objctx *cx, s0_error **err)
 	chunk_work *w = arg;
 	s0__branch *b = w->b;
 	s0__bstore *bs = b->bs;
-	uint32_t cs = b->base.chunk_bytes;
+	uint32_t cs = b->cs;
 	int rc = s0__map_walk(bs, &b->base, -1, w->idx[i], &w->base[i], err);
 	if (rc < 0)
 		return rc;

@@ -61,7 +61,7 @@ static int io_err(s0_error **err, const char *what, int e)
 int s0__spill_write(s0__branch *b, uint64_t slot, uint32_t in_off, const void *buf, size_t len,
                     s0_error **err)
 {
-	off_t off = (off_t)(slot * b->base.chunk_bytes + in_off);
+	off_t off = (off_t)(slot * b->cs + in_off);
 	const uint8_t *p = buf;
 	while (len) {
 		ssize_t n = pwrite(b->spill_fd, p, len, off);
@@ -79,7 +79,7 @@ int s0__spill_write(s0__branch *b, uint64_t slot, uint32_t in_off, const void *b
 int s0__spill_read(const s0__branch *b, uint64_t slot, uint32_t in_off, void *buf, size_t len,
                    s0_error **err)
 {
-	off_t off = (off_t)(slot * b->base.chunk_bytes + in_off);
+	off_t off = (off_t)(slot * b->cs + in_off);
 	uint8_t *p = buf;
 	while (len) {
 		ssize_t n = pread(b->spill_fd, p, len, off);

@@ -279,6 +279,112 @@ START_TEST(test_gc_concurrent_with_publish)
 }
 END_TEST
 
+/* ---- two publishers, a reader and GC, all at once ---- */
+
+typedef struct pubber {
+	race *r;
+	int slot;
+	s0__branch *b;
+	uint8_t *model;
+	uint64_t size;
+	long iters;
+	int rc;
+} pubber;
+
+static void *pub_loop(void *arg)
+{
+	pubber *p = arg;
+	uint8_t chunk[4096];
+	uint64_t x = 77 + (uint64_t)p->slot;
+	for (long it = 0; it < p->iters && !p->rc; it++) {
+		for (int k = 0; k < 3; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			uint64_t c = x % (p->size / 4096);
+			blk_fill(chunk, sizeof chunk, (x >> 8) % 5);
+			memcpy(p->model + c * 4096, chunk, 4096);
+			if (s0__branch_write(p->b, c * 4096, chunk, 4096, NULL) < 0)
+				p->rc = -1;
+		}
+		s0__genid g;
+		if (s0__branch_publish(p->b, S0__PUBLISH_CONTINUE, &g, NULL) < 0) {
+			p->rc = -2;
+			break;
+		}
+		pthread_mutex_lock(&p->r->mu);
+		p->r->roots[p->slot] = g;
+		pthread_mutex_unlock(&p->r->mu);
+		s0__bstore_unref(p->r->e->bs, &g);
+	}
+	return NULL;
+}
+
+static void *read_loop(void *arg)
+{
+	pubber *p = arg; /* two of them */
+	uint8_t buf[10000];
+	uint64_t x = 5;
+	while (!atomic_load(&p[0].r->stop)) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		pubber *q = &p[x % 2];
+		uint64_t off = (x >> 8) % (q->size - sizeof buf);
+		if (s0__branch_read(q->b, off, buf, sizeof buf, NULL) < 0)
+			q->rc = -3;
+	}
+	return NULL;
+}
+
+START_TEST(test_concurrent_publishers_reader_gc)
+{
+	blk_env e;
+	blk_open(&e, 4096);
+	race r = {.e = &e};
+	pthread_mutex_init(&r.mu, NULL);
+	s0__bstore_close(e.bs);
+	e.opts.roots = race_roots;
+	e.opts.roots_payload = &r;
+	OK(s0__bstore_open(e.os, &e.opts, &e.bs, &err_));
+	pubber p[2];
+	r.n_roots = 2;
+	for (int i = 0; i < 2; i++) {
+		s0__genid g;
+		p[i] = (pubber){.r = &r, .slot = i, .size = 48 * 4096, .iters = s0_test_iterations(60)};
+		p[i].model = calloc(1, p[i].size);
+		OK(s0__bstore_create(e.bs, p[i].size, &g, &err_));
+		OK(s0__bstore_attach(e.bs, &g, &p[i].b, &err_));
+		r.roots[i] = g;
+		s0__bstore_unref(e.bs, &g);
+	}
+	pthread_t tp[2], tg, tr;
+	pthread_create(&tg, NULL, gc_loop, &r);
+	pthread_create(&tr, NULL, read_loop, p);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&tp[i], NULL, pub_loop, &p[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(tp[i], NULL);
+	atomic_store(&r.stop, 1);
+	pthread_join(tg, NULL);
+	pthread_join(tr, NULL);
+	ck_assert_int_eq(r.gc_rc, 0);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(p[i].rc, 0);
+		s0__branch_free(p[i].b);
+	}
+	OK(s0__bstore_gc(e.bs, NULL, &err_));
+	blk_reopen(&e);
+	uint8_t *back = malloc(p[0].size);
+	for (int i = 0; i < 2; i++) {
+		s0__branch *b;
+		OK(s0__bstore_attach(e.bs, &r.roots[i], &b, &err_));
+		OK(s0__branch_read(b, 0, back, p[i].size, &err_));
+		ck_assert(!memcmp(back, p[i].model, p[i].size));
+		s0__branch_free(b);
+		free(p[i].model);
+	}
+	free(back);
+	blk_close(&e);
+}
+END_TEST
+
 Suite *s0_bstore_gc_suite(void)
 {
 	Suite *s = suite_create("bstore_gc");
@@ -288,6 +394,7 @@ Suite *s0_bstore_gc_suite(void)
 	tcase_add_test(tc, test_gc_damaged_root_deletes_nothing);
 	tcase_add_test(tc, test_cycles_grow_by_changes);
 	tcase_add_test(tc, test_gc_concurrent_with_publish);
+	tcase_add_test(tc, test_concurrent_publishers_reader_gc);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -140,14 +140,16 @@ static bool file_missing(demo *d, const char *id, const char *path)
 
 static long long tree_bytes;
 static long long tree_files;
+static char first_file[PATH_MAX]; /* a readable regular file of the last tree sized */
 
 static int add_size(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	(void)path;
 	(void)ftw;
 	if (flag == FTW_F) {
 		tree_bytes += st->st_size;
 		tree_files++;
+		if (!*first_file && S_ISREG(st->st_mode) && st->st_size > 0 && access(path, R_OK) == 0)
+			snprintf(first_file, sizeof first_file, "%s", path);
 	}
 	return 0;
 }
@@ -229,13 +231,21 @@ static int stage_tree(demo *d)
 	int n = scandir(d->source, &names, NULL, by_name);
 	if (n < 0)
 		return -1;
-	char *root = xasprintf("%s/usr/share/doc", d->stage);
+	/* the tree keeps its place: /usr/share/doc/… on the host is /usr/share/doc/… inside */
+	char *root = xasprintf("%s%s", d->stage, d->source);
 	mkdir_p(root, 0755);
 	for (int i = 0; i < n; i++) {
 		const char *name = names[i]->d_name;
 		if (strcmp(name, ".") && strcmp(name, "..")) {
 			char *src = xasprintf("%s/%s", d->source, name);
+			size_t sl = strlen(src);
+			if (!strncmp(d->data_dir, src, sl) && (!d->data_dir[sl] || d->data_dir[sl] == '/')) {
+				free(src); /* never copy the data directory into itself */
+				free(names[i]);
+				continue;
+			}
 			tree_bytes = tree_files = 0;
+			*first_file = 0;
 			nftw(src, add_size, 16, FTW_PHYS);
 			if (tree_files && d->tree_bytes + tree_bytes <= TREE_BUDGET_BYTES) {
 				char *dst = xasprintf("%s/%s", root, name);
@@ -243,15 +253,10 @@ static int stage_tree(demo *d)
 				if (lstat(src, &st) == 0 && S_ISDIR(st.st_mode) && copy_tree(src, dst) == 0) {
 					d->tree_bytes += tree_bytes;
 					d->tree_files += tree_files;
-					if (!*d->sample) {
+					if (!*d->sample && *first_file) {
 						/* a file to compare byte for byte inside the sandbox */
-						char *cp = xasprintf("%s/copyright", src);
-						if (access(cp, R_OK) == 0) {
-							snprintf(d->sample_host, sizeof d->sample_host, "%s", cp);
-							snprintf(d->sample, sizeof d->sample,
-							         "/usr/share/doc/%s/copyright", name);
-						}
-						free(cp);
+						snprintf(d->sample_host, sizeof d->sample_host, "%s", first_file);
+						snprintf(d->sample, sizeof d->sample, "%s", first_file);
 					}
 				}
 				free(dst);
@@ -346,8 +351,8 @@ static int step_claim(demo *d)
 			       "a template file reads back byte for byte from the sandbox");
 		free(want);
 		s0_file_list *l = NULL;
-		if (s0_files_list(d->client, d->sid, "/usr/share/doc", &l, &err) == S0_OK)
-			say(d, "/usr/share/doc in the sandbox has %zu entries", s0_file_list_length(l));
+		if (s0_files_list(d->client, d->sid, d->source, &l, &err) == S0_OK)
+			say(d, "%s in the sandbox has %zu entries", d->source, s0_file_list_length(l));
 		s0_error_free(err);
 		s0_file_list_free(l);
 	}
@@ -544,7 +549,9 @@ static int run_demo(cli *c)
 	demo d;
 	memset(&d, 0, sizeof d);
 	d.c = c;
-	d.source = opt_str(c, "source") ? opt_str(c, "source") : "/usr/share/doc";
+	const char *src = opt_str(c, "source") ? opt_str(c, "source") : "/usr/share/doc";
+	char *src_abs = realpath(src, NULL);
+	d.source = src_abs ? src_abs : src;
 	if (opt_str(c, "data")) {
 		d.data_dir = xstrdup(opt_str(c, "data"));
 	} else {
@@ -595,6 +602,7 @@ static int run_demo(cli *c)
 		rm_rf(d.data_dir);
 	free(d.stage);
 	free(d.data_dir);
+	free(src_abs);
 	printf("\n%s: %d expectation(s) failed\n", d.failures ? "FAILED" : "DONE", d.failures);
 	return d.failures ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

@@ -130,18 +130,36 @@ int out_yaml(const cj *v, FILE *f)
 
 /* ---- input ---- */
 
+/* A plain scalar that is a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
 static bool is_number(const char *s)
 {
-	char *end = NULL;
-	if (!*s)
+	const char *p = s;
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (*p >= '0' && *p <= '9')
+			p++;
+	else
 		return false;
-	strtod(s, &end);
-	if (*end)
-		return false;
-	/* JSON numbers only: no hex, no leading '+', no inf/nan, no bare dot */
-	if (*s == '+' || strpbrk(s, "xXnN") || !strpbrk(s, "0123456789"))
-		return false;
-	return true;
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (*p < '0' || *p > '9')
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return *p == 0;
 }
 
 static cj *convert(yaml_document_t *doc, yaml_node_t *n, int depth)
@@ -211,7 +229,10 @@ cj *yaml_load(const char *text, size_t len, char **why_out)
 {
 	yaml_parser_t p;
 	yaml_document_t doc;
-	cj *v = NULL;
+	/* JSON first, exactly (numbers keep their text); YAML otherwise */
+	cj *v = cj_parse(text, len, NULL);
+	if (v)
+		return v;
 	if (!yaml_parser_initialize(&p)) {
 		*why_out = xstrdup("libyaml could not start");
 		return NULL;

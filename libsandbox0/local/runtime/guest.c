@@ -239,16 +239,15 @@ static int move_buf(s0__buf *dst, s0__buf *src)
 	return rc;
 }
 
-int s0__guest_take_output(s0__guest *g, int32_t pid, s0__buf *out, s0__buf *errb,
+int s0__guest_take_output(s0__guest *g, int32_t pid, s0__buf *out, s0__buf *errb, s0__buf *raw,
                           s0_error **err)
 {
 	pthread_mutex_lock(&g->mu);
 	s0__proc *p = s0__gproc_find(g, pid);
 	int rc = p ? S0_OK : not_found(err, pid);
-	if (p && (move_buf(out, &p->io.out) < 0 || move_buf(errb, &p->io.err) < 0))
+	if (p && (move_buf(out, &p->io.out) < 0 || move_buf(errb, &p->io.err) < 0 ||
+	          move_buf(raw, &p->io.raw) < 0))
 		rc = s0__error_nomem(err);
-	if (p && rc == S0_OK)
-		s0__buf_reset(&p->io.raw);
 	pthread_mutex_unlock(&g->mu);
 	return rc;
 }

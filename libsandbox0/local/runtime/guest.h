@@ -179,11 +179,12 @@ int s0__guest_proc_get(s0__guest *g, int32_t pid, s0__proc_info *out, s0_error *
 int s0__guest_signal(s0__guest *g, int32_t pid, int signo, s0_error **err);
 
 /**
- * Move what a process wrote to its stdout/stderr pipes into @p out / @p
- * errb (appended; both nullable = discard) and empty the pipes.
- * @retval S0_ENOTFOUND @retval S0_ENOMEM
+ * Move what a process wrote to its pipes into @p out (stdout), @p errb
+ * (stderr) and @p raw (both, in order) — each appended, each nullable
+ * (discarded) — and empty the pipes.
+ * @retval S0_ENOTFOUND @retval S0_ENOMEM (pipes unchanged)
  */
-int s0__guest_take_output(s0__guest *g, int32_t pid, s0__buf *out, s0__buf *errb,
+int s0__guest_take_output(s0__guest *g, int32_t pid, s0__buf *out, s0__buf *errb, s0__buf *raw,
                           s0_error **err);
 
 /**

@@ -12,6 +12,7 @@
 #include "local/rootfs/router.h"
 #include "local/runtime/contexts.h"
 #include "local/runtime/guest.h"
+#include "local/runtime/sessions.h"
 
 
 typedef struct rtfix {

@@ -1,0 +1,158 @@
+/*
+ * Supervised sessions of api.md §8.3 (the minimum of §8.4): a sandbox
+ * owns stable sessions; each OS process that runs one is an *attempt* in
+ * the simulated guest (guest.h). A session's identity, spec and event
+ * journal live here, outside process memory, so they survive a
+ * filesystem-only replacement; the lead persists them (the sink below and
+ * s0__sessions_serialize()).
+ *
+ * Behaviour:
+ * - create starts the first attempt at once (desired state `running`):
+ *   events `session.created`, `attempt.starting`, `attempt.started`,
+ *   `session.ready` (readiness `process` and `delay` are met at start,
+ *   `output` when the bytes appear), then `output` events (stream stdout
+ *   / stderr, or pty) and `attempt.exited`. The restart policy (`never`,
+ *   `on_failure`, `always`; max_restarts within window_seconds;
+ *   exponential backoff from initial_backoff_ms to max_backoff_ms, in the
+ *   guest's virtual time) decides between `exited`, `backoff` (then a new
+ *   attempt) and `failed` (restart limit).
+ * - An Idempotency-Key replayed with the same normalised spec returns the
+ *   existing session (200); with another spec 409 `session_conflict`.
+ * - desired-state `stopped` stops the attempt (TERM) and keeps it stopped;
+ *   `running` starts a new attempt of a terminal session.
+ * - The journal keeps events by event_retention (max_bytes of event JSON,
+ *   max_age_seconds on the wall clock); `after` older than the retained
+ *   window answers 410 `event_cursor_expired`.
+ * - s0__sessions_runtime_replaced(): after a filesystem-only replacement
+ *   every session active at replacement (not exited, stopped or failed)
+ *   records `attempt.exited` with reason `runtime_replaced` and no exit
+ *   code, then follows `runtime_recovery`: `restart` starts a new attempt
+ *   (new PID) in the new generation, `stop` makes it `stopped`. Terminal
+ *   sessions stay terminal (SES-01..05).
+ * - s0__sessions_memory_restored(): after a memory restore sessions keep
+ *   their captured attempt and PID; nothing is recorded (SES-06).
+ * - Simulation notes: session inputs, PUT spec, attempts and terminal
+ *   resize (api.md §8.4 second tier) are not offered; idle_timeout,
+ *   max_lifetime, stop_grace_period and readiness timeout_ms are
+ *   validated and kept, not enforced.
+ *
+ * Every operation first reconciles with the guest (s0__sessions_sync):
+ * output becomes events, ended attempts are recorded and restarted. A guest
+ * whose procd has stopped (s0__guest_shutdown) is not reconciled, so a
+ * teardown never turns active sessions into normal exits (SES-04).
+ *
+ * Errors carry wire reasons: S0_EINVAL `invalid_request` (400),
+ * S0_ENOTFOUND `session_not_found` (404), S0_ECONFLICT `session_conflict`
+ * (409), S0_EGONE `event_cursor_expired` (410).
+ *
+ * @threadsafety safe from any thread: one mutex per registry, taken before
+ * the guest's (never the other way round).
+ */
+#ifndef S0_RUNTIME_SESSIONS_H
+#define S0_RUNTIME_SESSIONS_H
+
+#include <cjson/cJSON.h>
+
+#include "local/runtime/guest.h"
+
+typedef struct s0__sessions s0__sessions;
+
+/**
+ * Where durable changes go (all nullable). Called with the registry lock
+ * held, in order; must not call back into the registry.
+ */
+typedef struct s0__sessions_sink {
+	/** An event was appended to a journal: its ExecutionSessionEvent JSON. */
+	void (*event)(void *payload, const char *session_id, int64_t seq, const char *event_json);
+	/** A session was created or changed (its ExecutionSession JSON), or deleted (NULL). */
+	void (*session)(void *payload, const char *session_id, const char *session_json);
+	void *payload;
+} s0__sessions_sink;
+
+/** Options of s0__sessions_new(); zero fields mean the default. */
+typedef struct s0__sessions_opts {
+	const s0_clock *clock;    /**< wall clock for timestamps and retention (copied); NULL real */
+	int64_t generation;       /**< the sandbox's current runtime_generation */
+	s0__sessions_sink sink;
+} s0__sessions_opts;
+
+/** A registry with no sessions. @param[out] out (transfer full) free with s0__sessions_free(). */
+int s0__sessions_new(const s0__sessions_opts *o, s0__sessions **out, s0_error **err);
+/** Free the registry (attempt processes are left to their guest). NULL-safe. */
+void s0__sessions_free(s0__sessions *s);
+
+/**
+ * POST /sessions: 201 with a new ExecutionSession, or 200 with the
+ * existing one for a replayed @p idempotency_key (nullable).
+ * @param g (nullable) the running guest; NULL: the attempt starts later
+ *          (s0__sessions_runtime_replaced).
+ * @param[out] status_out 201 or 200.
+ */
+int s0__sessions_create_json(s0__sessions *s, s0__guest *g, const cJSON *spec,
+                             const char *idempotency_key, cJSON **data_out, int *status_out,
+                             s0_error **err);
+/** GET /sessions (200): `{sessions:[ExecutionSession…]}` in creation order. */
+int s0__sessions_list_json(s0__sessions *s, s0__guest *g, cJSON **data_out, s0_error **err);
+/** GET /sessions/{id} (200). @retval S0_ENOTFOUND `session_not_found` */
+int s0__sessions_get_json(s0__sessions *s, s0__guest *g, const char *id, cJSON **data_out,
+                          s0_error **err);
+/** DELETE /sessions/{id} (200 `{deleted:true}`): stops the attempt, drops identity and journal. */
+int s0__sessions_delete_json(s0__sessions *s, s0__guest *g, const char *id, cJSON **data_out,
+                             s0_error **err);
+/** PUT /sessions/{id}/desired-state (200): body `{state: running|stopped}`. */
+int s0__sessions_desired_json(s0__sessions *s, s0__guest *g, const char *id, const cJSON *body,
+                              cJSON **data_out, s0_error **err);
+/**
+ * POST /sessions/{id}/signals (202 `{accepted:true}`): body `{signal,
+ * expected_attempt_id?}`. @retval S0_ECONFLICT `session_conflict` no
+ * running attempt, or another attempt than expected.
+ */
+int s0__sessions_signal_json(s0__sessions *s, s0__guest *g, const char *id, const cJSON *body,
+                             cJSON **data_out, s0_error **err);
+/**
+ * GET /sessions/{id}/events (200): `{events:[…], cursor:{earliest,latest}}`.
+ * @param after (nullable) the raw query value (default 0, exclusive).
+ * @param limit (nullable) the raw query value (1..10000, default 1000).
+ * @retval S0_EINVAL "after must be a non-negative integer" / "limit must be
+ *         between 1 and 10000". @retval S0_EGONE `event_cursor_expired`.
+ */
+int s0__sessions_events_json(s0__sessions *s, s0__guest *g, const char *id, const char *after,
+                             const char *limit, cJSON **data_out, s0_error **err);
+
+/** Reconcile with the guest now (output, exits, restarts). @p g nullable. */
+int s0__sessions_sync(s0__sessions *s, s0__guest *g, s0_error **err);
+
+/**
+ * Apply runtime_recovery after a filesystem-only replacement: @p g is the
+ * new generation's guest, @p generation its runtime_generation.
+ */
+int s0__sessions_runtime_replaced(s0__sessions *s, s0__guest *g, int64_t generation,
+                                  s0_error **err);
+
+/**
+ * After a memory restore into @p g (generation @p generation): sessions
+ * keep their attempts and PIDs; an attempt whose process is missing from
+ * the image is recovered as in s0__sessions_runtime_replaced().
+ */
+int s0__sessions_memory_restored(s0__sessions *s, s0__guest *g, int64_t generation,
+                                 s0_error **err);
+
+/** The PID of a session's current attempt (0: none). @retval S0_ENOTFOUND */
+int s0__sessions_pid(s0__sessions *s, const char *id, int32_t *pid_out, s0_error **err);
+
+/**
+ * Everything (sessions, specs, attempts, journals, idempotency keys) as one
+ * blob (format "S0SES001").
+ * @param[out] buf_out (transfer full) free().
+ */
+int s0__sessions_serialize(s0__sessions *s, void **buf_out, size_t *len_out, s0_error **err);
+
+/**
+ * Rebuild a registry from s0__sessions_serialize() output.
+ * @param o options (clock, sink, generation) for the new registry.
+ * @retval S0_ECORRUPT not a valid blob. @retval S0_ENOMEM
+ */
+int s0__sessions_deserialize(const void *buf, size_t len, const s0__sessions_opts *o,
+                             s0__sessions **out, s0_error **err);
+
+#endif

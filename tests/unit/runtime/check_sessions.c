@@ -1,0 +1,508 @@
+/*
+ * Supervised sessions (api.md §8.3, §8.4 item 2): shapes, the journal
+ * with seq cursors and 410, Idempotency-Key, restart policy, desired
+ * state, signals, durability (sink, serialize) and runtime_recovery after
+ * a filesystem-only replacement. Behaviour rows: SES-01, SES-02, SES-03,
+ * SES-04, SES-05 (module level: the lead drives the replacement), and
+ * SES-06's "no recovery attempt" half (with the same guest; the image
+ * round trip is in tests/unit/checkpoint).
+ */
+#include "rtsuites.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static rtfix F;
+static s0__sessions *S;
+static int n_events, n_updates, n_deletes;
+
+static void on_event(void *p, const char *id, int64_t seq, const char *json)
+{
+	(void)p, (void)id, (void)seq, (void)json;
+	n_events++;
+}
+
+static void on_session(void *p, const char *id, const char *json)
+{
+	(void)p, (void)id;
+	if (json)
+		n_updates++;
+	else
+		n_deletes++;
+}
+
+static void setup(void)
+{
+	rtfix_open(&F, NULL);
+	n_events = n_updates = n_deletes = 0;
+	s0__sessions_opts o = {.clock = &F.clock, .generation = 1,
+	                       .sink = {.event = on_event, .session = on_session}};
+	ck_assert_int_eq(s0__sessions_new(&o, &S, NULL), S0_OK);
+}
+
+static void teardown(void)
+{
+	s0__sessions_free(S);
+	rtfix_close(&F);
+}
+
+/* Create from a JSON spec; returns the session (asserts the status). */
+static cJSON *create(const char *json, const char *key, int want_status)
+{
+	cJSON *b = rtfix_json(json), *d = NULL;
+	s0_error *e = NULL;
+	int status = 0;
+	int rc = s0__sessions_create_json(S, F.g, b, key, &d, &status, &e);
+	ck_assert_msg(rc == S0_OK, "create %s: %s", json, e ? s0_error_message(e) : "?");
+	ck_assert_int_eq(status, want_status);
+	cJSON_Delete(b);
+	return d;
+}
+
+static cJSON *get(const char *id)
+{
+	cJSON *d = NULL;
+	s0_error *e = NULL;
+	int rc = s0__sessions_get_json(S, F.g, id, &d, &e);
+	ck_assert_msg(rc == S0_OK, "get: %s", e ? s0_error_message(e) : "?");
+	return d;
+}
+
+static cJSON *events(const char *id, const char *after, const char *limit, int want_rc,
+                     const char *want_msg)
+{
+	cJSON *d = NULL;
+	s0_error *e = NULL;
+	ck_assert_int_eq(s0__sessions_events_json(S, F.g, id, after, limit, &d, &e), want_rc);
+	if (want_msg)
+		ASSERT_STR(s0_error_message(e), want_msg);
+	s0_error_free(e);
+	return d;
+}
+
+/* "type[:stream]" of every event after `after`, joined by spaces. */
+static char *types(const char *id, const char *after)
+{
+	cJSON *d = events(id, after, NULL, S0_OK, NULL), *ev;
+	static char buf[4096];
+	buf[0] = 0;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(d, "events"))
+	{
+		const cJSON *st = cJSON_GetObjectItem(ev, "stream");
+		snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s%s%s", buf[0] ? " " : "",
+		         rtfix_str(ev, "type"), st ? ":" : "", st ? st->valuestring : "");
+	}
+	cJSON_Delete(d);
+	return buf;
+}
+
+static const char *phase(const char *id)
+{
+	static char buf[32];
+	cJSON *d = get(id);
+	snprintf(buf, sizeof buf, "%s", rtfix_str(d, "phase"));
+	cJSON_Delete(d);
+	return buf;
+}
+
+static char *sid(cJSON *d)
+{
+	char *s = strdup(rtfix_str(d, "id"));
+	cJSON_Delete(d);
+	return s;
+}
+
+START_TEST(create_shape_and_journal)
+{
+	cJSON *d = create("{\"command\":[\"sh\",\"-c\",\"echo hello; echo err >&2\"]}", NULL, 201);
+	ck_assert_int_eq(strncmp(rtfix_str(d, "id"), "ses_", 4), 0);
+	char *spec = cJSON_PrintUnformatted(cJSON_GetObjectItem(d, "spec"));
+	ASSERT_STR(spec,
+	           "{\"command\":[\"sh\",\"-c\",\"echo hello; echo err >&2\"],\"io\":{\"mode\":"
+	           "\"pipes\",\"terminal\":{\"rows\":24,\"cols\":80,\"term\":\"xterm-256color\"}},"
+	           "\"lifecycle\":{\"desired_state\":\"running\",\"restart\":{\"policy\":\"never\","
+	           "\"max_restarts\":5,\"window_seconds\":60,\"initial_backoff_ms\":250,"
+	           "\"max_backoff_ms\":5000},\"runtime_recovery\":\"restart\",\"idle_timeout_seconds\""
+	           ":0,\"max_lifetime_seconds\":0,\"stop_grace_period_seconds\":10},\"readiness\":{"
+	           "\"type\":\"process\",\"timeout_ms\":30000},\"event_retention\":{\"max_bytes\":"
+	           "67108864,\"max_age_seconds\":86400}}");
+	free(spec);
+	ck_assert_int_eq(rtfix_int(d, "spec_version"), 1);
+	ASSERT_STR(rtfix_str(d, "phase"), "exited");
+	ck_assert_int_eq(rtfix_int(d, "runtime_generation"), 1);
+	ck_assert_int_eq(rtfix_int(d, "restart_count"), 0);
+	cJSON *att = cJSON_GetObjectItem(d, "attempt");
+	ck_assert_int_eq(strncmp(rtfix_str(att, "id"), "att_", 4), 0);
+	ck_assert_int_eq(rtfix_int(att, "number"), 1);
+	ck_assert_int_gt(rtfix_int(att, "pid"), 1);
+	ck_assert_int_eq(rtfix_int(att, "exit_code"), 0);
+	ASSERT_STR(rtfix_str(att, "finished_at"), "2023-11-14T22:13:20Z");
+	cJSON *cur = cJSON_GetObjectItem(d, "cursor");
+	ck_assert_int_eq(rtfix_int(cur, "earliest"), 1);
+	ck_assert_int_eq(rtfix_int(cur, "latest"), 7);
+	ASSERT_STR(rtfix_str(d, "last_activity_at"), "2023-11-14T22:13:20Z");
+	char *id = sid(d);
+	ASSERT_STR(types(id, NULL), "session.created attempt.starting attempt.started session.ready "
+	                            "output:stdout output:stderr attempt.exited");
+	d = events(id, "4", "1", S0_OK, NULL);
+	cJSON *ev = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "events"), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "events")), 1);
+	ck_assert_int_eq(rtfix_int(ev, "seq"), 5);
+	ASSERT_STR(rtfix_str(ev, "session_id"), id);
+	ASSERT_STR(rtfix_str(ev, "data_base64"), "aGVsbG8K");
+	ck_assert_int_eq(rtfix_int(ev, "runtime_generation"), 1);
+	ck_assert_int_eq(strncmp(rtfix_str(ev, "attempt_id"), "att_", 4), 0);
+	ASSERT_STR(rtfix_str(ev, "occurred_at"), "2023-11-14T22:13:20Z");
+	cJSON_Delete(d);
+	ASSERT_STR(types(id, "6"), "attempt.exited");
+	ASSERT_STR(types(id, "7"), "");
+	ck_assert_int_eq(n_events, 7);
+	ck_assert_int_gt(n_updates, 0);
+	free(id);
+}
+END_TEST
+
+START_TEST(events_query_validation)
+{
+	char *id = sid(create("{\"command\":[\"true\"]}", NULL, 201));
+	events(id, "-1", NULL, S0_EINVAL, "after must be a non-negative integer");
+	events(id, "x", NULL, S0_EINVAL, "after must be a non-negative integer");
+	events(id, NULL, "0", S0_EINVAL, "limit must be between 1 and 10000");
+	events(id, NULL, "10001", S0_EINVAL, "limit must be between 1 and 10000");
+	cJSON_Delete(events(id, "99", "10000", S0_OK, NULL));
+	cJSON *d = NULL;
+	s0_error *e = NULL;
+	ck_assert_int_eq(s0__sessions_events_json(S, F.g, "ses_nope", NULL, NULL, &d, &e), S0_ENOTFOUND);
+	ASSERT_STR(s0_error_reason(e), "session_not_found");
+	s0_error_free(e);
+	free(id);
+}
+END_TEST
+
+START_TEST(retention_and_410)
+{
+	char *id = sid(create("{\"command\":[\"sh\",\"-c\",\"echo 1; sleep 1; echo 2; sleep 1; "
+	                      "echo 3; sleep 100\"],\"event_retention\":{\"max_bytes\":900}}",
+	                      NULL, 201));
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(s0__guest_advance(F.g, 1000, NULL), S0_OK);
+		ck_assert_int_eq(s0__sessions_sync(S, F.g, NULL), S0_OK);
+	}
+	cJSON *d = get(id);
+	cJSON *cur = cJSON_GetObjectItem(d, "cursor");
+	int64_t earliest = rtfix_int(cur, "earliest"), latest = rtfix_int(cur, "latest");
+	ck_assert_int_eq(latest, 7);
+	ck_assert_int_gt(earliest, 1);
+	cJSON_Delete(d);
+	cJSON *x = events(id, "0", NULL, S0_EGONE, NULL);
+	ck_assert_ptr_null(x);
+	char after[32];
+	snprintf(after, sizeof after, "%lld", (long long)(earliest - 1));
+	d = events(id, after, NULL, S0_OK, NULL);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "events")), latest - earliest + 1);
+	cJSON_Delete(d);
+	s0_error *e = NULL;
+	ck_assert_int_eq(s0__sessions_events_json(S, F.g, id, "0", NULL, &d, &e), S0_EGONE);
+	ASSERT_STR(s0_error_reason(e), "event_cursor_expired");
+	s0_error_free(e);
+	/* age: everything older than max_age_seconds goes */
+	char *id2 = sid(create("{\"command\":[\"true\"],\"event_retention\":{\"max_age_seconds\":60}}",
+	                       NULL, 201));
+	s0_manual_clock_advance(F.mc, 61000);
+	d = get(id2);
+	cur = cJSON_GetObjectItem(d, "cursor");
+	cJSON_Delete(events(id2, "6", NULL, S0_OK, NULL));
+	d = get(id2);
+	cur = cJSON_GetObjectItem(d, "cursor");
+	ck_assert_int_eq(rtfix_int(cur, "earliest"), rtfix_int(cur, "latest") + 1);
+	cJSON_Delete(d);
+	events(id2, "2", NULL, S0_EGONE, NULL);
+	free(id2);
+	free(id);
+}
+END_TEST
+
+START_TEST(idempotency_key)
+{
+	cJSON *a = create("{\"command\":[\"sleep\",\"9\"],\"env\":{\"B\":\"2\",\"A\":\"1\"}}", "k1", 201);
+	cJSON *b = create("{\"env\":{\"A\":\"1\",\"B\":\"2\"},\"command\":[\"sleep\",\"9\"],"
+	                  "\"io\":{\"mode\":\"pipes\"}}", "k1", 200);
+	ASSERT_STR(rtfix_str(a, "id"), rtfix_str(b, "id"));
+	cJSON_Delete(b);
+	cJSON *body = rtfix_json("{\"command\":[\"sleep\",\"10\"]}");
+	cJSON *d = NULL;
+	s0_error *e = NULL;
+	int st = 0;
+	ck_assert_int_eq(s0__sessions_create_json(S, F.g, body, "k1", &d, &st, &e), S0_ECONFLICT);
+	ASSERT_STR(s0_error_reason(e), "session_conflict");
+	s0_error_free(e);
+	cJSON_Delete(body);
+	cJSON *c = create("{\"command\":[\"sleep\",\"9\"]}", "k2", 201);
+	ck_assert_str_ne(rtfix_str(a, "id"), rtfix_str(c, "id"));
+	ck_assert_int_eq(s0__sessions_list_json(S, F.g, &d, NULL), S0_OK);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "sessions")), 2);
+	cJSON_Delete(d);
+	cJSON_Delete(a);
+	cJSON_Delete(c);
+}
+END_TEST
+
+START_TEST(invalid_specs)
+{
+	static const char *const bad[][2] = {
+		{"{}", "command is required"},
+		{"{\"command\":[]}", "command is required"},
+		{"{\"command\":[\"\"]}", "command must be non-empty strings"},
+		{"{\"command\":[\"ls\"],\"io\":{\"mode\":\"tty\"}}", "io.mode is invalid"},
+		{"{\"command\":[\"ls\"],\"io\":{\"terminal\":{\"rows\":0}}}", NULL},
+		{"{\"command\":[\"ls\"],\"lifecycle\":{\"restart\":{\"policy\":\"sometimes\"}}}",
+		 "lifecycle.restart.policy is invalid"},
+		{"{\"command\":[\"ls\"],\"lifecycle\":{\"runtime_recovery\":\"resume\"}}", NULL},
+		{"{\"command\":[\"ls\"],\"lifecycle\":{\"desired_state\":\"paused\"}}", NULL},
+		{"{\"command\":[\"ls\"],\"readiness\":{\"type\":\"output\"}}", NULL},
+		{"{\"command\":[\"ls\"],\"env\":{\"A\":1}}", "env must map variable names to strings"},
+		{"{\"command\":[\"ls\"],\"event_retention\":{\"max_bytes\":0}}", NULL},
+		{"{\"command\":[\"ls\"],\"lifecycle\":\"x\"}", "lifecycle must be an object"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cJSON *b = rtfix_json(bad[i][0]), *d = NULL;
+		s0_error *e = NULL;
+		int st;
+		ck_assert_int_eq(s0__sessions_create_json(S, F.g, b, NULL, &d, &st, &e), S0_EINVAL);
+		ASSERT_STR(s0_error_reason(e), "invalid_request");
+		if (bad[i][1])
+			ASSERT_STR(s0_error_message(e), bad[i][1]);
+		s0_error_free(e);
+		cJSON_Delete(b);
+	}
+}
+END_TEST
+
+START_TEST(restart_policy)
+{
+	char *id = sid(create("{\"command\":[\"sh\",\"-c\",\"exit 1\"],\"lifecycle\":{\"restart\":"
+	                      "{\"policy\":\"on_failure\",\"max_restarts\":2}}}", NULL, 201));
+	ASSERT_STR(phase(id), "backoff");
+	ck_assert_int_eq(s0__guest_advance(F.g, 250, NULL), S0_OK);
+	ASSERT_STR(phase(id), "backoff");
+	ck_assert_int_eq(s0__guest_advance(F.g, 500, NULL), S0_OK);
+	cJSON *d = get(id);
+	ASSERT_STR(rtfix_str(d, "phase"), "failed");
+	ck_assert_int_eq(rtfix_int(d, "restart_count"), 2);
+	ck_assert_int_eq(rtfix_int(cJSON_GetObjectItem(d, "attempt"), "number"), 3);
+	cJSON_Delete(d);
+	ck_assert_ptr_nonnull(strstr(types(id, NULL), "session.backoff"));
+	ck_assert_ptr_nonnull(strstr(types(id, NULL), "session.failed"));
+	char *ok = sid(create("{\"command\":[\"true\"],\"lifecycle\":{\"restart\":"
+	                      "{\"policy\":\"on_failure\"}}}", NULL, 201));
+	ASSERT_STR(phase(ok), "exited");
+	char *al = sid(create("{\"command\":[\"true\"],\"lifecycle\":{\"restart\":"
+	                      "{\"policy\":\"always\",\"initial_backoff_ms\":0}}}", NULL, 201));
+	d = get(al);
+	ASSERT_STR(rtfix_str(d, "phase"), "failed");
+	ck_assert_int_eq(rtfix_int(d, "restart_count"), 5);
+	cJSON_Delete(d);
+	free(al);
+	free(ok);
+	free(id);
+}
+END_TEST
+
+START_TEST(desired_state_signal_delete)
+{
+	char *id = sid(create("{\"command\":[\"sleep\",\"100\"]}", NULL, 201));
+	ASSERT_STR(phase(id), "running");
+	int32_t pid;
+	ck_assert_int_eq(s0__sessions_pid(S, id, &pid, NULL), S0_OK);
+	cJSON *b = rtfix_json("{\"state\":\"stopped\"}"), *d = NULL;
+	ck_assert_int_eq(s0__sessions_desired_json(S, F.g, id, b, &d, NULL), S0_OK);
+	ASSERT_STR(rtfix_str(d, "phase"), "stopped");
+	ck_assert_int_eq(rtfix_int(d, "spec_version"), 2);
+	cJSON *lc = cJSON_GetObjectItem(cJSON_GetObjectItem(d, "spec"), "lifecycle");
+	ASSERT_STR(rtfix_str(lc, "desired_state"), "stopped");
+	ASSERT_STR(rtfix_str(cJSON_GetObjectItem(d, "attempt"), "reason"), "stopped");
+	cJSON_Delete(d);
+	cJSON_Delete(b);
+	s0__proc_info pi;
+	ck_assert_int_eq(s0__guest_proc_get(F.g, pid, &pi, NULL), S0_ENOTFOUND);
+	b = rtfix_json("{\"state\":\"running\"}");
+	ck_assert_int_eq(s0__sessions_desired_json(S, F.g, id, b, &d, NULL), S0_OK);
+	ASSERT_STR(rtfix_str(d, "phase"), "running");
+	ck_assert_int_eq(rtfix_int(cJSON_GetObjectItem(d, "attempt"), "number"), 2);
+	cJSON_Delete(d);
+	cJSON_Delete(b);
+	b = rtfix_json("{\"state\":\"paused\"}");
+	ck_assert_int_eq(s0__sessions_desired_json(S, F.g, id, b, &d, NULL), S0_EINVAL);
+	cJSON_Delete(b);
+	b = rtfix_json("{\"signal\":\"TERM\",\"expected_attempt_id\":\"att_other\"}");
+	s0_error *e = NULL;
+	ck_assert_int_eq(s0__sessions_signal_json(S, F.g, id, b, &d, &e), S0_ECONFLICT);
+	ASSERT_STR(s0_error_reason(e), "session_conflict");
+	s0_error_free(e);
+	cJSON_Delete(b);
+	b = rtfix_json("{\"signal\":\"TERM\"}");
+	ck_assert_int_eq(s0__sessions_signal_json(S, F.g, id, b, &d, NULL), S0_OK);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(d, "accepted")));
+	cJSON_Delete(d);
+	d = get(id);
+	ASSERT_STR(rtfix_str(d, "phase"), "exited");
+	ck_assert_int_eq(rtfix_int(cJSON_GetObjectItem(d, "attempt"), "exit_code"), 143);
+	cJSON_Delete(d);
+	ck_assert_int_eq(s0__sessions_signal_json(S, F.g, id, b, &d, NULL), S0_ECONFLICT);
+	cJSON_Delete(b);
+	ck_assert_ptr_nonnull(strstr(types(id, NULL), "signal.sent"));
+	ck_assert_int_eq(s0__sessions_delete_json(S, F.g, id, &d, NULL), S0_OK);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(d, "deleted")));
+	cJSON_Delete(d);
+	ck_assert_int_eq(n_deletes, 1);
+	ck_assert_int_eq(s0__sessions_get_json(S, F.g, id, &d, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__sessions_delete_json(S, F.g, id, &d, NULL), S0_ENOTFOUND);
+	free(id);
+}
+END_TEST
+
+START_TEST(pty_and_readiness)
+{
+	char *id = sid(create("{\"command\":[\"sh\",\"-c\",\"echo a; echo b >&2; sleep 1; "
+	                      "echo ready; sleep 50\"],\"io\":{\"mode\":\"pty\"},\"readiness\":"
+	                      "{\"type\":\"output\",\"output\":\"ready\"}}", NULL, 201));
+	ASSERT_STR(phase(id), "starting");
+	ASSERT_STR(types(id, NULL), "session.created attempt.starting attempt.started output:pty");
+	ck_assert_int_eq(s0__guest_advance(F.g, 1000, NULL), S0_OK);
+	ASSERT_STR(phase(id), "running");
+	ASSERT_STR(types(id, "4"), "output:pty session.ready");
+	free(id);
+}
+END_TEST
+
+/* SES-01..SES-05 at module level: the lead shuts the old guest down and
+ * calls s0__sessions_runtime_replaced with the new generation's guest. */
+START_TEST(runtime_replacement)
+{
+	char *a = sid(create("{\"command\":[\"sh\",\"-c\",\"echo before; sleep 100\"]}", NULL, 201));
+	char *b = sid(create("{\"command\":[\"sleep\",\"100\"],\"lifecycle\":{\"runtime_recovery\":"
+	                     "\"stop\"}}", NULL, 201));
+	char *c = sid(create("{\"command\":[\"true\"]}", NULL, 201));
+	char *d = sid(create("{\"command\":[\"sleep\",\"100\"],\"lifecycle\":{\"desired_state\":"
+	                     "\"stopped\"}}", NULL, 201));
+	int32_t pid_a;
+	ck_assert_int_eq(s0__sessions_pid(S, a, &pid_a, NULL), S0_OK);
+	s0__guest_shutdown(F.g);
+	cJSON *insp = s0__guest_inspect(F.g);
+	cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(insp, "signal_log"), 0);
+	ck_assert_int_eq(rtfix_int(first, "pid"), 1); /* SES-04: procd first */
+	cJSON_Delete(insp);
+	ck_assert_int_eq(s0__sessions_sync(S, F.g, NULL), S0_OK);
+	ASSERT_STR(phase(a), "running"); /* the teardown is no exit */
+	s0__guest *g2;
+	s0__guest_opts o = {.clock = &F.clock};
+	ck_assert_int_eq(s0__guest_new(&o, &g2, NULL), S0_OK);
+	rtfix_set_guest(&F, g2);
+	ck_assert_int_eq(s0__sessions_runtime_replaced(S, F.g, 2, NULL), S0_OK);
+	cJSON *x = get(a);
+	ASSERT_STR(rtfix_str(x, "phase"), "running");
+	ck_assert_int_eq(rtfix_int(x, "runtime_generation"), 2);
+	cJSON *att = cJSON_GetObjectItem(x, "attempt");
+	ck_assert_int_eq(rtfix_int(att, "number"), 2);
+	ck_assert_int_eq(rtfix_int(att, "runtime_generation"), 2);
+	ck_assert_int_eq(rtfix_int(x, "restart_count"), 0);
+	cJSON_Delete(x);
+	ASSERT_STR(types(a, NULL), "session.created attempt.starting attempt.started session.ready "
+	                           "output:stdout attempt.exited attempt.starting attempt.started "
+	                           "session.ready output:stdout");
+	cJSON *ev = events(a, "5", "1", S0_OK, NULL);
+	cJSON *ex = cJSON_GetArrayItem(cJSON_GetObjectItem(ev, "events"), 0);
+	ASSERT_STR(rtfix_str(ex, "reason"), "runtime_replaced");
+	ck_assert_ptr_null(cJSON_GetObjectItem(ex, "exit_code"));
+	ck_assert_int_eq(rtfix_int(ex, "runtime_generation"), 2);
+	cJSON_Delete(ev);
+	ASSERT_STR(phase(b), "stopped");
+	ASSERT_STR(phase(c), "exited");
+	ASSERT_STR(phase(d), "stopped");
+	ASSERT_STR(types(c, NULL), "session.created attempt.starting attempt.started session.ready "
+	                           "attempt.exited");
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+}
+END_TEST
+
+START_TEST(memory_restored_same_guest)
+{
+	char *a = sid(create("{\"command\":[\"sleep\",\"100\"]}", NULL, 201));
+	int32_t p0, p1;
+	ck_assert_int_eq(s0__sessions_pid(S, a, &p0, NULL), S0_OK);
+	int before = n_events;
+	ck_assert_int_eq(s0__sessions_memory_restored(S, F.g, 2, NULL), S0_OK);
+	ck_assert_int_eq(s0__sessions_pid(S, a, &p1, NULL), S0_OK);
+	ck_assert_int_eq(p0, p1);
+	ck_assert_int_eq(n_events, before);
+	cJSON *x = get(a);
+	ck_assert_int_eq(rtfix_int(x, "runtime_generation"), 2);
+	ck_assert_int_eq(rtfix_int(x, "restart_count"), 0);
+	cJSON_Delete(x);
+	free(a);
+}
+END_TEST
+
+START_TEST(serialize_round_trip)
+{
+	char *a = sid(create("{\"command\":[\"sh\",\"-c\",\"echo x; sleep 10\"]}", "key", 201));
+	char *b = sid(create("{\"command\":[\"false\"],\"lifecycle\":{\"restart\":{\"policy\":"
+	                     "\"on_failure\"}}}", NULL, 201));
+	cJSON *l1 = NULL, *l2 = NULL;
+	ck_assert_int_eq(s0__sessions_list_json(S, NULL, &l1, NULL), S0_OK);
+	void *blob;
+	size_t len;
+	ck_assert_int_eq(s0__sessions_serialize(S, &blob, &len, NULL), S0_OK);
+	s0__sessions *s2;
+	s0__sessions_opts o = {.clock = &F.clock};
+	ck_assert_int_eq(s0__sessions_deserialize(blob, len, &o, &s2, NULL), S0_OK);
+	ck_assert_int_eq(s0__sessions_list_json(s2, NULL, &l2, NULL), S0_OK);
+	char *t1 = cJSON_PrintUnformatted(l1), *t2 = cJSON_PrintUnformatted(l2);
+	ASSERT_STR(t1, t2);
+	cJSON *body = rtfix_json("{\"command\":[\"sh\",\"-c\",\"echo x; sleep 10\"]}"), *d;
+	int st;
+	ck_assert_int_eq(s0__sessions_create_json(s2, NULL, body, "key", &d, &st, NULL), S0_OK);
+	ck_assert_int_eq(st, 200);
+	cJSON_Delete(d);
+	cJSON_Delete(body);
+	for (size_t cut = 0; cut < len; cut += len / 7 + 1) {
+		s0__sessions *bad = NULL;
+		s0_error *e = NULL;
+		ck_assert_int_eq(s0__sessions_deserialize(blob, cut, &o, &bad, &e), S0_ECORRUPT);
+		s0_error_free(e);
+	}
+	((char *)blob)[0] ^= 1;
+	ck_assert_int_eq(s0__sessions_deserialize(blob, len, &o, &s2, NULL), S0_ECORRUPT);
+	s0__sessions_free(s2);
+	free(t1);
+	free(t2);
+	free(blob);
+	cJSON_Delete(l1);
+	cJSON_Delete(l2);
+	free(a);
+	free(b);
+}
+END_TEST
+
+Suite *rt_sessions_suite(void)
+{
+	Suite *s = suite_create("runtime-sessions");
+	TCase *t = tcase_create("sessions");
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_test(t, create_shape_and_journal);
+	tcase_add_test(t, events_query_validation);
+	tcase_add_test(t, retention_and_410);
+	tcase_add_test(t, idempotency_key);
+	tcase_add_test(t, invalid_specs);
+	tcase_add_test(t, restart_policy);
+	tcase_add_test(t, desired_state_signal_delete);
+	tcase_add_test(t, pty_and_readiness);
+	tcase_add_test(t, runtime_replacement);
+	tcase_add_test(t, memory_restored_same_guest);
+	tcase_add_test(t, serialize_round_trip);
+	suite_add_tcase(s, t);
+	return s;
+}

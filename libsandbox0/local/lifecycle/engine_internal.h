@@ -99,6 +99,20 @@ void s0__engine_release_runtime(s0__engine *e, s0__runtime *rt);
 /* JSON array of strings -> malloc'd vector (NULL/"" = empty); 0 or -1 (OOM/bad). */
 int s0__strv_from_json(const char *json, char ***out, size_t *n);
 void s0__strv_free(char **v, size_t n);
+/* Template ephemeral mounts (mounts.c): paths and size limits (0 = none). */
+typedef struct s0__mounts {
+	char **paths;
+	uint64_t *limits;
+	size_t n;
+} s0__mounts;
+void s0__mounts_free(s0__mounts *m);
+/* From a template spec object: ephemeral_mounts, ephemeralMounts or
+ * pod.emptyDirMounts ([{mountPath, sizeLimit}]). S0_EINVAL bad_request. */
+int s0__mounts_from_spec(const cJSON *spec, s0__mounts *out, s0_error **err);
+/* From the stored JSON (strings or {path, size_limit_bytes}); -1 if bad. */
+int s0__mounts_from_json(const char *json, s0__mounts *out);
+/* To the stored JSON (malloc'd; NULL on OOM). */
+char *s0__mounts_to_json(const s0__mounts *m);
 /* Ephemeral mounts JSON of a template (malloc'd, "[]" when none). */
 char *s0__engine_template_mounts(s0__engine *e, const char *template_id);
 

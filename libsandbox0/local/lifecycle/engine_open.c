@@ -58,30 +58,61 @@ void s0__engine_close(s0__engine *e)
 	free(e);
 }
 
-int s0__engine_template_build(s0__engine *e, const char *name, const char *dir,
-                              uint64_t size_bytes, const char *const *ephemeral, s0_error **err)
+static int template_build(s0__engine *e, const char *name, const char *dir, uint64_t size_bytes,
+                          const s0__mounts *m, s0_error **err)
 {
 	s0__template_row t = {0};
 	s0__strlcpy(t.name, name, sizeof t.name);
 	t.volume_bytes = (int64_t)(size_bytes ? size_bytes : e->opt.rootfs_size_bytes);
-	cJSON *mounts = cJSON_CreateArray();
-	for (size_t i = 0; mounts && ephemeral && ephemeral[i]; i++)
-		cJSON_AddItemToArray(mounts, cJSON_CreateString(ephemeral[i]));
-	t.ephemeral_mounts_json = mounts ? cJSON_PrintUnformatted(mounts) : NULL;
-	cJSON_Delete(mounts);
+	t.ephemeral_mounts_json = s0__mounts_to_json(m);
 	if (!t.ephemeral_mounts_json)
 		return s0__error_nomem(err);
 	s0__engine_new_id("img_", t.image, sizeof t.image);
-	size_t n_eph = 0;
-	while (ephemeral && ephemeral[n_eph])
-		n_eph++;
-	int rc = s0__storage_template(e->storage, dir, (uint64_t)t.volume_bytes, ephemeral, n_eph,
-	                              t.generation, err);
+	int rc = s0__storage_template(e->storage, dir, (uint64_t)t.volume_bytes,
+	                              (const char *const *)m->paths, m->n, t.generation, err);
 	if (rc == S0_OK)
 		rc = s0__meta_template_put(e->meta, &t, err);
 	if (rc == S0_OK)
 		s0__storage_unpin(e->storage, t.generation);
 	s0__template_row_clear(&t);
+	return rc;
+}
+
+int s0__engine_template_build(s0__engine *e, const char *name, const char *dir,
+                              uint64_t size_bytes, const char *const *ephemeral, s0_error **err)
+{
+	cJSON *spec = cJSON_CreateObject();
+	cJSON *arr = spec ? cJSON_AddArrayToObject(spec, "ephemeral_mounts") : NULL;
+	int rc = arr ? S0_OK : s0__error_nomem(err);
+	for (size_t i = 0; rc == S0_OK && ephemeral && ephemeral[i]; i++) {
+		cJSON *it = cJSON_CreateString(ephemeral[i]);
+		if (!it)
+			rc = s0__error_nomem(err);
+		else
+			cJSON_AddItemToArray(arr, it);
+	}
+	s0__mounts m = {0};
+	if (rc == S0_OK)
+		rc = s0__mounts_from_spec(spec, &m, err);
+	cJSON_Delete(spec);
+	if (rc == S0_OK)
+		rc = template_build(e, name, dir, size_bytes, &m, err);
+	s0__mounts_free(&m);
+	return rc;
+}
+
+int s0__engine_template_build_spec(s0__engine *e, const char *name, const char *dir,
+                                   uint64_t size_bytes, const char *spec_json, s0_error **err)
+{
+	cJSON *spec = spec_json ? cJSON_Parse(spec_json) : NULL;
+	if (spec_json && !spec)
+		return s0__error_set(err, S0_EINVAL, "bad_request", "template spec is not JSON");
+	s0__mounts m;
+	int rc = s0__mounts_from_spec(spec, &m, err);
+	cJSON_Delete(spec);
+	if (rc == S0_OK)
+		rc = template_build(e, name, dir, size_bytes, &m, err);
+	s0__mounts_free(&m);
 	return rc;
 }
 

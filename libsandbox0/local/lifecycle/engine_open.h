@@ -22,6 +22,13 @@ void s0__engine_controller_stop(s0__engine *e);
 int s0__engine_template_build(s0__engine *e, const char *name, const char *dir,
                               uint64_t size_bytes, const char *const *ephemeral,
                               s0_error **err);
+/*
+ * Build a template from a spec object (JSON text, nullable) carrying its
+ * runtime-only mounts under any accepted spelling (mounts.c; EPH-06).
+ * S0_EINVAL bad_request for a bad spec. For a future template endpoint.
+ */
+int s0__engine_template_build_spec(s0__engine *e, const char *name, const char *dir,
+                                   uint64_t size_bytes, const char *spec_json, s0_error **err);
 /* Garbage-collect storage against the live generations of the metadata store. */
 int s0__engine_gc(s0__engine *e, s0_error **err);
 /* Inspection JSON (malloc'd). */

@@ -81,6 +81,25 @@ static void abandon(s0__engine *e, s0__runtime *rt)
 	pthread_mutex_unlock(&e->mu);
 }
 
+/* A fresh runtime tmpfs (/tmp, /proc, /dev, /sys) plus the template's
+ * ephemeral mounts with their size limits. */
+static int new_tmpfs(s0__runtime *rt, const uint64_t *limits, s0_error **err)
+{
+	int rc = s0__tmpfs_new_runtime(NULL, 0, &rt->tmpfs, err);
+	for (size_t i = 0; rc == S0_OK && i < rt->n_ephemeral; i++) {
+		s0_error *e = NULL;
+		rc = s0__tmpfs_add_mount(rt->tmpfs, rt->ephemeral[i], strlen(rt->ephemeral[i]), 0777, 0,
+		                         limits[i], &e);
+		if (rc == S0_ECONFLICT) { /* listed twice, or one of the built-ins */
+			s0_error_free(e);
+			rc = S0_OK;
+		} else if (rc < 0) {
+			s0__error_put(err, e);
+		}
+	}
+	return rc;
+}
+
 int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ephemeral_json,
                              s0__runtime **out, s0_error **err)
 {
@@ -99,10 +118,14 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 		return rc;
 	rt->generation = row->rec.runtime_generation + 1;
 	rt->started_at_ms = s0__engine_now(e);
-	if (s0__strv_from_json(ephemeral_json, &rt->ephemeral, &rt->n_ephemeral) < 0) {
+	s0__mounts mounts;
+	if (s0__mounts_from_json(ephemeral_json, &mounts) < 0) {
 		abandon(e, rt);
 		return s0__error_nomem(err);
 	}
+	rt->ephemeral = mounts.paths; /* the files router needs the paths */
+	rt->n_ephemeral = mounts.n;
+	mounts.paths = NULL;
 	if (s0__fault_hit(e->faults, "object_store", "attach") != S0__FAULT_NONE) {
 		rc = s0__error_set(err, S0_EUNAVAILABLE, "object_store",
 		                   "sandbox rootfs store is unavailable");
@@ -111,8 +134,7 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 		s0__strlcpy(rt->attached, row->head, sizeof rt->attached);
 		rc = s0__volume_attach(e->storage, row->head, &rt->volume, &cause);
 		if (rc == S0_OK)
-			rc = s0__tmpfs_new_runtime((const char *const *)rt->ephemeral, rt->n_ephemeral,
-			                           &rt->tmpfs, &cause);
+			rc = new_tmpfs(rt, mounts.limits, &cause);
 		if (rc == S0_OK)
 			rc = s0__files_ns_init(&rt->ns, s0__volume_rootfs(rt->volume), rt->tmpfs,
 			                       (const char *const *)rt->ephemeral, rt->n_ephemeral,
@@ -125,6 +147,7 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 			rc = s0__error_put(err, w);
 		}
 	}
+	free(mounts.limits);
 	if (rc < 0) {
 		abandon(e, rt);
 		return rc;

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "local/lifecycle/engine_open.h"
+#include "local/local_internal.h"
 #include "lt.h"
 #include "suites.h"
 
@@ -376,6 +378,25 @@ static void build_eph_template(lt *t, const char *name)
 	LT_OK(s0_local_template_build(t->local, name, NULL, &o, &e_));
 }
 
+static void eph03_body(lt *t, const char *tmpl)
+{
+	char *id = lt_claim(t, tmpl, NULL);
+	lt_write(t, id, "/workspace/cache/blob", "ephemeral");
+	lt_write(t, id, "/scratch/a/b", "ephemeral too");
+	lt_write(t, id, "/workspace/kept", "durable");
+	ck_assert_int_eq(lt_list_len(t, id, "/workspace/cache"), 1);
+	lt_pause(t, id);
+	char *head = lt_head(t, id);
+	ck_assert_int_eq(lt_gen_dir_entries(t, head, "/workspace/cache"), 0);
+	ck_assert_int_eq(lt_gen_dir_entries(t, head, "/scratch"), 0);
+	lt_resume(t, id);
+	ck_assert_int_eq(lt_list_len(t, id, "/workspace/cache"), 0);
+	ck_assert_int_eq(lt_list_len(t, id, "/scratch"), 0);
+	ck_assert(lt_file_is(t, id, "/workspace/kept", "durable"));
+	free(head);
+	free(id);
+}
+
 /* EPH-03: content under a template ephemeral mount is gone after an FS
  * cycle; the mount point exists again, empty. */
 START_TEST(eph03_template_ephemeral_mounts_excluded_from_cycle)
@@ -384,21 +405,7 @@ START_TEST(eph03_template_ephemeral_mounts_excluded_from_cycle)
 	lt t;
 	lt_open(&t, NULL);
 	build_eph_template(&t, "eph");
-	char *id = lt_claim(&t, "eph", NULL);
-	lt_write(&t, id, "/workspace/cache/blob", "ephemeral");
-	lt_write(&t, id, "/scratch/a/b", "ephemeral too");
-	lt_write(&t, id, "/workspace/kept", "durable");
-	ck_assert_int_eq(lt_list_len(&t, id, "/workspace/cache"), 1);
-	lt_pause(&t, id);
-	char *head = lt_head(&t, id);
-	ck_assert_int_eq(lt_gen_dir_entries(&t, head, "/workspace/cache"), 0);
-	ck_assert_int_eq(lt_gen_dir_entries(&t, head, "/scratch"), 0);
-	lt_resume(&t, id);
-	ck_assert_int_eq(lt_list_len(&t, id, "/workspace/cache"), 0);
-	ck_assert_int_eq(lt_list_len(&t, id, "/scratch"), 0);
-	ck_assert(lt_file_is(&t, id, "/workspace/kept", "durable"));
-	free(head);
-	free(id);
+	eph03_body(&t, "eph");
 	lt_close(&t);
 }
 END_TEST
@@ -419,12 +426,12 @@ static void expect_only_var_tmp(lt *t, const char *id)
 }
 
 /* Snapshot + claim and fork of a source; both children see only /var/tmp. */
-static void snapshot_and_fork(lt *t, const char *src)
+static void snapshot_and_fork(lt *t, const char *src, const char *tmpl)
 {
 	s0_snapshot_info *snap = NULL;
 	LT_OK(s0_snapshot_create(t->c, src, NULL, NULL, 0, &snap, &e_));
 	s0_sandbox_info *sb = NULL;
-	LT_OK(s0_sandbox_claim(t->c, "eph", s0_snapshot_info_id(snap), NULL, &sb, &e_));
+	LT_OK(s0_sandbox_claim(t->c, tmpl, s0_snapshot_info_id(snap), NULL, &sb, &e_));
 	char *from_snap = strdup(s0_sandbox_info_id(sb));
 	s0_sandbox_info_free(sb);
 	s0_snapshot_info_free(snap);
@@ -444,6 +451,16 @@ static void snapshot_and_fork(lt *t, const char *src)
 	free(from_snap);
 }
 
+static void eph04_body(lt *t, const char *tmpl)
+{
+	char *id = lt_claim(t, tmpl, NULL);
+	write_runtime_only(t, id);
+	snapshot_and_fork(t, id, tmpl); /* running source */
+	lt_pause(t, id);
+	snapshot_and_fork(t, id, tmpl); /* FS-paused source */
+	free(id);
+}
+
 /* EPH-04: runtime-only paths never appear in snapshots or forks, from a
  * running or an FS-paused source (memory-paused: the checkpoint issue). */
 START_TEST(eph04_runtime_paths_not_in_snapshots_or_forks)
@@ -452,12 +469,61 @@ START_TEST(eph04_runtime_paths_not_in_snapshots_or_forks)
 	lt t;
 	lt_open(&t, NULL);
 	build_eph_template(&t, "eph");
-	char *id = lt_claim(&t, "eph", NULL);
-	write_runtime_only(&t, id);
-	snapshot_and_fork(&t, id); /* running source */
-	lt_pause(&t, id);
-	snapshot_and_fork(&t, id); /* FS-paused source */
+	eph04_body(&t, "eph");
+	lt_close(&t);
+}
+END_TEST
+
+static int build_spec(lt *t, const char *name, const char *spec, s0_error **err)
+{
+	return s0__engine_template_build_spec(s0__local_engine(t->local), name, NULL, 0, spec, err);
+}
+
+/* EPH-06: the mount list is accepted as ephemeralMounts and as the public
+ * pod.emptyDirMounts (mountPath, sizeLimit) with the same effect; the size
+ * limit holds; bad specs are rejected. (The engine entry point a template
+ * endpoint will call: no public template surface takes JSON yet.) */
+START_TEST(eph06_both_spellings_same_effect)
+{
+	LT_ROW("EPH-06");
+	lt t;
+	lt_open(&t, NULL);
+	static const char *const specs[] = {
+		"{\"ephemeralMounts\":[\"/workspace/cache\",\"/scratch\"]}",
+		"{\"pod\":{\"emptyDirMounts\":[{\"mountPath\":\"/workspace/cache\"},"
+		"{\"mountPath\":\"/scratch\",\"sizeLimit\":\"1Mi\"}]}}",
+		"{\"ephemeral_mounts\":[\"/workspace/cache\",{\"path\":\"/scratch\"}]}",
+	};
+	for (size_t i = 0; i < 3; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "spec%zu", i);
+		LT_OK(build_spec(&t, name, specs[i], &e_));
+		eph03_body(&t, name);
+		eph04_body(&t, name);
+	}
+	/* the sizeLimit of the public spelling is enforced */
+	char *id = lt_claim(&t, "spec1", NULL);
+	size_t big = 2u << 20;
+	char *junk = calloc(1, big);
+	s0_error *err = NULL;
+	int rc = s0_files_write(t.c, id, "/scratch/too-big", junk, big, &err);
+	ck_assert_int_eq(rc, S0_EINTERNAL);
+	s0_error_free(err);
+	err = NULL;
+	lt_write_bytes(&t, id, "/scratch/fits", junk, 512u << 10);
+	free(junk);
 	free(id);
+	static const char *const bad[] = {
+		"{\"pod\":{\"emptyDirMounts\":[{\"sizeLimit\":\"1Mi\"}]}}",
+		"{\"pod\":{\"emptyDirMounts\":[{\"mountPath\":\"/x\",\"sizeLimit\":\"lots\"}]}}",
+		"{\"ephemeralMounts\":[\"/\"]}",
+		"{\"ephemeralMounts\":[\"relative\"]}",
+		"{\"ephemeralMounts\":\"/x\"}",
+		"[1,2]",
+		"not json",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		LT_EXPECT(build_spec(&t, "bad", bad[i], &err), err, S0_EINVAL, NULL);
 	lt_close(&t);
 }
 END_TEST
@@ -513,6 +579,7 @@ Suite *s0_local_fs_suite(void)
 	tcase_add_test(eph, eph03_template_ephemeral_mounts_excluded_from_cycle);
 	tcase_add_test(eph, eph04_runtime_paths_not_in_snapshots_or_forks);
 	tcase_add_test(eph, eph05_tmp_writes_never_reach_block_device);
+	tcase_add_test(eph, eph06_both_spellings_same_effect);
 	suite_add_tcase(s, eph);
 	return s;
 }

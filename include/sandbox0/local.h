@@ -156,9 +156,39 @@ typedef enum s0_fault_mode {
 
 /**
  * Arm a named fault point (behaviours.md "How the local backend stands in
- * for physical components": `node_channel`, `object_store`, `meta_store`,
- * `carrier`, `capacity`, `nbd_device`, `runtime_crash`, `procd_not_ready`,
- * `resume_delay`, `resource_leak:<kind>`, …; `name@step` narrows to a step).
+ * for physical components"); `name@step` narrows a point to one step, a
+ * plain `name` matches every step. The lifecycle engine's points:
+ *
+ * - `node_channel` (`@pause` before the seal; `@resume` at placement): the
+ *   node agent is unreachable. A pause is still accepted (202 in the
+ *   in-process and 202-mode servers) and retried; a resume answers 503.
+ * - `object_store` (`@after-seal`: the upload after guest writes are fenced
+ *   and flushed; `@attach`: a resume's attach), `meta_store` (`@intent`:
+ *   the pause intent cannot be recorded, the call fails; `@commit`: the
+ *   head commit is retried).
+ * - `carrier`, `capacity`, `nbd_device`: placement of a new runtime fails
+ *   (503, nothing leased); `procd_not_ready`: the readiness proof fails
+ *   (the target is reclaimed and its generation consumed);
+ *   `resume_delay`: held or delayed before the readiness proof.
+ * - `resource_leak:<kind>` (kind: runsc, writer, mount, network,
+ *   alloc_dir, lease_cgroup): while armed, the terminal proof of stopped
+ *   runtimes fails, so their capacity stays reserved and pauses, deletes
+ *   and crash recoveries wait (the arming mode and count do not matter).
+ * - `runtime_crash` or `runtime_crash@<sandbox_id>`: the next controller
+ *   pass crashes running runtimes (one per count): the writer is fenced,
+ *   the unpublished branch abandoned, and a durable recovery restarts the
+ *   sandbox from its last committed head after the terminal proof. The
+ *   sandbox reads `starting` (or `failed` while nothing can be placed),
+ *   never paused.
+ * - `driver_exit`: the stop call into the runtime never answers; the
+ *   reconciler proves the stop from node state instead.
+ * - `manager_restart@<point>` with S0_FAULT_CRASH: SIGKILL at a lifecycle
+ *   crash point (intent-recorded, published, committed, delete-recorded,
+ *   delete-reclaimed, resume-ready, recover-recorded, recover-released).
+ *   Storage crash points (publish.*, objects.*) are reached with the
+ *   S0_CRASH_AT environment variable instead.
+ *
+ * s0_local_inspect() lists armed points with their hit counts.
  *
  * @param[in] name fault point name.
  * @param[in] mode ::s0_fault_mode.

@@ -211,6 +211,19 @@ class Sandboxes:
         items = [Sandbox._from_native(x) for x in _items(page)]
         return SandboxPage(items, page.count(), page.has_more(), offset, lim or 50)
 
+    def pages(self, *, status: Optional[StatusLike] = None, paused: Optional[bool] = None,
+              template_id: Optional[str] = None, page_size: Optional[int] = None,
+              offset: int = 0) -> Iterator[SandboxPage]:
+        """Every page of a list, one request per page (the next offset is the
+        previous offset plus the page length), until ``has_more`` is false."""
+        while True:
+            page = self.list(status=status, paused=paused, template_id=template_id,
+                             limit=page_size, offset=offset)
+            yield page
+            if not page.has_more or not page.sandboxes:
+                return
+            offset = page.next_offset
+
     def iter(self, *, status: Optional[StatusLike] = None, paused: Optional[bool] = None,
              template_id: Optional[str] = None, page_size: Optional[int] = None,
              offset: int = 0) -> Iterator[Sandbox]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import shutil
+import tempfile
 import unittest
 
 import libsandbox0
@@ -53,14 +55,15 @@ class Stub(unittest.TestCase):
 class Typemaps(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        cls.local = capi.local_open(__import__("tempfile").mkdtemp(prefix="s0py-capi-"),
-                                    manual_clock=1)
+        cls.dir = tempfile.mkdtemp(prefix="s0py-capi-")
+        cls.local = capi.local_open(cls.dir, manual_clock=1)
         cls.c = cls.local.client()
         cls.sid = cls.c.claim("default").id()
 
     @classmethod
     def tearDownClass(cls) -> None:
         cls.local.close()
+        shutil.rmtree(cls.dir, ignore_errors=True)
 
     def test_errors_raise_inside_the_call(self) -> None:
         with self.assertRaises(errors.NotFoundError):

@@ -45,7 +45,7 @@ static int finish_delete_locked(s0__engine *e, s0__op_row *op)
 	pthread_mutex_unlock(&e->mu);
 	if (rt) {
 		s0__engine_halt_runtime(e, rt); /* branch abandoned */
-		if (s0__node_terminal_proof(e->faults, NULL) < 0)
+		if (s0__node_terminal_proof(e->faults, rt, NULL) < 0)
 			return S0_EUNAVAILABLE; /* leases stay until proven absent; retried */
 		s0__engine_release_runtime(e, rt);
 	}

@@ -1,7 +1,9 @@
 /* Engine open/close, crash recovery, manager restart, templates. */
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "local/lifecycle/engine_open.h"
@@ -122,6 +124,26 @@ int s0__engine_template_build_spec(s0__engine *e, const char *name, const char *
  * sandbox that had a runtime recovers from its last committed head
  * (recover.c); published pauses and deletes continue on the controller.
  */
+/* A new incarnation of the node: every allocation directory belongs to a
+ * runtime of the previous process, which is gone. */
+static void sweep_allocations(s0__engine *e)
+{
+	char *base = s0__asprintf("%s/allocs", e->dir);
+	DIR *d = base ? opendir(base) : NULL;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char *p = s0__asprintf("%s/%s", base, de->d_name);
+		if (p)
+			rmdir(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	free(base);
+}
+
 static void recover_all(s0__engine *e)
 {
 	char **ids = NULL;
@@ -171,6 +193,7 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 		rc = ensure_default_template(e, err);
 	}
 	if (rc == S0_OK) {
+		sweep_allocations(e);
 		recover_all(e);
 		rc = s0__engine_controller_start(e, err);
 	}

@@ -37,6 +37,8 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 		cJSON_AddBoolToObject(r, "fenced", rt->fenced);
 		cJSON_AddBoolToObject(r, "halted", rt->halted);
 		cJSON_AddBoolToObject(r, "crashed", rt->crashed);
+		cJSON_AddBoolToObject(r, "scheduler_record", rt->sched_record);
+		cJSON_AddStringToObject(r, "alloc_dir", rt->alloc_dir ? rt->alloc_dir : "");
 		cJSON_AddNumberToObject(r, "requests", (double)rt->requests);
 		if (rt->volume) {
 			int64_t dirty = 0, fetched = 0;

@@ -1,6 +1,7 @@
 /* The simulated node: capacity, carriers, attach slots, runtimes. */
 #include <ctype.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,7 @@ void s0__node_release(s0__node *n, s0__runtime *rt)
 	n->cpu_used -= rt->cpu_millis;
 	n->memory_used -= rt->memory_bytes;
 	n->runtimes_stopped++;
+	free(rt->alloc_dir);
 	free(rt);
 }
 
@@ -80,8 +82,12 @@ s0__runtime *s0__node_find_sandbox(s0__node *n, const char *sandbox_id)
 	return NULL;
 }
 
-int s0__node_terminal_proof(struct s0__faults *f, s0_error **err)
+int s0__node_terminal_proof(struct s0__faults *f, const s0__runtime *rt, s0_error **err)
 {
+	struct stat st;
+	if (rt && rt->alloc_dir && stat(rt->alloc_dir, &st) == 0)
+		return s0__error_set(err, S0_EUNAVAILABLE, "terminal_proof",
+		                     "allocation directory %s is still present", rt->alloc_dir);
 	static const char *const kinds[] = {"runsc", "writer", "mount", "network", "alloc_dir",
 	                                    "lease_cgroup"};
 	char name[64];

@@ -35,6 +35,10 @@ typedef struct s0__runtime {
 	bool fenced;        /* retirement began: no new requests */
 	bool halted;        /* process, writer and mount gone; leases held until proof */
 	bool crashed;       /* halted by an unplanned failure (branch abandoned) */
+	/* The allocation: a scheduler record (in memory) and a directory on the
+	 * node (<data>/allocs/<runtime_id>), removed separately (REC-07). */
+	bool sched_record;
+	char *alloc_dir;
 	int64_t started_at_ms;
 	int64_t requests;   /* requests served (inspection) */
 	struct s0__runtime *next;
@@ -68,11 +72,13 @@ s0__runtime *s0__node_find_sandbox(s0__node *n, const char *sandbox_id);
 /*
  * Terminal proof (seed "Filesystem Pause Transaction" step 5): the runtime
  * process, writer, mount, network state, allocation directory and lease
- * cgroup are all absent. A `resource_leak:<kind>` fault keeps one present:
- * S0_EUNAVAILABLE with the kind, and capacity must stay fenced.
+ * cgroup are all absent. The allocation directory of rt (nullable) is
+ * checked on disk — a purged scheduler record proves nothing (REC-07); a
+ * `resource_leak:<kind>` fault keeps one resource present. S0_EUNAVAILABLE
+ * with the kind: capacity must stay fenced.
  */
 struct s0__faults;
-int s0__node_terminal_proof(struct s0__faults *f, s0_error **err);
+int s0__node_terminal_proof(struct s0__faults *f, const s0__runtime *rt, s0_error **err);
 /* Parse a resources.memory quantity ("512Mi", "1Gi", "1G", bytes). -1 if bad. */
 int64_t s0__parse_memory(const char *q);
 

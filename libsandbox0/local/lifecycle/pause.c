@@ -170,7 +170,7 @@ static int step_release(s0__engine *e, s0__op_row *op)
 			e->node.reconciled_stops++;
 		pthread_mutex_unlock(&e->mu);
 	}
-	if (s0__node_terminal_proof(e->faults, NULL) < 0)
+	if (s0__node_terminal_proof(e->faults, rt, NULL) < 0)
 		return S0_EUNAVAILABLE; /* not proven absent: capacity stays fenced (PTX-06) */
 	if (rt)
 		s0__engine_release_runtime(e, rt);

@@ -129,7 +129,7 @@ static int step_release(s0__engine *e, s0__op_row *op)
 	pthread_mutex_unlock(&e->mu);
 	if (rt)
 		s0__engine_halt_runtime(e, rt);
-	if (s0__node_terminal_proof(e->faults, NULL) < 0)
+	if (s0__node_terminal_proof(e->faults, rt, NULL) < 0)
 		return S0_EUNAVAILABLE; /* capacity stays fenced: no replacement yet */
 	if (rt)
 		s0__engine_release_runtime(e, rt);

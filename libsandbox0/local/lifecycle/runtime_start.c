@@ -4,7 +4,10 @@
  * committed head lazily, prepare a fresh tmpfs, prove readiness, and only
  * then report it. Shared by claim, resume, wake-up and crash recovery.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,9 +76,39 @@ static void halt(s0__runtime *rt)
 	rt->halted = true;
 }
 
+/* The allocation directory on the node (REC-07): <data>/allocs/<runtime_id>. */
+static int make_allocation(s0__engine *e, s0__runtime *rt, s0_error **err)
+{
+	char *base = s0__asprintf("%s/allocs", e->dir);
+	rt->alloc_dir = base ? s0__asprintf("%s/%s", base, rt->id) : NULL;
+	int rc = rt->alloc_dir ? S0_OK : s0__error_nomem(err);
+	if (rc == S0_OK && ((mkdir(base, 0700) < 0 && errno != EEXIST) ||
+	                    mkdir(rt->alloc_dir, 0700) < 0))
+		rc = s0__error_set(err, S0_EUNAVAILABLE, "allocation",
+		                   "cannot create the allocation directory: %s", strerror(errno));
+	free(base);
+	rt->sched_record = rc == S0_OK;
+	return rc;
+}
+
+/* The scheduler forgets the allocation and the node removes its directory;
+ * with `alloc_record_purge` the record is purged early and the directory
+ * stays behind, so the terminal proof keeps failing until it is gone. */
+static void drop_allocation(s0__engine *e, s0__runtime *rt, bool planned)
+{
+	if (!rt->sched_record)
+		return;
+	rt->sched_record = false;
+	if (planned && s0__fault_hit(e->faults, "alloc_record_purge", NULL) != S0__FAULT_NONE)
+		return;
+	if (rt->alloc_dir)
+		rmdir(rt->alloc_dir);
+}
+
 static void abandon(s0__engine *e, s0__runtime *rt)
 {
 	halt(rt);
+	drop_allocation(e, rt, false);
 	pthread_mutex_lock(&e->mu);
 	s0__node_release(&e->node, rt);
 	pthread_mutex_unlock(&e->mu);
@@ -118,6 +151,10 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 		return rc;
 	rt->generation = row->rec.runtime_generation + 1;
 	rt->started_at_ms = s0__engine_now(e);
+	if ((rc = make_allocation(e, rt, err)) < 0) {
+		abandon(e, rt);
+		return rc;
+	}
 	s0__mounts mounts;
 	if (s0__mounts_from_json(ephemeral_json, &mounts) < 0) {
 		abandon(e, rt);
@@ -178,8 +215,10 @@ bool s0__engine_halt_runtime(s0__engine *e, s0__runtime *rt)
 		pthread_cond_wait(&e->cv, &e->mu);
 	bool was_running = !rt->halted;
 	pthread_mutex_unlock(&e->mu);
-	if (was_running)
+	if (was_running) {
 		halt(rt);
+		drop_allocation(e, rt, true);
+	}
 	return was_running;
 }
 

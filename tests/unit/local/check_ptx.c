@@ -165,6 +165,46 @@ START_TEST(ptx03_stop_is_idempotent_and_exact)
 }
 END_TEST
 
+/* PTX-04 (storage half): a published generation never changes afterwards,
+ * whatever runs later (cycles, snapshots, forks, GC, restarts). The guest
+ * process half (numbered records before the fence) belongs to the runtime
+ * issue; the fence itself is INS-05. */
+START_TEST(ptx04_published_generations_never_change)
+{
+	LT_ROW("PTX-04");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	lt_write(&t, id, "/workspace/v", "first");
+	lt_pause(&t, id);
+	char *g1 = lt_head(&t, id);
+	uint64_t d1 = lt_gen_digest(&t, g1);
+	s0_snapshot_info *snap = NULL; /* keeps g1 live */
+	LT_OK(s0_snapshot_create(t.c, id, NULL, NULL, 0, &snap, &e_));
+	for (int i = 0; i < 3; i++) {
+		lt_resume(&t, id);
+		lt_write(&t, id, "/workspace/v", "later");
+		lt_write(&t, id, "/workspace/w", "more");
+		s0_sandbox_info *sb = NULL;
+		LT_OK(s0_sandbox_fork(t.c, id, NULL, &sb, &e_));
+		s0_sandbox_info_free(sb);
+		lt_pause(&t, id);
+		LT_OK(s0_local_gc(t.local, &e_));
+	}
+	LT_OK(s0_local_restart_manager(t.local, &e_));
+	lt_reopen(&t);
+	LT_OK(s0_local_gc(t.local, &e_));
+	ck_assert_uint_eq(lt_gen_digest(&t, g1), d1);
+	char *v = lt_gen_cat(&t, g1, "/workspace/v");
+	ck_assert_str_eq(v, "first");
+	free(v);
+	s0_snapshot_info_free(snap);
+	free(g1);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 /*
  * PTX-05 (in-process half): at each durable step a manager restart keeps
  * the invariant — old head and not paused, or new head and paused (or
@@ -520,6 +560,7 @@ Suite *s0_local_ptx_suite(void)
 	tcase_add_test(tc, ptx01_pause_is_asynchronous);
 	tcase_add_test(tc, ptx02_intent_names_exact_runtime_and_survives_restart);
 	tcase_add_test(tc, ptx03_stop_is_idempotent_and_exact);
+	tcase_add_test(tc, ptx04_published_generations_never_change);
 	tcase_add_test(tc, ptx05_restart_at_each_step_keeps_commit_atomic);
 	tcase_add_test(tc, ptx06_capacity_returns_only_after_terminal_proof);
 	tcase_add_test(tc, ptx07_concurrent_pauses_join_one_operation);

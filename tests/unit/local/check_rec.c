@@ -1,16 +1,16 @@
 /*
- * Runtime failure recovery (behaviours.md REC-01, 02, 03, 05, 08, 09 and
- * TTL-09) and inspect state (INS-01..INS-07), through the public client.
+ * Runtime failure recovery (behaviours.md REC-01, 02, 03, 05, 07, 08, 09
+ * and TTL-09) and inspect state (INS-01..INS-07), through the public client.
  *
- * Not here: REC-04 (ctld primary/standby), REC-06 (node reboot and boot
- * credential) and REC-07 (scheduler record vs allocation directory) need
- * node-agent models the local backend does not have yet. INS-01's memory
+ * Not here: REC-04 (ctld primary/standby) and REC-06 (node reboot and boot
+ * credential) need node-agent models the local backend does not have yet. INS-01's memory
  * exceptions (failed/starting with paused true) belong to the checkpoint
  * issue; INS-04's Python-SDK decoding to the Python issue.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "lt.h"
@@ -252,6 +252,51 @@ START_TEST(rec05_manager_restart_recovers_every_operation)
 	free(tp);
 	free(hd);
 	free(c);
+	lt_close(&t);
+}
+END_TEST
+
+/* REC-07: a scheduler record purged early proves nothing: until the
+ * allocation directory is gone capacity stays reserved and the pause does
+ * not complete. */
+START_TEST(rec07_purged_record_is_not_proof_of_absence)
+{
+	LT_ROW("REC-07");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	double cpu = lt_inum(&t, NULL, "node.cpu_used_millis");
+	LT_OK(s0_local_fault_arm(t.local, "alloc_record_purge", S0_FAULT_FAIL, 1, 0, &e_));
+	s0_lifecycle_result *lr = NULL;
+	LT_OK(s0_sandbox_pause(t.c, id, S0_BOOL_UNSET, &lr, &e_));
+	s0_lifecycle_result_free(lr);
+	for (int i = 0; i < 5; i++) {
+		lt_quiesce(&t);
+		lt_advance(&t, 1000);
+	}
+	s0_sandbox_info *sb = lt_get(&t, id);
+	ck_assert(!s0_sandbox_info_paused(sb));
+	ck_assert_int_ne(s0_sandbox_info_status(sb), S0_STATUS_PAUSED);
+	s0_sandbox_info_free(sb);
+	cJSON *j = lt_inspect(&t, id);
+	cJSON *rt = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "node"), "runtimes"),
+	                               0);
+	ck_assert_ptr_nonnull(rt);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(rt, "scheduler_record")));
+	char *dir = strdup(lt_str(rt, "alloc_dir"));
+	ck_assert_int_eq(access(dir, F_OK), 0);
+	ck_assert_double_eq(lt_num(j, "node.cpu_used_millis"), cpu);
+	cJSON_Delete(j);
+	ck_assert_int_eq(rmdir(dir), 0); /* the node's absence proof can now pass */
+	for (int i = 0; i < 50 && lt_pending_ops(&t, id); i++) {
+		lt_advance(&t, 100);
+		lt_quiesce(&t);
+		lt_nap_ms(2);
+	}
+	lt_assert_paused(&t, id);
+	ck_assert_double_lt(lt_inum(&t, NULL, "node.cpu_used_millis"), cpu);
+	free(dir);
+	free(id);
 	lt_close(&t);
 }
 END_TEST
@@ -708,6 +753,7 @@ Suite *s0_local_rec_suite(void)
 	tcase_add_test(tc, rec01_failed_until_a_replacement_fits);
 	tcase_add_test(tc, rec02_cleanup_does_not_depend_on_driver);
 	tcase_add_test(tc, rec05_manager_restart_recovers_every_operation);
+	tcase_add_test(tc, rec07_purged_record_is_not_proof_of_absence);
 	tcase_add_test(tc, rec08_snapshot_and_pause_are_durability_points);
 	suite_add_tcase(s, tc);
 	TCase *ins = tcase_create("ins");

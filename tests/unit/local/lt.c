@@ -405,6 +405,23 @@ char *lt_gen_cat(lt *t, const char *gen, const char *path)
 	return out;
 }
 
+uint64_t lt_gen_digest(lt *t, const char *gen)
+{
+	char *img = export_gen(t, gen);
+	FILE *f = fopen(img, "rb");
+	ck_assert_ptr_nonnull(f);
+	uint64_t h = 1469598103934665603ull;
+	unsigned char buf[65536];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		for (size_t i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 1099511628211ull;
+	fclose(f);
+	unlink(img);
+	free(img);
+	return h;
+}
+
 char *lt_gen_debugfs(lt *t, const char *gen, const char *request)
 {
 	char *img = export_gen(t, gen), *cmd = NULL;

@@ -98,6 +98,8 @@ int lt_fsck_generation(lt *t, const char *gen);
 /* Read a file of a generation's image through debugfs (malloc'd, NULL if absent). */
 char *lt_gen_cat(lt *t, const char *gen, const char *path);
 
+/* A digest (FNV-1a 64) of a generation's exported image. */
+uint64_t lt_gen_digest(lt *t, const char *gen);
 /* Output of a debugfs request on a generation's image (malloc'd). */
 char *lt_gen_debugfs(lt *t, const char *gen, const char *request);
 /* Names in a directory of a generation, "." and ".." excluded. */

@@ -5,19 +5,19 @@ simulated runtime lives in process memory, so two programs would not see the
 same sandboxes). It uses one `s0 serve` per user on the default data
 directory instead, started in the background on first use.
 
-Contract with `s0 serve` (the server and CLI are being built separately;
-this is the proposal they are asked to follow):
+Contract with `s0 serve` (the same one the `s0` command line follows):
 
 - data directory: ``$S0_DATA_DIR``, else ``$XDG_DATA_HOME/sandbox0``, else
   ``~/.local/share/sandbox0``;
-- address file ``<data dir>/serve.json``, written atomically by the server
-  once it listens: ``{"base_url": "http://127.0.0.1:PORT", "pid": N,
-  "token": "s0_…"}`` (``token`` optional: the per-user server accepts
-  anonymous requests on loopback); a plain-text file holding just the URL
-  is accepted too;
-- start command: ``s0 serve --data-dir <dir>``, run detached with its
-  output in ``<data dir>/serve.log``; the ``s0`` binary is ``$S0_BIN`` or
-  the first ``s0`` on PATH.
+- address file ``<data dir>/server.json``, written atomically by the server
+  once it listens: ``{"url": "http://127.0.0.1:PORT", "address": …,
+  "pid": N, …}`` (``base_url`` and ``token`` keys are accepted too); a
+  plain-text file holding just the URL is accepted as well;
+- API key: ``<data dir>/cli-token`` (mode 0600), created by the server on
+  first start;
+- start command: ``s0 serve --data <dir> --listen 127.0.0.1:0``, run
+  detached with its output in ``<data dir>/server.log``; the ``s0`` binary
+  is ``$S0_BIN`` or the first ``s0`` on PATH.
 """
 from __future__ import annotations
 
@@ -37,8 +37,9 @@ from ._errbase import Sandbox0Error
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Client
 
-ADDRESS_FILE = "serve.json"
-LOG_FILE = "serve.log"
+ADDRESS_FILE = "server.json"
+LOG_FILE = "server.log"
+TOKEN_FILE = "cli-token"
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,18 @@ def read_address(data_dir: Optional[Path] = None) -> Optional[ServerAddress]:
             return None
         pid = d.get("pid")
         tok = d.get("token")
-        return ServerAddress(url, tok if isinstance(tok, str) and tok else None,
-                             pid if isinstance(pid, int) else None)
-    return ServerAddress(text.splitlines()[0].strip())
+        tok = tok if isinstance(tok, str) and tok else _read_token(p.parent)
+        return ServerAddress(url, tok, pid if isinstance(pid, int) else None)
+    return ServerAddress(text.splitlines()[0].strip(), _read_token(p.parent))
+
+
+def _read_token(data_dir: Path) -> Optional[str]:
+    """The per-user server's API key from ``<data dir>/cli-token``, if any."""
+    try:
+        tok = (data_dir / TOKEN_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return tok or None
 
 
 def is_alive(addr: ServerAddress, timeout_sec: float = 0.5) -> bool:
@@ -114,7 +124,7 @@ def find_s0() -> Optional[str]:
 
 def start_server(data_dir: Optional[Path] = None, *, s0: Optional[str] = None,
                  timeout_sec: float = 15.0) -> ServerAddress:
-    """Start ``s0 serve --data-dir <dir>`` detached and wait for its address file.
+    """Start ``s0 serve --data <dir>`` detached and wait for its address file.
 
     :raises Sandbox0Error: (reason ``local_server_unavailable``) no ``s0``
         program, or it did not publish a live address within ``timeout_sec``.
@@ -128,7 +138,7 @@ def start_server(data_dir: Optional[Path] = None, *, s0: Optional[str] = None,
             "libsandbox0.LocalBackend(path)", reason="local_server_unavailable")
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
     with open(d / LOG_FILE, "ab") as log:
-        proc = subprocess.Popen([prog, "serve", "--data-dir", str(d)], stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen([prog, "serve", "--data", str(d), "--listen", "127.0.0.1:0"], stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=log, start_new_session=True, close_fds=True)
     deadline = time.monotonic() + timeout_sec
     while time.monotonic() < deadline:

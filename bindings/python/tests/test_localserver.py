@@ -19,10 +19,10 @@ from _support import ScriptedServer, ok
 
 FAKE_S0 = textwrap.dedent('''\
     #!{python}
-    # A stand-in for `s0 serve --data-dir DIR`: answers the list endpoint and
-    # publishes DIR/serve.json once it listens.
+    # A stand-in for `s0 serve --data DIR --listen 127.0.0.1:0`: answers the
+    # list endpoint and publishes DIR/server.json once it listens.
     import http.server, json, os, sys
-    assert sys.argv[1:3] == ["serve", "--data-dir"], sys.argv
+    assert sys.argv[1:3] == ["serve", "--data"], sys.argv
     d = sys.argv[3]
     class H(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
@@ -36,11 +36,11 @@ FAKE_S0 = textwrap.dedent('''\
         def log_message(self, *a):
             pass
     srv = http.server.HTTPServer(("127.0.0.1", 0), H)
-    tmp = os.path.join(d, "serve.json.tmp")
+    tmp = os.path.join(d, "server.json.tmp")
     with open(tmp, "w") as f:
         json.dump({{"base_url": "http://127.0.0.1:%d" % srv.server_address[1],
                    "pid": os.getpid()}}, f)
-    os.rename(tmp, os.path.join(d, "serve.json"))
+    os.rename(tmp, os.path.join(d, "server.json"))
     srv.serve_forever()
 ''')
 
@@ -83,11 +83,11 @@ class Discovery(unittest.TestCase):
         d = self.dir / "data"
         d.mkdir()
         self.assertIsNone(localserver.read_address())
-        (d / "serve.json").write_text(json.dumps({"base_url": "http://127.0.0.1:9",
+        (d / "server.json").write_text(json.dumps({"base_url": "http://127.0.0.1:9",
                                                    "token": "s0_k", "pid": 123}))
         a = localserver.read_address()
         self.assertEqual((a.base_url, a.token, a.pid), ("http://127.0.0.1:9", "s0_k", 123))
-        (d / "serve.json").write_text("http://127.0.0.1:9\n")
+        (d / "server.json").write_text("http://127.0.0.1:9\n")
         self.assertEqual(localserver.read_address().base_url, "http://127.0.0.1:9")
         self.assertFalse(localserver.is_alive(localserver.read_address()))
         with ScriptedServer([(200, {}, ok({}))]) as srv:

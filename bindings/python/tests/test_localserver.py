@@ -113,7 +113,7 @@ class Discovery(unittest.TestCase):
         self.assertLess(time.monotonic() - t0, 15)
         addr = localserver.read_address()
         self.assertTrue(localserver.is_alive(addr))
-        self.assertTrue((self.dir / "data" / "serve.log").exists())
+        self.assertTrue((self.dir / "data" / "server.log").exists())
         # a second lookup reuses the live server
         self.assertEqual(localserver.ensure_server(start=False), addr)
 

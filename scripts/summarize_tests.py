@@ -3,8 +3,9 @@
 
 Reads meson's testlog.json files (one JSON object per test). Each check
 runner prints its own closing line ("100%: Checks: N, Failures: F, Errors: E"),
-which is echoed here; the totals count checks where the runner reported them
-and whole meson tests otherwise.
+pytest its "N passed" line and node:test its TAP summary ("# pass N",
+"# fail N", "# cancelled N"); these are echoed here, and the totals count
+checks where the runner reported them and whole meson tests otherwise.
 """
 import json
 import re
@@ -12,6 +13,10 @@ import sys
 
 CHECK = re.compile(r"(\d+)%: Checks: (\d+), Failures: (\d+), Errors: (\d+)")
 PYTEST = re.compile(r"=+ (?:(\d+) failed, )?(\d+) passed")
+# node --test's closing TAP comments (the summary of the whole run)
+NODE_PASS = re.compile(r"^# pass (\d+)$", re.M)
+NODE_FAIL = re.compile(r"^# fail (\d+)$", re.M)
+NODE_CANCELLED = re.compile(r"^# cancelled (\d+)$", re.M)
 
 
 def main(paths):
@@ -27,6 +32,7 @@ def main(paths):
                 res = t.get("result")
                 m = CHECK.findall(out)
                 p = PYTEST.findall(out)
+                np_, nf = NODE_PASS.findall(out), NODE_FAIL.findall(out)
                 if m:
                     _, n, fl, er = (int(x) for x in m[-1])
                     print(f"[{tag}] {t['name']}: {m[-1][0]}%: Checks: {n}, Failures: {fl}, Errors: {er}")
@@ -37,6 +43,13 @@ def main(paths):
                 elif p:
                     fl, ok = int(p[-1][0] or 0), int(p[-1][1])
                     print(f"[{tag}] {t['name']}: {ok} passed, {fl} failed")
+                    passed += ok
+                    failed += fl + (1 if res not in ("OK", "EXPECTEDFAIL") and fl == 0 else 0)
+                elif np_ and nf:
+                    ok, fl = int(np_[-1]), int(nf[-1])
+                    nc = NODE_CANCELLED.findall(out)
+                    fl += int(nc[-1]) if nc else 0
+                    print(f"[{tag}] {t['name']}: # pass {ok}, # fail {fl}")
                     passed += ok
                     failed += fl + (1 if res not in ("OK", "EXPECTEDFAIL") and fl == 0 else 0)
                 elif res == "SKIP":

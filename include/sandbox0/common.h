@@ -28,15 +28,18 @@
 
 #if defined(_WIN32)
 #if defined(S0_BUILDING_LIBRARY)
-#define S0_API __declspec(dllexport)
+#define S0__API_ATTR __declspec(dllexport)
 #else
-#define S0_API __declspec(dllimport)
+#define S0__API_ATTR __declspec(dllimport)
 #endif
 #elif defined(__GNUC__) && defined(S0_BUILDING_LIBRARY)
-#define S0_API __attribute__((visibility("default")))
+#define S0__API_ATTR __attribute__((visibility("default")))
 #else
-#define S0_API
+#define S0__API_ATTR
 #endif
+
+/** Marks a public function of libsandbox0 (exported from the shared library). */
+#define S0_API S0__API_ATTR
 
 #include "sandbox0/version.h"
 

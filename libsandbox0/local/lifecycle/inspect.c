@@ -29,11 +29,16 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 		cJSON *r = cJSON_CreateObject();
 		cJSON_AddStringToObject(r, "runtime_id", rt->id);
 		cJSON_AddStringToObject(r, "sandbox_id", rt->sandbox_id);
+		cJSON_AddNumberToObject(r, "cpu_millis", (double)rt->cpu_millis);
+		cJSON_AddNumberToObject(r, "memory_bytes", (double)rt->memory_bytes);
+		cJSON_AddBoolToObject(r, "starting", !rt->ready);
+		if (!rt->ready) { /* being started by another thread: only its lease is stable */
+			cJSON_AddItemToArray(rts, r);
+			continue;
+		}
 		cJSON_AddNumberToObject(r, "runtime_generation", (double)rt->generation);
 		cJSON_AddStringToObject(r, "attached_generation", rt->attached);
 		cJSON_AddNumberToObject(r, "carrier", rt->carrier);
-		cJSON_AddNumberToObject(r, "cpu_millis", (double)rt->cpu_millis);
-		cJSON_AddNumberToObject(r, "memory_bytes", (double)rt->memory_bytes);
 		cJSON_AddBoolToObject(r, "fenced", rt->fenced);
 		cJSON_AddBoolToObject(r, "halted", rt->halted);
 		cJSON_AddBoolToObject(r, "crashed", rt->crashed);

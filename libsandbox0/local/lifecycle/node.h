@@ -33,6 +33,8 @@ typedef struct s0__runtime {
 	bool ns_ready;
 	int pins;           /* runtime requests in flight */
 	bool fenced;        /* retirement began: no new requests */
+	bool ready;         /* set (under the engine lock) once fully started; until
+	                     * then only the lease fields may be read by others */
 	bool halted;        /* process, writer and mount gone; leases held until proof */
 	bool crashed;       /* halted by an unplanned failure (branch abandoned) */
 	/* The allocation: a scheduler record (in memory) and a directory on the

@@ -160,15 +160,19 @@ static int step_release(s0__engine *e, s0__op_row *op)
 	pthread_mutex_lock(&e->mu);
 	s0__runtime *rt = s0__node_find(&e->node, op->runtime_id);
 	pthread_mutex_unlock(&e->mu);
-	if (rt && !rt->halted) {
+	pthread_mutex_lock(&e->mu);
+	bool running = rt && !rt->halted;
+	pthread_mutex_unlock(&e->mu);
+	if (running) {
 		bool driver = s0__fault_hit(e->faults, "driver_exit", NULL) == S0__FAULT_NONE;
-		s0__engine_halt_runtime(e, rt);
-		pthread_mutex_lock(&e->mu);
-		if (driver)
-			e->node.driver_stops++;
-		else
-			e->node.reconciled_stops++;
-		pthread_mutex_unlock(&e->mu);
+		if (s0__engine_halt_runtime(e, rt)) {
+			pthread_mutex_lock(&e->mu);
+			if (driver)
+				e->node.driver_stops++;
+			else
+				e->node.reconciled_stops++;
+			pthread_mutex_unlock(&e->mu);
+		}
 	}
 	if (s0__node_terminal_proof(e->faults, rt, NULL) < 0)
 		return S0_EUNAVAILABLE; /* not proven absent: capacity stays fenced (PTX-06) */

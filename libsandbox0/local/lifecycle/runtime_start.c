@@ -60,20 +60,33 @@ static int quota_check(s0__engine *e, s0_error **err)
 }
 
 /* Drop the runtime's process state, tmpfs and writable branch (never
- * published here); its leases stay. */
-static void halt(s0__runtime *rt)
+ * published here); its leases stay. The pointers are detached under the
+ * engine lock (inspection reads them) and freed outside it. */
+static bool halt(s0__engine *e, s0__runtime *rt)
 {
-	if (rt->ns_ready)
-		s0__files_ns_clear(&rt->ns);
-	rt->ns_ready = false;
-	s0__volume_free(rt->volume);
+	pthread_mutex_lock(&e->mu);
+	if (rt->halted) {
+		pthread_mutex_unlock(&e->mu);
+		return false;
+	}
+	s0__volume *v = rt->volume;
+	struct s0__tmpfs *tmp = rt->tmpfs;
+	char **eph = rt->ephemeral;
+	size_t n_eph = rt->n_ephemeral;
+	bool ns = rt->ns_ready;
 	rt->volume = NULL;
-	s0__tmpfs_free(rt->tmpfs);
 	rt->tmpfs = NULL;
-	s0__strv_free(rt->ephemeral, rt->n_ephemeral);
 	rt->ephemeral = NULL;
 	rt->n_ephemeral = 0;
+	rt->ns_ready = false;
 	rt->halted = true;
+	pthread_mutex_unlock(&e->mu);
+	if (ns)
+		s0__files_ns_clear(&rt->ns);
+	s0__volume_free(v);
+	s0__tmpfs_free(tmp);
+	s0__strv_free(eph, n_eph);
+	return true;
 }
 
 /* The allocation directory on the node (REC-07): <data>/allocs/<runtime_id>. */
@@ -96,9 +109,12 @@ static int make_allocation(s0__engine *e, s0__runtime *rt, s0_error **err)
  * stays behind, so the terminal proof keeps failing until it is gone. */
 static void drop_allocation(s0__engine *e, s0__runtime *rt, bool planned)
 {
-	if (!rt->sched_record)
-		return;
+	pthread_mutex_lock(&e->mu);
+	bool had = rt->sched_record;
 	rt->sched_record = false;
+	pthread_mutex_unlock(&e->mu);
+	if (!had)
+		return;
 	if (planned && s0__fault_hit(e->faults, "alloc_record_purge", NULL) != S0__FAULT_NONE)
 		return;
 	if (rt->alloc_dir)
@@ -107,7 +123,7 @@ static void drop_allocation(s0__engine *e, s0__runtime *rt, bool planned)
 
 static void abandon(s0__engine *e, s0__runtime *rt)
 {
-	halt(rt);
+	halt(e, rt);
 	drop_allocation(e, rt, false);
 	pthread_mutex_lock(&e->mu);
 	s0__node_release(&e->node, rt);
@@ -197,6 +213,9 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 		return s0__error_set(err, S0_EUNAVAILABLE, "procd_not_ready",
 		                     "sandbox runtime did not become ready");
 	}
+	pthread_mutex_lock(&e->mu);
+	rt->ready = true; /* publishes every field written above */
+	pthread_mutex_unlock(&e->mu);
 	row->rec.runtime_generation = rt->generation;
 	s0__strlcpy(row->rec.runtime_id, rt->id, sizeof row->rec.runtime_id);
 	snprintf(row->rec.pod_name, sizeof row->rec.pod_name, "pod-%s", rt->id + 3);
@@ -213,12 +232,10 @@ bool s0__engine_halt_runtime(s0__engine *e, s0__runtime *rt)
 	rt->fenced = true;
 	while (rt->pins > 0)
 		pthread_cond_wait(&e->cv, &e->mu);
-	bool was_running = !rt->halted;
 	pthread_mutex_unlock(&e->mu);
-	if (was_running) {
-		halt(rt);
+	bool was_running = halt(e, rt);
+	if (was_running)
 		drop_allocation(e, rt, true);
-	}
 	return was_running;
 }
 

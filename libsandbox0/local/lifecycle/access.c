@@ -74,7 +74,7 @@ static s0__runtime *pin(s0__engine *e, const s0__sandbox_row *row)
 	if (row->rec.status != S0_STATUS_RUNNING || row->rec.paused)
 		return NULL;
 	s0__runtime *rt = s0__node_find(&e->node, row->rec.runtime_id);
-	if (!rt || rt->fenced)
+	if (!rt || rt->fenced || rt->barrier || !rt->ready)
 		return NULL;
 	rt->pins++;
 	rt->requests++;
@@ -107,9 +107,13 @@ static int try_access(s0__engine *e, const char *team, const char *id, int *my_a
 	}
 	pthread_mutex_lock(&e->mu);
 	*rt = pin(e, &row);
-	s0__wake *w = *rt ? NULL : s0__engine_wake_get(e, id);
+	s0__runtime *bound = *rt ? NULL : s0__node_find(&e->node, row.rec.runtime_id);
+	bool barrier = bound && bound->barrier && !bound->fenced;
+	s0__wake *w = *rt || barrier ? NULL : s0__engine_wake_get(e, id);
 	if (*rt)
 		rc = 1;
+	else if (barrier)
+		rc = 0; /* a snapshot's brief barrier: wait for it */
 	else if (!row.rec.auto_resume)
 		rc = s0__error_set(err, S0_EUNAVAILABLE, "auto_resume_disabled",
 		                   "sandbox is not running and auto_resume is disabled");

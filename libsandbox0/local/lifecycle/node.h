@@ -33,6 +33,7 @@ typedef struct s0__runtime {
 	bool ns_ready;
 	int pins;           /* runtime requests in flight */
 	bool fenced;        /* retirement began: no new requests */
+	bool barrier;       /* a snapshot or fork is checkpointing: requests wait */
 	bool ready;         /* set (under the engine lock) once fully started; until
 	                     * then only the lease fields may be read by others */
 	bool halted;        /* process, writer and mount gone; leases held until proof */

@@ -27,9 +27,12 @@ static int source_generation(s0__engine *e, s0__sandbox_row *row, char gen[S0__G
 	}
 	pthread_mutex_lock(&e->mu);
 	s0__runtime *rt = s0__node_find(&e->node, row->rec.runtime_id);
-	bool ok = rt && !rt->fenced && !rt->pins;
-	if (ok)
-		rt->fenced = true; /* the brief barrier */
+	bool ok = rt && !rt->fenced && !rt->barrier;
+	if (ok) {
+		rt->barrier = true; /* the brief barrier: new requests wait, in-flight ones finish */
+		while (rt->pins > 0)
+			pthread_cond_wait(&e->cv, &e->mu);
+	}
 	pthread_mutex_unlock(&e->mu);
 	if (!ok)
 		return s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
@@ -40,7 +43,8 @@ static int source_generation(s0__engine *e, s0__sandbox_row *row, char gen[S0__G
 		rc = s0__error_set(err, S0_EUNAVAILABLE, "object_store",
 		                   "sandbox rootfs store is unavailable");
 	pthread_mutex_lock(&e->mu);
-	rt->fenced = false;
+	rt->barrier = false;
+	pthread_cond_broadcast(&e->cv);
 	pthread_mutex_unlock(&e->mu);
 	return rc;
 }

@@ -280,6 +280,72 @@ START_TEST(fs07_snapshots_independent_of_sandbox)
 }
 END_TEST
 
+typedef struct traffic {
+	lt *t;
+	const char *id;
+	volatile int stop;
+	int writes, failures;
+	char last[160];
+} traffic;
+
+static void *traffic_main(void *arg)
+{
+	traffic *tr = arg;
+	while (!__atomic_load_n(&tr->stop, __ATOMIC_SEQ_CST)) {
+		char body[32];
+		int n = snprintf(body, sizeof body, "w%d", tr->writes);
+		s0_error *err = NULL;
+		int rc = s0_files_write(tr->t->c, tr->id, "/workspace/traffic", body, (size_t)n, &err);
+		if (rc != S0_OK) {
+			tr->failures++;
+			snprintf(tr->last, sizeof tr->last, "%s: %s", s0_code_name(rc),
+			         err ? s0_error_message(err) : "");
+		}
+		s0_error_free(err);
+		tr->writes++;
+	}
+	return NULL;
+}
+
+/* FS-07 (running source): snapshots and forks of a running sandbox under
+ * file traffic briefly barrier it: every snapshot succeeds, no request
+ * fails (not even with auto_resume off), the sandbox stays running. */
+START_TEST(fs07_snapshots_of_running_sandbox_under_traffic)
+{
+	LT_ROW("FS-07");
+	lt t;
+	lt_open(&t, NULL);
+	s0_sandbox_config cfg = S0_SANDBOX_CONFIG_INIT;
+	cfg.auto_resume = S0_BOOL_FALSE;
+	char *id = lt_claim(&t, NULL, &cfg);
+	char *rid = lt_runtime_id(&t, id);
+	traffic tr = {.t = &t, .id = id};
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, traffic_main, &tr), 0);
+	for (int i = 0; i < 20; i++) {
+		s0_snapshot_info *snap = NULL;
+		LT_OK(s0_snapshot_create(t.c, id, NULL, NULL, 0, &snap, &e_));
+		s0_snapshot_info_free(snap);
+		if (i % 5 == 0) {
+			s0_sandbox_info *sb = NULL;
+			LT_OK(s0_sandbox_fork(t.c, id, NULL, &sb, &e_));
+			s0_sandbox_info_free(sb);
+		}
+	}
+	__atomic_store_n(&tr.stop, 1, __ATOMIC_SEQ_CST);
+	pthread_join(th, NULL);
+	ck_assert_msg(tr.failures == 0, "%d of %d writes failed, last: %s", tr.failures, tr.writes,
+	              tr.last);
+	lt_assert_running(&t, id);
+	char *rid2 = lt_runtime_id(&t, id);
+	ck_assert_str_eq(rid, rid2);
+	free(rid2);
+	free(rid);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 /* FS-08: delete removes identity, runtime, generation and writable RootFS. */
 START_TEST(fs08_delete_removes_everything_but_snapshots)
 {
@@ -571,6 +637,7 @@ Suite *s0_local_fs_suite(void)
 	tcase_add_test(tc, fs03_rootfs_is_latest_committed_generation);
 	tcase_add_test(tc, fs06_runtime_id_and_generation_over_cycles);
 	tcase_add_test(tc, fs07_snapshots_independent_of_sandbox);
+	tcase_add_test(tc, fs07_snapshots_of_running_sandbox_under_traffic);
 	tcase_add_test(tc, fs08_delete_removes_everything_but_snapshots);
 	suite_add_tcase(s, tc);
 	TCase *eph = tcase_create("eph");

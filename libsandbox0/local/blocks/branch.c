@@ -206,6 +206,25 @@ static int elide_if_base(s0__branch *b, uint64_t idx, bool had, uint64_t slot, b
 	return S0_OK;
 }
 
+/* Zero all of chunk idx: a zero mark, or nothing when the base is zero. */
+static int zero_chunk(s0__branch *b, uint64_t idx, bool had, uint64_t slot, s0_error **err)
+{
+	s0__objid base;
+	int rc = s0__map_walk(b->bs, &b->base, -1, idx, &base, err);
+	if (rc < 0)
+		return rc;
+	if (had && slot != S0__SLOT_ZERO)
+		s0__spill_release(b, slot);
+	if (s0__objid_is_zero(&base)) {
+		if (had)
+			s0__u64map_del(&b->dirty, idx);
+		else
+			atomic_fetch_add(&b->c[S0__BR_ELIDED], 1);
+		return S0_OK;
+	}
+	return s0__u64map_put(&b->dirty, idx, S0__SLOT_ZERO) < 0 ? s0__error_nomem(err) : S0_OK;
+}
+
 /* Write n bytes at in of chunk idx (src NULL: zeros). Under the write lock. */
 static int write_chunk(s0__branch *b, uint64_t idx, uint32_t in, const uint8_t *src, size_t n,
                        s0_error **err)
@@ -215,6 +234,8 @@ static int write_chunk(s0__branch *b, uint64_t idx, uint32_t in, const uint8_t *
 	bool had = s0__u64map_get(&b->dirty, idx, &slot);
 	bool full = in == 0 && n >= valid_bytes(b, idx);
 	int rc = S0_OK;
+	if (full && !src)
+		return zero_chunk(b, idx, had, slot, err);
 	if (had && slot != S0__SLOT_ZERO && !full) {
 		if (!src)
 			memset(b->tmp, 0, n);

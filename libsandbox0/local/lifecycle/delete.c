@@ -20,9 +20,12 @@ static int record_delete(s0__engine *e, s0__sandbox_row *row, const char *kind, 
 	int rc = s0__meta_begin(e->meta, err);
 	if (rc < 0)
 		return rc;
-	/* an unfinished pause is superseded by the termination */
+	/* an unfinished pause (or recovery) is superseded by the termination */
 	s0__op_row cur;
+	char unpin[S0__GEN_MAX] = ""; /* a published, uncommitted generation */
 	while (s0__meta_op_active(e->meta, row->rec.id, &cur, NULL) == S0_OK) {
+		if (!strcmp(cur.state, "published"))
+			s0__strlcpy(unpin, cur.new_head, sizeof unpin);
 		s0__strlcpy(cur.state, "failed", sizeof cur.state);
 		if ((rc = s0__meta_op_update(e->meta, &cur, err)) < 0)
 			break;
@@ -32,9 +35,13 @@ static int record_delete(s0__engine *e, s0__sandbox_row *row, const char *kind, 
 		rc = s0__engine_save(e, row, err);
 	if (rc == S0_OK)
 		rc = s0__meta_op_insert(e->meta, &op, err);
-	if (rc == S0_OK)
-		return s0__meta_commit(e->meta, err);
-	s0__meta_rollback(e->meta);
+	if (rc < 0) {
+		s0__meta_rollback(e->meta);
+		return rc;
+	}
+	rc = s0__meta_commit(e->meta, err);
+	if (rc == S0_OK && unpin[0]) /* no longer needed by anyone: GC may collect it */
+		s0__storage_unpin(e->storage, unpin);
 	return rc;
 }
 

@@ -233,8 +233,24 @@ START_TEST(cost04_growth_and_gc)
 	double without = lt_inum(&t, NULL, "storage.stored_bytes");
 	ck_assert_double_ge(with - without, 2u << 20);
 	ck_assert(noise_is(&t, from, "/workspace/c0.bin", per, 10));
-	s0_snapshot_info_free(snap);
+
+	/* and so are those of a publication whose pause a delete superseded */
 	free(lone);
+	lone = lt_claim(&t, NULL, NULL);
+	write_noise(&t, lone, "/workspace/unique.bin", 2u << 20, 8);
+	LT_OK(s0_local_fault_arm(t.local, "meta_store@commit", S0_FAULT_HOLD, 0, 0, &e_));
+	LT_OK(s0_sandbox_pause(t.c, lone, S0_BOOL_UNSET, &lr, &e_));
+	s0_lifecycle_result_free(lr);
+	lt_quiesce(&t);
+	with = lt_inum(&t, NULL, "storage.stored_bytes");
+	LT_OK(s0_sandbox_delete(t.c, lone, &e_));
+	LT_OK(s0_local_fault_release(t.local, "meta_store@commit", &e_));
+	lt_quiesce(&t);
+	LT_OK(s0_local_gc(t.local, &e_));
+	without = lt_inum(&t, NULL, "storage.stored_bytes");
+	ck_assert_double_ge(with - without, 2u << 20);
+	free(lone);
+	s0_snapshot_info_free(snap);
 	free(from);
 	free(fork);
 	free(id);

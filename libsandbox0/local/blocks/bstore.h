@@ -24,7 +24,8 @@
  * only its dirty chunks (hashed, compressed and encrypted in parallel, one
  * codec context per thread) and path-copies only the map pages above them:
  * O(dirty) work plus a constant, never O(volume size); a lookup walks a
- * fixed depth of pages whatever the history length. Everything goes into
+ * fixed depth of pages (3 up to 128^3 chunks) whatever the history length
+ * and, below that, the volume size. Everything goes into
  * one object-store batch, committed (durable) before the generation id is
  * returned: a generation is visible only once all its objects are durable.
  * Branches are scratch: after a crash they are gone and a volume reopens at
@@ -63,6 +64,8 @@
 /** Map page fan-out (entries per 4 KiB page). */
 #define S0__MAP_FANOUT 128u
 #define S0__MAP_PAGE_BYTES (S0__MAP_FANOUT * S0__OBJID_BYTES)
+/** Fewest map levels: lookups cost the same on every volume below 128^3 chunks. */
+#define S0__MAP_MIN_DEPTH 3u
 
 /** A generation id: the object id of its descriptor. */
 typedef s0__objid s0__genid;

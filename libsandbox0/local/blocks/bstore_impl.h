@@ -161,7 +161,7 @@ int s0__gen_decode(const s0__genid *id, const uint8_t *buf, size_t len, s0__gen_
 /** Load a descriptor (page cache). S0_ENOTFOUND names the generation. */
 int s0__gen_load(s0__bstore *bs, const s0__genid *id, s0__gen_info *out, s0_error **err);
 
-/** Map depth for a volume of nchunks chunks (>= 1). */
+/** Map depth for a volume of nchunks chunks (>= S0__MAP_MIN_DEPTH). */
 uint32_t s0__map_depth(uint64_t nchunks);
 
 /* ---- map.c ---- */

@@ -34,8 +34,10 @@ static uint64_t get64(const uint8_t *p)
 
 uint32_t s0__map_depth(uint64_t nchunks)
 {
-	uint32_t d = 1;
-	uint64_t span = S0__MAP_FANOUT;
+	/* At least S0__MAP_MIN_DEPTH levels: every volume up to 128^3 chunks
+	 * (128 TiB at 64 KiB) walks the same number of pages per lookup. */
+	uint32_t d = S0__MAP_MIN_DEPTH;
+	uint64_t span = (uint64_t)S0__MAP_FANOUT * S0__MAP_FANOUT * S0__MAP_FANOUT;
 	while (span < nchunks) {
 		span *= S0__MAP_FANOUT;
 		d++;

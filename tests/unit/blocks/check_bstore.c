@@ -6,6 +6,14 @@
 #include "blktest.h"
 #include "check_main.h"
 
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
 START_TEST(test_create_read_zero)
 {
 	blk_env e;
@@ -62,7 +70,7 @@ START_TEST(test_write_publish_reattach)
 	OK(s0__bstore_gen_info(e.bs, &g1, &gi, &err_));
 	ck_assert_uint_eq(gi.seq, 1);
 	ck_assert(s0__objid_eq(&gi.parent, &g0));
-	ck_assert_uint_eq(gi.depth, 2);
+	ck_assert_uint_eq(gi.depth, 3);
 	blk_reopen(&e);
 	OK(s0__bstore_attach(e.bs, &g1, &b, &err_));
 	memset(back, 0xee, size);
@@ -216,6 +224,57 @@ START_TEST(test_attach_is_lazy)
 	ck_assert_uint_eq(bc.chunks_fetched, 17);
 	s0__branch_free(b);
 	free(buf);
+	blk_close(&e);
+}
+END_TEST
+
+/* A map deeper than the minimum: 1 KiB chunks on a 4 GiB volume (2^22
+ * chunks, depth 4), through publish, continue, GC and reattach. */
+START_TEST(test_deep_map)
+{
+	blk_env e;
+	blk_open(&e, 1024);
+	uint64_t size = 4ull << 30;
+	enum { N = 60 };
+	uint64_t off[N];
+	uint8_t data[N][700];
+	s0__genid g0, g1, g2;
+	OK(s0__bstore_create(e.bs, size, &g0, &err_));
+	s0__gen_info gi;
+	OK(s0__bstore_gen_info(e.bs, &g0, &gi, &err_));
+	ck_assert_uint_eq(gi.depth, 4);
+	s0__branch *b;
+	OK(s0__bstore_attach(e.bs, &g0, &b, &err_));
+	for (int i = 0; i < N; i++) {
+		off[i] = i == N - 1 ? size - sizeof data[i] : (uint64_t)i * (size / N) + (uint64_t)i * 333;
+		blk_fill(data[i], sizeof data[i], (uint64_t)i + 900);
+		OK(s0__branch_write(b, off[i], data[i], sizeof data[i], &err_));
+	}
+	OK(s0__branch_publish(b, S0__PUBLISH_CONTINUE, &g1, &err_));
+	for (int i = 0; i < N; i += 3) { /* rewrite a third */
+		blk_fill(data[i], sizeof data[i], (uint64_t)i + 5000);
+		OK(s0__branch_write(b, off[i], data[i], sizeof data[i], &err_));
+	}
+	OK(s0__branch_publish(b, 0, &g2, &err_));
+	s0__branch_free(b);
+	e.roots[e.n_roots++] = g2;
+	s0__bstore_unref(e.bs, &g0);
+	s0__bstore_unref(e.bs, &g1);
+	s0__bstore_unref(e.bs, &g2);
+	OK(s0__bstore_gc(e.bs, NULL, &err_));
+	blk_reopen(&e);
+	OK(s0__bstore_attach(e.bs, &g2, &b, &err_));
+	uint8_t back[2048];
+	for (int i = 0; i < N; i++) {
+		OK(s0__branch_read(b, off[i], back, sizeof data[i], &err_));
+		ck_assert_mem_eq(back, data[i], sizeof data[i]);
+		if (off[i] >= 1000) { /* zeros just before */
+			OK(s0__branch_read(b, off[i] - 1000, back, 1000, &err_));
+			ck_assert(all_zero(back, 1000));
+		}
+	}
+	s0__branch_free(b);
+	FAILS(S0_ENOTFOUND, s0__bstore_attach(e.bs, &g1, &b, &err_));
 	blk_close(&e);
 }
 END_TEST
@@ -383,6 +442,7 @@ Suite *s0_bstore_suite(void)
 	tcase_add_test(tc, test_elision_and_zero_chunks);
 	tcase_add_test(tc, test_publish_cost_independent_of_size);
 	tcase_add_test(tc, test_attach_is_lazy);
+	tcase_add_test(tc, test_deep_map);
 	tcase_add_test(tc, test_bad_input);
 	tcase_add_test(tc, test_fork_and_continue);
 	tcase_add_test(tc, test_blockdev_views);

@@ -65,6 +65,7 @@ typedef struct s0__ckpt_budget_usage {
 	uint64_t refused;        /**< admissions refused */
 } s0__ckpt_budget_usage;
 
+/** Read the usage counters. */
 void s0__ckpt_budget_usage_get(s0__ckpt_budget *b, s0__ckpt_budget_usage *out);
 
 #endif

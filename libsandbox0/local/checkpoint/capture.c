@@ -180,6 +180,28 @@ static int hook_error(int v, s0_error **err)
 	                                                                : "failed");
 }
 
+/* The chunk-table pages of every heap, into the batch. */
+static int store_pages(plan *pl, s0_error **err)
+{
+	s0__objctx *cx = NULL;
+	int rc = s0__ckpt_ctx_get(pl->c, &cx, err);
+	for (size_t i = 0; rc == S0_OK && i < pl->m.nheaps; i++) {
+		s0__mf_heap *h = &pl->m.heaps[i];
+		h->npages = (h->n + S0__HEAP_IDS_PER_PAGE - 1) / S0__HEAP_IDS_PER_PAGE;
+		if (!(h->pages = calloc(h->npages ? h->npages : 1, sizeof *h->pages)))
+			rc = s0__error_nomem(err);
+		for (size_t k = 0; rc == S0_OK && k < h->npages; k++) {
+			size_t first = k * S0__HEAP_IDS_PER_PAGE, n = h->n - first;
+			n = n < S0__HEAP_IDS_PER_PAGE ? n : S0__HEAP_IDS_PER_PAGE;
+			rc = s0__objstore_put(pl->c->os, cx, pl->batch, h->ids + first, n * sizeof *h->ids,
+			                      &h->pages[k], err);
+		}
+	}
+	if (cx)
+		s0__ckpt_ctx_put(pl->c, cx);
+	return rc;
+}
+
 /* Store everything and commit; the guest is locked. */
 static int store(plan *pl, const char *sandbox_id, s0__objid *image, s0_error **err)
 {
@@ -190,6 +212,8 @@ static int store(plan *pl, const char *sandbox_id, s0__objid *image, s0_error **
 	int rc = s0__objstore_begin(c->os, &pl->batch, err);
 	if (rc == S0_OK)
 		rc = s0__ckpt_par(c, pl->n, run_item, pl, err);
+	if (rc == S0_OK)
+		rc = store_pages(pl, err);
 	s0__buf mf = S0__BUF_INIT;
 	if (rc == S0_OK)
 		rc = s0__manifest_encode(&pl->m, &mf, err);

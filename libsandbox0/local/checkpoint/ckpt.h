@@ -137,7 +137,10 @@ typedef struct s0__ckpt s0__ckpt;
  * @retval S0_ENOMEM
  */
 int s0__ckpt_new(s0__objstore *os, const s0__ckpt_opts *o, s0__ckpt **out, s0_error **err);
-/** Free the engine (no capture may be in flight). NULL-safe. */
+/**
+ * Free the engine. No capture may be in flight and no guest it restored
+ * may still be alive (their lazy chunks are read through it). NULL-safe.
+ */
 void s0__ckpt_free(s0__ckpt *c);
 
 /* ---- capture ---- */
@@ -304,6 +307,7 @@ typedef struct s0__ckpt_stats {
 	uint64_t parts_fetched;       /**< state / tmpfs / session parts read */
 } s0__ckpt_stats;
 
+/** Read the engine's counters. @threadsafety safe */
 void s0__ckpt_stats_get(s0__ckpt *c, s0__ckpt_stats *out);
 
 /* ---- garbage collection ---- */

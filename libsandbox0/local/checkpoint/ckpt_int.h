@@ -65,8 +65,10 @@ typedef struct s0__mf_blob {
 typedef struct s0__mf_heap {
 	int32_t pid;
 	uint64_t size;
-	size_t n;        /**< ceil(size / chunk_bytes) */
-	s0__objid *ids;  /**< zero id: zero chunk */
+	size_t n;          /**< ceil(size / chunk_bytes) */
+	s0__objid *ids;    /**< capture only: the chunk ids (zero id: zero chunk) */
+	size_t npages;     /**< ceil(n / S0__HEAP_IDS_PER_PAGE) */
+	s0__objid *pages;  /**< chunk-table page objects: the ids, 32 bytes each */
 } s0__mf_heap;
 
 typedef struct s0__manifest {
@@ -90,5 +92,21 @@ int s0__manifest_load(s0__ckpt *c, const s0__objid *image, s0__manifest *out, s0
 
 /** Parts of chunk_bytes each for a blob of @p len bytes. */
 uint32_t s0__mf_nparts(uint64_t len, uint32_t chunk_bytes);
+
+/**
+ * Read one chunk-table page: @p n ids.
+ * @retval S0_ENOTFOUND / S0_ECORRUPT (also when its size is not n ids).
+ */
+int s0__mf_read_page(s0__ckpt *c, s0__objctx *cx, const s0__objid *page, s0__objid *ids,
+                     size_t n, s0_error **err);
+
+/**
+ * Call @p fn (kind S0__GC_ROOT_OBJECT) for every object an image needs but
+ * its manifest: blob parts, chunk-table pages and the non-zero chunk ids
+ * they hold (pages are read; repeats are reported again).
+ * @retval S0_ENOTFOUND / S0_ECORRUPT a page cannot be read.
+ */
+int s0__mf_walk(s0__ckpt *c, const s0__manifest *m,
+                int (*fn)(void *ctx, int kind, const s0__objid *id), void *ctx, s0_error **err);
 
 #endif

@@ -54,8 +54,8 @@ int s0__manifest_encode(const s0__manifest *m, s0__buf *out, s0_error **err)
 	for (size_t i = 0; i < m->nheaps; i++) {
 		s0__ser_u32(&w, (uint32_t)m->heaps[i].pid);
 		s0__ser_u64(&w, m->heaps[i].size);
-		for (size_t k = 0; k < m->heaps[i].n; k++)
-			s0__ser_raw(&w, m->heaps[i].ids[k].b, S0__OBJID_BYTES);
+		for (size_t k = 0; k < m->heaps[i].npages; k++)
+			s0__ser_raw(&w, m->heaps[i].pages[k].b, S0__OBJID_BYTES);
 	}
 	if (w.oom) {
 		s0__buf_free(&w.buf);
@@ -136,7 +136,8 @@ static void get_heaps(s0__de *d, s0__manifest *m, bool *oom)
 			break;
 		}
 		h->n = s0__mf_nparts(h->size, chunk);
-		h->ids = get_ids(d, h->n, oom);
+		h->npages = (h->n + S0__HEAP_IDS_PER_PAGE - 1) / S0__HEAP_IDS_PER_PAGE;
+		h->pages = get_ids(d, h->npages, oom);
 		m->info.heap_chunks += h->n;
 	}
 }
@@ -184,20 +185,23 @@ void s0__manifest_clear(s0__manifest *m)
 	free(m->state.ids);
 	free(m->tmpfs.ids);
 	free(m->sessions.ids);
-	for (size_t i = 0; i < m->nheaps; i++)
+	for (size_t i = 0; i < m->nheaps; i++) {
 		free(m->heaps[i].ids);
+		free(m->heaps[i].pages);
+	}
 	free(m->heaps);
 	memset(m, 0, sizeof *m);
 }
 
-/* Distinct non-zero objects named by a manifest. */
-static uint64_t count_objects(const s0__manifest *m)
+int s0__mf_read_page(s0__ckpt *c, s0__objctx *cx, const s0__objid *page, s0__objid *ids,
+                     size_t n, s0_error **err)
 {
-	uint64_t n = m->state.nparts + m->tmpfs.nparts + m->sessions.nparts;
-	for (size_t i = 0; i < m->nheaps; i++)
-		for (size_t k = 0; k < m->heaps[i].n; k++)
-			n += !s0__objid_is_zero(&m->heaps[i].ids[k]);
-	return n;
+	size_t got = 0;
+	int rc = s0__objstore_get(c->os, cx, page, ids, n * sizeof *ids, &got, err);
+	if (rc == S0_OK && got != n * sizeof *ids)
+		rc = s0__error_set(err, S0_ECORRUPT, "corrupt",
+		                   "chunk table page of %zu bytes, expected %zu", got, n * sizeof *ids);
+	return rc;
 }
 
 int s0__manifest_load(s0__ckpt *c, const s0__objid *image, s0__manifest *out, s0_error **err)
@@ -213,7 +217,5 @@ int s0__manifest_load(s0__ckpt *c, const s0__objid *image, s0__manifest *out, s0
 	if (rc == S0_OK)
 		rc = s0__manifest_decode(data, len, out, err);
 	free(data);
-	if (rc == S0_OK)
-		out->info.objects = count_objects(out);
 	return rc;
 }

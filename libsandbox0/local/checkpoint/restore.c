@@ -34,13 +34,25 @@ static int fetch_chunk(void *ctx, const s0__objid *id, void *buf, size_t len, s0
 	return rc;
 }
 
+static int fetch_ids(void *ctx, const s0__objid *page, s0__objid *ids, size_t n, s0_error **err)
+{
+	pager_ctx *pc = ctx;
+	s0__objctx *cx;
+	int rc = s0__ckpt_ctx_get(pc->c, &cx, err);
+	if (rc < 0)
+		return rc;
+	rc = s0__mf_read_page(pc->c, cx, page, ids, n, err);
+	s0__ckpt_ctx_put(pc->c, cx);
+	return rc;
+}
+
 static int make_pager(s0__ckpt *c, s0__pager **out, s0_error **err)
 {
 	pager_ctx *pc = calloc(1, sizeof *pc);
 	if (!pc)
 		return s0__error_nomem(err);
 	pc->c = c;
-	return s0__pager_new(fetch_chunk, free, pc, out, err);
+	return s0__pager_new(fetch_chunk, fetch_ids, free, pc, out, err);
 }
 
 /* ---- blobs ---- */
@@ -78,13 +90,25 @@ static int read_blob(s0__ckpt *c, const s0__mf_blob *b, void **out, s0_error **e
 	return S0_OK;
 }
 
+static int count_one(void *ctx, int kind, const s0__objid *id)
+{
+	(void)kind, (void)id;
+	(*(uint64_t *)ctx)++;
+	return 0;
+}
+
 int s0__ckpt_image_read(s0__ckpt *c, const s0__objid *image, s0__ckpt_manifest_info *out,
                         s0_error **err)
 {
 	s0__manifest m;
 	int rc = s0__manifest_load(c, image, &m, err);
+	uint64_t n = 0;
 	if (rc == S0_OK)
+		rc = s0__mf_walk(c, &m, count_one, &n, err);
+	if (rc == S0_OK) {
 		*out = m.info;
+		out->objects = n;
+	}
 	s0__manifest_clear(&m);
 	return rc;
 }
@@ -122,7 +146,8 @@ static int build_guest(s0__ckpt *c, const s0__manifest *m, const void *state, si
 	int rc = hi ? make_pager(c, &pager, err) : s0__error_nomem(err);
 	for (size_t i = 0; rc == S0_OK && i < m->nheaps; i++)
 		hi[i] = (s0__heap_image){.pid = m->heaps[i].pid, .size_bytes = m->heaps[i].size,
-		                         .chunk_bytes = m->info.chunk_bytes, .ids = m->heaps[i].ids};
+		                         .chunk_bytes = m->info.chunk_bytes, .pages = m->heaps[i].pages,
+		                         .npages = m->heaps[i].npages};
 	if (rc == S0_OK)
 		rc = s0__guest_restore(state, len, o->guest, hi, m->nheaps, pager, out, err);
 	s0__pager_unref(pager);

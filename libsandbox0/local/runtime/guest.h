@@ -123,9 +123,8 @@ const char *s0__guest_procd_version(s0__guest *g);
  */
 void s0__guest_shutdown(s0__guest *g);
 
-/** Signal-name parsing for contexts and sessions (api.md §8.1). */
 /**
- * Parse INT, TERM, KILL, HUP, QUIT, USR1, USR2, WINCH, STOP, CONT
+ * Signal names of contexts and sessions (api.md §8.1): parse INT, TERM, KILL, HUP, QUIT, USR1, USR2, WINCH, STOP, CONT
  * (case-insensitive, optional SIG prefix) or a positive number (1..64).
  * @retval S0_EINVAL `invalid_request` "unsupported signal".
  */
@@ -205,13 +204,18 @@ void s0__guest_reap(s0__guest *g, int32_t pid);
  */
 cJSON *s0__guest_inspect(s0__guest *g);
 
-/** Totals over every heap of the guest. */
+/**
+ * Totals over every heap of the guest. `lazy` counts chunks still to be
+ * paged in from a restored image: while it is not 0 the image's objects
+ * must stay rooted (a GC of them would crash the guest on first touch).
+ */
 void s0__guest_heap_stats(s0__guest *g, s0__heap_stats *out);
 
 /* ---- for the checkpoint engine (checkpoint/) ---- */
 
-/** Take / drop the guest lock around a capture (no other call may nest). */
+/** Take the guest lock around a capture (no other guest call may nest). */
 void s0__guest_lock(s0__guest *g);
+/** Drop the lock taken by s0__guest_lock(). */
 void s0__guest_unlock(s0__guest *g);
 
 /** One heap of a locked guest (s0__guest_heaps_locked). */
@@ -242,7 +246,8 @@ typedef struct s0__heap_image {
 	int32_t pid;
 	uint64_t size_bytes;
 	uint32_t chunk_bytes;
-	const s0__objid *ids; /**< ceil(size/chunk) chunk ids (zero id: zero chunk) */
+	const s0__objid *pages; /**< chunk-table pages (s0__heap_new_lazy) */
+	size_t npages;
 } s0__heap_image;
 
 /**

@@ -284,7 +284,8 @@ static int attach_heap(s0__guest *g, s0__proc *p, uint64_t size, const s0__heap_
 			continue;
 		if (heaps[i].size_bytes != size || heaps[i].chunk_bytes != g->chunk_bytes)
 			break;
-		return s0__heap_new_lazy(g->chunk_bytes, size, heaps[i].ids, pager, &p->heap, err);
+		return s0__heap_new_lazy(g->chunk_bytes, size, heaps[i].pages, heaps[i].npages, pager,
+		                         &p->heap, err);
 	}
 	if (size)
 		return s0__error_set(err, S0_ECORRUPT, "corrupt",

@@ -11,6 +11,7 @@
 
 struct s0__pager {
 	s0__pager_fetch_fn fetch;
+	s0__pager_ids_fn fetch_ids;
 	void (*destroy)(void *ctx);
 	void *ctx;
 	atomic_int refs;
@@ -21,6 +22,7 @@ typedef struct slot {
 	s0__objid id;
 	uint8_t state;
 	bool dirty;
+	bool unresolved; /* LAZY with its id still in an unread table page */
 } slot;
 
 struct s0__heap {
@@ -31,6 +33,8 @@ struct s0__heap {
 	slot *slots;
 	size_t n, cap;
 	s0__pager *pager;
+	s0__objid *pages;   /* chunk-table pages of a restored heap */
+	size_t npages, paged; /* paged: chunks the pages cover */
 	uint64_t fetched, prefetched;
 	uint64_t zero_hash;
 	bool have_zero_hash;
@@ -38,8 +42,8 @@ struct s0__heap {
 
 /* ---- pager ---- */
 
-int s0__pager_new(s0__pager_fetch_fn fetch, void (*destroy)(void *ctx), void *ctx,
-                  s0__pager **out, s0_error **err)
+int s0__pager_new(s0__pager_fetch_fn fetch, s0__pager_ids_fn fetch_ids,
+                  void (*destroy)(void *ctx), void *ctx, s0__pager **out, s0_error **err)
 {
 	s0__pager *p = calloc(1, sizeof *p);
 	if (!p) {
@@ -48,6 +52,7 @@ int s0__pager_new(s0__pager_fetch_fn fetch, void (*destroy)(void *ctx), void *ct
 		return s0__error_nomem(err);
 	}
 	p->fetch = fetch;
+	p->fetch_ids = fetch_ids;
 	p->destroy = destroy;
 	p->ctx = ctx;
 	atomic_init(&p->refs, 1);
@@ -115,30 +120,31 @@ static int reserve_slots(s0__heap *h, size_t n)
 	return 0;
 }
 
-int s0__heap_new_lazy(uint32_t chunk_bytes, uint64_t size_bytes, const s0__objid *ids,
-                      s0__pager *pager, s0__heap **out, s0_error **err)
+int s0__heap_new_lazy(uint32_t chunk_bytes, uint64_t size_bytes, const s0__objid *pages,
+                      size_t npages, s0__pager *pager, s0__heap **out, s0_error **err)
 {
 	if (size_bytes > S0__HEAP_MAX_BYTES)
 		return s0__error_set(err, S0_EINVAL, "invalid_request", "heap too large");
+	size_t n = chunks_for(size_bytes, chunk_bytes);
+	if (npages != (n + S0__HEAP_IDS_PER_PAGE - 1) / S0__HEAP_IDS_PER_PAGE || (n && !pager))
+		return s0__error_set(err, S0_EINVAL, "invalid_request",
+		                     "lazy heap of %zu chunks with %zu table pages%s", n, npages,
+		                     pager ? "" : " and no pager");
 	s0__heap *h;
 	int rc = s0__heap_new(chunk_bytes, &h, err);
 	if (rc < 0)
 		return rc;
-	size_t n = chunks_for(size_bytes, chunk_bytes);
-	if (reserve_slots(h, n) < 0) {
+	if (reserve_slots(h, n) < 0 || !(h->pages = calloc(npages ? npages : 1, sizeof *h->pages))) {
 		s0__heap_unref(h);
 		return s0__error_nomem(err);
 	}
+	memcpy(h->pages, pages, npages * sizeof *pages);
 	for (size_t i = 0; i < n; i++) {
-		h->slots[i].id = ids[i];
-		h->slots[i].state = s0__objid_is_zero(&ids[i]) ? S0__CHUNK_ZERO : S0__CHUNK_LAZY;
-		if (h->slots[i].state == S0__CHUNK_LAZY && !pager) {
-			s0__heap_unref(h);
-			return s0__error_set(err, S0_EINVAL, "invalid_request",
-			                     "lazy heap chunk without a pager");
-		}
+		h->slots[i].state = S0__CHUNK_LAZY;
+		h->slots[i].unresolved = true;
 	}
-	h->n = n;
+	h->n = h->paged = n;
+	h->npages = npages;
 	h->size = size_bytes;
 	h->pager = s0__pager_ref(pager);
 	*out = h;
@@ -159,6 +165,7 @@ void s0__heap_unref(s0__heap *h)
 	for (size_t i = 0; i < h->n; i++)
 		free(h->slots[i].data);
 	free(h->slots);
+	free(h->pages);
 	s0__pager_unref(h->pager);
 	pthread_mutex_destroy(&h->mu);
 	free(h);
@@ -176,7 +183,11 @@ uint32_t s0__heap_chunk_bytes(const s0__heap *h)
 
 size_t s0__heap_nchunks(const s0__heap *h)
 {
-	return h->n;
+	s0__heap *m = (s0__heap *)h; /* the mutex guards n against a concurrent grow */
+	pthread_mutex_lock(&m->mu);
+	size_t n = m->n;
+	pthread_mutex_unlock(&m->mu);
+	return n;
 }
 
 /* ---- the chunk state machine (h->mu held) ---- */
@@ -187,6 +198,33 @@ static int damaged_error(const slot *s, size_t i, s0_error **err)
 	s0__objid_hex(&s->id, hex);
 	return s0__error_set(err, S0_ECORRUPT, "chunk_damaged",
 	                     "heap chunk %zu (object %s) failed to load", i, hex);
+}
+
+/* Read the table page of chunk i: every chunk of it gets its id (zero ones
+ * become zero chunks). On failure they all become damaged. */
+static int resolve(s0__heap *h, size_t i, s0_error **err)
+{
+	size_t pg = i / S0__HEAP_IDS_PER_PAGE, first = pg * S0__HEAP_IDS_PER_PAGE;
+	size_t n = h->paged - first < S0__HEAP_IDS_PER_PAGE ? h->paged - first : S0__HEAP_IDS_PER_PAGE;
+	s0__objid *ids = malloc(n * sizeof *ids);
+	if (!ids)
+		return s0__error_nomem(err);
+	s0_error *e = NULL;
+	int rc = h->pager->fetch_ids(h->pager->ctx, &h->pages[pg], ids, n, &e);
+	for (size_t k = 0; k < n; k++) {
+		slot *s = &h->slots[first + k];
+		if (!s->unresolved)
+			continue;
+		s->unresolved = false;
+		s->id = rc == S0_OK ? ids[k] : h->pages[pg];
+		s->state = rc < 0 ? S0__CHUNK_DAMAGED
+		           : s0__objid_is_zero(&ids[k]) ? S0__CHUNK_ZERO : S0__CHUNK_LAZY;
+	}
+	free(ids);
+	if (rc == S0_ENOMEM)
+		return s0__error_put(err, e);
+	s0_error_free(e);
+	return rc < 0 ? damaged_error(&h->slots[i], i, err) : S0_OK;
 }
 
 /* Load a lazy chunk; on failure the chunk becomes damaged. */
@@ -219,10 +257,10 @@ static int chunk_read(s0__heap *h, size_t i, const uint8_t **data, s0_error **er
 {
 	pthread_mutex_lock(&h->mu);
 	slot *s = &h->slots[i];
-	int rc = S0_OK;
-	if (s->state == S0__CHUNK_LAZY && (rc = load(h, i, err)) == S0_OK)
+	int rc = s->unresolved ? resolve(h, i, err) : S0_OK;
+	if (rc == S0_OK && s->state == S0__CHUNK_LAZY && (rc = load(h, i, err)) == S0_OK)
 		h->fetched++;
-	else if (s->state == S0__CHUNK_DAMAGED)
+	else if (rc == S0_OK && s->state == S0__CHUNK_DAMAGED)
 		rc = damaged_error(s, i, err);
 	*data = rc == S0_OK ? s->data : NULL;
 	pthread_mutex_unlock(&h->mu);
@@ -234,7 +272,11 @@ static int chunk_write(s0__heap *h, size_t i, uint8_t **data, s0_error **err)
 {
 	pthread_mutex_lock(&h->mu);
 	slot *s = &h->slots[i];
-	int rc = S0_OK;
+	int rc = s->unresolved ? resolve(h, i, err) : S0_OK;
+	if (rc < 0) {
+		pthread_mutex_unlock(&h->mu);
+		return rc;
+	}
 	if (s->state == S0__CHUNK_LAZY) {
 		if ((rc = load(h, i, err)) == S0_OK)
 			h->fetched++;
@@ -257,8 +299,8 @@ int s0__heap_prefetch(s0__heap *h, size_t chunk, bool *loaded, s0_error **err)
 {
 	*loaded = false;
 	pthread_mutex_lock(&h->mu);
-	int rc = S0_OK;
-	if (chunk < h->n && h->slots[chunk].state == S0__CHUNK_LAZY) {
+	int rc = chunk < h->n && h->slots[chunk].unresolved ? resolve(h, chunk, err) : S0_OK;
+	if (rc == S0_OK && chunk < h->n && h->slots[chunk].state == S0__CHUNK_LAZY) {
 		if ((rc = load(h, chunk, err)) == S0_OK) {
 			h->prefetched++;
 			*loaded = true;
@@ -432,10 +474,14 @@ int s0__heap_snapshot(s0__heap *h, s0__heap_chunkinfo **out, size_t *n_out, s0_e
 {
 	pthread_mutex_lock(&h->mu);
 	size_t n = h->n;
-	s0__heap_chunkinfo *v = calloc(n ? n : 1, sizeof *v);
+	int rc = S0_OK;
+	for (size_t i = 0; rc == S0_OK && i < n; i += S0__HEAP_IDS_PER_PAGE)
+		if (h->slots[i].unresolved)
+			rc = resolve(h, i, err);
+	s0__heap_chunkinfo *v = rc == S0_OK ? calloc(n ? n : 1, sizeof *v) : NULL;
 	if (!v) {
 		pthread_mutex_unlock(&h->mu);
-		return s0__error_nomem(err);
+		return rc < 0 ? rc : s0__error_nomem(err);
 	}
 	for (size_t i = 0; i < n; i++) {
 		v[i].state = h->slots[i].state;

@@ -10,7 +10,10 @@
  *  - lazy:     restored from an image and not yet touched: the bytes are the
  *              object named by the chunk's id, fetched through the heap's
  *              pager on first touch (s0__heap_read/write/hash/grow) or by a
- *              background prefetch (s0__heap_prefetch);
+ *              background prefetch (s0__heap_prefetch). The ids themselves
+ *              come in pages (S0__HEAP_IDS_PER_PAGE ids per page object),
+ *              loaded with the first touch of a chunk of the page, so that
+ *              a restore reads nothing per chunk before the guest runs;
  *  - damaged:  a fetch failed verification; every touch fails S0_ECORRUPT.
  * Each chunk also has an id (the object holding its bytes as of the last
  * capture or restore; all-zero for a zero chunk) and a dirty bit: set by
@@ -43,6 +46,8 @@
 /** Smallest and largest chunk sizes accepted (4 KiB .. 16 MiB, powers of two). */
 #define S0__HEAP_CHUNK_MIN (4u << 10)
 #define S0__HEAP_CHUNK_MAX (16u << 20)
+/** Chunk ids per page of a restored heap's chunk table (32 KiB pages). */
+#define S0__HEAP_IDS_PER_PAGE 1024u
 /** Largest heap, bytes (64 GiB). */
 #define S0__HEAP_MAX_BYTES ((uint64_t)64 << 30)
 
@@ -70,14 +75,22 @@ typedef int (*s0__pager_fetch_fn)(void *ctx, const s0__objid *id, void *buf, siz
                                   s0_error **err);
 
 /**
+ * Fetch one page of a chunk table: fill @p ids with the @p n chunk ids held
+ * by the object @p page. Same calling rules as s0__pager_fetch_fn.
+ * @retval S0_ECORRUPT / S0_ENOTFOUND / S0_EIO  the page is unusable.
+ */
+typedef int (*s0__pager_ids_fn)(void *ctx, const s0__objid *page, s0__objid *ids, size_t n,
+                                s0_error **err);
+
+/**
  * Make a pager.
- * @param ctx      passed to @p fetch; released by @p destroy (nullable)
- *                 when the last reference goes.
+ * @param ctx      passed to @p fetch and @p fetch_ids; released by
+ *                 @p destroy (nullable) when the last reference goes.
  * @param[out] out (transfer full) one reference; drop with s0__pager_unref().
  * @retval S0_ENOMEM (ctx is then destroyed)
  */
-int s0__pager_new(s0__pager_fetch_fn fetch, void (*destroy)(void *ctx), void *ctx,
-                  s0__pager **out, s0_error **err);
+int s0__pager_new(s0__pager_fetch_fn fetch, s0__pager_ids_fn fetch_ids,
+                  void (*destroy)(void *ctx), void *ctx, s0__pager **out, s0_error **err);
 /** Take one more reference. @return @p p. */
 s0__pager *s0__pager_ref(s0__pager *p);
 /** Drop a reference; the last one destroys ctx. NULL-safe. */
@@ -94,14 +107,15 @@ typedef struct s0__heap s0__heap;
 int s0__heap_new(uint32_t chunk_bytes, s0__heap **out, s0_error **err);
 
 /**
- * A heap restored from an image: @p size_bytes long, chunk i lazy on
- * ids[i] (zero ids make zero chunks), nothing dirty.
- * @param ids   ceil(size/chunk) ids (copied).
- * @param pager (nullable only when every id is zero) a reference is taken.
- * @retval S0_EINVAL bad sizes or a non-zero id without a pager.
+ * A heap restored from an image: @p size_bytes long, every chunk lazy,
+ * its id in page i / S0__HEAP_IDS_PER_PAGE of @p pages (zero ids make zero
+ * chunks once the page is read); nothing dirty.
+ * @param pages  ceil(chunks / S0__HEAP_IDS_PER_PAGE) page object ids (copied).
+ * @param pager  (nullable only for an empty heap) a reference is taken.
+ * @retval S0_EINVAL bad sizes, a page count that does not match, no pager.
  */
-int s0__heap_new_lazy(uint32_t chunk_bytes, uint64_t size_bytes, const s0__objid *ids,
-                      s0__pager *pager, s0__heap **out, s0_error **err);
+int s0__heap_new_lazy(uint32_t chunk_bytes, uint64_t size_bytes, const s0__objid *pages,
+                      size_t npages, s0__pager *pager, s0__heap **out, s0_error **err);
 
 /** Take a reference. @return @p h. */
 s0__heap *s0__heap_ref(s0__heap *h);
@@ -160,8 +174,9 @@ typedef struct s0__heap_chunkinfo {
 } s0__heap_chunkinfo;
 
 /**
- * Describe every chunk.
+ * Describe every chunk (reading the chunk-table pages not read yet).
  * @param[out] out (transfer full) array of s0__heap_nchunks() entries, free().
+ * @retval S0_ECORRUPT a chunk-table page failed to load.
  */
 int s0__heap_snapshot(s0__heap *h, s0__heap_chunkinfo **out, size_t *n_out, s0_error **err);
 

@@ -23,9 +23,11 @@ typedef struct s0__ser {
 	bool oom;    /**< true once an append failed (later appends are no-ops) */
 } s0__ser;
 
-/** Append one unsigned 8/32/64-bit value (little-endian). */
+/** Append one byte. */
 void s0__ser_u8(s0__ser *s, uint8_t v);
+/** Append a 32-bit value, little-endian. */
 void s0__ser_u32(s0__ser *s, uint32_t v);
+/** Append a 64-bit value, little-endian. */
 void s0__ser_u64(s0__ser *s, uint64_t v);
 /** Append a signed 64-bit value (two's complement). */
 void s0__ser_i64(s0__ser *s, int64_t v);
@@ -48,9 +50,13 @@ typedef struct s0__de {
 
 /** Start reading @p n bytes at @p p (borrowed; must outlive the reader). */
 void s0__de_init(s0__de *d, const void *p, size_t n);
+/** Read one byte (0 when bad). */
 uint8_t s0__de_u8(s0__de *d);
+/** Read a little-endian 32-bit value (0 when bad). */
 uint32_t s0__de_u32(s0__de *d);
+/** Read a little-endian 64-bit value (0 when bad). */
 uint64_t s0__de_u64(s0__de *d);
+/** Read a signed 64-bit value (0 when bad). */
 int64_t s0__de_i64(s0__de *d);
 /** Copy @p n raw bytes into @p out (zeroed when the reader is bad). */
 void s0__de_raw(s0__de *d, void *out, size_t n);

@@ -94,6 +94,7 @@ struct s0__sessions {
 int s0__ses_spec_parse(const cJSON *body, ses_spec *out, s0_error **err);
 /** Rebuild the engine view from a normalised spec's JSON text (deserialize). */
 int s0__ses_spec_from_canon(const char *canon, ses_spec *out, s0_error **err);
+/** Free a parsed spec. */
 void s0__ses_spec_clear(ses_spec *sp);
 
 /* ---- ses_journal.c ---- */
@@ -107,9 +108,11 @@ void s0__ses_event(s0__sessions *s, ses *x, const char *type, const char *stream
 void s0__ses_retain(s0__sessions *s, ses *x);
 /** First retained and last assigned seq. */
 void s0__ses_cursor(const ses *x, int64_t *earliest, int64_t *latest);
+/** Free every event of a session. */
 void s0__ses_events_free(ses *x);
 
 /* ---- ses_core.c ---- */
+/** Wall-clock now (ms) of the registry's clock. */
 int64_t s0__ses_now(s0__sessions *s);
 /** The session @p id, or NULL after setting S0_ENOTFOUND `session_not_found`. */
 ses *s0__ses_find(s0__sessions *s, const char *id, s0_error **err);
@@ -123,6 +126,7 @@ void s0__ses_sync_all(s0__sessions *s, s0__guest *g);
 void s0__ses_stop(s0__sessions *s, ses *x, s0__guest *g, const char *reason);
 /** Tell the sink about a changed session. */
 void s0__ses_changed(s0__sessions *s, ses *x);
+/** Free a session record (not its process). */
 void s0__ses_free(ses *x);
 /** Whether a phase is terminal (exited, stopped, failed). */
 bool s0__ses_terminal(int phase);

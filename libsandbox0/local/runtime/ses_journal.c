@@ -55,6 +55,8 @@ void s0__ses_cursor(const ses *x, int64_t *earliest, int64_t *latest)
 
 static void drop_first(ses *x, size_t k)
 {
+	if (!k)
+		return;
 	for (size_t i = 0; i < k; i++) {
 		x->ev_bytes -= x->ev[i].bytes;
 		free(x->ev[i].json);

@@ -41,7 +41,8 @@ static int collect(void *ctx, int kind, const s0__objid *id)
 	return 0;
 }
 
-/* The objects of an image: [0] manifest, [1] state, [2] tmpfs, [3] sessions, then chunks. */
+/* The objects of an image: [0] manifest, [1] state, [2] tmpfs, [3] sessions, [4] the
+ * REPL heap's chunk-table page, then its chunks. */
 static ids objects_of(const s0__objid *image)
 {
 	ids x = {.n = 0};
@@ -89,8 +90,8 @@ START_TEST(damaged_state_and_tmpfs)
 {
 	s0__ckpt_image_info a = ckfix_capture_ok(&F);
 	ids x = objects_of(&a.image_id);
-	ck_assert_int_eq(x.n, 1 + 3 + 4);
-	for (int k = 1; k <= 3; k++) {
+	ck_assert_int_eq(x.n, 1 + 3 + 1 + 4);
+	for (int k = 1; k <= 3; k++) { /* state, tmpfs, sessions parts */
 		ckfix_flip(&F, &x.v[k], -3);
 		restore_fails(&a.image_id, S0_ECORRUPT, NULL);
 		ckfix_flip(&F, &x.v[k], -3);
@@ -102,7 +103,7 @@ START_TEST(damaged_chunk_after_running)
 {
 	s0__ckpt_image_info a = ckfix_capture_ok(&F);
 	ids x = objects_of(&a.image_id);
-	ckfix_flip(&F, &x.v[4 + 2], 5); /* heap chunk 2 of the REPL */
+	ckfix_flip(&F, &x.v[5 + 2], 5); /* heap chunk 2 of the REPL */
 	s0__ckpt_restored res;
 	ck_assert_int_eq(ckfix_restore(&F, &a.image_id, false, &res, NULL), S0_OK);
 	ckfix_adopt(&F, &res);
@@ -131,11 +132,36 @@ START_TEST(damaged_chunk_after_running)
 }
 END_TEST
 
+START_TEST(damaged_table_page)
+{
+	s0__ckpt_image_info a = ckfix_capture_ok(&F);
+	ids x = objects_of(&a.image_id);
+	ckfix_flip(&F, &x.v[4], 0); /* the REPL's chunk-table page: read only on first touch */
+	s0__ckpt_restored res;
+	ck_assert_int_eq(ckfix_restore(&F, &a.image_id, false, &res, NULL), S0_OK);
+	ckfix_adopt(&F, &res);
+	char *o = rtfix_out(&F.rt, R, "echo $V");
+	ASSERT_STR(o, "1\n");
+	free(o);
+	cJSON *d = rtfix_exec(&F.rt, R, "memhash");
+	ASSERT_STR(rtfix_str(d, "state"), "crashed");
+	cJSON_Delete(d);
+	ck_assert_int_eq(F.damage_calls, 1);
+	s0__heap_stats hs;
+	s0__guest_heap_stats(F.rt.g, &hs);
+	ck_assert_uint_eq(hs.damaged, 4);
+	s0__ckpt_image_info b;
+	s0_error *e = NULL;
+	ck_assert_int_eq(ckfix_capture(&F, &b, &e), S0_EMEMCAPTURE);
+	s0_error_free(e);
+}
+END_TEST
+
 START_TEST(damaged_chunk_found_by_prefetch)
 {
 	s0__ckpt_image_info a = ckfix_capture_ok(&F);
 	ids x = objects_of(&a.image_id);
-	ckfix_flip(&F, &x.v[4 + 1], 0);
+	ckfix_flip(&F, &x.v[5 + 1], 0);
 	s0__ckpt_restored res;
 	ck_assert_int_eq(ckfix_restore(&F, &a.image_id, true, &res, NULL), S0_OK);
 	ckfix_adopt(&F, &res);
@@ -225,6 +251,7 @@ Suite *ck_verify_suite(void)
 	tcase_add_test(t, damaged_manifest);
 	tcase_add_test(t, damaged_state_and_tmpfs);
 	tcase_add_test(t, damaged_chunk_after_running);
+	tcase_add_test(t, damaged_table_page);
 	tcase_add_test(t, damaged_chunk_found_by_prefetch);
 	tcase_add_test(t, fingerprint_fields);
 	tcase_add_test(t, generation_mismatch);

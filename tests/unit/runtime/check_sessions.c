@@ -209,8 +209,6 @@ START_TEST(retention_and_410)
 	char *id2 = sid(create("{\"command\":[\"true\"],\"event_retention\":{\"max_age_seconds\":60}}",
 	                       NULL, 201));
 	s0_manual_clock_advance(F.mc, 61000);
-	d = get(id2);
-	cur = cJSON_GetObjectItem(d, "cursor");
 	cJSON_Delete(events(id2, "6", NULL, S0_OK, NULL));
 	d = get(id2);
 	cur = cJSON_GetObjectItem(d, "cursor");

@@ -17,6 +17,7 @@
 #include "sandbox0/sandbox.h"
 #include "sandbox0/wait.h"
 #include "sandbox0/files.h"
+#include "sandbox0/contexts.h"
 #include "sandbox0/local.h"
 
 #endif

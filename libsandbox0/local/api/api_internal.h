@@ -23,6 +23,7 @@ typedef struct s0__rctx {
 	s0__http_response *resp;
 	const char *team;      /* opts->team_id */
 	const char *id;        /* first path parameter (sandbox or snapshot id) */
+	const char *id2;       /* second path parameter (context or session id), or NULL */
 	const char *action;    /* for 500 messages: "failed to <action>: …" */
 	char rid[S0__REQUEST_ID_MAX];
 	bool oom;
@@ -110,5 +111,22 @@ void s0__ep_files_stat(s0__rctx *c);
 void s0__ep_files_list(s0__rctx *c);
 void s0__ep_files_move(s0__rctx *c);
 void s0__ep_not_implemented(s0__rctx *c);
+/* ep_procs.c: contexts and sessions (api.md §8) */
+void s0__ep_ctx_create(s0__rctx *c);
+void s0__ep_ctx_list(s0__rctx *c);
+void s0__ep_ctx_get(s0__rctx *c);
+void s0__ep_ctx_delete(s0__rctx *c);
+void s0__ep_ctx_restart(s0__rctx *c);
+void s0__ep_ctx_input(s0__rctx *c);
+void s0__ep_ctx_exec(s0__rctx *c);
+void s0__ep_ctx_signal(s0__rctx *c);
+void s0__ep_ctx_resize(s0__rctx *c);
+void s0__ep_ses_create(s0__rctx *c);
+void s0__ep_ses_list(s0__rctx *c);
+void s0__ep_ses_get(s0__rctx *c);
+void s0__ep_ses_delete(s0__rctx *c);
+void s0__ep_ses_desired(s0__rctx *c);
+void s0__ep_ses_signal(s0__rctx *c);
+void s0__ep_ses_events(s0__rctx *c);
 
 #endif

@@ -40,8 +40,25 @@ static const route routes[] = {
 	{SB "/*/files/stat", "GET", s0__ep_files_stat, R_AUTH},
 	{SB "/*/files/list", "GET", s0__ep_files_list, R_AUTH},
 	{SB "/*/files/move", "POST", s0__ep_files_move, R_AUTH},
-	/* streaming routes and the process APIs are later issues (design.md §6
-	 * "Deferred"): an envelope tells "unsupported" from "unknown sandbox" */
+	{SB "/*/contexts", "POST", s0__ep_ctx_create, R_AUTH},
+	{SB "/*/contexts", "GET", s0__ep_ctx_list, R_AUTH},
+	{SB "/*/contexts/*", "GET", s0__ep_ctx_get, R_AUTH},
+	{SB "/*/contexts/*", "DELETE", s0__ep_ctx_delete, R_AUTH},
+	{SB "/*/contexts/*/restart", "POST", s0__ep_ctx_restart, R_AUTH},
+	{SB "/*/contexts/*/input", "POST", s0__ep_ctx_input, R_AUTH},
+	{SB "/*/contexts/*/exec", "POST", s0__ep_ctx_exec, R_AUTH},
+	{SB "/*/contexts/*/signal", "POST", s0__ep_ctx_signal, R_AUTH},
+	{SB "/*/contexts/*/resize", "POST", s0__ep_ctx_resize, R_AUTH},
+	{SB "/*/sessions", "POST", s0__ep_ses_create, R_AUTH},
+	{SB "/*/sessions", "GET", s0__ep_ses_list, R_AUTH},
+	{SB "/*/sessions/*", "GET", s0__ep_ses_get, R_AUTH},
+	{SB "/*/sessions/*", "DELETE", s0__ep_ses_delete, R_AUTH},
+	{SB "/*/sessions/*/desired-state", "PUT", s0__ep_ses_desired, R_AUTH},
+	{SB "/*/sessions/*/signals", "POST", s0__ep_ses_signal, R_AUTH},
+	{SB "/*/sessions/*/events", "GET", s0__ep_ses_events, R_AUTH},
+	/* streaming routes and the second tier of the process APIs are later
+	 * issues (design.md §6 "Deferred", api.md §8.4): an envelope tells
+	 * "unsupported" from "unknown sandbox" */
 	{SB "/*/files/watch", NULL, s0__ep_not_implemented, R_AUTH},
 	{SB "/*/contexts/**", NULL, s0__ep_not_implemented, R_AUTH},
 	{SB "/*/sessions/**", NULL, s0__ep_not_implemented, R_AUTH},
@@ -74,12 +91,15 @@ static bool split(const char *path, segs *out)
 	}
 }
 
-/* Whether the path matches; *param_seg receives the first parameter's index. */
-static bool match(const char *pattern, const segs *path, int *param_seg)
+/* Whether the path matches; *param_seg receives the first parameter's
+ * index, param2 (nullable) the second's. */
+static bool match2(const char *pattern, const segs *path, int *param_seg, int *param2)
 {
 	segs pat;
 	split(pattern, &pat);
 	*param_seg = -1;
+	if (param2)
+		*param2 = -1;
 	for (int i = 0; i < pat.n; i++) {
 		bool rest = pat.len[i] == 2 && !memcmp(pat.s[i], "**", 2);
 		if (rest)
@@ -89,6 +109,8 @@ static bool match(const char *pattern, const segs *path, int *param_seg)
 		if (pat.len[i] == 1 && pat.s[i][0] == '*') {
 			if (*param_seg < 0)
 				*param_seg = i;
+			else if (param2 && *param2 < 0)
+				*param2 = i;
 		} else if (pat.len[i] != path->len[i] || memcmp(pat.s[i], path->s[i], pat.len[i])) {
 			return false;
 		}
@@ -96,17 +118,23 @@ static bool match(const char *pattern, const segs *path, int *param_seg)
 	return pat.n == path->n;
 }
 
+static bool match(const char *pattern, const segs *path, int *param_seg)
+{
+	return match2(pattern, path, param_seg, NULL);
+}
+
 static const route *find_route(const char *method, const segs *path, int *param_seg,
-                               bool *path_known)
+                               int *param2, bool *path_known)
 {
 	*path_known = false;
 	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-		int ps;
-		if (!match(routes[i].pattern, path, &ps))
+		int ps, p2;
+		if (!match2(routes[i].pattern, path, &ps, &p2))
 			continue;
 		*path_known = true;
 		if (!routes[i].method || !strcmp(routes[i].method, method)) {
 			*param_seg = ps;
+			*param2 = p2;
 			return &routes[i];
 		}
 	}
@@ -144,9 +172,9 @@ static void method_not_allowed(s0__rctx *c, const segs *path, const char *method
 	s0__reply_err(c, 405, "method_not_allowed", "method %.16s not allowed", method);
 }
 
-static void dispatch(s0__rctx *c, const route *r, const segs *path, int param_seg)
+static void dispatch(s0__rctx *c, const route *r, const segs *path, int param_seg, int param2)
 {
-	char *id = NULL;
+	char *id = NULL, *id2 = NULL;
 	if (r->flags & R_AUTH && !c->team) {
 		s0__reply_err(c, 401, "unauthorized", "missing authentication");
 		return;
@@ -164,10 +192,30 @@ static void dispatch(s0__rctx *c, const route *r, const segs *path, int param_se
 			return;
 		}
 	}
+	if (param2 >= 0) {
+		size_t id2_len;
+		id2 = s0__pct_decode(path->s[param2], path->len[param2], false, &id2_len);
+		if (!id2) {
+			c->oom = true;
+			free(id);
+			return;
+		}
+		if (!id_ok(id2)) {
+			bool ses = strstr(c->req->path, "/sessions/") != NULL;
+			s0__reply_err(c, 404, ses ? "session_not_found" : "context_not_found",
+			              ses ? "session not found" : "context not found");
+			free(id);
+			free(id2);
+			return;
+		}
+	}
 	c->id = id;
+	c->id2 = id2;
 	r->fn(c);
 	c->id = NULL;
+	c->id2 = NULL;
 	free(id);
+	free(id2);
 }
 
 int s0__router_handle(s0__engine *e, const s0__router_opts *opts, const s0__http_request *req,
@@ -182,13 +230,13 @@ int s0__router_handle(s0__engine *e, const s0__router_opts *opts, const s0__http
 		s0__router_request_id(&req->headers, c.rid);
 	segs path;
 	bool known = false;
-	int param_seg = -1;
+	int param_seg = -1, param2 = -1;
 	const route *r = NULL;
 	const char *method = req->method ? req->method : "";
 	if (split(req->path, &path))
-		r = find_route(method, &path, &param_seg, &known);
+		r = find_route(method, &path, &param_seg, &param2, &known);
 	if (r)
-		dispatch(&c, r, &path, param_seg);
+		dispatch(&c, r, &path, param_seg, param2);
 	else if (known)
 		method_not_allowed(&c, &path, method);
 	else

@@ -175,3 +175,14 @@ const struct s0__files_ns *s0__runtime_access_files(s0__runtime_access *a)
 {
 	return &a->rt->ns;
 }
+
+struct s0__guest *s0__runtime_access_guest(s0__runtime_access *a)
+{
+	s0__engine_guest_sync(a->e, a->rt);
+	return a->rt->guest;
+}
+
+struct s0__sessions *s0__runtime_access_sessions(s0__runtime_access *a)
+{
+	return s0__engine_sessions(a->e, a->rt->sandbox_id, a->rt->generation);
+}

@@ -64,8 +64,12 @@ static int finish_delete_locked(s0__engine *e, s0__op_row *op)
 	int rc = s0__meta_sandbox_delete(e->meta, op->sandbox_id, NULL);
 	if (rc == S0_OK)
 		rc = s0__meta_op_update(e->meta, op, NULL);
-	if (rc == S0_OK)
-		return s0__meta_commit(e->meta, NULL) == S0_OK ? S0_OK : S0_EIO;
+	if (rc == S0_OK) {
+		if (s0__meta_commit(e->meta, NULL) < 0)
+			return S0_EIO;
+		s0__engine_sessions_drop(e, op->sandbox_id); /* sessions and journals go too */
+		return S0_OK;
+	}
 	s0__meta_rollback(e->meta);
 	return S0_EIO;
 }

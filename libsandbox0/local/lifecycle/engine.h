@@ -172,4 +172,15 @@ void s0__engine_runtime_end(s0__runtime_access *a);
 struct s0__files_ns;
 const struct s0__files_ns *s0__runtime_access_files(s0__runtime_access *a);
 
+/* The simulated guest of a pinned runtime (contexts, runtime/contexts.h),
+ * its virtual time caught up with the engine clock; valid until runtime_end. */
+struct s0__guest;
+struct s0__guest *s0__runtime_access_guest(s0__runtime_access *a);
+
+/* The sandbox's sessions registry (runtime/sessions.h), created on first
+ * use; it outlives runtime generations and goes with the sandbox. NULL
+ * only when out of memory. Use it with the pinned runtime's guest. */
+struct s0__sessions;
+struct s0__sessions *s0__runtime_access_sessions(s0__runtime_access *a);
+
 #endif

@@ -35,6 +35,14 @@ typedef struct s0__wake {
 	struct s0__wake *next;
 } s0__wake;
 
+/* The supervised sessions of one sandbox (runtime/sessions.h): kept by the
+ * engine across runtime generations, freed with the sandbox. */
+typedef struct s0__sesreg {
+	char id[S0__ID_MAX];
+	struct s0__sessions *s;
+	struct s0__sesreg *next;
+} s0__sesreg;
+
 struct s0__engine {
 	char *dir;
 	s0__meta *meta;
@@ -54,6 +62,7 @@ struct s0__engine {
 	bool retry_pending; /* an operation is waiting on a fault or a retry */
 	int wake_threads;   /* detached auto-resume threads still running (close waits) */
 	int64_t seq;
+	s0__sesreg *sesregs; /* under mu */
 };
 
 /* Time on the engine clock. */
@@ -140,6 +149,22 @@ void s0__engine_ttl_scan(s0__engine *e);
 /* Config validation and normalisation (claim and update). */
 int s0__config_apply(const cJSON *cfg, bool update, s0__sandbox_row *row, int64_t now,
                      s0_error **err);
+
+/* procs.c: the sessions registry of a sandbox (created on first use with
+ * the given generation; NULL only when OOM), and its removal (delete). */
+struct s0__sessions *s0__engine_sessions(s0__engine *e, const char *id, int64_t generation);
+/* The registry if one exists (NULL otherwise). */
+struct s0__sessions *s0__engine_sessions_find(s0__engine *e, const char *id);
+void s0__engine_sessions_drop(s0__engine *e, const char *id);
+/* Replace a sandbox's registry (memory restore carried one); takes s. */
+void s0__engine_sessions_set(s0__engine *e, const char *id, struct s0__sessions *s);
+/* Free every registry (close, manager restart). */
+void s0__engine_sessions_free_all(s0__engine *e);
+/* A fresh guest for a runtime: the sandbox's env_vars, the engine clock. */
+int s0__engine_guest_new(s0__engine *e, const s0__sandbox_row *row, struct s0__guest **out,
+                         s0_error **err);
+/* Catch the runtime's guest up with the engine clock (virtual time). */
+void s0__engine_guest_sync(s0__engine *e, s0__runtime *rt);
 
 /* Wake bookkeeping for auto-resume (under e->mu); NULL only when OOM. */
 s0__wake *s0__engine_wake_get(s0__engine *e, const char *id);

@@ -51,6 +51,7 @@ void s0__engine_close(s0__engine *e)
 	pthread_mutex_unlock(&e->mu);
 	free_runtimes(e);
 	drop_memory_state(e);
+	s0__engine_sessions_free_all(e);
 	s0__storage_close(e->storage);
 	s0__meta_close(e->meta);
 	s0__faults_free(e->faults);

@@ -27,6 +27,8 @@ typedef struct s0__runtime {
 	s0__volume *volume; /* writable branch + ext4 */
 	char attached[S0__GEN_MAX]; /* the committed generation it started on (RTX-02) */
 	struct s0__tmpfs *tmpfs; /* /tmp, /proc, /dev, /sys and ephemeral mounts */
+	struct s0__guest *guest; /* the simulated processes (runtime/guest.h) */
+	int64_t guest_synced_ms; /* engine time the guest's virtual time last caught up to */
 	char **ephemeral;        /* template runtime-only mount paths */
 	size_t n_ephemeral;
 	s0__files_ns ns;         /* files view: RootFS + tmpfs */

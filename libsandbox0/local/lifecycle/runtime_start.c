@@ -13,6 +13,8 @@
 
 #include "common/json.h"
 #include "local/lifecycle/engine_internal.h"
+#include "local/runtime/guest.h"
+#include "local/runtime/sessions.h"
 #include "local/runtime/tmpfs.h"
 
 #define DEFAULT_MEMORY (512LL << 20)
@@ -74,6 +76,8 @@ static bool halt(s0__engine *e, s0__runtime *rt)
 	char **eph = rt->ephemeral;
 	size_t n_eph = rt->n_ephemeral;
 	bool ns = rt->ns_ready;
+	s0__guest *g = rt->guest;
+	rt->guest = NULL;
 	rt->volume = NULL;
 	rt->tmpfs = NULL;
 	rt->ephemeral = NULL;
@@ -81,6 +85,9 @@ static bool halt(s0__engine *e, s0__runtime *rt)
 	rt->ns_ready = false;
 	rt->halted = true;
 	pthread_mutex_unlock(&e->mu);
+	if (g) /* graceful shutdown: procd first, then its children (SES-04) */
+		s0__guest_shutdown(g);
+	s0__guest_free(g);
 	if (ns)
 		s0__files_ns_clear(&rt->ns);
 	s0__volume_free(v);
@@ -193,6 +200,10 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 			                       (const char *const *)rt->ephemeral, rt->n_ephemeral,
 			                       &cause);
 		rt->ns_ready = rc == S0_OK;
+		if (rc == S0_OK && (rc = s0__engine_guest_new(e, row, &rt->guest, &cause)) == S0_OK) {
+			s0__guest_bind_files(rt->guest, &rt->ns);
+			rt->guest_synced_ms = s0__engine_now(e);
+		}
 		if (rc < 0) {
 			s0_error *w = s0__error_make(S0_EUNAVAILABLE, "object_store",
 			                             "sandbox rootfs store is unavailable");
@@ -213,6 +224,10 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 		return s0__error_set(err, S0_EUNAVAILABLE, "procd_not_ready",
 		                     "sandbox runtime did not become ready");
 	}
+	/* sessions active at the replacement follow runtime_recovery (SES-01..05) */
+	s0__sessions *ses = s0__engine_sessions_find(e, row->rec.id);
+	if (ses)
+		s0__sessions_runtime_replaced(ses, rt->guest, rt->generation, NULL);
 	pthread_mutex_lock(&e->mu);
 	rt->ready = true; /* publishes every field written above */
 	pthread_mutex_unlock(&e->mu);

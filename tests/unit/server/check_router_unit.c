@@ -91,7 +91,7 @@ START_TEST(unknown_routes_wrong_methods_and_deferred_routes)
 	expect_error(&r, 404, "not_found", NULL);
 	static const char *const deferred[] = {
 		SB "/sb-1/files/watch", SB "/sb-1/contexts/c1/ws", SB "/sb-1/sessions/s1/ws",
-		SB "/sb-1/sessions/s1/events/stream", SB "/sb-1/contexts"};
+		SB "/sb-1/sessions/s1/events/stream", SB "/sb-1/sessions/s1/attempts"};
 	for (size_t i = 0; i < 5; i++) {
 		r = CALL("GET", deferred[i]);
 		expect_error(&r, 501, "not_implemented", NULL);

@@ -307,3 +307,17 @@ const struct s0__files_ns *s0__runtime_access_files(s0__runtime_access *a)
 {
 	return a->ns;
 }
+
+/* No simulated runtime behind the fake: the process APIs are tested over
+ * the real engine (tests/unit/local). */
+struct s0__guest *s0__runtime_access_guest(s0__runtime_access *a)
+{
+	(void)a;
+	return NULL;
+}
+
+struct s0__sessions *s0__runtime_access_sessions(s0__runtime_access *a)
+{
+	(void)a;
+	return NULL;
+}

@@ -1,0 +1,442 @@
+/*
+ * Processes across runtime generations (behaviours.md FS-02's process part,
+ * FS-04, SES-01..06) and memory pause/resume (MEM-, MFB-, TTL-07/08),
+ * through the public client (sandbox0/contexts.h) over the in-process
+ * transport on a manual clock.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "lt.h"
+#include "suites.h"
+
+/* ---- helpers over sandbox0/contexts.h ---- */
+
+static cJSON *parse_ok(char *text)
+{
+	cJSON *j = cJSON_Parse(text);
+	s0_free(text);
+	ck_assert_ptr_nonnull(j);
+	return j;
+}
+
+/* A REPL context; returns its id (malloc'd). */
+static char *mk_repl(lt *t, const char *id)
+{
+	char *out = NULL;
+	LT_OK(s0_context_create(t->c, id, "{\"type\":\"repl\"}", &out, &e_));
+	cJSON *j = parse_ok(out);
+	char *ctx = strdup(cJSON_GetObjectItem(j, "id")->valuestring);
+	cJSON_Delete(j);
+	return ctx;
+}
+
+/* Exec in a context; returns its stdout (malloc'd, trailing newline cut). */
+static char *run(lt *t, const char *id, const char *ctx, const char *cmd)
+{
+	char *out = NULL;
+	LT_OK(s0_context_exec(t->c, id, ctx, cmd, &out, &e_));
+	cJSON *j = parse_ok(out);
+	const cJSON *so = cJSON_GetObjectItem(j, "stdout");
+	char *s = strdup(cJSON_IsString(so) ? so->valuestring : "");
+	cJSON_Delete(j);
+	size_t n = strlen(s);
+	if (n && s[n - 1] == '\n')
+		s[n - 1] = '\0';
+	return s;
+}
+
+/* One call of the process family; the data parsed (status optional). */
+static cJSON *call(lt *t, const char *method, const char *id, const char *suffix,
+                   const char *body, const char *key, int *status)
+{
+	char *out = NULL;
+	LT_OK(s0_runtime_call(t->c, method, id, suffix, body, key, status, &out, &e_));
+	return parse_ok(out);
+}
+
+static cJSON *session_get(lt *t, const char *id, const char *sid)
+{
+	char sfx[160];
+	snprintf(sfx, sizeof sfx, "/sessions/%s", sid);
+	return call(t, "GET", id, sfx, NULL, NULL, NULL);
+}
+
+/* A session running argv given as a JSON array text; returns its id. */
+static char *mk_session(lt *t, const char *id, const char *command_json, const char *lifecycle)
+{
+	char body[512];
+	snprintf(body, sizeof body, "{\"command\":%s%s%s}", command_json,
+	         lifecycle ? ",\"lifecycle\":" : "", lifecycle ? lifecycle : "");
+	int status = 0;
+	cJSON *s = call(t, "POST", id, "/sessions", body, NULL, &status);
+	ck_assert_int_eq(status, 201);
+	char *sid = strdup(cJSON_GetObjectItem(s, "id")->valuestring);
+	cJSON_Delete(s);
+	return sid;
+}
+
+static const char *phase_of(const cJSON *s)
+{
+	return cJSON_GetObjectItem(s, "phase")->valuestring;
+}
+
+static int attempt_number(const cJSON *s)
+{
+	const cJSON *a = cJSON_GetObjectItem(s, "attempt");
+	return a ? cJSON_GetObjectItem(a, "number")->valueint : 0;
+}
+
+static int attempt_pid(const cJSON *s)
+{
+	const cJSON *a = cJSON_GetObjectItem(s, "attempt");
+	const cJSON *p = a ? cJSON_GetObjectItem(a, "pid") : NULL;
+	return p ? p->valueint : 0;
+}
+
+/* Filesystem-only cycle through the wait helpers. */
+static void fs_cycle(lt *t, const char *id)
+{
+	lt_pause(t, id);
+	lt_quiesce(t);
+	lt_resume(t, id);
+}
+
+/* FS-04: an FS cycle keeps no process state. */
+START_TEST(fs04_fs_cycle_keeps_no_process_state)
+{
+	LT_ROW("FS-04");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	char *ctx = mk_repl(&t, id);
+	free(run(&t, id, ctx, "x=42; cd /tmp"));
+	char *pid = run(&t, id, ctx, "sleep 1000 > /workspace/bg.log & echo $!");
+	ck_assert_int_gt(atoi(pid), 1);
+	char *v = run(&t, id, ctx, "echo \"x=$x\"");
+	ck_assert_str_eq(v, "x=42");
+	free(v);
+	v = run(&t, id, ctx, "ps");
+	ck_assert_ptr_nonnull(strstr(v, "sleep"));
+	free(v);
+
+	fs_cycle(&t, id);
+
+	char *out = NULL;
+	s0_error *err = NULL;
+	LT_EXPECT(s0_context_get(t.c, id, ctx, &out, &err), err, S0_ENOTFOUND, "context_not_found");
+	char *ctx2 = mk_repl(&t, id);
+	v = run(&t, id, ctx2, "echo \"x=$x\"");
+	ck_assert_str_eq(v, "x=");
+	free(v);
+	v = run(&t, id, ctx2, "pwd");
+	ck_assert_str_eq(v, "/workspace");
+	free(v);
+	v = run(&t, id, ctx2, "ps");
+	ck_assert_ptr_null(strstr(v, "sleep"));
+	free(v);
+	free(ctx2);
+	free(pid);
+	free(ctx);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* FS-02 (process part): env_vars apply to processes of the new generation. */
+START_TEST(fs02_env_vars_in_new_generation)
+{
+	LT_ROW("FS-02");
+	lt t;
+	lt_open(&t, NULL);
+	const char *env[] = {"GREETING=hello", NULL};
+	s0_sandbox_config cfg = S0_SANDBOX_CONFIG_INIT;
+	cfg.env_vars = env;
+	char *id = lt_claim(&t, NULL, &cfg);
+	char *ctx = mk_repl(&t, id);
+	char *v = run(&t, id, ctx, "echo $GREETING");
+	ck_assert_str_eq(v, "hello");
+	free(v);
+	free(ctx);
+	fs_cycle(&t, id);
+	ctx = mk_repl(&t, id);
+	v = run(&t, id, ctx, "env");
+	ck_assert_ptr_nonnull(strstr(v, "GREETING=hello"));
+	free(v);
+	free(ctx);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* Contexts: create 201 (cmd with wait_until_done), list, get, delete, errors. */
+START_TEST(ctx_endpoints_through_client)
+{
+	LT_ROW("API-8.1");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	lt_write(&t, id, "/workspace/hello.txt", "hi there");
+	int status = 0;
+	cJSON *c = call(&t, "POST", id, "/contexts",
+	                "{\"type\":\"cmd\",\"cmd\":{\"command\":[\"cat\",\"/workspace/hello.txt\"]},"
+	                "\"wait_until_done\":true}", NULL, &status);
+	ck_assert_int_eq(status, 201);
+	ck_assert_str_eq(cJSON_GetObjectItem(c, "stdout")->valuestring, "hi there");
+	ck_assert_int_eq(cJSON_GetObjectItem(c, "exit_code")->valueint, 0);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(c, "running")));
+	char *cid = strdup(cJSON_GetObjectItem(c, "id")->valuestring);
+	cJSON_Delete(c);
+	cJSON *l = call(&t, "GET", id, "/contexts", NULL, NULL, &status);
+	ck_assert_int_eq(status, 200);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(l, "contexts")), 1);
+	cJSON_Delete(l);
+	char *out = NULL;
+	s0_error *err = NULL;
+	LT_OK(s0_context_delete(t.c, id, cid, &e_));
+	LT_EXPECT(s0_context_get(t.c, id, cid, &out, &err), err, S0_ENOTFOUND, "context_not_found");
+	LT_EXPECT(s0_context_create(t.c, id, "{\"type\":\"cmd\"}", &out, &err), err, S0_EINVAL,
+	          "invalid_request");
+	LT_EXPECT(s0_runtime_call(t.c, "GET", id, "/sessions/nope", NULL, NULL, NULL, NULL, &err),
+	          err, S0_ENOTFOUND, "session_not_found");
+	free(cid);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* Whether the events page of a session holds an output event with data
+ * (base64) before an event of type `later` (seq order). */
+static bool output_before(lt *t, const char *id, const char *sid, const char *b64,
+                          const char *later)
+{
+	char sfx[200];
+	snprintf(sfx, sizeof sfx, "/sessions/%s/events?after=0", sid);
+	cJSON *p = call(t, "GET", id, sfx, NULL, NULL, NULL);
+	int64_t out_seq = -1, later_seq = -1;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(p, "events"))
+	{
+		const char *type = cJSON_GetObjectItem(ev, "type")->valuestring;
+		const cJSON *d = cJSON_GetObjectItem(ev, "data_base64");
+		int64_t seq = (int64_t)cJSON_GetObjectItem(ev, "seq")->valuedouble;
+		if (!strcmp(type, "output") && cJSON_IsString(d) && !strcmp(d->valuestring, b64) &&
+		    out_seq < 0)
+			out_seq = seq;
+		if (!strcmp(type, later) && later_seq < 0 && out_seq >= 0)
+			later_seq = seq;
+	}
+	cJSON_Delete(p);
+	return out_seq >= 0 && later_seq > out_seq;
+}
+
+/* SES-01 and SES-02: identity and journal survive an FS replacement; the
+ * default runtime_recovery restarts the active session in the new generation. */
+START_TEST(ses01_02_journal_survives_and_restart_recovery)
+{
+	LT_ROW("SES-01");
+	LT_ROW("SES-02");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	char *sid = mk_session(&t, id, "[\"sh\",\"-c\",\"echo one; sleep 1000\"]", NULL);
+	cJSON *s = session_get(&t, id, sid);
+	ck_assert_str_eq(phase_of(s), "running");
+	int n0 = attempt_number(s);
+	int64_t g0 = lt_generation(&t, id);
+	cJSON_Delete(s);
+
+	fs_cycle(&t, id);
+
+	s = session_get(&t, id, sid);
+	ck_assert_str_eq(cJSON_GetObjectItem(s, "id")->valuestring, sid);
+	ck_assert_str_eq(phase_of(s), "running");
+	ck_assert_int_eq(attempt_number(s), n0 + 1);
+	const cJSON *a = cJSON_GetObjectItem(s, "attempt");
+	ck_assert_int_eq((int64_t)cJSON_GetObjectItem(a, "runtime_generation")->valuedouble, g0 + 1);
+	cJSON_Delete(s);
+	/* "one\n" of the first attempt precedes the new attempt's start */
+	ck_assert(output_before(&t, id, sid, "b25lCg==", "attempt.started"));
+	free(sid);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* SES-03: runtime_recovery stop leaves the session stopped, journal kept. */
+START_TEST(ses03_recovery_stop)
+{
+	LT_ROW("SES-03");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	char *sid = mk_session(&t, id, "[\"sh\",\"-c\",\"echo one; sleep 1000\"]",
+	                       "{\"runtime_recovery\":\"stop\"}");
+	fs_cycle(&t, id);
+	cJSON *s = session_get(&t, id, sid);
+	ck_assert_str_eq(phase_of(s), "stopped");
+	cJSON_Delete(s);
+	ck_assert(output_before(&t, id, sid, "b25lCg==", "attempt.exited"));
+	free(sid);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* SES-04 and SES-05: teardown never records normal exits; only sessions
+ * active at replacement restart. */
+START_TEST(ses04_05_only_active_sessions_restart)
+{
+	LT_ROW("SES-04");
+	LT_ROW("SES-05");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	const char *always = "{\"restart\":{\"policy\":\"never\"},\"runtime_recovery\":\"restart\"}";
+	char *exited = mk_session(&t, id, "[\"true\"]", always);
+	char *stopped = mk_session(&t, id, "[\"sleep\",\"1000\"]", always);
+	char *active = mk_session(&t, id, "[\"sleep\",\"1000\"]", always);
+	char sfx[160];
+	snprintf(sfx, sizeof sfx, "/sessions/%s/desired-state", stopped);
+	cJSON_Delete(call(&t, "PUT", id, sfx, "{\"state\":\"stopped\"}", NULL, NULL));
+	cJSON *s = session_get(&t, id, exited);
+	ck_assert_str_eq(phase_of(s), "exited");
+	int ne = attempt_number(s);
+	cJSON_Delete(s);
+	s = session_get(&t, id, stopped);
+	ck_assert_str_eq(phase_of(s), "stopped");
+	int ns = attempt_number(s);
+	cJSON_Delete(s);
+	s = session_get(&t, id, active);
+	int na = attempt_number(s);
+	cJSON_Delete(s);
+
+	fs_cycle(&t, id);
+
+	s = session_get(&t, id, exited);
+	ck_assert_str_eq(phase_of(s), "exited");
+	ck_assert_int_eq(attempt_number(s), ne);
+	cJSON_Delete(s);
+	s = session_get(&t, id, stopped);
+	ck_assert_str_eq(phase_of(s), "stopped");
+	ck_assert_int_eq(attempt_number(s), ns);
+	cJSON_Delete(s);
+	s = session_get(&t, id, active);
+	ck_assert_str_eq(phase_of(s), "running");
+	ck_assert_int_eq(attempt_number(s), na + 1);
+	ck_assert_int_gt(attempt_pid(s), 1);
+	cJSON_Delete(s);
+	/* SES-04: the interrupted attempt carries no exit code from the teardown */
+	snprintf(sfx, sizeof sfx, "/sessions/%s/events?after=0", active);
+	cJSON *p = call(&t, "GET", id, sfx, NULL, NULL, NULL);
+	const cJSON *ev;
+	int replaced = 0;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(p, "events"))
+	{
+		if (strcmp(cJSON_GetObjectItem(ev, "type")->valuestring, "attempt.exited"))
+			continue;
+		ck_assert_ptr_null(cJSON_GetObjectItem(ev, "exit_code"));
+		const cJSON *r = cJSON_GetObjectItem(ev, "reason");
+		replaced += cJSON_IsString(r) && !strcmp(r->valuestring, "runtime_replaced");
+	}
+	ck_assert_int_eq(replaced, 1);
+	cJSON_Delete(p);
+	free(exited);
+	free(stopped);
+	free(active);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* Session create with an Idempotency-Key: 201, then 200 for the same spec,
+ * 409 session_conflict for another; events page cursor and 400s; delete. */
+START_TEST(ses_idempotency_events_delete)
+{
+	LT_ROW("API-8.3");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	const char *spec = "{\"command\":[\"sh\",\"-c\",\"echo a; echo b\"]}";
+	int status = 0;
+	cJSON *s1 = call(&t, "POST", id, "/sessions", spec, "key-1", &status);
+	ck_assert_int_eq(status, 201);
+	cJSON *s2 = call(&t, "POST", id, "/sessions", spec, "key-1", &status);
+	ck_assert_int_eq(status, 200);
+	ck_assert_str_eq(cJSON_GetObjectItem(s1, "id")->valuestring,
+	                 cJSON_GetObjectItem(s2, "id")->valuestring);
+	s0_error *err = NULL;
+	LT_EXPECT(s0_runtime_call(t.c, "POST", id, "/sessions", "{\"command\":[\"true\"]}", "key-1",
+	                          NULL, NULL, &err),
+	          err, S0_ECONFLICT, "session_conflict");
+	char *sid = strdup(cJSON_GetObjectItem(s1, "id")->valuestring);
+	cJSON_Delete(s1);
+	cJSON_Delete(s2);
+	char sfx[200];
+	snprintf(sfx, sizeof sfx, "/sessions/%s/events?after=0&limit=2", sid);
+	cJSON *p = call(&t, "GET", id, sfx, NULL, NULL, &status);
+	ck_assert_int_eq(status, 200);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(p, "events")), 2);
+	ck_assert_ptr_nonnull(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "cursor"), "latest"));
+	cJSON_Delete(p);
+	snprintf(sfx, sizeof sfx, "/sessions/%s/events?limit=0", sid);
+	LT_EXPECT(s0_runtime_call(t.c, "GET", id, sfx, NULL, NULL, NULL, NULL, &err), err, S0_EINVAL,
+	          NULL);
+	snprintf(sfx, sizeof sfx, "/sessions/%s", sid);
+	cJSON_Delete(call(&t, "DELETE", id, sfx, NULL, NULL, &status));
+	ck_assert_int_eq(status, 200);
+	LT_EXPECT(s0_runtime_call(t.c, "GET", id, sfx, NULL, NULL, NULL, NULL, &err), err,
+	          S0_ENOTFOUND, "session_not_found");
+	cJSON *l = call(&t, "GET", id, "/sessions", NULL, NULL, &status);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(l, "sessions")), 0);
+	cJSON_Delete(l);
+	free(sid);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* Auto-resume on access applies to contexts (TTL-07's FS half). */
+START_TEST(ttl07_fs_wake_by_context_request)
+{
+	LT_ROW("TTL-07");
+	lt t;
+	lt_open(&t, NULL);
+	s0_sandbox_config cfg = S0_SANDBOX_CONFIG_INIT;
+	cfg.auto_resume = S0_BOOL_TRUE;
+	char *id = lt_claim(&t, NULL, &cfg);
+	char *ctx = mk_repl(&t, id);
+	free(run(&t, id, ctx, "y=7"));
+	int64_t g0 = lt_generation(&t, id);
+	lt_pause(&t, id);
+	lt_quiesce(&t);
+	char *ctx2 = mk_repl(&t, id); /* wakes the sandbox */
+	ck_assert_int_eq(lt_generation(&t, id), g0 + 1);
+	char *v = run(&t, id, ctx2, "echo \"y=$y\"");
+	ck_assert_str_eq(v, "y=");
+	free(v);
+	free(ctx2);
+	free(ctx);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+Suite *s0_local_memory_suite(void)
+{
+	Suite *s = suite_create("memory");
+	TCase *tc = tcase_create("processes");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, fs04_fs_cycle_keeps_no_process_state);
+	tcase_add_test(tc, fs02_env_vars_in_new_generation);
+	tcase_add_test(tc, ctx_endpoints_through_client);
+	tcase_add_test(tc, ses01_02_journal_survives_and_restart_recovery);
+	tcase_add_test(tc, ses03_recovery_stop);
+	tcase_add_test(tc, ses04_05_only_active_sessions_restart);
+	tcase_add_test(tc, ses_idempotency_events_delete);
+	tcase_add_test(tc, ttl07_fs_wake_by_context_request);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -235,6 +235,30 @@ START_TEST(cost_follows_working_set)
 }
 END_TEST
 
+START_TEST(prefetch_races_touch)
+{
+	char *r = rtfix_repl(&F.rt);
+	free(rtfix_out(&F.rt, r, "alloc 32M; alloc -z 4M"));
+	char *h1 = rtfix_out(&F.rt, r, "memhash");
+	s0__ckpt_image_info a = ckfix_capture_ok(&F);
+	for (int i = 0; i < 3; i++) {
+		s0__ckpt_restored res;
+		ck_assert_int_eq(ckfix_restore(&F, &a.image_id, true, &res, NULL), S0_OK);
+		ckfix_adopt(&F, &res);
+		char *h2 = rtfix_out(&F.rt, r, "memhash"); /* races the prefetch thread */
+		ASSERT_STR(h1, h2);
+		free(h2);
+		s0__guest_prefetch_wait(F.rt.g);
+		s0__heap_stats hs;
+		s0__guest_heap_stats(F.rt.g, &hs);
+		ck_assert_uint_eq(hs.fetched_on_touch + hs.prefetched, 32);
+		ck_assert_uint_eq(hs.lazy, 0);
+	}
+	free(h1);
+	free(r);
+}
+END_TEST
+
 static int count_root(void *ctx, int kind, const s0__objid *id)
 {
 	ck_assert_int_eq(kind, 2); /* S0__GC_ROOT_OBJECT */
@@ -272,6 +296,7 @@ Suite *ck_capture_suite(void)
 	tcase_add_test(t, zero_chunks_cost_nothing);
 	tcase_add_test(t, cost_follows_working_set);
 	tcase_add_test(t, gc_roots);
+	tcase_add_test(t, prefetch_races_touch);
 	suite_add_tcase(s, t);
 	return s;
 }

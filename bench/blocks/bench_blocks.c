@@ -273,7 +273,7 @@ static uint64_t sample_chunk(uint64_t nchunks, int r, int mul)
 
 static void bench_attach(bench *b, const uint64_t *sizes)
 {
-	enum { NW = 10, NC = 5 };
+	enum { NW = 10, NC = 7 };
 	char h[32];
 	double w[3][NW], c1[3][NC], c3[3][NC], med[3][3];
 	int nc = b->fast ? 1 : NC;

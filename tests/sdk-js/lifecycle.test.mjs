@@ -396,21 +396,23 @@ describe("pause and resume", () => {
 		}
 	});
 
-	test("memory pause (plain request): 503 unavailable \"memory unavailable\", still running", async () => {
+	test("memory pause (plain request): 200 paused false, then paused with a retained image", async () => {
 		const sb = await claim();
 		const before0 = await h.state(sb.id);
 		const p = await h.raw("POST", `${SB}/${sb.id}/pause`, { body: { memory: true } });
-		/* the documented behaviour until memory checkpoints land (api.md §6.1,
-		 * design.md §6 "Memory pause acceptance"); flip this when they do */
-		assert.equal(p.status, 503, p.text);
-		assert.equal(p.json.success, false);
-		assert.equal(p.json.error.code, "unavailable");
-		assert.match(p.json.error.message, /^memory unavailable\b/);
+		/* accepted once capture is authorised (design.md §6 "Memory pause acceptance") */
+		assert.equal(p.status, 200, p.text);
+		assert.equal(p.json.success, true);
+		assert.equal(p.json.data.paused, false);
 		assert.ok(p.headers.get("x-request-id"));
-		const d = await h.state(sb.id);
-		assert.equal(d.status, "running");
-		assert.equal(d.paused, false);
-		assert.equal(d.runtime_id, before0.runtime_id, "same runtime: nothing was retired");
+		let d = await h.state(sb.id);
+		for (let i = 0; i < 500 && d.status !== "paused"; i++) {
+			await new Promise((r) => setTimeout(r, 10));
+			d = await h.state(sb.id);
+		}
+		assert.equal(d.status, "paused");
+		assert.equal(d.paused, true);
+		assert.equal(d.runtime_id, "");
 		assert.equal(d.runtime_generation, before0.runtime_generation);
 		assertSandboxEquals(await h.sdk.sandboxes.get(sb.id), d);
 		/* nothing was left behind: a filesystem pause still works through the SDK */

@@ -31,27 +31,19 @@ class SeedFlows(BackendCase):
 
     def test_CL14_seed_python_calls(self) -> None:
         """The seed's Python example verbatim (memory=True, timeout_sec=360):
-        the memory pause is refused with 503 for now and nothing falls back;
-        the memory resume after a filesystem pause is a filesystem resume."""
+        the memory pause retains the execution image and the memory resume
+        restores it at generation + 1."""
         client = self.client
         sandbox = client.sandboxes.claim("default")
         self._workspace(sandbox.id)
         before = client.get_sandbox(sandbox.id)
 
-        with self.assertRaises(errors.UnavailableError) as cm:
-            client.sandboxes.pause_and_wait(
-                sandbox.id,
-                memory=True,
-                timeout_sec=360,
-            )
-        e = cm.exception
-        self.assertEqual((e.status_code, e.code, e.reason), (503, "unavailable",
-                                                             "memory_unavailable"))
-        self.assertIsInstance(e, errors.APIError)
-        self.assertEqual(e.sandbox_id, sandbox.id)
-        sb = client.get_sandbox(sandbox.id)  # never a silent filesystem pause
-        self.assertEqual((sb.status, sb.paused, sb.runtime_id, sb.runtime_generation),
-                         ("running", False, before.runtime_id, before.runtime_generation))
+        mp = client.sandboxes.pause_and_wait(
+            sandbox.id,
+            memory=True,
+            timeout_sec=360,
+        )
+        self.assertEqual((mp.status, mp.paused, mp.runtime_id), (s0.SandboxStatus.PAUSED, True, ""))
 
         paused = client.sandboxes.pause_and_wait(sandbox.id, timeout_sec=360)
         self.assertEqual((paused.status, paused.paused, paused.runtime_id),
@@ -65,7 +57,9 @@ class SeedFlows(BackendCase):
         self.assertFalse(resumed.paused)
         self.assertEqual(resumed.runtime_generation, before.runtime_generation + 1)
         self.assertNotEqual(resumed.runtime_id, before.runtime_id)
-        self._check_survivors(sandbox.id)
+        f = client.files  # a memory cycle keeps the runtime tmpfs too (MEM-03)
+        self.assertEqual(f.read(sandbox.id, "/workspace/notes.md"), b"# kept\n")
+        self.assertEqual(f.read(sandbox.id, "/tmp/scratch"), b"scratch")
 
         sb = client.get_sandbox(sandbox.id)  # "Inspect State" example
         self.assertEqual(f"{sb.paused} {sb.status} {sb.runtime_generation}",

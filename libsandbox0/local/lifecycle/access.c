@@ -28,7 +28,9 @@ static void *wake_main(void *arg)
 {
 	wake_job *j = arg;
 	s0__resume_reply reply;
-	int rc = s0__engine_resume(j->e, NULL, j->id, false, &reply, NULL);
+	/* an automatic wake follows the committed state: a retained memory
+	 * image is restored when compatible (seed "TTL And Auto Resume") */
+	int rc = s0__engine_resume(j->e, NULL, j->id, true, &reply, NULL);
 	pthread_mutex_lock(&j->e->mu);
 	s0__wake *w = s0__engine_wake_get(j->e, j->id);
 	if (w) {

@@ -193,8 +193,9 @@ void s0__engine_controller_pass(s0__engine *e)
 			const char *k = ops[i].kind;
 			int rc = !strcmp(k, "delete") || !strcmp(k, "hard_delete")
 			             ? s0__engine_run_delete(e, &ops[i])
-			         : !strcmp(k, "recover") ? s0__engine_run_recover(e, &ops[i])
-			                                 : s0__engine_run_pause(e, &ops[i]);
+			         : !strcmp(k, "recover")         ? s0__engine_run_recover(e, &ops[i])
+			         : !strcmp(k, "resume_fallback") ? s0__engine_run_fallback(e, &ops[i])
+			                                         : s0__engine_run_pause(e, &ops[i]);
 			if (rc != S0_OK)
 				again = true;
 		}

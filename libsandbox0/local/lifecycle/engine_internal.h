@@ -43,6 +43,11 @@ typedef struct s0__sesreg {
 	struct s0__sesreg *next;
 } s0__sesreg;
 
+typedef struct s0__memprep s0__memprep;
+struct s0__ckpt;
+struct s0__ckpt_budget;
+struct s0__ckpt_fp;
+
 struct s0__engine {
 	char *dir;
 	s0__meta *meta;
@@ -63,6 +68,10 @@ struct s0__engine {
 	int wake_threads;   /* detached auto-resume threads still running (close waits) */
 	int64_t seq;
 	s0__sesreg *sesregs; /* under mu */
+	struct s0__ckpt *ckpt;          /* memory checkpoints (memory.c) */
+	struct s0__ckpt_budget *budget; /* their upload reservation */
+	bool budget_held;               /* upload_budget_hold applied (under mu) */
+	s0__memprep *mempreps;          /* captures in flight (under mu) */
 };
 
 /* Time on the engine clock. */
@@ -94,6 +103,16 @@ int s0__engine_save(s0__engine *e, s0__sandbox_row *row, s0_error **err);
  */
 int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ephemeral_json,
                              s0__runtime **out, s0_error **err);
+/*
+ * The same, restoring the memory image mem_image (hex, nullable) when it
+ * matches row's head and this carrier (*restored_out tells); an image that
+ * cannot be used gives fresh processes. S0_ERESUME restore_failed: the
+ * restore failed after its authorisation; the target was reclaimed and
+ * row's generation consumed.
+ */
+int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char *ephemeral_json,
+                                 const char *mem_image, bool *restored_out, s0__runtime **out,
+                                 s0_error **err);
 /* Stop a runtime (volume dropped) and return its leases. */
 void s0__engine_stop_runtime(s0__engine *e, s0__runtime *rt);
 /*
@@ -129,6 +148,9 @@ char *s0__engine_template_mounts(s0__engine *e, const char *template_id);
 int s0__engine_run_pause(s0__engine *e, s0__op_row *op);
 /* One pass of a pause operation with the sandbox lock held (resume joins it). */
 int s0__engine_pause_step_locked(s0__engine *e, s0__op_row *op);
+/* Replacement of a failed memory restore (resume.c, kind "resume_fallback"). */
+int s0__engine_run_fallback(s0__engine *e, s0__op_row *op);
+int s0__engine_fallback_step_locked(s0__engine *e, s0__op_row *op);
 /* Recovery executor (recover.c): advance a "recover" operation. */
 int s0__engine_run_recover(s0__engine *e, s0__op_row *op);
 int s0__engine_recover_step_locked(s0__engine *e, s0__op_row *op);
@@ -165,6 +187,25 @@ int s0__engine_guest_new(s0__engine *e, const s0__sandbox_row *row, struct s0__g
                          s0_error **err);
 /* Catch the runtime's guest up with the engine clock (virtual time). */
 void s0__engine_guest_sync(s0__engine *e, s0__runtime *rt);
+
+/* memory.c: checkpoint engine, budget, fault hooks, image GC roots. */
+int s0__engine_mem_init(s0__engine *e, s0_error **err);
+void s0__engine_mem_close(s0__engine *e);
+/* The destination fingerprint of a sandbox on this node. */
+void s0__engine_fingerprint(s0__engine *e, const s0__sandbox_row *row, struct s0__ckpt_fp *fp);
+/* CPU and memory of a sandbox's resources. */
+void s0__engine_resources(const s0__sandbox_row *row, int64_t *cpu, int64_t *mem);
+/* Prepare and authorise a memory capture of rt (pause request). Errors:
+ * S0_ECONFLICT image_too_large, S0_EUNAVAILABLE reservation_unavailable /
+ * preparation_expired: nothing reserved. An authorisation failure is kept
+ * and reported by the capture (S0_OK here). */
+int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt, s0_error **err);
+/* Capture the fenced runtime's guest for op into an image matching gen;
+ * S0_EMEMCAPTURE when it failed (or was uncertain): never retried. */
+int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt, const char *gen,
+                           char *image_hex);
+/* Release the reservation of a sandbox's capture (after the terminal proof). */
+void s0__engine_mem_finish(s0__engine *e, const char *id);
 
 /* Wake bookkeeping for auto-resume (under e->mu); NULL only when OOM. */
 s0__wake *s0__engine_wake_get(s0__engine *e, const char *id);

@@ -52,6 +52,7 @@ void s0__engine_close(s0__engine *e)
 	free_runtimes(e);
 	drop_memory_state(e);
 	s0__engine_sessions_free_all(e);
+	s0__engine_mem_close(e);
 	s0__storage_close(e->storage);
 	s0__meta_close(e->meta);
 	s0__faults_free(e->faults);
@@ -191,6 +192,9 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 		rc = s0__storage_open(dir, e->faults, &e->storage, err);
 	if (rc == S0_OK) {
 		s0__storage_set_roots(e->storage, live_gens, e);
+		rc = s0__engine_mem_init(e, err);
+	}
+	if (rc == S0_OK) {
 		rc = ensure_default_template(e, err);
 	}
 	if (rc == S0_OK) {

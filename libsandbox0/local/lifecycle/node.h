@@ -29,6 +29,7 @@ typedef struct s0__runtime {
 	struct s0__tmpfs *tmpfs; /* /tmp, /proc, /dev, /sys and ephemeral mounts */
 	struct s0__guest *guest; /* the simulated processes (runtime/guest.h) */
 	int64_t guest_synced_ms; /* engine time the guest's virtual time last caught up to */
+	char restored_image[160]; /* memory image this guest was restored from ("" none) */
 	char **ephemeral;        /* template runtime-only mount paths */
 	size_t n_ephemeral;
 	s0__files_ns ns;         /* files view: RootFS + tmpfs */

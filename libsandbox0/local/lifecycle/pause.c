@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "local/lifecycle/engine_internal.h"
+#include "local/objects/objid.h"
 
 static bool active_pause(const s0__op_row *op)
 {
@@ -54,12 +55,24 @@ int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memor
 		goto out;
 	}
 	if (memory) {
-		rc = s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
-		                   "memory unavailable: this backend was built without memory "
-		                   "checkpoints");
-		goto out;
+		/* prepare and authorise the capture before answering (design.md §6
+		 * "Memory pause acceptance"): a cancelled preparation leaves the
+		 * sandbox running with nothing retained */
+		pthread_mutex_lock(&e->mu);
+		s0__runtime *rt = s0__node_find(&e->node, row.rec.runtime_id);
+		bool ok = rt && rt->ready && !rt->fenced && rt->guest;
+		pthread_mutex_unlock(&e->mu);
+		if (!ok) {
+			rc = s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
+			                   "sandbox pause conflicts with another lifecycle operation");
+			goto out;
+		}
+		if ((rc = s0__engine_mem_prepare(e, id, rt, err)) < 0)
+			goto out;
 	}
 	if (s0__fault_hit(e->faults, "meta_store", "intent") != S0__FAULT_NONE) {
+		if (memory)
+			s0__engine_mem_finish(e, id);
 		rc = s0__error_set(err, S0_EINTERNAL, "internal_error",
 		                   "failed to pause sandbox: metadata store unavailable");
 		goto out;
@@ -69,10 +82,14 @@ int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memor
 	s0__strlcpy(op.state, "intent", sizeof op.state);
 	s0__strlcpy(op.runtime_id, row.rec.runtime_id, sizeof op.runtime_id);
 	op.generation = row.rec.runtime_generation;
+	op.memory = memory;
 	op.created_at_ms = op.updated_at_ms = s0__engine_now(e);
 	rc = s0__meta_op_insert(e->meta, &op, err);
-	if (rc < 0)
+	if (rc < 0) {
+		if (memory)
+			s0__engine_mem_finish(e, id);
 		goto out;
+	}
 	s0__fault_hit(e->faults, "manager_restart", "intent-recorded"); /* crash point */
 	out->status = row.rec.status;
 	out->accepted = s0__fault_armed(e->faults, "node_channel", NULL);
@@ -109,6 +126,16 @@ static int step_publish(s0__engine *e, s0__op_row *op)
 	char gen[S0__GEN_MAX];
 	if (s0__volume_commit(rt->volume, gen, NULL) < 0)
 		return S0_EUNAVAILABLE;
+	if (op->memory) {
+		/* capture the fenced guest into an image matching this generation;
+		 * a failure is never retried and never reported as retention */
+		char hex[S0__OBJID_HEX_BYTES];
+		if (s0__engine_mem_capture(e, op, rt, gen, hex) < 0) {
+			s0__storage_unpin(e->storage, gen); /* the head stays where it was */
+			return set_state(e, op, "capture_failed") == S0_OK ? S0_OK : S0_EIO;
+		}
+		s0__strlcpy(op->image, hex, sizeof op->image);
+	}
 	s0__strlcpy(op->new_head, gen, sizeof op->new_head);
 	if (set_state(e, op, "published") < 0)
 		return S0_EIO;
@@ -129,6 +156,10 @@ static int step_commit(s0__engine *e, s0__op_row *op)
 		return S0_EIO;
 	}
 	s0__strlcpy(row.head, op->new_head, sizeof row.head);
+	/* a memory pause retains its image with the generation it matches; a
+	 * filesystem-only pause discards any earlier one (MEM-07, MEM-08) */
+	s0__strlcpy(row.mem_image, op->memory ? op->image : "", sizeof row.mem_image);
+	s0__strlcpy(row.mem_image_gen, op->memory ? op->new_head : "", sizeof row.mem_image_gen);
 	row.rec.status = S0_STATUS_STARTING; /* retirement goes on (step 5) */
 	row.rec.paused = false;              /* resume-ready only after the terminal proof */
 	row.rec.runtime_id[0] = '\0';
@@ -178,13 +209,24 @@ static int step_release(s0__engine *e, s0__op_row *op)
 		return S0_EUNAVAILABLE; /* not proven absent: capacity stays fenced (PTX-06) */
 	if (rt)
 		s0__engine_release_runtime(e, rt);
+	if (op->memory) /* source terminal: the reservation returns (MFB-12) */
+		s0__engine_mem_finish(e, op->sandbox_id);
+	bool failed = !strcmp(op->state, "capture_failed");
 	s0__sandbox_row row = {0};
 	int rc = s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL);
 	if (rc < 0)
 		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
 	if ((rc = s0__meta_begin(e->meta, NULL)) == S0_OK) {
-		row.rec.status = S0_STATUS_PAUSED;
+		/* a failed capture: filesystem recovery from the last committed head
+		 * stays available, shown as `failed` with paused true (MFB-07/08) */
+		row.rec.status = failed ? S0_STATUS_FAILED : S0_STATUS_PAUSED;
 		row.rec.paused = true;
+		if (failed) {
+			row.rec.runtime_id[0] = '\0';
+			row.rec.pod_name[0] = '\0';
+			row.rec.expires_at_ms = 0;
+			row.mem_image[0] = row.mem_image_gen[0] = '\0';
+		}
 		s0__strlcpy(op->state, "done", sizeof op->state);
 		op->updated_at_ms = s0__engine_now(e);
 		rc = s0__engine_save(e, &row, NULL);
@@ -218,7 +260,7 @@ int s0__engine_pause_step_locked(s0__engine *e, s0__op_row *op)
 		rc = step_publish(e, op);
 	if (rc == S0_OK && !strcmp(op->state, "published"))
 		rc = step_commit(e, op);
-	if (rc == S0_OK && !strcmp(op->state, "committed"))
+	if (rc == S0_OK && (!strcmp(op->state, "committed") || !strcmp(op->state, "capture_failed")))
 		rc = step_release(e, op);
 	return rc;
 }

@@ -16,6 +16,7 @@ typedef enum settle {
 	WAIT,        /* a pause is on its way to its commit: wait for it */
 	RELEASING,   /* committed, or recovering, but the old runtime is not proven gone */
 	TERMINATING, /* a delete is in flight */
+	FALLBACK,    /* a failed memory restore's replacement is still pending */
 } settle;
 
 /* Cancel an automatic TTL pause that has not published: the runtime stays,
@@ -65,6 +66,10 @@ static settle settle_op(s0__engine *e, const char *id)
 		s0__engine_recover_step_locked(e, &op);
 		return s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK ? RELEASING : SETTLED;
 	}
+	if (!strcmp(op.kind, "resume_fallback")) {
+		s0__engine_fallback_step_locked(e, &op);
+		return s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK ? FALLBACK : SETTLED;
+	}
 	if (strcmp(op.kind, "pause") && !ttl)
 		return TERMINATING;
 	s0__engine_pause_step_locked(e, &op);
@@ -88,9 +93,90 @@ static s0__sblock *lock_settled(s0__engine *e, const char *id, int64_t timeout_m
 	}
 }
 
-static int resume_locked(s0__engine *e, s0__sandbox_row *row, settle st, s0__resume_reply *out,
-                         s0_error **err)
+/*
+ * A memory restore failed after its authorisation (MFB-03..06): the target
+ * is reclaimed and its generation consumed; record the filesystem-only
+ * replacement durably (status starting, paused still true) and let the
+ * controller start it.
+ */
+static int schedule_fallback(s0__engine *e, s0__sandbox_row *row, s0_error **err)
 {
+	s0__op_row op = {0};
+	s0__strlcpy(op.sandbox_id, row->rec.id, sizeof op.sandbox_id);
+	s0__strlcpy(op.kind, "resume_fallback", sizeof op.kind);
+	s0__strlcpy(op.state, "intent", sizeof op.state);
+	op.generation = row->rec.runtime_generation;
+	op.created_at_ms = op.updated_at_ms = s0__engine_now(e);
+	row->rec.status = S0_STATUS_STARTING;
+	row->rec.paused = true;
+	int rc = s0__meta_begin(e->meta, err);
+	if (rc == S0_OK && (rc = s0__engine_save(e, row, err)) == S0_OK &&
+	    (rc = s0__meta_op_insert(e->meta, &op, err)) == S0_OK)
+		rc = s0__meta_commit(e->meta, err);
+	else if (rc == S0_OK)
+		s0__meta_rollback(e->meta);
+	if (rc == S0_OK) {
+		s0__fault_hit(e->faults, "manager_restart", "fallback-recorded"); /* crash point */
+		s0__engine_kick(e);
+	}
+	return rc;
+}
+
+/* Start the filesystem-only replacement of a failed memory restore. */
+int s0__engine_fallback_step_locked(s0__engine *e, s0__op_row *op)
+{
+	s0__sandbox_row row = {0};
+	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) < 0) {
+		s0__strlcpy(op->state, "failed", sizeof op->state);
+		return s0__meta_op_update(e->meta, op, NULL) == S0_OK ? S0_OK : S0_EIO;
+	}
+	char *mounts = s0__engine_template_mounts(e, row.rec.template_id);
+	s0__runtime *rt = NULL;
+	s0__sandbox_row next = row;
+	next.rec.config_json = s0__strdup(row.rec.config_json);
+	int rc = s0__engine_start_runtime(e, &next, mounts, &rt, NULL);
+	free(mounts);
+	if (rc == S0_OK) {
+		s0__strlcpy(op->state, "done", sizeof op->state);
+		op->updated_at_ms = s0__engine_now(e);
+		if ((rc = s0__meta_begin(e->meta, NULL)) == S0_OK) {
+			rc = s0__engine_save(e, &next, NULL);
+			if (rc == S0_OK)
+				rc = s0__meta_op_update(e->meta, op, NULL);
+			if (rc == S0_OK)
+				rc = s0__meta_commit(e->meta, NULL);
+			else
+				s0__meta_rollback(e->meta);
+		}
+		if (rc < 0)
+			s0__engine_stop_runtime(e, rt);
+	} else if (next.rec.runtime_generation != row.rec.runtime_generation) {
+		row.rec.runtime_generation = next.rec.runtime_generation; /* consumed */
+		s0__engine_save(e, &row, NULL);
+	}
+	s0__sandbox_rec_clear(&next.rec);
+	s0__sandbox_rec_clear(&row.rec);
+	return rc == S0_OK ? S0_OK : S0_EUNAVAILABLE;
+}
+
+int s0__engine_run_fallback(s0__engine *e, s0__op_row *op)
+{
+	s0__sblock *l = s0__engine_lock(e, op->sandbox_id);
+	s0__op_row cur;
+	int rc = S0_OK;
+	if (s0__meta_op_active(e->meta, op->sandbox_id, &cur, NULL) == S0_OK && cur.id == op->id)
+		rc = s0__engine_fallback_step_locked(e, &cur);
+	s0__engine_unlock(e, l);
+	return rc;
+}
+
+static int resume_locked(s0__engine *e, s0__sandbox_row *row, settle st, bool memory,
+                         s0__resume_reply *out, s0_error **err)
+{
+	if (st == FALLBACK) { /* accepted durable work: poll (api.md §6.4) */
+		out->resumed = false;
+		return S0_OK;
+	}
 	if (st == TERMINATING || row->rec.status == S0_STATUS_TERMINATING)
 		return s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
 		                     "sandbox resume conflicts with another lifecycle operation");
@@ -107,8 +193,24 @@ static int resume_locked(s0__engine *e, s0__sandbox_row *row, settle st, s0__res
 	s0__runtime *rt = NULL;
 	s0__sandbox_row next = *row;
 	next.rec.config_json = s0__strdup(row->rec.config_json);
-	int rc = s0__engine_start_runtime(e, &next, mounts, &rt, err);
+	/* a memory resume prefers the retained image of the committed head
+	 * (MEM-03); an explicit resume without memory stays filesystem-only
+	 * (MEM-06) */
+	const char *image = memory && row->mem_image[0] && !strcmp(row->mem_image_gen, row->head)
+	                            ? row->mem_image
+	                            : NULL;
+	int rc = s0__engine_start_runtime_mem(e, &next, mounts, image, NULL, &rt, err);
 	free(mounts);
+	if (rc == S0_ERESUME) {
+		s0_error_free(err ? *err : NULL);
+		if (err)
+			*err = NULL;
+		row->rec.runtime_generation = next.rec.runtime_generation; /* consumed (MFB-04) */
+		s0__sandbox_rec_clear(&next.rec);
+		rc = schedule_fallback(e, row, err);
+		out->resumed = false;
+		return rc;
+	}
 	if (rc == S0_OK)
 		s0__fault_hit(e->faults, "manager_restart", "resume-ready"); /* crash point */
 	if (rc == S0_OK && (rc = s0__engine_save(e, &next, err)) < 0)
@@ -124,7 +226,6 @@ static int resume_locked(s0__engine *e, s0__sandbox_row *row, settle st, s0__res
 int s0__engine_resume(s0__engine *e, const char *team, const char *id, bool memory,
                       s0__resume_reply *out, s0_error **err)
 {
-	(void)memory; /* no retained memory images yet: a memory resume is filesystem-only */
 	memset(out, 0, sizeof *out);
 	s0__sandbox_row row = {0};
 	int rc = s0__engine_load(e, team, id, &row, err);
@@ -135,7 +236,7 @@ int s0__engine_resume(s0__engine *e, const char *team, const char *id, bool memo
 	s0__sblock *l = lock_settled(e, id, S0__RESUME_WAIT_MS, &st);
 	rc = s0__engine_load(e, team, id, &row, err);
 	if (rc == S0_OK)
-		rc = resume_locked(e, &row, st, out, err);
+		rc = resume_locked(e, &row, st, memory, out, err);
 	s0__engine_unlock(e, l);
 	s0__sandbox_rec_clear(&row.rec);
 	return rc;

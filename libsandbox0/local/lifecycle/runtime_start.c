@@ -13,13 +13,15 @@
 
 #include "common/json.h"
 #include "local/lifecycle/engine_internal.h"
+#include "local/checkpoint/ckpt.h"
+#include "local/objects/objid.h"
 #include "local/runtime/guest.h"
 #include "local/runtime/sessions.h"
 #include "local/runtime/tmpfs.h"
 
 #define DEFAULT_MEMORY (512LL << 20)
 
-static void resources_of(const s0__sandbox_row *row, int64_t *cpu, int64_t *mem)
+void s0__engine_resources(const s0__sandbox_row *row, int64_t *cpu, int64_t *mem)
 {
 	*mem = DEFAULT_MEMORY;
 	cJSON *cfg = cJSON_Parse(row->rec.config_json ? row->rec.config_json : "{}");
@@ -156,11 +158,58 @@ static int new_tmpfs(s0__runtime *rt, const uint64_t *limits, s0_error **err)
 	return rc;
 }
 
+/*
+ * Restore a memory image for rt (design.md §6 "Restore of memory"): 1 =
+ * restored into *rs; 0 = not restorable (missing, damaged, incompatible,
+ * head moved: MEM-05, MFB-01/02), fall back to fresh processes;
+ * S0_ERESUME = failed after the restore was authorised (MFB-03).
+ */
+static int restore_image(s0__engine *e, const s0__sandbox_row *row, const char *image,
+                         s0__ckpt_restored *rs, s0_error **err)
+{
+	s0__objid iid;
+	if (!image || !*image || s0__objid_parse(image, &iid, NULL) < 0)
+		return 0;
+	s0__ckpt_fp fp;
+	s0__engine_fingerprint(e, row, &fp);
+	s0__guest_opts go = {.clock = &e->opt.clock};
+	s0__ckpt_restore_opts ro = {
+		.sandbox_id = row->rec.id,
+		.rootfs_generation = row->head,
+		.dest = &fp,
+		.guest = &go,
+		.prefetch = true,
+	};
+	s0_error *rerr = NULL;
+	int rc = s0__ckpt_restore(e->ckpt, &iid, &ro, rs, &rerr);
+	if (rc == S0_OK)
+		return 1;
+	if (rc == S0_ERESUME) {
+		s0_error *w = s0__error_make(S0_ERESUME, "restore_failed", "memory restore failed");
+		s0__error_set_cause(w, rerr);
+		return s0__error_put(err, w);
+	}
+	s0_error_free(rerr);
+	return 0;
+}
+
 int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ephemeral_json,
                              s0__runtime **out, s0_error **err)
 {
+	return s0__engine_start_runtime_mem(e, row, ephemeral_json, NULL, NULL, out, err);
+}
+
+int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char *ephemeral_json,
+                                 const char *mem_image, bool *restored_out, s0__runtime **out,
+                                 s0_error **err)
+{
+	s0__ckpt_restored rs;
+	memset(&rs, 0, sizeof rs);
+	bool restored = false;
+	if (restored_out)
+		*restored_out = false;
 	int64_t cpu, mem;
-	resources_of(row, &cpu, &mem);
+	s0__engine_resources(row, &cpu, &mem);
 	int rc = placement_faults(e, err);
 	s0__runtime *rt = NULL;
 	if (rc == S0_OK) {
@@ -193,14 +242,36 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 		s0_error *cause = NULL;
 		s0__strlcpy(rt->attached, row->head, sizeof rt->attached);
 		rc = s0__volume_attach(e->storage, row->head, &rt->volume, &cause);
-		if (rc == S0_OK)
+		if (rc == S0_OK && mem_image) {
+			int r = restore_image(e, row, mem_image, &rs, err);
+			if (r < 0) { /* authorised and failed: reclaim the target, consume g+1 */
+				s0_error_free(cause);
+				free(mounts.limits);
+				abandon(e, rt);
+				row->rec.runtime_generation++;
+				return r;
+			}
+			restored = r == 1;
+		}
+		if (rc == S0_OK && restored && rs.tmpfs) {
+			rt->tmpfs = rs.tmpfs; /* /tmp and ephemeral mounts as captured */
+			rs.tmpfs = NULL;
+		} else if (rc == S0_OK) {
 			rc = new_tmpfs(rt, mounts.limits, &cause);
+		}
 		if (rc == S0_OK)
 			rc = s0__files_ns_init(&rt->ns, s0__volume_rootfs(rt->volume), rt->tmpfs,
 			                       (const char *const *)rt->ephemeral, rt->n_ephemeral,
 			                       &cause);
 		rt->ns_ready = rc == S0_OK;
-		if (rc == S0_OK && (rc = s0__engine_guest_new(e, row, &rt->guest, &cause)) == S0_OK) {
+		if (rc == S0_OK && restored) {
+			rt->guest = rs.guest;
+			rs.guest = NULL;
+			s0__strlcpy(rt->restored_image, mem_image, sizeof rt->restored_image);
+		} else if (rc == S0_OK) {
+			rc = s0__engine_guest_new(e, row, &rt->guest, &cause);
+		}
+		if (rc == S0_OK) {
 			s0__guest_bind_files(rt->guest, &rt->ns);
 			rt->guest_synced_ms = s0__engine_now(e);
 		}
@@ -212,6 +283,7 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 		}
 	}
 	free(mounts.limits);
+	s0__ckpt_restored_clear(&rs);
 	if (rc < 0) {
 		abandon(e, rt);
 		return rc;
@@ -226,8 +298,12 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 	}
 	/* sessions active at the replacement follow runtime_recovery (SES-01..05) */
 	s0__sessions *ses = s0__engine_sessions_find(e, row->rec.id);
-	if (ses)
+	if (ses && restored) /* restored sessions keep their attempts (SES-06) */
+		s0__sessions_memory_restored(ses, rt->guest, rt->generation, NULL);
+	else if (ses)
 		s0__sessions_runtime_replaced(ses, rt->guest, rt->generation, NULL);
+	if (restored_out)
+		*restored_out = restored;
 	pthread_mutex_lock(&e->mu);
 	rt->ready = true; /* publishes every field written above */
 	pthread_mutex_unlock(&e->mu);

@@ -27,6 +27,8 @@ struct s0__storage {
 	char *dir;
 	s0__live_gens_fn live_fn; /* GC roots from the metadata store */
 	void *live_payload;
+	s0__object_roots_fn obj_fn; /* object roots (retained memory images) */
+	void *obj_payload;
 };
 
 struct s0__volume {
@@ -65,7 +67,20 @@ static int roots(void *payload, s0__gc_emit_fn emit, void *emit_ctx, s0_error **
 	for (size_t i = 0; i < n; i++)
 		free(ids[i]);
 	free(ids);
+	if (rc == S0_OK && st->obj_fn)
+		rc = st->obj_fn(st->obj_payload, emit, emit_ctx, err);
 	return rc;
+}
+
+void s0__storage_set_object_roots(s0__storage *st, s0__object_roots_fn fn, void *payload)
+{
+	st->obj_fn = fn;
+	st->obj_payload = payload;
+}
+
+s0__objstore *s0__storage_objstore(s0__storage *st)
+{
+	return st->os;
 }
 
 void s0__storage_set_roots(s0__storage *st, s0__live_gens_fn fn, void *payload)

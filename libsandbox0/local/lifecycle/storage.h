@@ -74,6 +74,17 @@ void s0__storage_unpin(s0__storage *st, const char *gen);
  */
 typedef int (*s0__live_gens_fn)(void *payload, char ***ids, size_t *n, s0_error **err);
 void s0__storage_set_roots(s0__storage *st, s0__live_gens_fn fn, void *payload);
+/* Object roots (retained memory images): emit(emit_ctx, S0__GC_ROOT_OBJECT, id)
+ * for each object kept as is. */
+struct s0__objid;
+typedef int (*s0__object_roots_fn)(void *payload,
+                                   int (*emit)(void *emit_ctx, int kind,
+                                               const struct s0__objid *id),
+                                   void *emit_ctx, s0_error **err);
+void s0__storage_set_object_roots(s0__storage *st, s0__object_roots_fn fn, void *payload);
+/* The object store under the block store (memory images live there too). */
+struct s0__objstore;
+struct s0__objstore *s0__storage_objstore(s0__storage *st);
 /* Garbage-collect everything not reachable from live (and pinned) generations. */
 int s0__storage_gc(s0__storage *st, s0_error **err);
 /* Export a generation as a raw ext4 image file. */

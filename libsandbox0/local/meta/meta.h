@@ -44,6 +44,8 @@ typedef struct s0__sandbox_row {
 	char head[128];    /* committed RootFS generation id */
 	int64_t seq;       /* creation order */
 	char image[64];    /* recorded template image id (RTX-02) */
+	char mem_image[160];     /* retained memory image (hex object id), "" = none */
+	char mem_image_gen[128]; /* the RootFS generation that image matches */
 } s0__sandbox_row;
 
 /* Sandboxes. team NULL = any team. S0_ENOTFOUND when absent. */
@@ -70,6 +72,7 @@ typedef struct s0__op_row {
 	int64_t generation;
 	char new_head[128];
 	int64_t created_at_ms, updated_at_ms;
+	char image[160]; /* memory pause: the captured image (hex), once published */
 } s0__op_row;
 
 int s0__meta_op_insert(s0__meta *m, s0__op_row *op, s0_error **err); /* sets op->id */
@@ -80,6 +83,10 @@ int s0__meta_op_active(s0__meta *m, const char *sandbox_id, s0__op_row *out, s0_
 int s0__meta_op_pending(s0__meta *m, s0__op_row **out, size_t *n, s0_error **err);
 int s0__meta_op_count(s0__meta *m, const char *sandbox_id, const char *kind, int64_t *out,
                       s0_error **err);
+
+/* Every retained memory image (hex ids): committed on sandboxes, and
+ * published by unfinished pause operations (GC roots). */
+int s0__meta_mem_images(s0__meta *m, char ***ids, size_t *n, s0_error **err);
 
 /* Snapshots. */
 typedef struct s0__snapshot_row {

@@ -6,7 +6,8 @@
 #include "local/meta/meta_sql.h"
 
 #define OP_COLS \
-	"id, sandbox_id, kind, state, memory, runtime_id, generation, new_head, created_at, updated_at"
+	"id, sandbox_id, kind, state, memory, runtime_id, generation, new_head, created_at, updated_at," \
+	" image"
 
 static void read_op(sqlite3_stmt *st, s0__op_row *o)
 {
@@ -21,6 +22,7 @@ static void read_op(sqlite3_stmt *st, s0__op_row *o)
 	s0__sql_text(st, 7, o->new_head, sizeof o->new_head);
 	o->created_at_ms = sqlite3_column_int64(st, 8);
 	o->updated_at_ms = sqlite3_column_int64(st, 9);
+	s0__sql_text(st, 10, o->image, sizeof o->image);
 }
 
 static void bind_op(sqlite3_stmt *st, const s0__op_row *o)
@@ -34,6 +36,7 @@ static void bind_op(sqlite3_stmt *st, const s0__op_row *o)
 	sqlite3_bind_text(st, 8, o->new_head, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 9, o->created_at_ms);
 	sqlite3_bind_int64(st, 10, o->updated_at_ms);
+	sqlite3_bind_text(st, 11, o->image, -1, SQLITE_TRANSIENT);
 }
 
 int s0__meta_op_insert(s0__meta *m, s0__op_row *o, s0_error **err)
@@ -41,7 +44,7 @@ int s0__meta_op_insert(s0__meta *m, s0__op_row *o, s0_error **err)
 	sqlite3_stmt *st = NULL;
 	s0__meta_lock(m);
 	int rc = s0__sql_prepare(m, "INSERT INTO operations(" OP_COLS ") VALUES(NULL,?2,?3,?4,?5,"
-	                            "?6,?7,?8,?9,?10)", &st, err);
+	                            "?6,?7,?8,?9,?10,?11)", &st, err);
 	if (rc == S0_OK) {
 		bind_op(st, o);
 		rc = s0__sql_done(m, st, err);
@@ -58,7 +61,7 @@ int s0__meta_op_update(s0__meta *m, const s0__op_row *o, s0_error **err)
 	s0__meta_lock(m);
 	int rc = s0__sql_prepare(m, "UPDATE operations SET sandbox_id=?2, kind=?3, state=?4,"
 	                            " memory=?5, runtime_id=?6, generation=?7, new_head=?8,"
-	                            " created_at=?9, updated_at=?10 WHERE id=?1", &st, err);
+	                            " created_at=?9, updated_at=?10, image=?11 WHERE id=?1", &st, err);
 	if (rc == S0_OK) {
 		sqlite3_bind_int64(st, 1, o->id);
 		bind_op(st, o);

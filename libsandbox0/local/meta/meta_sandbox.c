@@ -8,7 +8,7 @@
 #define SANDBOX_COLS                                                                    \
 	"id, team_id, template_id, status, paused, auto_resume, runtime_id,"             \
 	" runtime_generation, head, config, ttl, hard_ttl, created_at, updated_at,"       \
-	" claimed_at, expires_at, hard_expires_at, pod_name, image, seq"
+	" claimed_at, expires_at, hard_expires_at, pod_name, image, seq, mem_image, mem_image_gen"
 
 void s0__sandbox_rec_clear(s0__sandbox_rec *r)
 {
@@ -42,6 +42,8 @@ static int read_row(sqlite3_stmt *st, s0__sandbox_row *o, s0_error **err)
 	s0__sql_text(st, 17, r->pod_name, sizeof r->pod_name);
 	s0__sql_text(st, 18, o->image, sizeof o->image);
 	o->seq = sqlite3_column_int64(st, 19);
+	s0__sql_text(st, 20, o->mem_image, sizeof o->mem_image);
+	s0__sql_text(st, 21, o->mem_image_gen, sizeof o->mem_image_gen);
 	return r->config_json ? S0_OK : s0__error_nomem(err);
 }
 
@@ -76,7 +78,7 @@ int s0__meta_sandbox_put(s0__meta *m, const s0__sandbox_row *o, s0_error **err)
 	s0__meta_lock(m);
 	int rc = s0__sql_prepare(m, "INSERT OR REPLACE INTO sandboxes(" SANDBOX_COLS ") VALUES("
 	                            "?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
-	                            "?18,?19,?20)", &st, err);
+	                            "?18,?19,?20,?21,?22)", &st, err);
 	if (rc == S0_OK) {
 		sqlite3_bind_text(st, 1, r->id, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(st, 2, r->team_id, -1, SQLITE_TRANSIENT);
@@ -98,6 +100,8 @@ int s0__meta_sandbox_put(s0__meta *m, const s0__sandbox_row *o, s0_error **err)
 		sqlite3_bind_text(st, 18, r->pod_name, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(st, 19, o->image, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(st, 20, o->seq);
+		sqlite3_bind_text(st, 21, o->mem_image, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 22, o->mem_image_gen, -1, SQLITE_TRANSIENT);
 		rc = s0__sql_done(m, st, err);
 	}
 	s0__meta_unlock(m);

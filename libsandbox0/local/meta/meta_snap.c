@@ -238,3 +238,16 @@ int s0__meta_live_generations(s0__meta *m, char ***ids, size_t *n, s0_error **er
 	s0__meta_unlock(m);
 	return rc;
 }
+
+int s0__meta_mem_images(s0__meta *m, char ***ids, size_t *n, s0_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	s0__meta_lock(m);
+	int rc = s0__sql_prepare(m, "SELECT mem_image FROM sandboxes WHERE mem_image != ''"
+	                            " UNION SELECT image FROM operations WHERE image != ''"
+	                            "  AND state NOT IN ('done','failed')", &st, err);
+	if (rc == S0_OK)
+		rc = s0__sql_collect_ids(m, st, ids, n, err);
+	s0__meta_unlock(m);
+	return rc;
+}

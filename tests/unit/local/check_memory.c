@@ -424,6 +424,317 @@ START_TEST(ttl07_fs_wake_by_context_request)
 }
 END_TEST
 
+/* ---- memory pause and resume ---- */
+
+static int mem_pause_rc(lt *t, const char *id, s0_error **err)
+{
+	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
+	wo.flags = S0_WAIT_NO_JITTER;
+	wo.memory = S0_BOOL_TRUE;
+	s0_sandbox_info *sb = NULL;
+	int rc = s0_sandbox_pause_and_wait(t->c, id, &wo, &sb, err);
+	s0_sandbox_info_free(sb);
+	return rc;
+}
+
+static int mem_resume_rc(lt *t, const char *id, s0_error **err)
+{
+	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
+	wo.flags = S0_WAIT_NO_JITTER;
+	wo.memory = S0_BOOL_TRUE;
+	s0_sandbox_info *sb = NULL;
+	int rc = s0_sandbox_resume_and_wait(t->c, id, &wo, &sb, err);
+	s0_sandbox_info_free(sb);
+	return rc;
+}
+
+static void mem_pause(lt *t, const char *id)
+{
+	LT_OK(mem_pause_rc(t, id, &e_));
+	lt_quiesce(t);
+	lt_assert_paused(t, id);
+}
+
+static void mem_resume(lt *t, const char *id)
+{
+	LT_OK(mem_resume_rc(t, id, &e_));
+	lt_assert_running(t, id);
+}
+
+/* A sandbox with a REPL variable, a background job and /tmp/x. */
+typedef struct procs {
+	char *id, *ctx, *pid;
+} procs;
+
+static void procs_setup(lt *t, procs *p, const s0_sandbox_config *cfg)
+{
+	p->id = lt_claim(t, NULL, cfg);
+	p->ctx = mk_repl(t, p->id);
+	free(run(t, p->id, p->ctx, "x=42"));
+	p->pid = run(t, p->id, p->ctx, "sleep 1000 > /workspace/bg.log & echo $!");
+	free(run(t, p->id, p->ctx, "echo kept > /tmp/x"));
+}
+
+static void procs_free(procs *p)
+{
+	free(p->id);
+	free(p->ctx);
+	free(p->pid);
+}
+
+/* Whether the processes, variable and /tmp file of procs_setup survived. */
+static bool procs_restored(lt *t, const procs *p)
+{
+	char *out = NULL;
+	s0_error *err = NULL;
+	if (s0_context_get(t->c, p->id, p->ctx, &out, &err) < 0) {
+		s0_error_free(err);
+		return false;
+	}
+	s0_free(out);
+	char *v = run(t, p->id, p->ctx, "echo \"x=$x\"");
+	bool ok = !strcmp(v, "x=42");
+	free(v);
+	v = run(t, p->id, p->ctx, "ps");
+	ok = ok && strstr(v, "sleep") != NULL;
+	free(v);
+	ok = ok && lt_file_is(t, p->id, "/tmp/x", "kept\n");
+	return ok;
+}
+
+/* Whether the sandbox runs fresh processes: the old context, the job and /tmp/x are gone. */
+static bool procs_fresh(lt *t, const procs *p)
+{
+	char *out = NULL;
+	s0_error *err = NULL;
+	int rc = s0_context_get(t->c, p->id, p->ctx, &out, &err);
+	s0_error_free(err);
+	s0_free(out);
+	if (rc != S0_ENOTFOUND)
+		return false;
+	char *c2 = mk_repl(t, p->id);
+	char *v = run(t, p->id, c2, "ps");
+	bool ok = strstr(v, "sleep") == NULL;
+	free(v);
+	free(c2);
+	return ok && lt_stat_rc(t, p->id, "/tmp/x") == S0_ENOTFOUND;
+}
+
+/* MEM-03, MEM-04: a memory cycle keeps PIDs, variables, /tmp; new runtime_id, g+1. */
+START_TEST(mem03_04_memory_cycle_restores_execution_image)
+{
+	LT_ROW("MEM-03");
+	LT_ROW("MEM-04");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	int64_t g0 = lt_generation(&t, p.id);
+	char *rt0 = lt_runtime_id(&t, p.id);
+	double cpu_running = lt_inum(&t, NULL, "node.cpu_used_millis");
+	mem_pause(&t, p.id);
+	ck_assert_double_lt(lt_inum(&t, NULL, "node.cpu_used_millis"), cpu_running);
+	mem_resume(&t, p.id);
+	ck_assert_int_eq(lt_generation(&t, p.id), g0 + 1);
+	char *rt1 = lt_runtime_id(&t, p.id);
+	ck_assert_str_ne(rt0, rt1);
+	ck_assert(procs_restored(&t, &p));
+	/* the same PID for the job */
+	char *v = run(&t, p.id, p.ctx, "echo $!");
+	ck_assert_str_eq(v, p.pid);
+	free(v);
+	LT_OK(s0_sandbox_delete(t.c, p.id, &e_));
+	lt_quiesce(&t);
+	free(rt0);
+	free(rt1);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MEM-06: a resume without memory after a memory pause is filesystem-only. */
+START_TEST(mem06_plain_resume_is_filesystem_only)
+{
+	LT_ROW("MEM-06");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	mem_pause(&t, p.id);
+	lt_resume(&t, p.id);
+	ck_assert(procs_fresh(&t, &p));
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MEM-07: after an FS pause a memory resume succeeds with fresh processes. */
+START_TEST(mem07_memory_resume_after_fs_pause)
+{
+	LT_ROW("MEM-07");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	lt_write(&t, p.id, "/workspace/f.txt", "files stay");
+	int64_t g0 = lt_generation(&t, p.id);
+	lt_pause(&t, p.id);
+	lt_quiesce(&t);
+	mem_resume(&t, p.id);
+	ck_assert_int_eq(lt_generation(&t, p.id), g0 + 1);
+	ck_assert(procs_fresh(&t, &p));
+	ck_assert(lt_file_is(&t, p.id, "/workspace/f.txt", "files stay"));
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MFB-07: a capture failure ends `failed` with paused true, no image; a later
+ * memory resume recovers filesystem-only. */
+START_TEST(mfb07_capture_failure_reports_failed)
+{
+	LT_ROW("MFB-07");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	lt_write(&t, p.id, "/workspace/before.txt", "committed before");
+	lt_pause(&t, p.id);
+	lt_quiesce(&t);
+	lt_resume(&t, p.id);
+	free(p.ctx);
+	p.ctx = mk_repl(&t, p.id);
+	LT_OK(s0_local_fault_arm(t.local, "capture@after-authorize", S0_FAULT_FAIL, 1, 0, &e_));
+	s0_error *err = NULL;
+	LT_EXPECT(mem_pause_rc(&t, p.id, &err), err, S0_ELIFECYCLE, NULL);
+	lt_quiesce(&t);
+	s0_sandbox_info *sb = lt_get(&t, p.id);
+	ck_assert_int_eq(s0_sandbox_info_status(sb), S0_STATUS_FAILED);
+	ck_assert(s0_sandbox_info_paused(sb));
+	ck_assert_str_eq(s0_sandbox_info_runtime_id(sb), "");
+	s0_sandbox_info_free(sb);
+	mem_resume(&t, p.id);
+	ck_assert(procs_fresh(&t, &p));
+	ck_assert(lt_file_is(&t, p.id, "/workspace/before.txt", "committed before"));
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MFB-03/04/05: a restore failing after authorisation: resumed false, then a
+ * filesystem-only replacement at g+2 with fresh processes. */
+START_TEST(mfb03_05_failed_restore_falls_back)
+{
+	LT_ROW("MFB-03");
+	LT_ROW("MFB-04");
+	LT_ROW("MFB-05");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	int64_t g0 = lt_generation(&t, p.id);
+	mem_pause(&t, p.id);
+	char *head = lt_head(&t, p.id);
+	LT_OK(s0_local_fault_arm(t.local, "restore", S0_FAULT_FAIL, 1, 0, &e_));
+	/* holds the replacement's readiness (the failed restore never gets there) */
+	LT_OK(s0_local_fault_arm(t.local, "resume_delay", S0_FAULT_HOLD, 0, 0, &e_));
+	s0_lifecycle_result *lr = NULL;
+	LT_OK(s0_sandbox_resume(t.c, p.id, S0_BOOL_TRUE, &lr, &e_));
+	ck_assert(!s0_lifecycle_result_resumed(lr));
+	s0_lifecycle_result_free(lr);
+	s0_sandbox_info *sb = lt_get(&t, p.id);
+	ck_assert_int_eq(s0_sandbox_info_status(sb), S0_STATUS_STARTING);
+	ck_assert(s0_sandbox_info_paused(sb));
+	s0_sandbox_info_free(sb);
+	char *head2 = lt_head(&t, p.id);
+	ck_assert_str_eq(head, head2);
+	LT_OK(s0_local_fault_release(t.local, "resume_delay", &e_));
+	mem_resume(&t, p.id);
+	ck_assert_int_eq(lt_generation(&t, p.id), g0 + 2);
+	ck_assert(procs_fresh(&t, &p));
+	free(head);
+	free(head2);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* TTL-07 (memory half): an automatic wake restores the retained image. */
+START_TEST(ttl07_memory_wake_restores)
+{
+	LT_ROW("TTL-07");
+	lt t;
+	lt_open(&t, NULL);
+	s0_sandbox_config cfg = S0_SANDBOX_CONFIG_INIT;
+	cfg.auto_resume = S0_BOOL_TRUE;
+	procs p;
+	procs_setup(&t, &p, &cfg);
+	mem_pause(&t, p.id);
+	ck_assert(procs_restored(&t, &p)); /* the context request wakes it */
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* TTL-08: an automatic wake whose restore fails ends running with fresh processes. */
+START_TEST(ttl08_memory_wake_restore_failure_falls_back)
+{
+	LT_ROW("TTL-08");
+	lt t;
+	lt_open(&t, NULL);
+	s0_sandbox_config cfg = S0_SANDBOX_CONFIG_INIT;
+	cfg.auto_resume = S0_BOOL_TRUE;
+	procs p;
+	procs_setup(&t, &p, &cfg);
+	int64_t g0 = lt_generation(&t, p.id);
+	mem_pause(&t, p.id);
+	LT_OK(s0_local_fault_arm(t.local, "restore", S0_FAULT_FAIL, 1, 0, &e_));
+	int status = 0;
+	for (int i = 0; i < 200; i++) {
+		s0_error *err = NULL;
+		char *out = NULL;
+		int rc = s0_runtime_call(t.c, "GET", p.id, "/contexts", NULL, NULL, &status, &out, &err);
+		s0_free(out);
+		s0_error_free(err);
+		if (rc == S0_OK)
+			break;
+		lt_quiesce(&t);
+		lt_nap_ms(10);
+	}
+	ck_assert_int_eq(status, 200);
+	lt_assert_running(&t, p.id);
+	ck_assert_int_eq(lt_generation(&t, p.id), g0 + 2);
+	ck_assert(procs_fresh(&t, &p));
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* SES-06: after a memory restore sessions keep their PID, no recovery attempt. */
+START_TEST(ses06_memory_restore_keeps_sessions)
+{
+	LT_ROW("SES-06");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	char *sid = mk_session(&t, id, "[\"sleep\",\"1000\"]", NULL);
+	cJSON *s = session_get(&t, id, sid);
+	int pid = attempt_pid(s), n = attempt_number(s);
+	cJSON_Delete(s);
+	mem_pause(&t, id);
+	mem_resume(&t, id);
+	s = session_get(&t, id, sid);
+	ck_assert_str_eq(phase_of(s), "running");
+	ck_assert_int_eq(attempt_pid(s), pid);
+	ck_assert_int_eq(attempt_number(s), n);
+	ck_assert_int_eq(cJSON_GetObjectItem(s, "restart_count")->valueint, 0);
+	cJSON_Delete(s);
+	free(sid);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 Suite *s0_local_memory_suite(void)
 {
 	Suite *s = suite_create("memory");
@@ -438,5 +749,16 @@ Suite *s0_local_memory_suite(void)
 	tcase_add_test(tc, ses_idempotency_events_delete);
 	tcase_add_test(tc, ttl07_fs_wake_by_context_request);
 	suite_add_tcase(s, tc);
+	TCase *tm = tcase_create("memory");
+	tcase_set_timeout(tm, 120);
+	tcase_add_test(tm, mem03_04_memory_cycle_restores_execution_image);
+	tcase_add_test(tm, mem06_plain_resume_is_filesystem_only);
+	tcase_add_test(tm, mem07_memory_resume_after_fs_pause);
+	tcase_add_test(tm, mfb07_capture_failure_reports_failed);
+	tcase_add_test(tm, mfb03_05_failed_restore_falls_back);
+	tcase_add_test(tm, ttl07_memory_wake_restores);
+	tcase_add_test(tm, ttl08_memory_wake_restore_failure_falls_back);
+	tcase_add_test(tm, ses06_memory_restore_keeps_sessions);
+	suite_add_tcase(s, tm);
 	return s;
 }

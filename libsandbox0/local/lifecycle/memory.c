@@ -1,0 +1,231 @@
+/*
+ * Memory checkpoints in the lifecycle (seed "Explicit Memory Pause And
+ * Resume"; design.md §6 "Memory pause acceptance", "Restore of memory"):
+ * the checkpoint engine (checkpoint/ckpt.h) over the backend's object
+ * store, its upload reservation budget, the fault hooks of its phases, the
+ * captures in flight (node side: a manager restart keeps them) and the GC
+ * roots of retained images.
+ *
+ * Fault points (behaviours.md stand-ins): `prepare_stall` holds every
+ * preparation attempt; `upload_budget_hold` holds the whole budget while
+ * armed; `capture@authorize`, `capture@after-authorize` (capture phase),
+ * `capture@commit` fail that phase; `capture_uncertain` makes the capture's
+ * outcome unknown; `restore` fails a restore after its authorization.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "local/blocks/bstore.h"
+#include "local/checkpoint/ckpt.h"
+#include "local/lifecycle/engine_internal.h"
+
+#define BUDGET_TOTAL (4ULL << 30)
+#define BUDGET_IMAGE_LIMIT (2ULL << 30)
+#define PREPARE_DEADLINE_MS 30000
+#define PREPARE_RETRY_MS 250
+
+struct s0__memprep {
+	char id[S0__ID_MAX];
+	s0__ckpt_prep *prep;
+	bool failed; /* authorisation or capture failed: no image */
+	struct s0__memprep *next;
+};
+
+static void sync_budget_hold(s0__engine *e)
+{
+	bool want = s0__fault_armed(e->faults, "upload_budget_hold", NULL);
+	pthread_mutex_lock(&e->mu);
+	bool held = e->budget_held;
+	e->budget_held = want;
+	pthread_mutex_unlock(&e->mu);
+	if (want && !held)
+		s0__ckpt_budget_hold(e->budget, BUDGET_TOTAL);
+	else if (!want && held)
+		s0__ckpt_budget_unhold(e->budget, BUDGET_TOTAL);
+}
+
+static int hook(void *payload, int phase, const char *sandbox_id)
+{
+	s0__engine *e = payload;
+	(void)sandbox_id;
+	switch (phase) {
+	case S0__CKPT_PREPARE:
+		sync_budget_hold(e);
+		return s0__fault_hit(e->faults, "prepare_stall", NULL) != S0__FAULT_NONE
+		               ? S0__HOOK_HOLD
+		               : S0__HOOK_PROCEED;
+	case S0__CKPT_AUTHORIZE:
+		return s0__fault_hit(e->faults, "capture", "authorize") != S0__FAULT_NONE
+		               ? S0__HOOK_FAIL
+		               : S0__HOOK_PROCEED;
+	case S0__CKPT_CAPTURE:
+		if (s0__fault_hit(e->faults, "capture_uncertain", NULL) != S0__FAULT_NONE)
+			return S0__HOOK_UNCERTAIN;
+		return s0__fault_hit(e->faults, "capture", "after-authorize") != S0__FAULT_NONE
+		               ? S0__HOOK_FAIL
+		               : S0__HOOK_PROCEED;
+	case S0__CKPT_COMMIT:
+		return s0__fault_hit(e->faults, "capture", "commit") != S0__FAULT_NONE
+		               ? S0__HOOK_FAIL
+		               : S0__HOOK_PROCEED;
+	case S0__CKPT_RESTORE:
+		return s0__fault_hit(e->faults, "restore", NULL) != S0__FAULT_NONE ? S0__HOOK_FAIL
+		                                                                   : S0__HOOK_PROCEED;
+	default:
+		return S0__HOOK_PROCEED;
+	}
+}
+
+/* Roots of every retained image (metadata) and of images restored into
+ * runtimes still on the node (their lazy chunks are read later). */
+static int image_roots(void *payload, int (*emit)(void *, int, const s0__objid *), void *ctx,
+                       s0_error **err)
+{
+	s0__engine *e = payload;
+	char **ids = NULL;
+	size_t n = 0;
+	int rc = s0__meta_mem_images(e->meta, &ids, &n, err);
+	for (size_t i = 0; rc == S0_OK && i < n; i++) {
+		s0__objid id;
+		if (s0__objid_parse(ids[i], &id, NULL) == S0_OK)
+			s0__ckpt_image_roots(e->ckpt, &id, emit, ctx, NULL);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	pthread_mutex_lock(&e->mu);
+	for (s0__runtime *rt = e->node.runtimes; rc == S0_OK && rt; rt = rt->next) {
+		s0__objid id;
+		if (rt->restored_image[0] && s0__objid_parse(rt->restored_image, &id, NULL) == S0_OK)
+			s0__ckpt_image_roots(e->ckpt, &id, emit, ctx, NULL);
+	}
+	pthread_mutex_unlock(&e->mu);
+	return rc;
+}
+
+int s0__engine_mem_init(s0__engine *e, s0_error **err)
+{
+	int rc = s0__ckpt_budget_new(BUDGET_TOTAL, BUDGET_IMAGE_LIMIT, &e->budget, err);
+	if (rc == S0_OK) {
+		s0__ckpt_opts o = {.budget = e->budget, .hook = hook, .hook_payload = e};
+		rc = s0__ckpt_new(s0__storage_objstore(e->storage), &o, &e->ckpt, err);
+	}
+	if (rc == S0_OK)
+		s0__storage_set_object_roots(e->storage, image_roots, e);
+	return rc;
+}
+
+void s0__engine_mem_close(s0__engine *e)
+{
+	while (e->mempreps) {
+		s0__memprep *m = e->mempreps;
+		e->mempreps = m->next;
+		s0__ckpt_finish(m->prep);
+		free(m);
+	}
+	if (e->storage)
+		s0__storage_set_object_roots(e->storage, NULL, NULL);
+	s0__ckpt_free(e->ckpt);
+	e->ckpt = NULL;
+	s0__ckpt_budget_free(e->budget);
+	e->budget = NULL;
+}
+
+void s0__engine_fingerprint(s0__engine *e, const s0__sandbox_row *row, s0__ckpt_fp *fp)
+{
+	(void)e;
+	s0__ckpt_fp_host(fp);
+	s0__strlcpy(fp->template_image, row->image, sizeof fp->template_image);
+	s0__engine_resources(row, &fp->cpu_millis, &fp->memory_bytes);
+}
+
+int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt, s0_error **err)
+{
+	s0__ckpt_prepare_opts po = {
+		.sandbox_id = id,
+		.clock = &e->opt.clock,
+		.deadline_ms = s0__engine_now(e) + PREPARE_DEADLINE_MS,
+		.retry_ms = PREPARE_RETRY_MS,
+		.tmpfs = rt->tmpfs,
+	};
+	s0__memprep *m = calloc(1, sizeof *m);
+	if (!m)
+		return s0__error_nomem(err);
+	int rc = s0__ckpt_prepare(e->ckpt, rt->guest, &po, &m->prep, err);
+	if (rc < 0) {
+		free(m);
+		sync_budget_hold(e);
+		return rc;
+	}
+	/* authorised from here: a failure is a failed capture, reported by status */
+	s0_error *aerr = NULL;
+	if (s0__ckpt_authorize(m->prep, &aerr) < 0)
+		m->failed = true;
+	s0_error_free(aerr);
+	s0__strlcpy(m->id, id, sizeof m->id);
+	pthread_mutex_lock(&e->mu);
+	m->next = e->mempreps;
+	e->mempreps = m;
+	pthread_mutex_unlock(&e->mu);
+	return S0_OK;
+}
+
+static s0__memprep *find_prep(s0__engine *e, const char *id)
+{
+	pthread_mutex_lock(&e->mu);
+	s0__memprep *m = e->mempreps;
+	while (m && strcmp(m->id, id))
+		m = m->next;
+	pthread_mutex_unlock(&e->mu);
+	return m;
+}
+
+int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt, const char *gen,
+                           char *image_hex)
+{
+	s0__memprep *m = find_prep(e, op->sandbox_id);
+	if (!m || m->failed)
+		return S0_EMEMCAPTURE;
+	s0__sandbox_row row = {0};
+	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) < 0)
+		return S0_EMEMCAPTURE;
+	s0__ckpt_fp fp;
+	s0__engine_fingerprint(e, &row, &fp);
+	s0__strlcpy(fp.procd_version, s0__guest_procd_version(rt->guest), sizeof fp.procd_version);
+	s0__sandbox_rec_clear(&row.rec);
+	s0__ckpt_meta meta = {
+		.sandbox_id = op->sandbox_id,
+		.rootfs_generation = gen,
+		.runtime_generation = op->generation,
+		.fingerprint = &fp,
+		.tmpfs = rt->tmpfs,
+	};
+	s0__ckpt_image_info info;
+	s0_error *cerr = NULL;
+	int rc = s0__ckpt_capture(m->prep, rt->guest, &meta, &info, &cerr);
+	s0_error_free(cerr);
+	if (rc < 0) {
+		m->failed = true; /* never retried (MFB-08) */
+		return S0_EMEMCAPTURE;
+	}
+	memcpy(image_hex, info.image_hex, S0__OBJID_HEX_BYTES);
+	return S0_OK;
+}
+
+void s0__engine_mem_finish(s0__engine *e, const char *id)
+{
+	s0__memprep *gone = NULL;
+	pthread_mutex_lock(&e->mu);
+	for (s0__memprep **p = &e->mempreps; *p; p = &(*p)->next)
+		if (!strcmp((*p)->id, id)) {
+			gone = *p;
+			*p = gone->next;
+			break;
+		}
+	pthread_mutex_unlock(&e->mu);
+	if (gone) {
+		s0__ckpt_finish(gone->prep); /* the reservation returns (MFB-12) */
+		free(gone);
+	}
+	sync_budget_hold(e);
+}

@@ -1,5 +1,6 @@
 /* The checkpoint engine: codec contexts, parallel-for, hooks, counters (ckpt.h). */
 #include "local/checkpoint/ckpt_int.h"
+#include "local/objects/objpar.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -80,74 +81,20 @@ void s0__ckpt_stats_get(s0__ckpt *c, s0__ckpt_stats *out)
 	out->parts_fetched = atomic_load(&c->parts_fetched);
 }
 
-/* ---- parallel-for ---- */
+/* ---- parallel-for (objects/objpar.h) ---- */
 
-typedef struct par {
-	s0__ckpt *c;
-	size_t n;
-	s0__ckpt_par_fn fn;
-	void *arg;
-	atomic_size_t next;
-	atomic_bool stop;
-	pthread_mutex_t mu;
-	int rc;
-	s0_error *err;
-} par;
-
-static void par_fail(par *p, int rc, s0_error *e)
+static int par_ctx_get(void *owner, s0__objctx **cx, s0_error **err)
 {
-	pthread_mutex_lock(&p->mu);
-	if (p->rc == S0_OK) {
-		p->rc = rc;
-		p->err = e;
-		e = NULL;
-	}
-	pthread_mutex_unlock(&p->mu);
-	s0_error_free(e);
-	atomic_store(&p->stop, true);
+	return s0__ckpt_ctx_get(owner, cx, err);
 }
 
-static void *par_worker(void *arg)
+static void par_ctx_put(void *owner, s0__objctx *cx)
 {
-	par *p = arg;
-	s0__objctx *cx;
-	s0_error *e = NULL;
-	int rc = s0__ckpt_ctx_get(p->c, &cx, &e);
-	if (rc < 0) {
-		par_fail(p, rc, e);
-		return NULL;
-	}
-	while (!atomic_load(&p->stop)) {
-		size_t i = atomic_fetch_add(&p->next, 1);
-		if (i >= p->n)
-			break;
-		e = NULL;
-		if ((rc = p->fn(p->arg, i, cx, &e)) < 0)
-			par_fail(p, rc, e);
-	}
-	s0__ckpt_ctx_put(p->c, cx);
-	return NULL;
+	s0__ckpt_ctx_put(owner, cx);
 }
 
 int s0__ckpt_par(s0__ckpt *c, size_t n, s0__ckpt_par_fn fn, void *arg, s0_error **err)
 {
-	if (!n)
-		return S0_OK;
-	par p = {.c = c, .n = n, .fn = fn, .arg = arg};
-	pthread_mutex_init(&p.mu, NULL);
-	size_t helpers = c->threads > 1 ? c->threads - 1 : 0;
-	if (helpers > n - 1)
-		helpers = n - 1;
-	pthread_t tid[8];
-	size_t started = 0;
-	for (; started < helpers && started < 8; started++)
-		if (pthread_create(&tid[started], NULL, par_worker, &p) != 0)
-			break; /* fewer helpers: still correct */
-	par_worker(&p);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	pthread_mutex_destroy(&p.mu);
-	if (p.rc < 0)
-		return p.err ? s0__error_put(err, p.err) : p.rc;
-	return S0_OK;
+	s0__objpar_ctxs ctxs = {c, par_ctx_get, par_ctx_put};
+	return s0__objpar_run(c->threads, n, &ctxs, fn, arg, err);
 }

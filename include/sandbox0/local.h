@@ -57,12 +57,28 @@ typedef struct s0_local_options {
 	 * published Python SDK's requirement, api.md §3.0); 0 = null.
 	 */
 	int32_t zero_time_compat;
+	/**
+	 * Non-zero: a deployment without memory checkpoints (the checkpoint
+	 * engine is off). A memory pause answers 503 `unavailable` ("memory
+	 * unavailable") and leaves the sandbox running, untouched (MEM-02); a
+	 * memory resume finds no retained image and is filesystem-only; a
+	 * memory fork answers 503. 0 = memory checkpoints supported.
+	 * @since 0.2
+	 */
+	int32_t disable_memory_checkpoints;
+	/**
+	 * Largest memory image admitted for capture, in bytes (the per-image
+	 * limit of the upload reservation); a larger one is refused at once
+	 * with 409 `conflict` (reason `image_too_large`, MFB-11). 0 = 2 GiB.
+	 * @since 0.2
+	 */
+	uint64_t memory_image_limit_bytes;
 } s0_local_options;
 
 /** Current version of ::s0_local_options. */
 #define S0_LOCAL_OPTIONS_VERSION 1
 /** Static initialiser. */
-#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 S0_BEGIN_DECLS
 
@@ -209,7 +225,10 @@ S0_API int s0_local_fault_release(s0_local *local, const char *name, s0_error **
 /**
  * Internal facts no public endpoint shows, as JSON (design.md §6 "Faults
  * and inspection"): node capacity and leases, carriers, operation records,
- * generations and object counts, runtimes and their logs.
+ * generations and object counts, runtimes and their logs; under "memory"
+ * the upload reservation usage (MFB-12), checkpoint counters and the
+ * retained images (sandbox, image, generation; MEM-04); each runtime's
+ * guest summary (processes, procd version, restored image).
  * @param[in] sandbox_id (nullable) restrict per-sandbox facts to one.
  * @param[out] json_out (transfer full) JSON text; free with s0_free().
  * @since 0.1

@@ -72,6 +72,8 @@ static int engine_options(s0_local *l, const s0_local_options *o, s0__engine_opt
 	eo->warm_carriers = o->warm_carriers ? o->warm_carriers : 16;
 	eo->max_active_runtimes = o->max_active_runtimes ? o->max_active_runtimes : 64;
 	eo->rootfs_size_bytes = o->rootfs_size_bytes ? o->rootfs_size_bytes : 1ULL << 30;
+	eo->no_memory = o->disable_memory_checkpoints != 0;
+	eo->memory_image_limit_bytes = o->memory_image_limit_bytes;
 	return S0_OK;
 }
 

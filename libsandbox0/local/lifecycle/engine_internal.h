@@ -16,6 +16,8 @@ typedef struct s0__engine_options {
 	int32_t warm_carriers, max_active_runtimes;
 	uint64_t rootfs_size_bytes;
 	bool manual_clock; /* time moves only when told: no periodic passes */
+	bool no_memory;    /* no memory checkpoints in this deployment (MEM-02) */
+	uint64_t memory_image_limit_bytes; /* per-image admission limit; 0 = default */
 } s0__engine_options;
 
 /* A per-sandbox lifecycle lock (in memory; rebuilt on manager restart). */
@@ -204,6 +206,8 @@ int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt, s0_er
  * S0_EMEMCAPTURE when it failed (or was uncertain): never retried. */
 int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt, const char *gen,
                            char *image_hex);
+/* Memory facts for inspection: reservation usage, counters, retained images. */
+struct cJSON *s0__engine_mem_inspect(s0__engine *e);
 /* Release the reservation of a sandbox's capture (after the terminal proof). */
 void s0__engine_mem_finish(s0__engine *e, const char *id);
 

@@ -4,6 +4,7 @@
 
 #include "common/json.h"
 #include "local/lifecycle/engine_open.h"
+#include "local/runtime/guest.h"
 
 static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 {
@@ -51,6 +52,27 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 			cJSON_AddNumberToObject(r, "dirty_chunks", (double)dirty);
 			cJSON_AddNumberToObject(r, "chunks_fetched", (double)fetched);
 		}
+		/* guest summary: processes, procd version, restored image */
+		cJSON_AddStringToObject(r, "restored_image", rt->restored_image);
+		cJSON *gi = rt->guest && !rt->halted ? s0__guest_inspect(rt->guest) : NULL;
+		if (gi) {
+			cJSON *g = cJSON_AddObjectToObject(r, "guest");
+			const cJSON *pv = cJSON_GetObjectItem(gi, "procd_version");
+			const cJSON *ps = cJSON_GetObjectItem(gi, "processes");
+			if (g && cJSON_IsString(pv))
+				cJSON_AddStringToObject(g, "procd_version", pv->valuestring);
+			if (g)
+				cJSON_AddNumberToObject(g, "processes", cJSON_GetArraySize(ps));
+			cJSON *pids = g ? cJSON_AddArrayToObject(g, "pids") : NULL;
+			const cJSON *p;
+			cJSON_ArrayForEach(p, ps)
+			{
+				const cJSON *pid = cJSON_GetObjectItem(p, "pid");
+				if (pids && cJSON_IsNumber(pid))
+					cJSON_AddItemToArray(pids, cJSON_CreateNumber(pid->valuedouble));
+			}
+			cJSON_Delete(gi);
+		}
 		cJSON_AddItemToArray(rts, r);
 	}
 	/* lifecycle locks held or awaited, per sandbox (tests order races with it) */
@@ -97,7 +119,10 @@ static void add_sandbox_facts(s0__engine *e, cJSON *root, const char *sandbox_id
 	cJSON_AddStringToObject(s, "image", row.image);
 	cJSON_AddStringToObject(s, "config", row.rec.config_json ? row.rec.config_json : "{}");
 	cJSON_AddNumberToObject(s, "runtime_generation", (double)row.rec.runtime_generation);
-	static const char *kinds[] = {"pause", "ttl_pause", "delete", "hard_delete", "recover"};
+	cJSON_AddStringToObject(s, "mem_image", row.mem_image);
+	cJSON_AddStringToObject(s, "mem_image_generation", row.mem_image_gen);
+	static const char *kinds[] = {"pause",       "ttl_pause", "delete",
+	                              "hard_delete", "recover",   "resume_fallback"};
 	cJSON *counts = cJSON_AddObjectToObject(s, "operation_counts");
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
 		int64_t c = 0;
@@ -120,6 +145,9 @@ int s0__engine_inspect(s0__engine *e, const char *sandbox_id, char **out, s0_err
 	free(st);
 	if (stj)
 		cJSON_AddItemToObject(root, "storage", stj);
+	cJSON *mem = s0__engine_mem_inspect(e);
+	if (mem)
+		cJSON_AddItemToObject(root, "memory", mem);
 	if (sandbox_id)
 		add_sandbox_facts(e, root, sandbox_id);
 	*out = cJSON_PrintUnformatted(root);

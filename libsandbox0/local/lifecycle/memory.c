@@ -105,7 +105,9 @@ static int image_roots(void *payload, int (*emit)(void *, int, const s0__objid *
 
 int s0__engine_mem_init(s0__engine *e, s0_error **err)
 {
-	int rc = s0__ckpt_budget_new(BUDGET_TOTAL, BUDGET_IMAGE_LIMIT, &e->budget, err);
+	uint64_t limit = e->opt.memory_image_limit_bytes ? e->opt.memory_image_limit_bytes
+	                                                 : BUDGET_IMAGE_LIMIT;
+	int rc = s0__ckpt_budget_new(BUDGET_TOTAL, limit, &e->budget, err);
 	if (rc == S0_OK) {
 		s0__ckpt_opts o = {.budget = e->budget, .hook = hook, .hook_payload = e};
 		rc = s0__ckpt_new(s0__storage_objstore(e->storage), &o, &e->ckpt, err);
@@ -131,16 +133,28 @@ void s0__engine_mem_close(s0__engine *e)
 	e->budget = NULL;
 }
 
+/* The destination fingerprint. The test hook `carrier_fingerprint@<field>`
+ * (armed: not consumed) changes one field of this node's carriers
+ * (runtime_version, platform, cpu_features; MFB-02). */
 void s0__engine_fingerprint(s0__engine *e, const s0__sandbox_row *row, s0__ckpt_fp *fp)
 {
-	(void)e;
 	s0__ckpt_fp_host(fp);
 	s0__strlcpy(fp->template_image, row->image, sizeof fp->template_image);
 	s0__engine_resources(row, &fp->cpu_millis, &fp->memory_bytes);
+	if (s0__fault_armed(e->faults, "carrier_fingerprint", "runtime_version"))
+		s0__strlcpy(fp->runtime_version, "s0-sim/changed", sizeof fp->runtime_version);
+	if (s0__fault_armed(e->faults, "carrier_fingerprint", "platform"))
+		s0__strlcpy(fp->platform, "other/arch", sizeof fp->platform);
+	if (s0__fault_armed(e->faults, "carrier_fingerprint", "cpu_features"))
+		s0__strlcpy(fp->cpu_features, "changed", sizeof fp->cpu_features);
 }
 
 int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt, s0_error **err)
 {
+	if (e->opt.no_memory) /* never downgraded to a filesystem pause (MEM-02) */
+		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
+		                     "memory unavailable: this deployment does not support memory "
+		                     "checkpoints");
 	s0__ckpt_prepare_opts po = {
 		.sandbox_id = id,
 		.clock = &e->opt.clock,
@@ -228,4 +242,50 @@ void s0__engine_mem_finish(s0__engine *e, const char *id)
 		free(gone);
 	}
 	sync_budget_hold(e);
+}
+
+cJSON *s0__engine_mem_inspect(s0__engine *e)
+{
+	cJSON *m = cJSON_CreateObject();
+	if (!m)
+		return NULL;
+	cJSON_AddBoolToObject(m, "supported", !e->opt.no_memory);
+	s0__ckpt_budget_usage u;
+	s0__ckpt_budget_usage_get(e->budget, &u);
+	cJSON *r = cJSON_AddObjectToObject(m, "reservation");
+	if (r) {
+		cJSON_AddNumberToObject(r, "total_bytes", (double)u.total_bytes);
+		cJSON_AddNumberToObject(r, "image_limit_bytes", (double)u.image_limit_bytes);
+		cJSON_AddNumberToObject(r, "reserved_bytes", (double)u.reserved_bytes);
+		cJSON_AddNumberToObject(r, "held_bytes", (double)u.held_bytes);
+		cJSON_AddNumberToObject(r, "reservations", (double)u.reservations);
+		cJSON_AddNumberToObject(r, "refused", (double)u.refused);
+	}
+	s0__ckpt_stats st;
+	s0__ckpt_stats_get(e->ckpt, &st);
+	cJSON_AddNumberToObject(m, "captures", (double)st.captures);
+	cJSON_AddNumberToObject(m, "restores", (double)st.restores);
+	cJSON_AddNumberToObject(m, "chunks_fetched", (double)st.chunks_fetched);
+	int preps = 0;
+	pthread_mutex_lock(&e->mu);
+	for (s0__memprep *p = e->mempreps; p; p = p->next)
+		preps++;
+	pthread_mutex_unlock(&e->mu);
+	cJSON_AddNumberToObject(m, "captures_in_flight", preps);
+	cJSON *imgs = cJSON_AddArrayToObject(m, "retained_images");
+	s0__mem_image_row *rows = NULL;
+	size_t n = 0;
+	if (imgs && s0__meta_mem_image_rows(e->meta, &rows, &n, NULL) == S0_OK) {
+		for (size_t i = 0; i < n; i++) {
+			cJSON *o = cJSON_CreateObject();
+			if (!o)
+				break;
+			cJSON_AddStringToObject(o, "sandbox_id", rows[i].sandbox_id);
+			cJSON_AddStringToObject(o, "image", rows[i].image);
+			cJSON_AddStringToObject(o, "rootfs_generation", rows[i].generation);
+			cJSON_AddItemToArray(imgs, o);
+		}
+	}
+	free(rows);
+	return m;
 }

@@ -87,6 +87,14 @@ int s0__meta_op_count(s0__meta *m, const char *sandbox_id, const char *kind, int
 /* Every retained memory image (hex ids): committed on sandboxes, and
  * published by unfinished pause operations (GC roots). */
 int s0__meta_mem_images(s0__meta *m, char ***ids, size_t *n, s0_error **err);
+/* Retained images committed on sandboxes (inspection, MEM-04). */
+typedef struct s0__mem_image_row {
+	char sandbox_id[S0__ID_MAX];
+	char image[160];
+	char generation[128];
+} s0__mem_image_row;
+/* *out malloc'd (free()); *n rows. */
+int s0__meta_mem_image_rows(s0__meta *m, s0__mem_image_row **out, size_t *n, s0_error **err);
 
 /* Snapshots. */
 typedef struct s0__snapshot_row {

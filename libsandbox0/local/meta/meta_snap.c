@@ -251,3 +251,38 @@ int s0__meta_mem_images(s0__meta *m, char ***ids, size_t *n, s0_error **err)
 	s0__meta_unlock(m);
 	return rc;
 }
+
+int s0__meta_mem_image_rows(s0__meta *m, s0__mem_image_row **out, size_t *n, s0_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	*out = NULL;
+	*n = 0;
+	s0__meta_lock(m);
+	int rc = s0__sql_prepare(m, "SELECT id, mem_image, mem_image_gen FROM sandboxes"
+	                            " WHERE mem_image != '' ORDER BY id", &st, err);
+	size_t cap = 0;
+	while (rc == S0_OK && sqlite3_step(st) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			s0__mem_image_row *nv = realloc(*out, cap * sizeof *nv);
+			if (!nv) {
+				rc = s0__error_nomem(err);
+				break;
+			}
+			*out = nv;
+		}
+		s0__mem_image_row *r = &(*out)[(*n)++];
+		s0__sql_text(st, 0, r->sandbox_id, sizeof r->sandbox_id);
+		s0__sql_text(st, 1, r->image, sizeof r->image);
+		s0__sql_text(st, 2, r->generation, sizeof r->generation);
+	}
+	if (st)
+		sqlite3_finalize(st);
+	s0__meta_unlock(m);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}

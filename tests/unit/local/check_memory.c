@@ -9,6 +9,11 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "common/http.h"
+#include "local/api/transport.h"
+#include "local/lifecycle/engine_internal.h"
+#include "local/local_internal.h"
+#include "local/objects/objstore.h"
 #include "lt.h"
 #include "suites.h"
 
@@ -735,6 +740,619 @@ START_TEST(ses06_memory_restore_keeps_sessions)
 }
 END_TEST
 
+
+/* ---- memory pause and resume: admission, fallbacks, inspection ---- */
+
+/* One raw POST …/{id}/<action> through the in-process transport (bodies the
+ * public client never sends); returns the HTTP status, *body the reply. */
+static int raw_post(lt *t, const char *id, const char *action, const char *body, char **reply)
+{
+	s0__router_opts ro = {0};
+	ro.team_id = "team_local";
+	void *ctx = NULL;
+	LT_OK(s0__local_transport_new(s0__local_engine(t->local), &ro, &ctx, &e_));
+	char path[200];
+	snprintf(path, sizeof path, "/api/v1/sandboxes/%s/%s", id, action);
+	s0__http_request rq = {.method = "POST", .path = path};
+	if (body) {
+		s0__headers_add(&rq.headers, "Content-Type", "application/json");
+		rq.body = body;
+		rq.body_len = strlen(body);
+		rq.has_body = true;
+	}
+	s0__http_response rs;
+	memset(&rs, 0, sizeof rs);
+	bool sent = false;
+	s0_error *err = NULL;
+	int rc = s0__local_transport_ops.send(ctx, &rq, 60000, NULL, &rs, &sent, &err);
+	ck_assert_msg(rc == S0_OK, "raw send: %s", err ? s0_error_message(err) : "?");
+	int status = rs.status;
+	if (reply)
+		*reply = strndup(rs.body.data ? rs.body.data : "", rs.body.len);
+	s0__http_response_free(&rs);
+	s0__headers_free(&rq.headers);
+	s0__local_transport_ops.free(ctx);
+	return status;
+}
+
+/* The sorted key names of the `data` object of a reply ("a,b,c"). */
+static char *data_keys(const char *reply)
+{
+	cJSON *j = cJSON_Parse(reply);
+	ck_assert_ptr_nonnull(j);
+	const cJSON *d = cJSON_GetObjectItem(j, "data");
+	char buf[256] = "";
+	const cJSON *it;
+	cJSON_ArrayForEach(it, d)
+	{
+		strcat(buf, it->string);
+		strcat(buf, ",");
+	}
+	cJSON_Delete(j);
+	return strdup(buf);
+}
+
+/* Wait until the sandbox reaches status (GET), advancing nothing. */
+static void wait_status(lt *t, const char *id, int status)
+{
+	for (int i = 0; i < 400 && lt_status(t, id) != status; i++) {
+		lt_quiesce(t);
+		lt_nap_ms(5);
+	}
+	ck_assert_int_eq(lt_status(t, id), status);
+}
+
+static double mem_num(lt *t, const char *path)
+{
+	char p[128];
+	snprintf(p, sizeof p, "memory.%s", path);
+	return lt_inum(t, NULL, p);
+}
+
+/* Retained images listed for a sandbox (inspection). */
+static int retained_images_of(lt *t, const char *id, char *gen_out, size_t n)
+{
+	cJSON *j = lt_inspect(t, NULL);
+	const cJSON *arr = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "memory"), "retained_images");
+	int count = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, arr)
+	{
+		if (strcmp(cJSON_GetObjectItem(it, "sandbox_id")->valuestring, id))
+			continue;
+		count++;
+		if (gen_out)
+			snprintf(gen_out, n, "%s",
+			         cJSON_GetObjectItem(it, "rootfs_generation")->valuestring);
+	}
+	cJSON_Delete(j);
+	return count;
+}
+
+static bool obj_present(s0__objstore *os, const s0__objid *id)
+{
+	bool has = false;
+	LT_OK(s0__objstore_has(os, NULL, id, &has, &e_));
+	return has;
+}
+
+static char *mem_image_of(lt *t, const char *id)
+{
+	cJSON *j = lt_inspect(t, id);
+	const char *s = lt_str(j, "sandbox.mem_image");
+	char *out = strdup(s ? s : "");
+	cJSON_Delete(j);
+	return out;
+}
+
+/* MEM-01: no body, empty body, {} and {"memory":false} are filesystem-only on
+ * both calls (same reply shape, fresh processes); a broken body is 400 and
+ * changes nothing. */
+START_TEST(mem01_fs_equivalent_bodies_and_bad_body)
+{
+	LT_ROW("MEM-01");
+	lt t;
+	lt_open(&t, NULL);
+	static const char *const forms[] = {NULL, "", "{}", "{\"memory\":false}"};
+	char *pause_keys = NULL, *resume_keys = NULL;
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+		procs p;
+		procs_setup(&t, &p, NULL);
+		char *reply = NULL;
+		ck_assert_int_eq(raw_post(&t, p.id, "pause", forms[i], &reply), 200);
+		char *k = data_keys(reply);
+		free(reply);
+		if (!pause_keys)
+			pause_keys = strdup(k);
+		ck_assert_str_eq(k, pause_keys);
+		free(k);
+		lt_quiesce(&t);
+		lt_assert_paused(&t, p.id);
+		ck_assert_int_eq(retained_images_of(&t, p.id, NULL, 0), 0);
+		ck_assert_int_eq(raw_post(&t, p.id, "resume", forms[i], &reply), 200);
+		k = data_keys(reply);
+		free(reply);
+		if (!resume_keys)
+			resume_keys = strdup(k);
+		ck_assert_str_eq(k, resume_keys);
+		free(k);
+		lt_quiesce(&t);
+		lt_assert_running(&t, p.id);
+		ck_assert(procs_fresh(&t, &p));
+		procs_free(&p);
+	}
+	ck_assert_str_eq(pause_keys, "sandbox_id,paused,status,");
+	ck_assert_str_eq(resume_keys, "sandbox_id,resumed,");
+	free(pause_keys);
+	free(resume_keys);
+	/* malformed or wrongly typed: 400, nothing changed */
+	procs p;
+	procs_setup(&t, &p, NULL);
+	char *rt0 = lt_runtime_id(&t, p.id);
+	int64_t g0 = lt_generation(&t, p.id);
+	char *head0 = lt_head(&t, p.id);
+	static const char *const bad[] = {"{\"memory\":", "{\"memory\":\"yes\"}", "[1]"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char *reply = NULL;
+		ck_assert_int_eq(raw_post(&t, p.id, "pause", bad[i], &reply), 400);
+		ck_assert_ptr_nonnull(strstr(reply, "bad_request"));
+		free(reply);
+	}
+	lt_quiesce(&t);
+	lt_assert_running(&t, p.id);
+	char *rt1 = lt_runtime_id(&t, p.id);
+	ck_assert_str_eq(rt0, rt1);
+	ck_assert_int_eq(lt_generation(&t, p.id), g0);
+	char *head1 = lt_head(&t, p.id);
+	ck_assert_str_eq(head0, head1);
+	ck_assert_int_eq(lt_pending_ops(&t, p.id), 0);
+	ck_assert(procs_restored(&t, &p));
+	free(rt0);
+	free(rt1);
+	free(head0);
+	free(head1);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MEM-02: without memory checkpoints a memory pause is 503 and changes
+ * nothing; a memory resume there is filesystem-only (decision 6). */
+START_TEST(mem02_no_checkpoint_engine_refuses_memory_pause)
+{
+	LT_ROW("MEM-02");
+	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
+	o.manual_clock = 1;
+	o.disable_memory_checkpoints = 1;
+	lt t;
+	lt_open(&t, &o);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	char *rt0 = lt_runtime_id(&t, p.id);
+	int64_t g0 = lt_generation(&t, p.id);
+	char *head0 = lt_head(&t, p.id);
+	s0_lifecycle_result *lr = NULL;
+	s0_error *err = NULL;
+	LT_EXPECT(s0_sandbox_pause(t.c, p.id, S0_BOOL_TRUE, &lr, &err), err, S0_EUNAVAILABLE,
+	          NULL);
+	lt_quiesce(&t);
+	lt_assert_running(&t, p.id);
+	char *rt1 = lt_runtime_id(&t, p.id);
+	ck_assert_str_eq(rt0, rt1);
+	ck_assert_int_eq(lt_generation(&t, p.id), g0);
+	char *head1 = lt_head(&t, p.id);
+	ck_assert_str_eq(head0, head1);
+	ck_assert_int_eq(lt_pending_ops(&t, p.id), 0);
+	ck_assert_int_eq((int)mem_num(&t, "captures"), 0);
+	ck_assert(procs_restored(&t, &p));
+	lt_pause(&t, p.id);
+	lt_quiesce(&t);
+	mem_resume(&t, p.id);
+	ck_assert(procs_fresh(&t, &p));
+	free(rt0);
+	free(rt1);
+	free(head0);
+	free(head1);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MEM-05: the head moved while memory-paused (rootfs restore): fresh
+ * processes on the new head. */
+START_TEST(mem05_rootfs_restore_while_memory_paused)
+{
+	LT_ROW("MEM-05");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	lt_write(&t, p.id, "/workspace/a.txt", "snapshot content");
+	s0_snapshot_info *snap = NULL;
+	LT_OK(s0_snapshot_create(t.c, p.id, "s1", NULL, 0, &snap, &e_));
+	lt_write(&t, p.id, "/workspace/a.txt", "after snapshot");
+	mem_pause(&t, p.id);
+	s0_lifecycle_result *lr = NULL;
+	LT_OK(s0_sandbox_restore(t.c, p.id, s0_snapshot_info_id(snap), &lr, &e_));
+	s0_lifecycle_result_free(lr);
+	lt_assert_paused(&t, p.id);
+	mem_resume(&t, p.id);
+	ck_assert(procs_fresh(&t, &p));
+	ck_assert(lt_file_is(&t, p.id, "/workspace/a.txt", "snapshot content"));
+	s0_snapshot_info_free(snap);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MEM-09: a snapshot of a memory-paused sandbox holds the filesystem only. */
+START_TEST(mem09_snapshot_of_memory_paused_is_fs_only)
+{
+	LT_ROW("MEM-09");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	lt_write(&t, p.id, "/workspace/f.txt", "in the snapshot");
+	mem_pause(&t, p.id);
+	char *head = lt_head(&t, p.id);
+	s0_snapshot_info *snap = NULL;
+	LT_OK(s0_snapshot_create(t.c, p.id, "s1", NULL, 0, &snap, &e_));
+	s0_sandbox_info *sb = NULL;
+	LT_OK(s0_sandbox_claim(t.c, "default", s0_snapshot_info_id(snap), NULL, &sb, &e_));
+	procs q = {.id = strdup(s0_sandbox_info_id(sb)), .ctx = strdup(p.ctx), .pid = NULL};
+	s0_sandbox_info_free(sb);
+	lt_assert_running(&t, q.id);
+	ck_assert(procs_fresh(&t, &q));
+	ck_assert(lt_file_is(&t, q.id, "/workspace/f.txt", "in the snapshot"));
+	/* the snapshot's claim retains no image; only the source keeps its own */
+	ck_assert_int_eq(retained_images_of(&t, q.id, NULL, 0), 0);
+	char gen[128] = "";
+	ck_assert_int_eq(retained_images_of(&t, p.id, gen, sizeof gen), 1);
+	ck_assert_str_eq(gen, head);
+	char *img = mem_image_of(&t, q.id);
+	ck_assert_str_eq(img, "");
+	free(img);
+	s0_snapshot_info_free(snap);
+	free(head);
+	procs_free(&q);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MEM-04 (inspection half): while paused the lease is gone and one image
+ * bound to the sandbox and its head is listed; DELETE removes it. */
+START_TEST(mem04_retained_image_listed_and_deleted)
+{
+	LT_ROW("MEM-04");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	double cpu0 = lt_inum(&t, NULL, "node.cpu_used_millis");
+	mem_pause(&t, p.id);
+	ck_assert_int_eq(lt_runtimes_of(&t, p.id), 0);
+	ck_assert_double_lt(lt_inum(&t, NULL, "node.cpu_used_millis"), cpu0);
+	char *rt = lt_runtime_id(&t, p.id);
+	ck_assert_str_eq(rt, "");
+	free(rt);
+	char gen[128] = "";
+	ck_assert_int_eq(retained_images_of(&t, p.id, gen, sizeof gen), 1);
+	char *head = lt_head(&t, p.id);
+	ck_assert_str_eq(gen, head);
+	char *img = mem_image_of(&t, p.id);
+	s0__objid iid;
+	ck_assert_int_eq(s0__objid_parse(img, &iid, NULL), S0_OK);
+	s0__objstore *os = s0__storage_objstore(s0__local_engine(t.local)->storage);
+	LT_OK(s0_local_gc(t.local, &e_));
+	ck_assert(obj_present(os, &iid));
+	LT_OK(s0_sandbox_delete(t.c, p.id, &e_));
+	lt_quiesce(&t);
+	ck_assert_int_eq(retained_images_of(&t, p.id, NULL, 0), 0);
+	LT_OK(s0_local_gc(t.local, &e_));
+	ck_assert(!obj_present(os, &iid));
+	free(img);
+	free(head);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MEM-08: a TTL pause after a memory cycle captures nothing; a memory
+ * resume then starts fresh processes. */
+START_TEST(mem08_ttl_pause_after_memory_cycle_is_fs_only)
+{
+	LT_ROW("MEM-08");
+	lt t;
+	lt_open(&t, NULL);
+	s0_sandbox_config cfg = S0_SANDBOX_CONFIG_INIT;
+	cfg.set |= S0_CONFIG_SET_TTL;
+	cfg.ttl_sec = 600;
+	procs p;
+	procs_setup(&t, &p, &cfg);
+	mem_pause(&t, p.id);
+	mem_resume(&t, p.id);
+	ck_assert(procs_restored(&t, &p));
+	double captures = mem_num(&t, "captures");
+	lt_advance(&t, 601 * 1000);
+	lt_quiesce(&t);
+	wait_status(&t, p.id, S0_STATUS_PAUSED);
+	lt_assert_paused(&t, p.id);
+	ck_assert_double_eq(mem_num(&t, "captures"), captures);
+	ck_assert_int_eq(retained_images_of(&t, p.id, NULL, 0), 0);
+	mem_resume(&t, p.id);
+	ck_assert(procs_fresh(&t, &p));
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MFB-01: no retained image (removed from the store): fresh processes. */
+START_TEST(mfb01_missing_image_gives_fresh_processes)
+{
+	LT_ROW("MFB-01");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	lt_write(&t, p.id, "/workspace/f.txt", "files intact");
+	mem_pause(&t, p.id);
+	char *img = mem_image_of(&t, p.id);
+	s0__objid iid;
+	ck_assert_int_eq(s0__objid_parse(img, &iid, NULL), S0_OK);
+	s0__objstore *os = s0__storage_objstore(s0__local_engine(t.local)->storage);
+	uint64_t gone = 0;
+	LT_OK(s0__objstore_delete(os, &iid, 1, &gone, NULL, &e_));
+	ck_assert_int_eq((int)gone, 1);
+	mem_resume(&t, p.id);
+	ck_assert(procs_fresh(&t, &p));
+	ck_assert(lt_file_is(&t, p.id, "/workspace/f.txt", "files intact"));
+	free(img);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MFB-02: one fingerprint field of the carriers changed between pause and
+ * resume: fresh processes each time; nothing changed: restored. */
+START_TEST(mfb02_fingerprint_mismatch_falls_back)
+{
+	LT_ROW("MFB-02");
+	lt t;
+	lt_open(&t, NULL);
+	static const char *const fields[] = {"runtime_version", "platform", "cpu_features"};
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		procs p;
+		procs_setup(&t, &p, NULL);
+		mem_pause(&t, p.id);
+		char f[64];
+		snprintf(f, sizeof f, "carrier_fingerprint@%s", fields[i]);
+		LT_OK(s0_local_fault_arm(t.local, f, S0_FAULT_FAIL, 0, 0, &e_));
+		mem_resume(&t, p.id);
+		LT_OK(s0_local_fault_release(t.local, f, &e_));
+		ck_assert_msg(procs_fresh(&t, &p), "field %s", fields[i]);
+		procs_free(&p);
+	}
+	procs p;
+	procs_setup(&t, &p, NULL);
+	mem_pause(&t, p.id);
+	mem_resume(&t, p.id);
+	ck_assert(procs_restored(&t, &p));
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MFB-08: an uncertain capture is not retried, retains nothing, and the
+ * sandbox reads failed/paused only after the terminal proof. */
+START_TEST(mfb08_uncertain_capture)
+{
+	LT_ROW("MFB-08");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	LT_OK(s0_local_fault_arm(t.local, "capture_uncertain", S0_FAULT_FAIL, 0, 0, &e_));
+	LT_OK(s0_local_fault_arm(t.local, "resource_leak:runsc", S0_FAULT_HOLD, 0, 0, &e_));
+	s0_lifecycle_result *lr = NULL;
+	LT_OK(s0_sandbox_pause(t.c, p.id, S0_BOOL_TRUE, &lr, &e_));
+	s0_lifecycle_result_free(lr);
+	lt_quiesce(&t);
+	/* the proof is held: the lease stays, not yet failed */
+	ck_assert_int_eq(lt_runtimes_of(&t, p.id), 1);
+	ck_assert_int_ne(lt_status(&t, p.id), S0_STATUS_FAILED);
+	ck_assert_int_ne(lt_status(&t, p.id), S0_STATUS_PAUSED);
+	LT_OK(s0_local_fault_release(t.local, "resource_leak:runsc", &e_));
+	lt_quiesce(&t);
+	wait_status(&t, p.id, S0_STATUS_FAILED);
+	s0_sandbox_info *sb = lt_get(&t, p.id);
+	ck_assert(s0_sandbox_info_paused(sb));
+	s0_sandbox_info_free(sb);
+	ck_assert_int_eq(lt_runtimes_of(&t, p.id), 0);
+	cJSON *j = lt_inspect(&t, NULL);
+	ck_assert_double_eq(lt_num(j, "faults.capture_uncertain.hits"), 1);
+	cJSON_Delete(j);
+	ck_assert_double_eq(mem_num(&t, "captures"), 0);
+	ck_assert_int_eq(retained_images_of(&t, p.id, NULL, 0), 0);
+	LT_OK(s0_local_fault_release(t.local, "capture_uncertain", &e_));
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+typedef struct pause_arg {
+	const char *id;
+} pause_arg;
+
+static int bg_mem_pause(lt *t, void *arg, s0_error **err)
+{
+	s0_lifecycle_result *lr = NULL;
+	int rc = s0_sandbox_pause(t->c, ((pause_arg *)arg)->id, S0_BOOL_TRUE, &lr, err);
+	s0_lifecycle_result_free(lr);
+	return rc;
+}
+
+/* The running sandbox is untouched by a cancelled preparation. */
+static void assert_untouched(lt *t, procs *p, const char *rt0, int64_t g0, const char *head0)
+{
+	lt_assert_running(t, p->id);
+	char *rt1 = lt_runtime_id(t, p->id);
+	ck_assert_str_eq(rt0, rt1);
+	free(rt1);
+	ck_assert_int_eq(lt_generation(t, p->id), g0);
+	char *head1 = lt_head(t, p->id);
+	ck_assert_str_eq(head0, head1);
+	free(head1);
+	ck_assert(procs_restored(t, p));
+	char *v = run(t, p->id, p->ctx, "echo $!");
+	ck_assert_str_eq(v, p->pid);
+	free(v);
+	ck_assert_double_eq(mem_num(t, "reservation.reserved_bytes"), 0);
+	ck_assert_double_eq(mem_num(t, "reservation.reservations"), 0);
+	ck_assert_double_eq(mem_num(t, "captures_in_flight"), 0);
+	ck_assert_double_eq(mem_num(t, "captures"), 0);
+	ck_assert_int_eq(lt_pending_ops(t, p->id), 0);
+}
+
+/* MFB-09: preparation held past its deadline: 503, running, same runtime. */
+START_TEST(mfb09_prepare_stall_past_deadline)
+{
+	LT_ROW("MFB-09");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	char *rt0 = lt_runtime_id(&t, p.id);
+	int64_t g0 = lt_generation(&t, p.id);
+	char *head0 = lt_head(&t, p.id);
+	LT_OK(s0_local_fault_arm(t.local, "prepare_stall", S0_FAULT_HOLD, 0, 0, &e_));
+	pause_arg a = {p.id};
+	lt_bg b;
+	lt_bg_start(&b, &t, bg_mem_pause, &a);
+	lt_wait_fault_hits(&t, "prepare_stall", 1);
+	lt_advance_until_done(&t, &b, 1000, 2000);
+	ck_assert_int_eq(lt_bg_join(&b), S0_EUNAVAILABLE);
+	lt_bg_free(&b);
+	LT_OK(s0_local_fault_release(t.local, "prepare_stall", &e_));
+	lt_quiesce(&t);
+	assert_untouched(&t, &p, rt0, g0, head0);
+	free(rt0);
+	free(head0);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MFB-10: the whole budget held until the deadline: 503
+ * reservation_unavailable, running; released before: the pause completes. */
+START_TEST(mfb10_full_reservation)
+{
+	LT_ROW("MFB-10");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	char *rt0 = lt_runtime_id(&t, p.id);
+	int64_t g0 = lt_generation(&t, p.id);
+	char *head0 = lt_head(&t, p.id);
+	LT_OK(s0_local_fault_arm(t.local, "upload_budget_hold", S0_FAULT_HOLD, 0, 0, &e_));
+	pause_arg a = {p.id};
+	lt_bg b;
+	lt_bg_start(&b, &t, bg_mem_pause, &a);
+	lt_advance_until_done(&t, &b, 1000, 2000);
+	ck_assert_int_eq(lt_bg_join(&b), S0_EUNAVAILABLE);
+	ck_assert_str_eq(s0_error_reason(b.err), "reservation_unavailable");
+	lt_bg_free(&b);
+	lt_quiesce(&t);
+	/* still held (migration stand-in): nothing of ours reserved */
+	LT_OK(s0_local_fault_release(t.local, "upload_budget_hold", &e_));
+	assert_untouched(&t, &p, rt0, g0, head0);
+	/* released before the deadline: the same request completes */
+	LT_OK(s0_local_fault_arm(t.local, "upload_budget_hold", S0_FAULT_HOLD, 0, 0, &e_));
+	lt_bg_start(&b, &t, bg_mem_pause, &a);
+	lt_wait_fault_hits(&t, "upload_budget_hold", 0);
+	for (int i = 0; i < 5; i++) {
+		lt_nap_ms(5);
+		lt_advance(&t, 1000);
+	}
+	ck_assert(!__atomic_load_n(&b.done, __ATOMIC_SEQ_CST));
+	LT_OK(s0_local_fault_release(t.local, "upload_budget_hold", &e_));
+	lt_advance_until_done(&t, &b, 250, 400);
+	ck_assert_int_eq(lt_bg_join(&b), S0_OK);
+	lt_bg_free(&b);
+	lt_quiesce(&t);
+	wait_status(&t, p.id, S0_STATUS_PAUSED);
+	ck_assert_int_eq(retained_images_of(&t, p.id, NULL, 0), 1);
+	mem_resume(&t, p.id);
+	ck_assert(procs_restored(&t, &p));
+	free(rt0);
+	free(head0);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MFB-11: an image over the per-image limit is refused at admission. */
+START_TEST(mfb11_image_over_limit_refused)
+{
+	LT_ROW("MFB-11");
+	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
+	o.manual_clock = 1;
+	o.memory_image_limit_bytes = 4096;
+	lt t;
+	lt_open(&t, &o);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	char *rt0 = lt_runtime_id(&t, p.id);
+	int64_t g0 = lt_generation(&t, p.id);
+	char *head0 = lt_head(&t, p.id);
+	s0_lifecycle_result *lr = NULL;
+	s0_error *err = NULL;
+	LT_EXPECT(s0_sandbox_pause(t.c, p.id, S0_BOOL_TRUE, &lr, &err), err, S0_ECONFLICT, NULL);
+	lt_quiesce(&t);
+	assert_untouched(&t, &p, rt0, g0, head0);
+	ck_assert_double_ge(mem_num(&t, "reservation.refused"), 1);
+	free(rt0);
+	free(head0);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MFB-12: the reservation is held until the source is terminal, then back
+ * to baseline; the image stays and a memory resume restores. */
+START_TEST(mfb12_reservation_released_after_terminal_proof)
+{
+	LT_ROW("MFB-12");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	ck_assert_double_eq(mem_num(&t, "reservation.reserved_bytes"), 0);
+	LT_OK(s0_local_fault_arm(t.local, "resource_leak:mount", S0_FAULT_HOLD, 0, 0, &e_));
+	s0_lifecycle_result *lr = NULL;
+	LT_OK(s0_sandbox_pause(t.c, p.id, S0_BOOL_TRUE, &lr, &e_));
+	s0_lifecycle_result_free(lr);
+	lt_quiesce(&t);
+	ck_assert_double_gt(mem_num(&t, "reservation.reserved_bytes"), 0);
+	ck_assert_double_eq(mem_num(&t, "reservation.reservations"), 1);
+	LT_OK(s0_local_fault_release(t.local, "resource_leak:mount", &e_));
+	lt_quiesce(&t);
+	wait_status(&t, p.id, S0_STATUS_PAUSED);
+	ck_assert_double_eq(mem_num(&t, "reservation.reserved_bytes"), 0);
+	ck_assert_double_eq(mem_num(&t, "reservation.reservations"), 0);
+	ck_assert_int_eq(retained_images_of(&t, p.id, NULL, 0), 1);
+	mem_resume(&t, p.id);
+	ck_assert(procs_restored(&t, &p));
+	char *v = run(&t, p.id, p.ctx, "echo $!");
+	ck_assert_str_eq(v, p.pid);
+	free(v);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
 Suite *s0_local_memory_suite(void)
 {
 	Suite *s = suite_create("memory");
@@ -760,5 +1378,21 @@ Suite *s0_local_memory_suite(void)
 	tcase_add_test(tm, ttl08_memory_wake_restore_failure_falls_back);
 	tcase_add_test(tm, ses06_memory_restore_keeps_sessions);
 	suite_add_tcase(s, tm);
+	TCase *ta = tcase_create("memory_admission");
+	tcase_set_timeout(ta, 120);
+	tcase_add_test(ta, mem01_fs_equivalent_bodies_and_bad_body);
+	tcase_add_test(ta, mem02_no_checkpoint_engine_refuses_memory_pause);
+	tcase_add_test(ta, mem04_retained_image_listed_and_deleted);
+	tcase_add_test(ta, mem05_rootfs_restore_while_memory_paused);
+	tcase_add_test(ta, mem08_ttl_pause_after_memory_cycle_is_fs_only);
+	tcase_add_test(ta, mem09_snapshot_of_memory_paused_is_fs_only);
+	tcase_add_test(ta, mfb01_missing_image_gives_fresh_processes);
+	tcase_add_test(ta, mfb02_fingerprint_mismatch_falls_back);
+	tcase_add_test(ta, mfb08_uncertain_capture);
+	tcase_add_test(ta, mfb09_prepare_stall_past_deadline);
+	tcase_add_test(ta, mfb10_full_reservation);
+	tcase_add_test(ta, mfb11_image_over_limit_refused);
+	tcase_add_test(ta, mfb12_reservation_released_after_terminal_proof);
+	suite_add_tcase(s, ta);
 	return s;
 }

@@ -1204,6 +1204,33 @@ typedef struct {} CSandboxIter;
 	                s0_error **err) {
 		S0PY_CALL($self, s0_files_move(c_, sandbox_id, source, destination, err));
 	}
+
+	/** Create a context (s0_context_create); returns the ContextResponse JSON text. */
+	void context_create(const char *sandbox_id, const char *request_json, char **json_out,
+	                    s0_error **err) {
+		S0PY_CALL($self, s0_context_create(c_, sandbox_id, request_json, json_out, err));
+	}
+	/** Run input in a context (s0_context_exec); returns the ContextExecResponse JSON text. */
+	void context_exec(const char *sandbox_id, const char *context_id, const char *data,
+	                  char **json_out, s0_error **err) {
+		S0PY_CALL($self, s0_context_exec(c_, sandbox_id, context_id, data, json_out, err));
+	}
+	/** Read a context (s0_context_get); returns the ContextResponse JSON text. */
+	void context_get(const char *sandbox_id, const char *context_id, char **json_out,
+	                 s0_error **err) {
+		S0PY_CALL($self, s0_context_get(c_, sandbox_id, context_id, json_out, err));
+	}
+	/** Delete a context and kill its process (s0_context_delete). */
+	void context_delete(const char *sandbox_id, const char *context_id, s0_error **err) {
+		S0PY_CALL($self, s0_context_delete(c_, sandbox_id, context_id, err));
+	}
+	/** Any process-family endpoint (s0_runtime_call); returns the `data` JSON text. */
+	void runtime_call(const char *method, const char *sandbox_id, const char *suffix,
+	                  char **json_out, const char *body_json = NULL,
+	                  const char *idempotency_key = NULL, s0_error **err) {
+		S0PY_CALL($self, s0_runtime_call(c_, method, sandbox_id, suffix, body_json,
+		                                 idempotency_key, NULL, json_out, err));
+	}
 }
 
 %extend CLocal {

@@ -1,7 +1,7 @@
 """libsandbox0 — Python SDK over the libsandbox0 C library.
 
 A Sandbox0 client (pause/resume with filesystem-only and memory modes, the
-lifecycle waits, snapshots, fork, restore, files) plus an embeddable local
+lifecycle waits, snapshots, fork, restore, files, process contexts) plus an embeddable local
 reference backend, and a UCloud/E2B-style facade::
 
     from libsandbox0 import Client
@@ -25,7 +25,8 @@ The import name is ``libsandbox0`` so that it never clashes with the official
 from __future__ import annotations
 
 from . import capi
-from .client import DEFAULT_BASE_URL, CancelToken, Client, Files, Sandboxes, Snapshots
+from .client import (DEFAULT_BASE_URL, CancelToken, Client, Contexts, Files, Sandboxes,
+                     Snapshots)
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _errors_all
 from .facade import (Sandbox, SandboxInfo, SandboxPaginator, SandboxQuery, SandboxState,
@@ -44,7 +45,7 @@ def live_objects() -> int:
 
 
 __all__ = [
-    "Client", "Sandboxes", "Snapshots", "Files", "CancelToken", "DEFAULT_BASE_URL",
+    "Client", "Sandboxes", "Snapshots", "Files", "Contexts", "CancelToken", "DEFAULT_BASE_URL",
     "LocalBackend", "SandboxDetails", "SandboxStatus", "LifecycleResult", "PauseResult",
     "ResumeResult", "RestoreResult", "RefreshResult", "SandboxPage", "Snapshot", "FileInfo",
     "FileType", "Sandbox", "SandboxInfo", "SandboxQuery", "SandboxState", "SandboxPaginator",

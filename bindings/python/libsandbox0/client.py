@@ -505,6 +505,99 @@ class Files:
             return False
 
 
+class Contexts:
+    """Process contexts (``client.contexts``, api.md §8.1): a ``repl`` (a
+    stateful shell whose variables, working directory and background jobs
+    live in process memory) or a ``cmd`` (one argv). Results are the
+    ``data`` objects of the API as plain dicts (ContextResponse,
+    ContextExecResponse).
+
+    What survives a pause: a **memory** pause (``pause_and_wait(...,
+    memory=True)``) retains the context's process, so after a memory resume
+    its variables and background jobs (same PIDs) are still there; a
+    filesystem-only pause ends it (``context_not_found`` afterwards).
+
+    Like the files API these are runtime requests: a paused sandbox with
+    ``auto_resume`` is woken first (restoring retained memory when it has
+    some); without ``auto_resume`` they raise :class:`UnavailableError`
+    (reason ``auto_resume_disabled``).
+
+    ::
+
+        ctx = client.contexts.create(sandbox_id)              # a REPL
+        client.contexts.exec(sandbox_id, ctx["id"], "GREETING=hello")
+        client.contexts.exec(sandbox_id, ctx["id"], "echo $GREETING")["stdout"]  # 'hello\\n'
+    """
+
+    def __init__(self, client: "Client") -> None:
+        self._client = client
+
+    def create(self, sandbox_id: str, type: str = "repl", *,
+               command: Optional[Sequence[str]] = None, cwd: Optional[str] = None,
+               env_vars: Optional[Mapping[str, str]] = None,
+               wait_until_done: Optional[bool] = None,
+               **fields: Any) -> Dict[str, Any]:
+        """Create a context (``POST …/contexts``) and return its ContextResponse
+        (``id``, ``type``, ``running``, ``cwd``, ``env_vars``…).
+
+        :param type: ``"repl"`` (default) or ``"cmd"``.
+        :param command: argv of a ``cmd`` context (implies ``type="cmd"``).
+        :param cwd: working directory. :param env_vars: exported variables.
+        :param wait_until_done: a ``cmd`` context: answer once it has exited
+            (its output and ``exit_code`` are in the response).
+        :param fields: any other CreateContextRequest member (``repl``,
+            ``pty_size``, ``idle_timeout_sec``, ``ttl_sec``), passed as is.
+        :raises InvalidArgumentError: ``invalid_request``.
+        """
+        body: Dict[str, Any] = dict(fields)
+        if command is not None:
+            if isinstance(command, (str, bytes)):
+                raise TypeError("command must be a sequence of strings (an argv)")
+            type = "cmd"
+            body["cmd"] = {"command": list(command)}
+        body["type"] = type
+        if cwd is not None:
+            body["cwd"] = cwd
+        if env_vars is not None:
+            body["env_vars"] = dict(env_vars)
+        if wait_until_done is not None:
+            body["wait_until_done"] = bool(wait_until_done)
+        return json.loads(self._client._native.context_create(sandbox_id, json.dumps(body)))
+
+    def exec(self, sandbox_id: str, context_id: str, input: str) -> Dict[str, Any]:
+        """Run ``input`` in a context and wait for its result (a REPL gets a
+        newline appended when it lacks one); returns the ContextExecResponse
+        (``output_raw``, ``stdout``, ``stderr``; ``exit_code`` and ``state``
+        once the process has exited).
+
+        :raises NotFoundError: ``context_not_found``.
+        :raises RequestTimeoutError: ``exec_timeout``.
+        :raises GoneError: ``process_finished``.
+        """
+        return json.loads(self._client._native.context_exec(sandbox_id, context_id, input))
+
+    def get(self, sandbox_id: str, context_id: str) -> Dict[str, Any]:
+        """The ContextResponse of a context. :raises NotFoundError: ``context_not_found``."""
+        return json.loads(self._client._native.context_get(sandbox_id, context_id))
+
+    def delete(self, sandbox_id: str, context_id: str) -> None:
+        """Delete a context and kill its process. :raises NotFoundError: ``context_not_found``."""
+        self._client._native.context_delete(sandbox_id, context_id)
+
+    def call(self, method: str, sandbox_id: str, suffix: str,
+             body: Optional[Mapping[str, Any]] = None, *,
+             idempotency_key: Optional[str] = None) -> Any:
+        """Any endpoint of the process family (``<method>
+        /api/v1/sandboxes/{id}<suffix>``, suffix starting with ``/contexts``
+        or ``/sessions``, already escaped); returns the decoded ``data``
+        member (None when absent)."""
+        data = self._client._native.runtime_call(
+            method, sandbox_id, suffix,
+            body_json=None if body is None else json.dumps(dict(body)),
+            idempotency_key=idempotency_key)
+        return json.loads(data) if data else None
+
+
 class Client:
     """A client of one Sandbox0 API.
 
@@ -554,6 +647,7 @@ class Client:
         self.sandboxes = Sandboxes(self)
         self.snapshots = Snapshots(self)
         self.files = Files(self)
+        self.contexts = Contexts(self)
 
     @classmethod
     def from_env(cls, *, token: Optional[str] = None, base_url: Optional[str] = None,

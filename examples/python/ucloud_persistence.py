@@ -2,18 +2,18 @@
 """Seed "Sandbox persistence" (UCloud style): every code block of the
 document, verbatim but for the import name, on the embedded backend.
 
-The facade's ``pause()`` is a memory pause, as the document says. The
-embedded backend has no memory checkpoints yet, so that call raises
-``UnavailableError`` (503, reason ``memory_unavailable``) and the blocks that
-pause stop there: this script reports it and goes on. To give the "List
-suspended sandboxes" block something to list, the setup pauses two
-sandboxes filesystem-only through the client.
+The facade's ``pause()`` is a memory pause, as the document says: the
+file system and the memory state (processes, variables, /tmp) are saved,
+and ``Sandbox.connect()`` restores them. After the document's blocks, a
+REPL context shows it: a variable and a background job set before
+``pause()`` are still there, with the same PID, after ``connect()``. The
+"Auto pause" rounds are TTL pauses, which are filesystem-only.
 
     PYTHONPATH=build/bindings/python python3 examples/python/ucloud_persistence.py [DATA_DIR]
 """
 import sys
 
-from libsandbox0 import LocalBackend, UnavailableError
+from libsandbox0 import LocalBackend, NotFoundError
 
 
 def block(title, code):
@@ -22,11 +22,11 @@ def block(title, code):
     ns = {}
     try:
         exec(code, ns)
-    except UnavailableError as e:
-        if e.reason != "memory_unavailable":
-            raise
-        print(f"   -> pause() raised {type(e).__name__}({e.status_code} {e.code}, "
-              f"reason {e.reason}): the local backend has no memory checkpoints yet")
+    except NotFoundError as e:
+        # "Delete a suspended sandbox" shows both forms one after the other on
+        # the same sandbox: the second one finds it already deleted.
+        print(f"   -> {type(e).__name__} ({e.status_code}): {e.sandbox_id} was already "
+              f"killed; the two forms are alternatives")
     return ns
 
 
@@ -130,10 +130,32 @@ with LocalBackend(sys.argv[1] if len(sys.argv) > 1 else None, manual_clock=True)
     block("Pause sandbox", PAUSE)
     block("Restore sandbox", RESTORE)
 
-    print("\n(setup: two sandboxes paused filesystem-only through the client)")
-    for _ in range(2):
-        sid = client.sandboxes.claim().id
-        client.sandboxes.pause_and_wait(sid)
+    print("\n== What pause() keeps: a REPL context across pause() and connect()")
+    from libsandbox0 import Sandbox
+
+    sbx = Sandbox.create()
+    sid = sbx.sandbox_id
+    ctx = client.contexts.create(sid)["id"]
+    client.contexts.exec(sid, ctx, "GREETING=hello")
+    client.contexts.exec(sid, ctx, "sleep 100000 &")
+    pid = client.contexts.exec(sid, ctx, "echo $!")["stdout"].strip()
+    sbx.files.write("/tmp/cache", "loaded")
+    gen = client.get_sandbox(sid).runtime_generation
+    print(f"   before pause(): GREETING=hello, `sleep 100000` is PID {pid}, /tmp/cache written")
+    sbx.pause()
+    print(f"   paused: state {sbx.state.value}, runtime_id "
+          f"{client.get_sandbox(sid).runtime_id!r}")
+    same = Sandbox.connect(sid)
+    greeting = client.contexts.exec(sid, ctx, "echo $GREETING")["stdout"].strip()
+    ps = client.contexts.exec(sid, ctx, "ps")["stdout"]
+    alive = any(line.split()[:1] == [pid] and "sleep" in line for line in ps.splitlines())
+    print(f"   after connect(): generation {gen} -> "
+          f"{client.get_sandbox(sid).runtime_generation}")
+    print(f"   echo $GREETING -> {greeting}; PID {pid} running: {alive}; "
+          f"/tmp/cache -> {same.files.read('/tmp/cache')}")
+    assert greeting == "hello" and alive and same.files.read("/tmp/cache") == "loaded"
+    same.kill()
+
     block("List suspended sandboxes", LIST)
     block("Delete a suspended sandbox", DELETE)
 

@@ -18,10 +18,13 @@ How it maps onto Sandbox0 (api.md §6.10, behaviours UC-01..UC-12):
   kept until killed. ``t`` defaults to 300 s; template ``"default"``.
   ``auto_resume`` (UCloud default False) is always sent explicitly.
 - ``pause()`` is a **memory** pause (``{"memory": true}``) waited for up to
-  360 s. A capture failure, or a deployment without memory checkpoints
-  (503 ``unavailable``; the local backend today), raises; it never falls
-  back to a filesystem pause.
-- ``connect(id, timeout=t)`` resumes a paused sandbox with memory and waits,
+  360 s: processes, variables and memory data are retained. A capture
+  failure (:class:`SandboxLifecycleFailedError`, status ``failed``) or a
+  deployment without memory checkpoints (503 ``unavailable``) raises; it
+  never falls back to a filesystem pause.
+- ``connect(id, timeout=t)`` resumes a paused sandbox with memory (restoring
+  the retained image; fresh processes from the committed RootFS when there
+  is none, e.g. after a TTL pause) and waits,
   then resets the timeout to ``t`` (default 300 s): ``refresh`` with that
   duration for ``on_timeout: pause``, an ``update`` of ``hard_ttl`` for
   ``on_timeout: kill`` (a refresh would arm a soft pause instead).

@@ -6,9 +6,16 @@ sandbox's ext4 RootFS, a simulated runtime, TTLs, auto-resume, snapshots,
 fork, restore and named fault points. Clients made by :meth:`client` behave
 exactly as over HTTP. One process may open a data directory at a time.
 
-Memory checkpoints are not implemented yet: a memory pause answers 503
-``unavailable`` (reason ``memory_unavailable``); a memory resume is a
-filesystem resume.
+Memory checkpoints are implemented: a memory pause (``memory=True``)
+captures the simulated guest (processes and their PIDs, heaps, context and
+shell state, the /tmp tmpfs) into a retained image next to the committed
+RootFS; a memory resume, or an auto-resume wake, restores it into a new
+runtime. Without a matching compatible image (e.g. after a filesystem-only
+or TTL pause) a memory resume starts fresh processes from the committed
+RootFS. Fault points ``prepare_stall``, ``upload_budget_hold``,
+``capture@authorize|after-authorize|commit``, ``capture_uncertain`` and
+``restore`` (:meth:`LocalBackend.arm_fault`) inject capture and restore
+failures; see docs/local-backend.md "Memory pause and resume".
 """
 from __future__ import annotations
 

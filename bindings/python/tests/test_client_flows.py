@@ -10,9 +10,6 @@ from libsandbox0 import errors
 
 from _support import BackendCase
 
-MEMORY_SKIP = ("memory checkpoints are not implemented in the local backend yet "
-               "(a memory pause answers 503 unavailable)")
-
 
 class SeedFlows(BackendCase):
     def _workspace(self, sid: str) -> None:
@@ -85,14 +82,111 @@ class SeedFlows(BackendCase):
         self.assertEqual(r2.runtime_generation, r.runtime_generation)
         self.client.sandboxes.delete(sb.id)
 
-    @unittest.skip("CL-14 memory round trip: " + MEMORY_SKIP)
-    def test_CL14_memory_roundtrip_keeps_processes(self) -> None:
-        """Needs memory checkpoints and contexts (runtime/checkpoint issue)."""
+    def _repl_with_job(self, sid: str) -> tuple:
+        """A REPL context holding GREETING=hello and a background `sleep`;
+        returns (context id, the job's PID)."""
+        ctx = self.client.contexts.create(sid)
+        self.assertEqual((ctx["type"], ctx["running"]), ("repl", True))
+        self.client.contexts.exec(sid, ctx["id"], "GREETING=hello")
+        self.client.contexts.exec(sid, ctx["id"], "sleep 100000 &")
+        pid = int(self.client.contexts.exec(sid, ctx["id"], "echo $!")["stdout"])
+        self.assertGreater(pid, 1)
+        return ctx["id"], pid
 
-    @unittest.skip("CL-14 SandboxLifecycleFailedError from a memory pause observed `failed`: "
-                   + MEMORY_SKIP + "; the class is raised below through the generic wait")
+    def _ps_has(self, sid: str, ctx: str, pid: int) -> bool:
+        ps = self.client.contexts.exec(sid, ctx, "ps")["stdout"].splitlines()
+        return any(line.split()[:1] == [str(pid)] and "sleep 100000" in line for line in ps)
+
+    def test_contexts_api(self) -> None:
+        """client.contexts over s0_context_*: dicts in, dicts out, errors mapped."""
+        c = self.client
+        sb = self.claim()
+        done = c.contexts.create(sb.id, command=["echo", "hi"], wait_until_done=True)
+        self.assertEqual((done["type"], done["stdout"], done["exit_code"]), ("cmd", "hi\n", 0))
+        repl = c.contexts.create(sb.id, env_vars={"A": "1"}, cwd="/tmp")
+        self.assertEqual((repl["type"], repl["cwd"], repl["env_vars"]), ("repl", "/tmp", {"A": "1"}))
+        self.assertEqual(c.contexts.exec(sb.id, repl["id"], "echo $A; pwd")["stdout"], "1\n/tmp\n")
+        listed = c.contexts.call("GET", sb.id, "/contexts")["contexts"]
+        self.assertEqual({x["id"] for x in listed}, {done["id"], repl["id"]})
+        c.contexts.delete(sb.id, repl["id"])
+        with self.assertRaises(errors.NotFoundError) as cm:
+            c.contexts.get(sb.id, repl["id"])
+        self.assertEqual(cm.exception.code, "context_not_found")
+        with self.assertRaises(errors.InvalidArgumentError):
+            c.contexts.create(sb.id, type="nope")
+        with self.assertRaises(TypeError):
+            c.contexts.create(sb.id, command="ls")
+        c.sandboxes.delete(sb.id)
+
+    def test_CL14_memory_roundtrip_keeps_processes(self) -> None:
+        """A memory pause retains the REPL's process: after a memory resume
+        (new runtime_id, generation + 1) the variable, the background job's
+        PID and /tmp are still there. A filesystem-only cycle afterwards
+        ends them: the context is gone and /tmp is recreated."""
+        c = self.client
+        sb = self.claim()
+        ctx, pid = self._repl_with_job(sb.id)
+        c.files.write(sb.id, "/tmp/scratch", b"scratch")
+        before = c.get_sandbox(sb.id)
+
+        p = c.sandboxes.pause_and_wait(sb.id, memory=True, timeout_sec=360)
+        self.assertEqual((p.status, p.paused, p.runtime_id), ("paused", True, ""))
+        r = c.sandboxes.resume_and_wait(sb.id, memory=True, timeout_sec=360)
+        self.assertEqual((r.status, r.paused), ("running", False))
+        self.assertEqual(r.runtime_generation, before.runtime_generation + 1)
+        self.assertNotEqual(r.runtime_id, before.runtime_id)
+        self.assertEqual(c.contexts.get(sb.id, ctx)["running"], True)
+        self.assertEqual(c.contexts.exec(sb.id, ctx, "echo $GREETING")["stdout"], "hello\n")
+        self.assertTrue(self._ps_has(sb.id, ctx, pid))
+        self.assertEqual(c.files.read(sb.id, "/tmp/scratch"), b"scratch")
+
+        c.sandboxes.pause_and_wait(sb.id)  # filesystem-only: processes end
+        c.sandboxes.resume_and_wait(sb.id, memory=True)  # no image: a filesystem resume
+        with self.assertRaises(errors.NotFoundError) as cm:
+            c.contexts.exec(sb.id, ctx, "echo $GREETING")
+        self.assertEqual(cm.exception.code, "context_not_found")
+        self.assertFalse(c.files.exists(sb.id, "/tmp/scratch"))
+        c.sandboxes.delete(sb.id)
+
+    def test_CL14_auto_resume_restores_memory(self) -> None:
+        """A context request to a memory-paused sandbox with auto_resume
+        wakes it and restores the retained image."""
+        c = self.client
+        sb = self.claim(auto_resume=True)
+        ctx, pid = self._repl_with_job(sb.id)
+        c.sandboxes.pause_and_wait(sb.id, memory=True)
+        self.assertEqual(c.contexts.exec(sb.id, ctx, "echo $GREETING")["stdout"], "hello\n")
+        self.assertTrue(self._ps_has(sb.id, ctx, pid))
+        self.assertEqual(c.get_sandbox(sb.id).status, "running")
+        c.sandboxes.delete(sb.id)
+
     def test_CL14_memory_pause_failed_raises_lifecycle_error(self) -> None:
-        """Needs the capture fault of the checkpoint engine."""
+        """A capture failing after authorisation: the memory pause wait raises
+        SandboxLifecycleFailedError (status `failed`, paused true, never a
+        silent filesystem pause); a memory resume then recovers from the
+        committed RootFS with fresh processes."""
+        c = self.client
+        sb = self.claim()
+        ctx, _ = self._repl_with_job(sb.id)
+        c.files.write(sb.id, "/workspace/before.txt", "committed")
+        c.sandboxes.pause_and_wait(sb.id)  # commits before.txt
+        c.sandboxes.resume_and_wait(sb.id)
+        self.backend.arm_fault("capture@after-authorize", count=1)
+        try:
+            with self.assertRaises(errors.SandboxLifecycleFailedError) as cm:
+                c.sandboxes.pause_and_wait(sb.id, memory=True, timeout_sec=360)
+        finally:
+            self.backend.release_fault("capture@after-authorize")
+        self.assertEqual(cm.exception.sandbox_id, sb.id)
+        self.settle()
+        got = c.get_sandbox(sb.id)
+        self.assertEqual((got.status, got.paused, got.runtime_id), ("failed", True, ""))
+        r = c.sandboxes.resume_and_wait(sb.id, memory=True, timeout_sec=360)
+        self.assertEqual(r.status, "running")
+        self.assertEqual(c.files.read(sb.id, "/workspace/before.txt"), b"committed")
+        with self.assertRaises(errors.NotFoundError):
+            c.contexts.get(sb.id, ctx)
+        c.sandboxes.delete(sb.id)
 
     def test_CL14_lifecycle_failed_error_fields(self) -> None:
         """SandboxLifecycleFailedError as the C library raises it for a wait

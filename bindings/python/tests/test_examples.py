@@ -18,19 +18,29 @@ class Examples(unittest.TestCase):
         self.assertTrue(p.stdout.rstrip().endswith("DONE"), p.stdout)
         return p.stdout
 
-    @unittest.skip("memory checkpoints landed: the example still prints the 503 path; update it")
     def test_quickstart_local(self) -> None:
         out = self._run("quickstart_local.py")
-        self.assertIn("memory pause refused: 503 unavailable (memory_unavailable)", out)
+        self.assertIn("memory pause done: execution image retained", out)
         self.assertIn("paused= True", out)
         self.assertIn("runtime_generation= 2", out)
+        self.assertIn("echo $GREETING -> hello", out)
+        self.assertRegex(out, r"PID \d+ still running: True")
+        self.assertIn("/tmp/scratch: b'scratch'", out)
+        # then filesystem-only: files kept, processes and /tmp not
+        self.assertIn("/workspace/notes.md: b'# kept\\n'", out)
         self.assertIn("/tmp/scratch exists: False", out)
+        self.assertIn("REPL context kept: False", out)
 
-    @unittest.skip("memory checkpoints landed: the example still prints the 503 path; update it")
     def test_ucloud_persistence(self) -> None:
         out = self._run("ucloud_persistence.py")
-        self.assertEqual(out.count("reason memory_unavailable"), 4)
-        self.assertEqual(out.count("Sandbox paused sb_"), 2)
+        self.assertNotIn("memory_unavailable", out)
+        self.assertEqual(out.count("Sandbox has been paused sb_"), 2)
+        self.assertIn("Sandbox connected sb_", out)
+        self.assertIn("after connect(): generation 1 -> 2", out)
+        self.assertRegex(out, r"echo \$GREETING -> hello; PID \d+ running: True; "
+                              r"/tmp/cache -> loaded")
+        self.assertEqual(out.count("Sandbox paused sb_"), 1)  # the "Pause sandbox" block's
+        self.assertIn("was already killed", out)
         self.assertIn("timeout 2: ", out)
         self.assertIn("connect -> running (generation 3)", out)
 

@@ -47,8 +47,8 @@ class FacadeCase(BackendCase):
                              f"{when} != {expected}")
 
     def fs_pause(self, sandbox_id: str) -> None:
-        """A filesystem pause through the client (the facade's pause is a
-        memory pause, refused until memory checkpoints exist)."""
+        """A filesystem-only pause through the client (the facade's pause is
+        always a memory pause); commits the RootFS head."""
         self.client.sandboxes.pause_and_wait(sandbox_id)
 
 
@@ -79,36 +79,72 @@ class UCloudFacade(FacadeCase):
         sandbox.kill()
         sbx.kill()
 
-    @unittest.skip("memory checkpoints landed: UC-02 now retains an image; rewrite for success")
     def test_UC02_pause_is_a_memory_pause_and_never_falls_back(self) -> None:
-        """pause() posts {"memory": true}; the local backend has no memory
-        checkpoints yet and answers 503: the facade raises and the sandbox
-        stays Running (no silent filesystem pause). Same with the 'capture'
-        fault point armed."""
+        """pause() posts {"memory": true} and waits: the sandbox is Paused
+        with its compute released (instance and class forms). A capture
+        failing after authorisation raises SandboxLifecycleFailedError and
+        the sandbox shows `failed` (paused true), never a silent filesystem
+        pause; connect() then recovers it from the committed RootFS."""
         sbx = Sandbox.create()
-        before = self.client.get_sandbox(sbx.sandbox_id)
-        for armed in (False, True):
-            if armed:
-                self.backend.arm_fault("capture", count=1)
-            with self.subTest(capture_fault=armed):
-                with self.assertRaises(errors.UnavailableError) as cm:
-                    sbx.pause()
-                self.assertEqual((cm.exception.status_code, cm.exception.reason),
-                                 (503, "memory_unavailable"))
-                after = self.client.get_sandbox(sbx.sandbox_id)
-                self.assertEqual((after.status, after.paused, after.runtime_id,
-                                  after.runtime_generation),
-                                 ("running", False, before.runtime_id, before.runtime_generation))
-                self.assertEqual(sbx.state, SandboxState.RUNNING)
-        self.backend.release_fault("capture")
-        with self.assertRaises(errors.UnavailableError):
-            Sandbox.pause(sbx.sandbox_id)  # class form too
+        sid = sbx.sandbox_id
+        g = self.client.get_sandbox(sid).runtime_generation
+        self.assertEqual(sbx.pause(), sid)
+        info = self.client.get_sandbox(sid)
+        self.assertEqual((info.status, info.paused, info.runtime_id, info.runtime_generation),
+                         ("paused", True, "", g))
+        self.assertEqual(sbx.state, SandboxState.PAUSED)
+        Sandbox.connect(sid)
+        self.assertEqual(self.client.get_sandbox(sid).runtime_generation, g + 1)
+        self.assertEqual(Sandbox.pause(sid), sid)  # class form too
+        self.assertEqual(sbx.state, SandboxState.PAUSED)
         sbx.kill()
 
-    @unittest.skip("UC-02 retained image / UC-03 processes and variables: memory checkpoints "
-                   "and contexts are not implemented yet (runtime/checkpoint issue)")
+        sbx = Sandbox.create()
+        sbx.files.write("/workspace/kept", "committed")
+        self.fs_pause(sbx.sandbox_id)  # commits kept
+        Sandbox.connect(sbx.sandbox_id)
+        self.backend.arm_fault("capture@after-authorize", count=1)
+        try:
+            with self.assertRaises(errors.SandboxLifecycleFailedError) as cm:
+                sbx.pause()
+        finally:
+            self.backend.release_fault("capture@after-authorize")
+        self.assertEqual(cm.exception.sandbox_id, sbx.sandbox_id)
+        self.settle()
+        after = self.client.get_sandbox(sbx.sandbox_id)
+        self.assertEqual((after.status, after.paused), ("failed", True))
+        same = Sandbox.connect(sbx.sandbox_id)
+        self.assertEqual(same.state, SandboxState.RUNNING)
+        self.assertEqual(same.files.read("/workspace/kept"), "committed")
+        sbx.kill()
+
     def test_UC02_UC03_memory_state_survives(self) -> None:
-        pass
+        """The seed's flow: pause() keeps processes, variables and memory
+        data; connect() from a new client holding only the id restores
+        them (same PID, new runtime, generation + 1)."""
+        sbx = Sandbox.create(lifecycle={"on_timeout": "pause"})
+        sid = sbx.sandbox_id
+        ctxs = self.client.contexts
+        ctx = ctxs.create(sid)["id"]
+        ctxs.exec(sid, ctx, "GREETING=hello")
+        ctxs.exec(sid, ctx, "sleep 100000 &")
+        pid = ctxs.exec(sid, ctx, "echo $!")["stdout"].strip()
+        sbx.files.write("/tmp/cache", "in memory")
+        before = self.client.get_sandbox(sid)
+        sbx.pause()
+        with self.backend.client() as other:
+            same = Sandbox.connect(sid, client=other)
+            info = other.get_sandbox(sid)
+            self.assertEqual((info.status, info.runtime_generation),
+                             ("running", before.runtime_generation + 1))
+            self.assertNotEqual(info.runtime_id, before.runtime_id)
+            self.assertEqual(other.contexts.exec(sid, ctx, "echo $GREETING")["stdout"],
+                             "hello\n")
+            ps = other.contexts.exec(sid, ctx, "ps")["stdout"]
+            self.assertTrue(any(line.split()[:1] == [pid] and "sleep 100000" in line
+                                for line in ps.splitlines()), ps)
+            self.assertEqual(same.files.read("/tmp/cache"), "in memory")
+        sbx.kill()
 
     def test_UC03_connect_resumes_same_id_from_a_new_client(self) -> None:
         sbx = Sandbox.create(lifecycle={"on_timeout": "pause"})

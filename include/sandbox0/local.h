@@ -185,7 +185,13 @@ typedef enum s0_fault_mode {
  * - `carrier`, `capacity`, `nbd_device`: placement of a new runtime fails
  *   (503, nothing leased); `procd_not_ready`: the readiness proof fails
  *   (the target is reclaimed and its generation consumed);
- *   `resume_delay`: held or delayed before the readiness proof.
+ *   `resume_delay`: held or delayed before the readiness proof;
+ *   `carrier@fallback` holds only the filesystem-only replacement of a
+ *   failed memory restore (its durable intent stays pending).
+ * - Memory checkpoints: `prepare_stall`, `upload_budget_hold`,
+ *   `capture@<authorize|after-authorize|commit>`, `capture_uncertain`,
+ *   `restore`; `carrier_fingerprint@<runtime_version|platform|cpu_features>`
+ *   changes that field of the carriers' fingerprint while armed.
  * - `resource_leak:<kind>` (kind: runsc, writer, mount, network,
  *   alloc_dir, lease_cgroup): while armed, the terminal proof of stopped
  *   runtimes fails, so their capacity stays reserved and pauses, deletes

@@ -130,6 +130,12 @@ int s0__engine_fallback_step_locked(s0__engine *e, s0__op_row *op)
 		s0__strlcpy(op->state, "failed", sizeof op->state);
 		return s0__meta_op_update(e->meta, op, NULL) == S0_OK ? S0_OK : S0_EIO;
 	}
+	/* `carrier@fallback`: no carrier for the replacement yet (MFB-04/06);
+	 * the durable intent stays and the controller retries */
+	if (s0__fault_hit(e->faults, "carrier", "fallback") != S0__FAULT_NONE) {
+		s0__sandbox_rec_clear(&row.rec);
+		return S0_EUNAVAILABLE;
+	}
 	char *mounts = s0__engine_template_mounts(e, row.rec.template_id);
 	s0__runtime *rt = NULL;
 	s0__sandbox_row next = row;

@@ -1353,6 +1353,62 @@ START_TEST(mfb12_reservation_released_after_terminal_proof)
 }
 END_TEST
 
+/* MFB-06: the fallback's intent survives a manager restart and a reopen;
+ * exactly one replacement runs, at g+2. */
+static void mfb06_case(bool reopen)
+{
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	lt_write(&t, p.id, "/workspace/f.txt", "committed");
+	int64_t g0 = lt_generation(&t, p.id);
+	mem_pause(&t, p.id);
+	LT_OK(s0_local_fault_arm(t.local, "restore", S0_FAULT_FAIL, 1, 0, &e_));
+	LT_OK(s0_local_fault_arm(t.local, "carrier@fallback", S0_FAULT_HOLD, 0, 0, &e_));
+	s0_lifecycle_result *lr = NULL;
+	LT_OK(s0_sandbox_resume(t.c, p.id, S0_BOOL_TRUE, &lr, &e_));
+	ck_assert(!s0_lifecycle_result_resumed(lr));
+	s0_lifecycle_result_free(lr);
+	lt_quiesce(&t);
+	ck_assert_int_eq(lt_status(&t, p.id), S0_STATUS_STARTING);
+	ck_assert_int_eq(lt_runtimes_of(&t, p.id), 0);
+	if (reopen)
+		lt_reopen(&t); /* faults go with the process */
+	else
+		LT_OK(s0_local_restart_manager(t.local, &e_));
+	ck_assert_int_eq(lt_status(&t, p.id), S0_STATUS_STARTING);
+	if (!reopen)
+		LT_OK(s0_local_fault_release(t.local, "carrier@fallback", &e_));
+	lt_quiesce(&t);
+	lt_advance(&t, 1000);
+	lt_quiesce(&t);
+	wait_status(&t, p.id, S0_STATUS_RUNNING);
+	lt_assert_running(&t, p.id);
+	ck_assert_int_eq(lt_generation(&t, p.id), g0 + 2);
+	ck_assert_int_eq(lt_runtimes_of(&t, p.id), 1);
+	ck_assert_int_eq(lt_pending_ops(&t, p.id), 0);
+	ck_assert_double_eq(lt_inum(&t, p.id, "sandbox.operation_counts.resume_fallback"), 1);
+	ck_assert(lt_file_is(&t, p.id, "/workspace/f.txt", "committed"));
+	ck_assert(procs_fresh(&t, &p));
+	procs_free(&p);
+	lt_close(&t);
+}
+
+START_TEST(mfb06_fallback_survives_manager_restart)
+{
+	LT_ROW("MFB-06");
+	mfb06_case(false);
+}
+END_TEST
+
+START_TEST(mfb06_fallback_survives_reopen)
+{
+	LT_ROW("MFB-06");
+	mfb06_case(true);
+}
+END_TEST
+
 Suite *s0_local_memory_suite(void)
 {
 	Suite *s = suite_create("memory");
@@ -1393,6 +1449,8 @@ Suite *s0_local_memory_suite(void)
 	tcase_add_test(ta, mfb10_full_reservation);
 	tcase_add_test(ta, mfb11_image_over_limit_refused);
 	tcase_add_test(ta, mfb12_reservation_released_after_terminal_proof);
+	tcase_add_test(ta, mfb06_fallback_survives_manager_restart);
+	tcase_add_test(ta, mfb06_fallback_survives_reopen);
 	suite_add_tcase(s, ta);
 	return s;
 }

@@ -33,44 +33,42 @@ static void count_stored(s0__bstore *bs, s0__branch *br, bool chunk, size_t plai
 	}
 }
 
-/* Hash one dirty chunk; store it unless it equals its base or is stored. */
+/* Store the content of a dirty chunk (already hashed to id) in the batch. */
+static int store_chunk(chunk_work *w, s0__objctx *cx, const s0__objid *id, const uint8_t *buf,
+                       s0_error **err)
+{
+	s0__bstore *bs = w->b->bs;
+	bool stored = false;
+	int rc = s0__bstore_pub_touch(bs, w->pub, id, err);
+	if (rc == S0_OK)
+		rc = s0__objstore_put_hashed(bs->os, cx, w->batch, id, buf, w->b->cs, &stored, err);
+	if (rc == S0_OK && stored)
+		count_stored(bs, w->b, true, w->b->cs);
+	else if (rc == S0_OK)
+		atomic_fetch_add(&bs->c[S0__BC_CHUNKS_DEDUP], 1);
+	return rc;
+}
+
+/* Dirty chunk i: its new id (zero when all zero), stored unless it equals
+ * the base chunk (elided) or is stored already (dedupe). */
 static int chunk_job(void *arg, size_t i, s0__objctx *cx, s0_error **err)
 {
 	chunk_work *w = arg;
 	s0__branch *b = w->b;
-	s0__bstore *bs = b->bs;
-	uint32_t cs = b->cs;
-	int rc = s0__map_walk(bs, &b->base, -1, w->idx[i], &w->base[i], err);
-	if (rc < 0)
-		return rc;
+	uint8_t *buf = NULL;
+	int rc = s0__map_walk(b->bs, &b->base, -1, w->idx[i], &w->base[i], err);
 	memset(&w->id[i], 0, sizeof w->id[i]);
-	if (w->slot[i] == S0__SLOT_ZERO) {
-		if (s0__objid_is_zero(&w->base[i]))
-			atomic_fetch_add(&bs->c[S0__BC_CHUNKS_ELIDED], 1);
-		return S0_OK;
+	if (rc == S0_OK && w->slot[i] != S0__SLOT_ZERO) {
+		if (!(buf = malloc(b->cs)))
+			rc = s0__error_nomem(err);
+		else if ((rc = s0__spill_read(b, w->slot[i], 0, buf, b->cs, err)) == S0_OK &&
+		         !s0__is_zero(buf, b->cs))
+			s0__objstore_hash(b->bs->os, buf, b->cs, &w->id[i]);
 	}
-	uint8_t *buf = malloc(cs);
-	if (!buf)
-		return s0__error_nomem(err);
-	rc = s0__spill_read(b, w->slot[i], 0, buf, cs, err);
-	if (rc == S0_OK && s0__is_zero(buf, cs) && s0__objid_is_zero(&w->base[i]))
-		atomic_fetch_add(&bs->c[S0__BC_CHUNKS_ELIDED], 1);
-	if (rc == S0_OK && !s0__is_zero(buf, cs)) {
-		s0__objstore_hash(bs->os, buf, cs, &w->id[i]);
-		if (s0__objid_eq(&w->id[i], &w->base[i])) {
-			atomic_fetch_add(&bs->c[S0__BC_CHUNKS_ELIDED], 1);
-		} else {
-			bool stored = false;
-			rc = s0__bstore_pub_touch(bs, w->pub, &w->id[i], err);
-			if (rc == S0_OK)
-				rc = s0__objstore_put_hashed(bs->os, cx, w->batch, &w->id[i], buf, cs, &stored,
-				                             err);
-			if (rc == S0_OK && stored)
-				count_stored(bs, b, true, cs);
-			else if (rc == S0_OK)
-				atomic_fetch_add(&bs->c[S0__BC_CHUNKS_DEDUP], 1);
-		}
-	}
+	if (rc == S0_OK && s0__objid_eq(&w->id[i], &w->base[i]))
+		atomic_fetch_add(&b->bs->c[S0__BC_CHUNKS_ELIDED], 1);
+	else if (rc == S0_OK && !s0__objid_is_zero(&w->id[i]))
+		rc = store_chunk(w, cx, &w->id[i], buf, err);
 	free(buf);
 	return rc;
 }

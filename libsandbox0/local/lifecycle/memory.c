@@ -28,6 +28,10 @@ struct s0__memprep {
 	char id[S0__ID_MAX];
 	s0__ckpt_prep *prep;
 	bool failed; /* authorisation or capture failed: no image */
+	/* the committed image, pinned as a GC root until the preparation ends
+	 * (after the operation recording it is durable): a GC between the
+	 * capture's batch commit and that record must not collect it */
+	char image[S0__OBJID_HEX_BYTES + 1];
 	struct s0__memprep *next;
 };
 
@@ -97,6 +101,11 @@ static int image_roots(void *payload, int (*emit)(void *, int, const s0__objid *
 	for (s0__runtime *rt = e->node.runtimes; rc == S0_OK && rt; rt = rt->next) {
 		s0__objid id;
 		if (rt->restored_image[0] && s0__objid_parse(rt->restored_image, &id, NULL) == S0_OK)
+			s0__ckpt_image_roots(e->ckpt, &id, emit, ctx, NULL);
+	}
+	for (s0__memprep *m = e->mempreps; rc == S0_OK && m; m = m->next) {
+		s0__objid id;
+		if (m->image[0] && s0__objid_parse(m->image, &id, NULL) == S0_OK)
 			s0__ckpt_image_roots(e->ckpt, &id, emit, ctx, NULL);
 	}
 	pthread_mutex_unlock(&e->mu);
@@ -222,7 +231,13 @@ int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt,
 		m->failed = true; /* never retried (MFB-08) */
 		return S0_EMEMCAPTURE;
 	}
+	pthread_mutex_lock(&e->mu);
+	memcpy(m->image, info.image_hex, S0__OBJID_HEX_BYTES);
+	m->image[S0__OBJID_HEX_BYTES] = '\0';
+	pthread_mutex_unlock(&e->mu);
 	memcpy(image_hex, info.image_hex, S0__OBJID_HEX_BYTES);
+	/* test hook: hold between the batch commit and the operation record */
+	s0__fault_pass(e->faults, "capture", "before-record");
 	return S0_OK;
 }
 

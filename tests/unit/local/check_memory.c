@@ -1409,6 +1409,33 @@ START_TEST(mfb06_fallback_survives_reopen)
 }
 END_TEST
 
+/* GC window: a GC between the capture's batch commit and the operation
+ * record keeps the image (pinned in memory until recorded). */
+START_TEST(mem_gc_between_capture_and_record_keeps_image)
+{
+	LT_ROW("MEM-04");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	LT_OK(s0_local_fault_arm(t.local, "capture@before-record", S0_FAULT_HOLD, 0, 0, &e_));
+	s0_lifecycle_result *lr = NULL;
+	LT_OK(s0_sandbox_pause(t.c, p.id, S0_BOOL_TRUE, &lr, &e_));
+	s0_lifecycle_result_free(lr);
+	lt_wait_fault_hits(&t, "capture@before-record", 1);
+	LT_OK(s0_local_gc(t.local, &e_));
+	LT_OK(s0_local_fault_release(t.local, "capture@before-record", &e_));
+	lt_quiesce(&t);
+	wait_status(&t, p.id, S0_STATUS_PAUSED);
+	ck_assert_int_eq(retained_images_of(&t, p.id, NULL, 0), 1);
+	LT_OK(s0_local_gc(t.local, &e_));
+	mem_resume(&t, p.id);
+	ck_assert(procs_restored(&t, &p));
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
 Suite *s0_local_memory_suite(void)
 {
 	Suite *s = suite_create("memory");
@@ -1451,6 +1478,7 @@ Suite *s0_local_memory_suite(void)
 	tcase_add_test(ta, mfb12_reservation_released_after_terminal_proof);
 	tcase_add_test(ta, mfb06_fallback_survives_manager_restart);
 	tcase_add_test(ta, mfb06_fallback_survives_reopen);
+	tcase_add_test(ta, mem_gc_between_capture_and_record_keeps_image);
 	suite_add_tcase(s, ta);
 	return s;
 }

@@ -115,6 +115,8 @@ int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ep
 int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char *ephemeral_json,
                                  const char *mem_image, bool *restored_out, s0__runtime **out,
                                  s0_error **err);
+/* (S0_ERESUME from it: a restore failed after its authorisation; *out is
+ * the halted target, whose leases stay until its terminal proof.) */
 /* Stop a runtime (volume dropped) and return its leases. */
 void s0__engine_stop_runtime(s0__engine *e, s0__runtime *rt);
 /*

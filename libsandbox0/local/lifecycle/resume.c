@@ -99,10 +99,12 @@ static s0__sblock *lock_settled(s0__engine *e, const char *id, int64_t timeout_m
  * replacement durably (status starting, paused still true) and let the
  * controller start it.
  */
-static int schedule_fallback(s0__engine *e, s0__sandbox_row *row, s0_error **err)
+static int schedule_fallback(s0__engine *e, s0__sandbox_row *row, const char *target,
+                             s0_error **err)
 {
 	s0__op_row op = {0};
 	s0__strlcpy(op.sandbox_id, row->rec.id, sizeof op.sandbox_id);
+	s0__strlcpy(op.runtime_id, target ? target : "", sizeof op.runtime_id);
 	s0__strlcpy(op.kind, "resume_fallback", sizeof op.kind);
 	s0__strlcpy(op.state, "intent", sizeof op.state);
 	op.generation = row->rec.runtime_generation;
@@ -122,9 +124,31 @@ static int schedule_fallback(s0__engine *e, s0__sandbox_row *row, s0_error **err
 	return rc;
 }
 
+/*
+ * Reclaim the failed restore target the way a pause does (MFB-03): the
+ * terminal proof first, then its lease; until both, no replacement starts
+ * and capacity counts only the target's lease. After a process restart the
+ * target is gone with the node; the proof still has to pass.
+ */
+static int reclaim_target(s0__engine *e, const s0__op_row *op)
+{
+	pthread_mutex_lock(&e->mu);
+	s0__runtime *rt = op->runtime_id[0] ? s0__node_find(&e->node, op->runtime_id) : NULL;
+	pthread_mutex_unlock(&e->mu);
+	if (rt)
+		s0__engine_halt_runtime(e, rt); /* idempotent */
+	if (s0__node_terminal_proof(e->faults, rt, NULL) < 0)
+		return S0_EUNAVAILABLE; /* held: the controller retries */
+	if (rt)
+		s0__engine_release_runtime(e, rt);
+	return S0_OK;
+}
+
 /* Start the filesystem-only replacement of a failed memory restore. */
 int s0__engine_fallback_step_locked(s0__engine *e, s0__op_row *op)
 {
+	if (reclaim_target(e, op) < 0)
+		return S0_EUNAVAILABLE;
 	s0__sandbox_row row = {0};
 	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) < 0) {
 		s0__strlcpy(op->state, "failed", sizeof op->state);
@@ -213,7 +237,13 @@ static int resume_locked(s0__engine *e, s0__sandbox_row *row, settle st, bool me
 			*err = NULL;
 		row->rec.runtime_generation = next.rec.runtime_generation; /* consumed (MFB-04) */
 		s0__sandbox_rec_clear(&next.rec);
-		rc = schedule_fallback(e, row, err);
+		rc = schedule_fallback(e, row, rt ? rt->id : NULL, err);
+		if (rc < 0 && rt) { /* nothing durable names it: reclaim it here */
+			s0__op_row tgt = {0};
+			s0__strlcpy(tgt.runtime_id, rt->id, sizeof tgt.runtime_id);
+			if (reclaim_target(e, &tgt) < 0)
+				s0__engine_release_runtime(e, rt); /* best effort */
+		}
 		out->resumed = false;
 		return rc;
 	}

@@ -244,11 +244,17 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 		rc = s0__volume_attach(e->storage, row->head, &rt->volume, &cause);
 		if (rc == S0_OK && mem_image) {
 			int r = restore_image(e, row, mem_image, &rs, err);
-			if (r < 0) { /* authorised and failed: reclaim the target, consume g+1 */
+			if (r < 0) {
+				/* authorised and failed (MFB-03): stop the target and
+				 * consume g+1, but keep its lease; it is released only
+				 * after the terminal proof (resume.c, the fallback step),
+				 * before any replacement starts. *out names it. */
 				s0_error_free(cause);
 				free(mounts.limits);
-				abandon(e, rt);
+				halt(e, rt);
+				drop_allocation(e, rt, false);
 				row->rec.runtime_generation++;
+				*out = rt;
 				return r;
 			}
 			restored = r == 1;

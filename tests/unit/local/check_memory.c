@@ -1409,6 +1409,54 @@ START_TEST(mfb06_fallback_survives_reopen)
 }
 END_TEST
 
+/* MFB-03 held reclaim: with `resource_leak:mount` armed the failed restore
+ * target is not proven absent, so its lease is held, GET stays `starting`,
+ * node capacity counts one lease and no replacement starts; clearing the
+ * fault lets the filesystem-only replacement run. */
+START_TEST(mfb03_failed_target_reclaim_held_by_terminal_proof)
+{
+	LT_ROW("MFB-03");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	int64_t g0 = lt_generation(&t, p.id);
+	double cpu_one = lt_inum(&t, NULL, "node.cpu_used_millis");
+	mem_pause(&t, p.id);
+	ck_assert_double_eq(lt_inum(&t, NULL, "node.cpu_used_millis"), 0);
+	double started = lt_inum(&t, NULL, "node.runtimes_started");
+	LT_OK(s0_local_fault_arm(t.local, "restore", S0_FAULT_FAIL, 1, 0, &e_));
+	LT_OK(s0_local_fault_arm(t.local, "resource_leak:mount", S0_FAULT_HOLD, 0, 0, &e_));
+	s0_lifecycle_result *lr = NULL;
+	LT_OK(s0_sandbox_resume(t.c, p.id, S0_BOOL_TRUE, &lr, &e_));
+	ck_assert(!s0_lifecycle_result_resumed(lr));
+	s0_lifecycle_result_free(lr);
+	for (int i = 0; i < 3; i++) {
+		lt_quiesce(&t);
+		lt_advance(&t, 1000);
+	}
+	lt_quiesce(&t);
+	ck_assert_int_eq(lt_status(&t, p.id), S0_STATUS_STARTING);
+	ck_assert_int_eq(lt_runtimes_of(&t, p.id), 1); /* the failed target, held */
+	ck_assert_double_eq(lt_inum(&t, NULL, "node.cpu_used_millis"), cpu_one);
+	ck_assert_double_eq(lt_inum(&t, NULL, "node.runtimes_started"), started + 1);
+	ck_assert_int_eq(lt_pending_ops(&t, p.id), 1);
+	LT_OK(s0_local_fault_release(t.local, "resource_leak:mount", &e_));
+	lt_quiesce(&t);
+	lt_advance(&t, 1000);
+	lt_quiesce(&t);
+	wait_status(&t, p.id, S0_STATUS_RUNNING);
+	lt_assert_running(&t, p.id);
+	ck_assert_int_eq(lt_generation(&t, p.id), g0 + 2);
+	ck_assert_int_eq(lt_runtimes_of(&t, p.id), 1);
+	ck_assert_double_eq(lt_inum(&t, NULL, "node.cpu_used_millis"), cpu_one);
+	ck_assert_double_eq(lt_inum(&t, NULL, "node.runtimes_started"), started + 2);
+	ck_assert(procs_fresh(&t, &p));
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
 /* GC window: a GC between the capture's batch commit and the operation
  * record keeps the image (pinned in memory until recorded). */
 START_TEST(mem_gc_between_capture_and_record_keeps_image)
@@ -1479,6 +1527,7 @@ Suite *s0_local_memory_suite(void)
 	tcase_add_test(ta, mfb06_fallback_survives_manager_restart);
 	tcase_add_test(ta, mfb06_fallback_survives_reopen);
 	tcase_add_test(ta, mem_gc_between_capture_and_record_keeps_image);
+	tcase_add_test(ta, mfb03_failed_target_reclaim_held_by_terminal_proof);
 	suite_add_tcase(s, ta);
 	return s;
 }

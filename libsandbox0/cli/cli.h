@@ -151,6 +151,7 @@ void print_sandbox_table(const s0_sandbox_info *sb, FILE *f);
 cj *file_info_json(const s0_file_info *fi);
 
 /* ---- small helpers (util.c) ---- */
+void out_of_memory(void); /* "s0: out of memory", exit */
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);

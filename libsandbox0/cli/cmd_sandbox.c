@@ -27,7 +27,7 @@ static int read_object_file(const char *path, const char *doing, cj **out)
 		free(why);
 		return rc;
 	}
-	if (v->type != CJ_OBJECT) {
+	if (!cJSON_IsObject(v)) {
 		cj_free(v);
 		return cli_failf(doing, "%s: want a mapping (object) at the top level", path);
 	}
@@ -106,7 +106,7 @@ static int run_create(cli *c)
 			tmpl = cj_get_str(file, "template");
 			snapshot = cj_get_str(file, "snapshot_id");
 			const cj *mounts = cj_get(file, "mounts");
-			if (mounts && mounts->type == CJ_ARRAY && mounts->n) {
+			if (cJSON_IsArray(mounts) && mounts->child) {
 				cj_free(file);
 				return cli_failf(doing, "mounts need sandbox volumes, which this build does "
 				                        "not have");
@@ -115,11 +115,11 @@ static int run_create(cli *c)
 		} else {
 			file_config = cj_dup(file);
 		}
-		if (file_config && file_config->type != CJ_OBJECT) {
+		if (file_config && !cJSON_IsObject(file_config)) {
 			rc = cli_failf(doing, "config: want a mapping (object)");
 			goto out;
 		}
-		if (file_config && file_config->n) {
+		if (file_config && file_config->child) {
 			extra = cj_compact(file_config);
 			cfg.extra_json = extra;
 			any = true;
@@ -373,7 +373,7 @@ static int run_update(cli *c)
 			cj_free(file);
 			file = inner;
 		}
-		if (file->type == CJ_OBJECT && file->n) {
+		if (cJSON_IsObject(file) && file->child) {
 			extra = cj_compact(file);
 			cfg.extra_json = extra;
 			any = true;

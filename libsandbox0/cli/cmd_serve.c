@@ -185,7 +185,7 @@ static void remove_server_json(const char *data)
 	char *text = read_all(path, &len);
 	cj *v = text ? cj_parse(text, len, NULL) : NULL;
 	const cj *pid = cj_get(v, "pid");
-	if (pid && pid->type == CJ_NUMBER && atol(pid->s) == (long)getpid())
+	if (cJSON_IsNumber(pid) && pid->valueint == (int)getpid())
 		unlink(path);
 	cj_free(v);
 	free(text);

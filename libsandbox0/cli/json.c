@@ -1,6 +1,7 @@
-/* A small ordered JSON tree: parse, build, print (see json.h). */
+/* JSON through cJSON: parse, build, print (see json.h). */
 #include "json.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,410 +9,149 @@
 
 #define MAX_DEPTH 64
 
-/* ---- building ---- */
-
-static cj *node(cj_type t)
+/* cJSON returns NULL when malloc fails; the CLI ends there, as xmalloc does. */
+static cj *must(cj *v)
 {
-	cj *v = xmalloc(sizeof *v);
-	memset(v, 0, sizeof *v);
-	v->type = t;
+	if (!v)
+		out_of_memory();
 	return v;
 }
 
-cj *cj_null(void)
+/* ---- parsing ---- */
+
+static bool too_deep(const cj *v, int depth)
 {
-	return node(CJ_NULL);
+	if (depth > MAX_DEPTH)
+		return true;
+	for (const cj *c = v->child; c; c = c->next)
+		if (too_deep(c, depth + 1))
+			return true;
+	return false;
 }
 
-cj *cj_bool(bool b)
+cj *cj_parse(const char *text, size_t len, const char **why)
 {
-	cj *v = node(CJ_BOOL);
-	v->b = b;
+	const char *end = NULL, *w = NULL;
+	/* ParseWithLength accepts trailing text: take its end and check it */
+	cj *v = cJSON_ParseWithLengthOpts(text, len, &end, false);
+	if (!v) {
+		w = "invalid JSON";
+	} else {
+		while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+			end++;
+		if (end != text + len)
+			w = "trailing characters";
+		else if (too_deep(v, 0))
+			w = "nested too deeply";
+	}
+	if (w) {
+		cJSON_Delete(v);
+		if (why)
+			*why = w;
+		return NULL;
+	}
 	return v;
-}
-
-cj *cj_str(const char *s)
-{
-	if (!s)
-		return cj_null();
-	cj *v = node(CJ_STRING);
-	v->s = xstrdup(s);
-	v->len = strlen(s);
-	return v;
-}
-
-cj *cj_int(int64_t i)
-{
-	cj *v = node(CJ_NUMBER);
-	v->s = xasprintf("%lld", (long long)i);
-	v->len = strlen(v->s);
-	return v;
-}
-
-cj *cj_object(void)
-{
-	return node(CJ_OBJECT);
-}
-
-cj *cj_array(void)
-{
-	return node(CJ_ARRAY);
 }
 
 void cj_free(cj *v)
 {
-	if (!v)
-		return;
-	for (size_t i = 0; i < v->n; i++) {
-		if (v->keys)
-			free(v->keys[i]);
-		cj_free(v->items[i]);
-	}
-	free(v->keys);
-	free(v->items);
-	free(v->s);
-	free(v);
+	cJSON_Delete(v);
 }
 
-static void grow(cj *v)
+/* ---- building ---- */
+
+cj *cj_null(void)
 {
-	if (v->n < v->cap)
-		return;
-	v->cap = v->cap ? v->cap * 2 : 8;
-	v->items = xrealloc(v->items, v->cap * sizeof *v->items);
-	if (v->type == CJ_OBJECT)
-		v->keys = xrealloc(v->keys, v->cap * sizeof *v->keys);
+	return must(cJSON_CreateNull());
+}
+
+cj *cj_bool(bool b)
+{
+	return must(cJSON_CreateBool(b));
+}
+
+cj *cj_str(const char *s)
+{
+	return s ? must(cJSON_CreateString(s)) : cj_null();
+}
+
+cj *cj_int(int64_t v)
+{
+	return must(cJSON_CreateNumber((double)v));
+}
+
+cj *cj_num(double v)
+{
+	return must(cJSON_CreateNumber(v));
+}
+
+cj *cj_object(void)
+{
+	return must(cJSON_CreateObject());
+}
+
+cj *cj_array(void)
+{
+	return must(cJSON_CreateArray());
 }
 
 void cj_set(cj *obj, const char *key, cj *val)
 {
-	for (size_t i = 0; i < obj->n; i++)
-		if (!strcmp(obj->keys[i], key)) {
-			cj_free(obj->items[i]);
-			obj->items[i] = val;
-			return;
-		}
-	grow(obj);
-	obj->keys[obj->n] = xstrdup(key);
-	obj->items[obj->n++] = val;
+	bool ok = cJSON_GetObjectItemCaseSensitive(obj, key)
+	                  ? cJSON_ReplaceItemInObjectCaseSensitive(obj, key, val)
+	                  : cJSON_AddItemToObject(obj, key, val);
+	if (!ok)
+		must(NULL);
 }
 
 void cj_push(cj *arr, cj *val)
 {
-	grow(arr);
-	arr->items[arr->n++] = val;
+	if (!cJSON_AddItemToArray(arr, val))
+		must(NULL);
 }
 
 cj *cj_take(cj *obj, const char *key)
 {
-	if (!obj || obj->type != CJ_OBJECT)
-		return NULL;
-	for (size_t i = 0; i < obj->n; i++)
-		if (!strcmp(obj->keys[i], key)) {
-			cj *v = obj->items[i];
-			free(obj->keys[i]);
-			memmove(obj->keys + i, obj->keys + i + 1, (obj->n - i - 1) * sizeof *obj->keys);
-			memmove(obj->items + i, obj->items + i + 1,
-			        (obj->n - i - 1) * sizeof *obj->items);
-			obj->n--;
-			return v;
-		}
-	return NULL;
+	return cJSON_IsObject(obj) ? cJSON_DetachItemFromObjectCaseSensitive(obj, key) : NULL;
 }
 
 const cj *cj_get(const cj *obj, const char *key)
 {
-	if (!obj || obj->type != CJ_OBJECT)
-		return NULL;
-	for (size_t i = 0; i < obj->n; i++)
-		if (!strcmp(obj->keys[i], key))
-			return obj->items[i];
-	return NULL;
+	return cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
 }
 
 const char *cj_get_str(const cj *obj, const char *key)
 {
 	const cj *v = cj_get(obj, key);
-	return v && v->type == CJ_STRING ? v->s : NULL;
+	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 bool cj_is_null(const cj *v)
 {
-	return !v || v->type == CJ_NULL;
+	return !v || cJSON_IsNull(v);
 }
 
 cj *cj_dup(const cj *v)
 {
-	if (!v)
-		return NULL;
-	cj *d = node(v->type);
-	d->b = v->b;
-	if (v->s) {
-		d->s = xmalloc(v->len + 1);
-		memcpy(d->s, v->s, v->len + 1);
-		d->len = v->len;
-	}
-	for (size_t i = 0; i < v->n; i++) {
-		if (v->type == CJ_OBJECT)
-			cj_set(d, v->keys[i], cj_dup(v->items[i]));
-		else
-			cj_push(d, cj_dup(v->items[i]));
-	}
-	return d;
-}
-
-/* ---- parsing ---- */
-
-typedef struct parser {
-	const char *p, *end;
-	const char *why;
-} parser;
-
-static void skip_ws(parser *ps)
-{
-	while (ps->p < ps->end &&
-	       (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
-		ps->p++;
-}
-
-static int hex4(const char *p, unsigned *out)
-{
-	unsigned v = 0;
-	for (int i = 0; i < 4; i++) {
-		char ch = p[i];
-		v <<= 4;
-		if (ch >= '0' && ch <= '9')
-			v |= (unsigned)(ch - '0');
-		else if (ch >= 'a' && ch <= 'f')
-			v |= (unsigned)(ch - 'a' + 10);
-		else if (ch >= 'A' && ch <= 'F')
-			v |= (unsigned)(ch - 'A' + 10);
-		else
-			return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static size_t put_utf8(char *o, unsigned cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | (cp >> 6));
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | (cp >> 12));
-		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | (cp >> 18));
-	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
-/* A string at ps->p (on the opening quote); the decoded bytes go to *out. */
-static int parse_string(parser *ps, char **out, size_t *len_out)
-{
-	ps->p++;
-	/* decoded text is never longer than the escaped text */
-	const char *start = ps->p;
-	while (ps->p < ps->end && *ps->p != '"') {
-		if (*ps->p == '\\')
-			ps->p++;
-		ps->p++;
-	}
-	if (ps->p >= ps->end) {
-		ps->why = "unterminated string";
-		return -1;
-	}
-	const char *stop = ps->p++;
-	char *o = xmalloc((size_t)(stop - start) + 1);
-	size_t n = 0;
-	for (const char *q = start; q < stop; q++) {
-		if ((unsigned char)*q < 0x20) {
-			free(o);
-			ps->why = "control character in string";
-			return -1;
-		}
-		if (*q != '\\') {
-			o[n++] = *q;
-			continue;
-		}
-		q++;
-		switch (*q) {
-		case '"': o[n++] = '"'; break;
-		case '\\': o[n++] = '\\'; break;
-		case '/': o[n++] = '/'; break;
-		case 'b': o[n++] = '\b'; break;
-		case 'f': o[n++] = '\f'; break;
-		case 'n': o[n++] = '\n'; break;
-		case 'r': o[n++] = '\r'; break;
-		case 't': o[n++] = '\t'; break;
-		case 'u': {
-			unsigned cp, lo;
-			if (stop - q < 5 || hex4(q + 1, &cp) < 0)
-				goto bad;
-			q += 4;
-			if (cp >= 0xd800 && cp < 0xdc00 && stop - q >= 7 && q[1] == '\\' &&
-			    q[2] == 'u' && hex4(q + 3, &lo) == 0 && lo >= 0xdc00 && lo < 0xe000) {
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-				q += 6;
-			} else if (cp >= 0xd800 && cp < 0xe000) {
-				cp = 0xfffd;
-			}
-			n += put_utf8(o + n, cp);
-			break;
-		}
-		default:
-			goto bad;
-		}
-	}
-	o[n] = 0;
-	*out = o;
-	*len_out = n;
-	return 0;
-bad:
-	free(o);
-	ps->why = "bad escape in string";
-	return -1;
-}
-
-static cj *parse_value(parser *ps, int depth);
-
-static cj *parse_container(parser *ps, int depth, bool object)
-{
-	cj *v = node(object ? CJ_OBJECT : CJ_ARRAY);
-	ps->p++;
-	skip_ws(ps);
-	if (ps->p < ps->end && *ps->p == (object ? '}' : ']')) {
-		ps->p++;
-		return v;
-	}
-	for (;;) {
-		char *key = NULL;
-		size_t klen;
-		skip_ws(ps);
-		if (object) {
-			if (ps->p >= ps->end || *ps->p != '"' || parse_string(ps, &key, &klen) < 0) {
-				if (!ps->why)
-					ps->why = "expected a key";
-				goto fail;
-			}
-			skip_ws(ps);
-			if (ps->p >= ps->end || *ps->p != ':') {
-				free(key);
-				ps->why = "expected ':'";
-				goto fail;
-			}
-			ps->p++;
-		}
-		cj *item = parse_value(ps, depth + 1);
-		if (!item) {
-			free(key);
-			goto fail;
-		}
-		if (object) {
-			cj_set(v, key, item);
-			free(key);
-		} else {
-			cj_push(v, item);
-		}
-		skip_ws(ps);
-		if (ps->p < ps->end && *ps->p == ',') {
-			ps->p++;
-			continue;
-		}
-		if (ps->p < ps->end && *ps->p == (object ? '}' : ']')) {
-			ps->p++;
-			return v;
-		}
-		ps->why = object ? "expected ',' or '}'" : "expected ',' or ']'";
-		goto fail;
-	}
-fail:
-	cj_free(v);
-	return NULL;
-}
-
-static cj *parse_value(parser *ps, int depth)
-{
-	if (depth > MAX_DEPTH) {
-		ps->why = "nested too deeply";
-		return NULL;
-	}
-	skip_ws(ps);
-	if (ps->p >= ps->end) {
-		ps->why = "unexpected end of input";
-		return NULL;
-	}
-	char ch = *ps->p;
-	if (ch == '{' || ch == '[')
-		return parse_container(ps, depth, ch == '{');
-	if (ch == '"') {
-		cj *v = node(CJ_STRING);
-		if (parse_string(ps, &v->s, &v->len) < 0) {
-			free(v);
-			return NULL;
-		}
-		return v;
-	}
-	static const struct { const char *word; cj_type t; bool b; } words[] = {
-		{"true", CJ_BOOL, true}, {"false", CJ_BOOL, false}, {"null", CJ_NULL, false}};
-	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
-		size_t wl = strlen(words[i].word);
-		if ((size_t)(ps->end - ps->p) >= wl && !memcmp(ps->p, words[i].word, wl)) {
-			ps->p += wl;
-			cj *v = node(words[i].t);
-			v->b = words[i].b;
-			return v;
-		}
-	}
-	const char *s = ps->p;
-	if (ps->p < ps->end && *ps->p == '-')
-		ps->p++;
-	size_t digits = 0;
-	while (ps->p < ps->end && strchr("0123456789.eE+-", *ps->p)) {
-		ps->p++;
-		digits++;
-	}
-	if (!digits) {
-		ps->why = "unexpected character";
-		return NULL;
-	}
-	cj *v = node(CJ_NUMBER);
-	v->len = (size_t)(ps->p - s);
-	v->s = xmalloc(v->len + 1);
-	memcpy(v->s, s, v->len);
-	v->s[v->len] = 0;
-	return v;
-}
-
-cj *cj_parse(const char *text, size_t len, const char **why)
-{
-	parser ps = {text, text + len, NULL};
-	cj *v = parse_value(&ps, 0);
-	if (v) {
-		skip_ws(&ps);
-		if (ps.p != ps.end) {
-			cj_free(v);
-			v = NULL;
-			ps.why = "trailing characters";
-		}
-	}
-	if (!v && why)
-		*why = ps.why ? ps.why : "invalid JSON";
-	return v;
+	return v ? must(cJSON_Duplicate(v, true)) : NULL;
 }
 
 /* ---- printing ---- */
+
+const char *cj_num_text(const cj *v, char buf[32])
+{
+	double d = v->valuedouble;
+	if (!isfinite(d))
+		return "null";
+	if (d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(long long)d) {
+		snprintf(buf, 32, "%lld", (long long)d);
+		return buf;
+	}
+	snprintf(buf, 32, "%.15g", d);
+	if (strtod(buf, NULL) != d)
+		snprintf(buf, 32, "%.17g", d);
+	return buf;
+}
 
 typedef struct sbuf {
 	char *d;
@@ -450,9 +190,10 @@ static size_t utf8_len(const unsigned char *p, size_t left)
 }
 
 /* Quote like Go's encoding/json with HTML escaping (the official CLI's encoder). */
-static void put_quoted(sbuf *b, const char *s, size_t len)
+static void put_quoted(sbuf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	size_t len = s ? strlen(s) : 0;
 	sb_put(b, "\"", 1);
 	const unsigned char *p = (const unsigned char *)s;
 	for (size_t i = 0; i < len;) {
@@ -503,41 +244,51 @@ static void indent(sbuf *b, int level)
 
 static void emit(sbuf *b, const cj *v, int level, bool pretty)
 {
-	switch (v->type) {
-	case CJ_NULL:
+	char num[32];
+	switch (v->type & 0xff) {
+	case cJSON_NULL:
 		sb_puts(b, "null");
 		return;
-	case CJ_BOOL:
-		sb_puts(b, v->b ? "true" : "false");
+	case cJSON_False:
+		sb_puts(b, "false");
 		return;
-	case CJ_NUMBER:
-		sb_put(b, v->s, v->len);
+	case cJSON_True:
+		sb_puts(b, "true");
 		return;
-	case CJ_STRING:
-		put_quoted(b, v->s, v->len);
+	case cJSON_Number:
+		sb_puts(b, cj_num_text(v, num));
 		return;
-	case CJ_ARRAY:
-	case CJ_OBJECT:
+	case cJSON_String:
+		put_quoted(b, v->valuestring);
+		return;
+	case cJSON_Raw:
+		sb_puts(b, v->valuestring ? v->valuestring : "null");
+		return;
+	case cJSON_Array:
+	case cJSON_Object:
 		break;
+	default:
+		sb_puts(b, "null");
+		return;
 	}
-	bool obj = v->type == CJ_OBJECT;
-	if (!v->n) {
+	bool obj = cJSON_IsObject(v);
+	if (!v->child) {
 		sb_puts(b, obj ? "{}" : "[]");
 		return;
 	}
 	sb_puts(b, obj ? "{" : "[");
-	for (size_t i = 0; i < v->n; i++) {
-		if (i)
+	for (const cj *c = v->child; c; c = c->next) {
+		if (c != v->child)
 			sb_puts(b, ",");
 		if (pretty) {
 			sb_puts(b, "\n");
 			indent(b, level + 1);
 		}
 		if (obj) {
-			put_quoted(b, v->keys[i], strlen(v->keys[i]));
+			put_quoted(b, c->string);
 			sb_puts(b, pretty ? ": " : ":");
 		}
-		emit(b, v->items[i], level + 1, pretty);
+		emit(b, c, level + 1, pretty);
 	}
 	if (pretty) {
 		sb_puts(b, "\n");

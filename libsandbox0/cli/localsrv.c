@@ -179,7 +179,7 @@ static char *live_server(const char *data_dir)
 	const char *url = cj_get_str(v, "url");
 	const cj *pid = cj_get(v, "pid");
 	char *out = NULL;
-	if (url && pid && pid->type == CJ_NUMBER && pid_alive(atol(pid->s)) &&
+	if (url && cJSON_IsNumber(pid) && pid_alive(pid->valueint) &&
 	    localsrv_healthy(url, HEALTH_BUDGET_MS))
 		out = xstrdup(url);
 	cj_free(v);

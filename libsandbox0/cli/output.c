@@ -182,12 +182,13 @@ void print_sandbox_table(const s0_sandbox_info *sb, FILE *f)
 	kv_add(&t, "Soft Expires At:", soft);
 	kv_add(&t, "Hard Expires At:", hard);
 	const cj *ssh = cj_get(raw, "ssh");
-	if (ssh && ssh->type == CJ_OBJECT) {
+	if (cJSON_IsObject(ssh)) {
 		const cj *port = cj_get(ssh, "port");
 		const char *host = cj_get_str(ssh, "host"), *user = cj_get_str(ssh, "username");
 		kv_add(&t, "SSH Host:", host && *host ? host : "-");
-		kv_add(&t, "SSH Port:", port && port->type == CJ_NUMBER && strcmp(port->s, "0")
-		                             ? port->s : "-");
+		char num[32];
+		kv_add(&t, "SSH Port:", cJSON_IsNumber(port) && port->valuedouble != 0
+		                             ? cj_num_text(port, num) : "-");
 		kv_add(&t, "SSH Username:", user && *user ? user : "-");
 	}
 	tbl_print(&t, f);

@@ -10,7 +10,7 @@
 
 #include "cli.h"
 
-static void out_of_memory(void)
+void out_of_memory(void)
 {
 	static const char msg[] = "s0: out of memory\n";
 	if (write(2, msg, sizeof msg - 1) < 0) {

@@ -42,54 +42,62 @@ static int scalar(yaml_emitter_t *em, const char *text, size_t len, yaml_scalar_
 
 static int by_key(const void *a, const void *b)
 {
-	return strcmp(**(char *const *const *)a, **(char *const *const *)b);
+	return strcmp((*(const cj *const *)a)->string, (*(const cj *const *)b)->string);
 }
 
 static int emit_node(yaml_emitter_t *em, const cj *v)
 {
 	yaml_event_t ev;
-	switch (v->type) {
-	case CJ_NULL:
+	char num[32];
+	const char *s = v->valuestring ? v->valuestring : "";
+	size_t n = 0;
+	switch (v->type & 0xff) {
+	case cJSON_NULL:
 		return scalar(em, "null", 4, YAML_PLAIN_SCALAR_STYLE);
-	case CJ_BOOL:
-		return scalar(em, v->b ? "true" : "false", v->b ? 4 : 5, YAML_PLAIN_SCALAR_STYLE);
-	case CJ_NUMBER:
-		return scalar(em, v->s, v->len, YAML_PLAIN_SCALAR_STYLE);
-	case CJ_STRING:
-		if (memchr(v->s, '\n', v->len))
-			return scalar(em, v->s, v->len, YAML_LITERAL_SCALAR_STYLE);
-		return scalar(em, v->s, v->len,
-		              needs_quotes(v->s, v->len) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+	case cJSON_True:
+		return scalar(em, "true", 4, YAML_PLAIN_SCALAR_STYLE);
+	case cJSON_False:
+		return scalar(em, "false", 5, YAML_PLAIN_SCALAR_STYLE);
+	case cJSON_Number:
+		s = cj_num_text(v, num);
+		return scalar(em, s, strlen(s), YAML_PLAIN_SCALAR_STYLE);
+	case cJSON_String:
+		if (strchr(s, '\n'))
+			return scalar(em, s, strlen(s), YAML_LITERAL_SCALAR_STYLE);
+		return scalar(em, s, strlen(s),
+		              needs_quotes(s, strlen(s)) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
 		                                         : YAML_ANY_SCALAR_STYLE);
-	case CJ_ARRAY:
+	case cJSON_Array:
 		if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
-		                                          v->n ? YAML_BLOCK_SEQUENCE_STYLE
-		                                               : YAML_FLOW_SEQUENCE_STYLE) ||
+		                                          v->child ? YAML_BLOCK_SEQUENCE_STYLE
+		                                                   : YAML_FLOW_SEQUENCE_STYLE) ||
 		    !yaml_emitter_emit(em, &ev))
 			return -1;
-		for (size_t i = 0; i < v->n; i++)
-			if (emit_node(em, v->items[i]) < 0)
+		for (const cj *c = v->child; c; c = c->next)
+			if (emit_node(em, c) < 0)
 				return -1;
 		yaml_sequence_end_event_initialize(&ev);
 		return yaml_emitter_emit(em, &ev) ? 0 : -1;
-	case CJ_OBJECT: {
+	case cJSON_Object: {
 		if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
-		                                         v->n ? YAML_BLOCK_MAPPING_STYLE
-		                                              : YAML_FLOW_MAPPING_STYLE) ||
+		                                         v->child ? YAML_BLOCK_MAPPING_STYLE
+		                                                  : YAML_FLOW_MAPPING_STYLE) ||
 		    !yaml_emitter_emit(em, &ev))
 			return -1;
 		/* sorted keys, as the official CLI's YAML encoder writes a generic map */
-		char ***order = xmalloc(v->n * sizeof *order);
-		for (size_t i = 0; i < v->n; i++)
-			order[i] = &v->keys[i];
-		qsort(order, v->n, sizeof order[0], by_key);
-		for (size_t i = 0; i < v->n; i++) {
-			size_t at = (size_t)(order[i] - v->keys);
-			const char *k = v->keys[at];
+		for (const cj *c = v->child; c; c = c->next)
+			n++;
+		const cj **order = xmalloc(n * sizeof *order);
+		n = 0;
+		for (const cj *c = v->child; c; c = c->next)
+			order[n++] = c;
+		qsort(order, n, sizeof order[0], by_key);
+		for (size_t i = 0; i < n; i++) {
+			const char *k = order[i]->string;
 			if (scalar(em, k, strlen(k),
 			           needs_quotes(k, strlen(k)) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
 			                                      : YAML_ANY_SCALAR_STYLE) < 0 ||
-			    emit_node(em, v->items[at]) < 0) {
+			    emit_node(em, order[i]) < 0) {
 				free(order);
 				return -1;
 			}
@@ -178,19 +186,10 @@ static cj *convert(yaml_document_t *doc, yaml_node_t *n, int depth)
 				return cj_bool(true);
 			if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
 				return cj_bool(false);
-			if (is_number(s)) {
-				cj *v = cj_str(s);
-				v->type = CJ_NUMBER;
-				return v;
-			}
+			if (is_number(s))
+				return cj_num(strtod(s, NULL));
 		}
-		cj *v = cj_str("");
-		free(v->s);
-		v->s = xmalloc(len + 1);
-		memcpy(v->s, s, len);
-		v->s[len] = 0;
-		v->len = len;
-		return v;
+		return cj_str(s);
 	}
 	case YAML_SEQUENCE_NODE: {
 		cj *a = cj_array();
@@ -229,7 +228,7 @@ cj *yaml_load(const char *text, size_t len, char **why_out)
 {
 	yaml_parser_t p;
 	yaml_document_t doc;
-	/* JSON first, exactly (numbers keep their text); YAML otherwise */
+	/* JSON first (cJSON); YAML otherwise */
 	cj *v = cj_parse(text, len, NULL);
 	if (v)
 		return v;

@@ -275,6 +275,38 @@ START_TEST(wait_text_output)
 }
 END_TEST
 
+
+/* exec exits with the remote exit code; run keeps state in its REPL context
+ * (issue #8: exec/run into a context, api.md §8.1). */
+START_TEST(exec_and_run)
+{
+	char *dir = path_in("exec");
+	cli_run r = h_run(A("--local", dir, "sandbox", "create", "-t", "default", "-o", "json"), NULL);
+	expect_exit(&r, 0);
+	char *id = json_id(&r, "id");
+	h_run_free(&r);
+	r = h_run(A("--local", dir, "sandbox", "exec", id, "echo", "hello", "world"), NULL);
+	expect_exit(&r, 0);
+	ck_assert_str_eq(r.out, "hello world\n");
+	h_run_free(&r);
+	r = h_run(A("--local", dir, "sandbox", "exec", id, "--", "ls", "/nonexistent"), NULL);
+	ck_assert_msg(r.status != 0, "a failing command exits non-zero: %s", r.err);
+	ck_assert_msg(strstr(r.err, "nonexistent"), "the command's stderr: %s", r.err);
+	h_run_free(&r);
+	r = h_run(A("--local", dir, "sandbox", "run", id, "X=42; cd /var/tmp; echo x=$X; pwd"), NULL);
+	expect_exit(&r, 0);
+	ck_assert_str_eq(r.out, "x=42\n/var/tmp\n");
+	ck_assert_msg(strstr(r.err, "context ctx_"), "the context id is on stderr: %s", r.err);
+	h_run_free(&r);
+	r = h_run(A("--local", dir, "sandbox", "exec", "sb_missing", "true"), NULL);
+	expect_exit(&r, 1);
+	ck_assert_msg(strstr(r.err, "Error executing command"), "%s", r.err);
+	h_run_free(&r);
+	free(id);
+	free(dir);
+}
+END_TEST
+
 /* create -f: a YAML config file and a JSON claim request from stdin. */
 START_TEST(create_from_config_file)
 {
@@ -638,6 +670,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, embedded_golden);
 	tcase_add_test(tc, usage_golden);
 	tcase_add_test(tc, wait_text_output);
+	tcase_add_test(tc, exec_and_run);
 	tcase_add_test(tc, create_from_config_file);
 	tcase_add_test(tc, demo_runs);
 	suite_add_tcase(s, tc);

@@ -210,6 +210,10 @@ int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt,
                            char *image_hex);
 /* Memory facts for inspection: reservation usage, counters, retained images. */
 struct cJSON *s0__engine_mem_inspect(s0__engine *e);
+/* Capture a running fork parent for a memory fork (memory.c; MEM-13). */
+int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__runtime *rt,
+                                char gen[S0__GEN_MAX], char *image_hex,
+                                bool *recorded, s0_error **err);
 /* Release the reservation of a sandbox's capture (after the terminal proof). */
 void s0__engine_mem_finish(s0__engine *e, const char *id);
 

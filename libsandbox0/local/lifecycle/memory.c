@@ -304,3 +304,111 @@ cJSON *s0__engine_mem_inspect(s0__engine *e)
 	free(rows);
 	return m;
 }
+
+/*
+ * Capture a running fork parent (design.md §6 "Memory fork"): one
+ * preparation attempt (held or short of budget: 503 capture_pending, the
+ * caller repeats the request and key); then, with the runtime barriered,
+ * publish its branch as a generation (the running branch is rebased on it,
+ * as a filesystem fork does) and capture the guest into an image matching
+ * it, without retiring the parent: the image is not the parent's, the
+ * parent's guest is "restored" in place (fault `restore` fails that, MFB-14)
+ * and keeps running with its runtime_id and generation.
+ *
+ * On success *gen is pinned (the caller unpins it once the child records
+ * it) and the image stays a GC root until s0__engine_mem_finish(parent).
+ * *recorded: the failure is final for the key (after authorisation).
+ */
+int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__runtime *rt,
+                                char gen[S0__GEN_MAX], char *image_hex,
+                                bool *recorded, s0_error **err)
+{
+	*recorded = false;
+	if (e->opt.no_memory)
+		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
+		                     "memory unavailable: this deployment does not support memory "
+		                     "checkpoints");
+	s0__ckpt_prepare_opts po = {
+		.sandbox_id = row->rec.id,
+		.clock = &e->opt.clock,
+		.deadline_ms = 0, /* one attempt: a pending capture is the caller's retry */
+		.retry_ms = PREPARE_RETRY_MS,
+		.tmpfs = rt->tmpfs,
+	};
+	s0__memprep *m = calloc(1, sizeof *m);
+	if (!m)
+		return s0__error_nomem(err);
+	s0_error *perr = NULL;
+	int rc = s0__ckpt_prepare(e->ckpt, rt->guest, &po, &m->prep, &perr);
+	if (rc < 0) {
+		free(m);
+		sync_budget_hold(e);
+		if (rc == S0_EUNAVAILABLE) { /* held or no reservation yet */
+			s0_error *w = s0__error_make(S0_EUNAVAILABLE, "capture_pending",
+			                             "memory fork capture is pending");
+			s0__error_set_cause(w, perr);
+			return s0__error_put(err, w);
+		}
+		return s0__error_put(err, perr);
+	}
+	s0__strlcpy(m->id, row->rec.id, sizeof m->id);
+	pthread_mutex_lock(&e->mu);
+	m->next = e->mempreps;
+	e->mempreps = m;
+	pthread_mutex_unlock(&e->mu);
+	/* authorised from here: any failure is final for the key */
+	*recorded = true;
+	s0_error *cerr = NULL;
+	if (s0__ckpt_authorize(m->prep, &cerr) < 0) {
+		s0_error_free(cerr);
+		s0__engine_mem_finish(e, row->rec.id);
+		return s0__error_set(err, S0_EINTERNAL, "operation_failed",
+		                     "memory fork capture failed");
+	}
+	pthread_mutex_lock(&e->mu);
+	rt->barrier = true; /* new requests wait, in-flight ones finish */
+	while (rt->pins > 0)
+		pthread_cond_wait(&e->cv, &e->mu);
+	pthread_mutex_unlock(&e->mu);
+	rc = s0__volume_checkpoint(rt->volume, gen, NULL);
+	bool have_gen = rc == S0_OK;
+	if (rc == S0_OK) {
+		s0__ckpt_fp fp;
+		s0__engine_fingerprint(e, row, &fp);
+		s0__strlcpy(fp.procd_version, s0__guest_procd_version(rt->guest),
+		            sizeof fp.procd_version);
+		s0__ckpt_meta meta = {
+		        .sandbox_id = row->rec.id,
+		        .rootfs_generation = gen,
+		        .runtime_generation = row->rec.runtime_generation,
+		        .fingerprint = &fp,
+		        .tmpfs = rt->tmpfs,
+		};
+		s0__ckpt_image_info info;
+		rc = s0__ckpt_capture(m->prep, rt->guest, &meta, &info, &cerr);
+		s0_error_free(cerr);
+		if (rc == S0_OK) {
+			pthread_mutex_lock(&e->mu);
+			memcpy(m->image, info.image_hex, S0__OBJID_HEX_BYTES);
+			m->image[S0__OBJID_HEX_BYTES] = '\0';
+			pthread_mutex_unlock(&e->mu);
+			memcpy(image_hex, info.image_hex, S0__OBJID_HEX_BYTES);
+			image_hex[S0__OBJID_HEX_BYTES] = '\0';
+		}
+	}
+	/* the parent's guest resumes where it was captured */
+	bool parent_failed = rc == S0_OK && s0__fault_hit(e->faults, "restore", NULL) != S0__FAULT_NONE;
+	pthread_mutex_lock(&e->mu);
+	rt->barrier = false;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+	if (rc == S0_OK && !parent_failed)
+		return S0_OK;
+	if (have_gen)
+		s0__storage_unpin(e->storage, gen);
+	s0__engine_mem_finish(e, row->rec.id);
+	if (parent_failed)
+		return s0__error_set(err, S0_ERESUME, "resume_failed",
+		                     "memory fork failed: restoring the parent failed");
+	return s0__error_set(err, S0_EINTERNAL, "operation_failed", "memory fork capture failed");
+}

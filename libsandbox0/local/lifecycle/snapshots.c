@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "local/lifecycle/engine_internal.h"
+#include "local/objects/objid.h"
 
 /* The generation that captures the source now (running: rebase; paused: head). */
 static int source_generation(s0__engine *e, s0__sandbox_row *row, char gen[S0__GEN_MAX],
@@ -162,22 +164,126 @@ static void fork_child(s0__engine *e, const s0__sandbox_row *src, const s0__fork
 	pthread_mutex_unlock(&e->mu);
 }
 
+/* A failure recorded for a memory fork key, as stored in fork_keys. */
+static char *error_json(const s0_error *err)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *s = NULL;
+	if (o && cJSON_AddNumberToObject(o, "code", s0_error_code(err)) &&
+	    cJSON_AddStringToObject(o, "reason", s0_error_reason(err)) &&
+	    cJSON_AddStringToObject(o, "message", s0_error_message(err)))
+		s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+static int replay_error(const char *text, s0_error **err)
+{
+	cJSON *o = cJSON_Parse(text);
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "code");
+	const char *reason = s0__json_str(o, "reason");
+	const char *msg = s0__json_str(o, "message");
+	int code = cJSON_IsNumber(c) && c->valueint < 0 ? c->valueint : S0_EINTERNAL;
+	int rc = s0__error_set(err, code, reason ? reason : "operation_failed", "%s",
+	                       msg ? msg : "memory fork failed");
+	cJSON_Delete(o);
+	return rc;
+}
+
+/*
+ * Memory fork (api.md §6.7; design.md §6 "Memory fork"; MEM-13, MFB-14),
+ * under the parent's lock. The key's child is answered again; a failure
+ * recorded for the key is answered again without a new capture. A paused
+ * parent's child shares its retained image (when it matches the head).
+ */
+static int mem_fork_locked(s0__engine *e, s0__sandbox_row *row, const s0__fork_req *req,
+                           s0__sandbox_row *child, s0_error **err)
+{
+	const char *key = req->idempotency_key;
+	char *cid = NULL, *ej = NULL;
+	if (s0__meta_fork_key_get(e->meta, row->rec.id, key, &cid, &ej, NULL) == S0_OK) {
+		int rc;
+		if (cid && *cid)
+			rc = s0__meta_sandbox_get(e->meta, NULL, cid, child, err) == S0_OK
+			             ? S0_OK
+			             : s0__error_set(err, S0_ENOTFOUND, "not_found", "not found");
+		else
+			rc = replay_error(ej ? ej : "{}", err);
+		free(cid);
+		free(ej);
+		return rc;
+	}
+	s0__op_row op;
+	bool busy = s0__meta_op_active(e->meta, row->rec.id, &op, NULL) == S0_OK;
+	bool paused = row->rec.paused && row->rec.status == S0_STATUS_PAUSED;
+	if (busy || (!paused && row->rec.status != S0_STATUS_RUNNING))
+		return s0__error_set(err, S0_ECONFLICT, "not_running_or_paused",
+		                     "sandbox rootfs source operation requires a running or paused "
+		                     "sandbox");
+	char gen[S0__GEN_MAX];
+	char image[S0__OBJID_HEX_BYTES + 1] = "";
+	if (paused) {
+		s0__strlcpy(gen, row->head, sizeof gen);
+		if (row->mem_image[0] && !strcmp(row->mem_image_gen, row->head))
+			s0__strlcpy(image, row->mem_image, sizeof image);
+	} else {
+		pthread_mutex_lock(&e->mu);
+		s0__runtime *rt = s0__node_find(&e->node, row->rec.runtime_id);
+		bool ok = rt && rt->ready && !rt->fenced && !rt->barrier && rt->guest;
+		pthread_mutex_unlock(&e->mu);
+		if (!ok)
+			return s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
+			                     "sandbox rootfs source operation conflicts with another "
+			                     "lifecycle operation");
+		bool recorded = false;
+		s0_error *ferr = NULL;
+		int rc = s0__engine_mem_fork_capture(e, row, rt, gen, image, &recorded, &ferr);
+		if (rc < 0) {
+			if (recorded) { /* final for this key (MFB-14) */
+				char *j = error_json(ferr);
+				if (j)
+					s0__meta_fork_key_put(e->meta, row->rec.id, key, NULL, j, NULL);
+				free(j);
+			}
+			return s0__error_put(err, ferr);
+		}
+	}
+	fork_child(e, row, req, gen, child);
+	s0__strlcpy(child->mem_image, image, sizeof child->mem_image);
+	s0__strlcpy(child->mem_image_gen, image[0] ? gen : "", sizeof child->mem_image_gen);
+	int rc = s0__meta_begin(e->meta, err);
+	if (rc == S0_OK && (rc = s0__engine_save(e, child, err)) == S0_OK &&
+	    (rc = s0__meta_fork_key_put(e->meta, row->rec.id, key, child->rec.id, NULL, err)) ==
+	            S0_OK)
+		rc = s0__meta_commit(e->meta, err);
+	else if (rc == S0_OK)
+		s0__meta_rollback(e->meta);
+	if (!paused) {
+		s0__storage_unpin(e->storage, gen);
+		s0__engine_mem_finish(e, row->rec.id); /* recorded: the child roots the image */
+	}
+	return rc;
+}
+
 int s0__engine_fork(s0__engine *e, const char *team, const char *id, const s0__fork_req *req,
                     s0__sandbox_rec *out, s0_error **err)
 {
-	if (req->memory)
+	if (req->memory && e->opt.no_memory)
 		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
-		                     "memory unavailable: this backend was built without memory "
+		                     "memory unavailable: this deployment does not support memory "
 		                     "checkpoints");
+	if (req->memory && !req->idempotency_key)
+		return s0__error_set(err, S0_EINVAL, "bad_request",
+		                     "invalid fork request: a memory fork requires an Idempotency-Key");
 	if ((req->has_ttl && req->ttl_sec < 0) || (req->has_hard_ttl && req->hard_ttl_sec < 0))
 		return s0__error_set(err, S0_EINVAL, "bad_request", "invalid fork request: ttl must be >= 0");
 	s0__sblock *l = s0__engine_lock(e, id);
 	s0__sandbox_row row = {0}, child = {0};
 	char gen[S0__GEN_MAX];
 	int rc = s0__engine_load(e, team, id, &row, err);
-	if (rc == S0_OK)
-		rc = source_generation(e, &row, gen, err);
-	if (rc == S0_OK) {
+	if (rc == S0_OK && req->memory) {
+		rc = mem_fork_locked(e, &row, req, &child, err);
+	} else if (rc == S0_OK && (rc = source_generation(e, &row, gen, err)) == S0_OK) {
 		fork_child(e, &row, req, gen, &child);
 		rc = s0__engine_save(e, &child, err);
 		if (!row.rec.paused)

@@ -1457,6 +1457,118 @@ START_TEST(mfb03_failed_target_reclaim_held_by_terminal_proof)
 }
 END_TEST
 
+/* Sandboxes listed (parent and children). */
+static size_t sandbox_count(lt *t)
+{
+	s0_sandbox_page *page = NULL;
+	LT_OK(s0_sandbox_list(t->c, NULL, &page, &e_));
+	size_t n = s0_sandbox_page_length(page);
+	s0_sandbox_page_free(page);
+	return n;
+}
+
+static int mem_fork_rc(lt *t, const char *id, const char *key, s0_sandbox_info **out,
+                       s0_error **err)
+{
+	s0_fork_options fo = S0_FORK_OPTIONS_INIT;
+	fo.memory = 1;
+	fo.idempotency_key = key;
+	return s0_sandbox_fork(t->c, id, &fo, out, err);
+}
+
+/* MEM-13: a memory fork answers 503 capture_pending while the capture is
+ * held, then 201 with the child for the same key; the key never yields a
+ * second child; the parent keeps its runtime_id and generation; a memory
+ * resume of the child restores the processes. */
+START_TEST(mem13_memory_fork_pending_then_child)
+{
+	LT_ROW("MEM-13");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	lt_write(&t, p.id, "/workspace/f.txt", "forked");
+	int64_t g0 = lt_generation(&t, p.id);
+	char *rt0 = lt_runtime_id(&t, p.id);
+	size_t n0 = sandbox_count(&t);
+	double caps = mem_num(&t, "captures");
+	LT_OK(s0_local_fault_arm(t.local, "prepare_stall", S0_FAULT_HOLD, 0, 0, &e_));
+	s0_sandbox_info *sb = NULL;
+	s0_error *err = NULL;
+	LT_EXPECT(mem_fork_rc(&t, p.id, "k-13", &sb, &err), err, S0_EUNAVAILABLE, "capture_pending");
+	ck_assert_double_eq(mem_num(&t, "captures"), caps);
+	ck_assert_uint_eq(sandbox_count(&t), n0);
+	LT_OK(s0_local_fault_release(t.local, "prepare_stall", &e_));
+	LT_OK(mem_fork_rc(&t, p.id, "k-13", &sb, &e_));
+	char *cid = strdup(s0_sandbox_info_id(sb));
+	ck_assert(s0_sandbox_info_paused(sb));
+	ck_assert_int_eq(s0_sandbox_info_status(sb), S0_STATUS_PAUSED);
+	s0_sandbox_info_free(sb);
+	ck_assert_double_eq(mem_num(&t, "captures"), caps + 1);
+	ck_assert_int_eq(retained_images_of(&t, cid, NULL, 0), 1);
+	/* the same key again: the same child, no capture */
+	LT_OK(mem_fork_rc(&t, p.id, "k-13", &sb, &e_));
+	ck_assert_str_eq(s0_sandbox_info_id(sb), cid);
+	s0_sandbox_info_free(sb);
+	ck_assert_double_eq(mem_num(&t, "captures"), caps + 1);
+	ck_assert_uint_eq(sandbox_count(&t), n0 + 1);
+	/* the parent keeps running, same runtime and generation, same processes */
+	lt_assert_running(&t, p.id);
+	char *rt1 = lt_runtime_id(&t, p.id);
+	ck_assert_str_eq(rt0, rt1);
+	ck_assert_int_eq(lt_generation(&t, p.id), g0);
+	ck_assert(procs_restored(&t, &p));
+	/* the child's memory resume restores the captured processes */
+	procs q = {.id = cid, .ctx = strdup(p.ctx), .pid = strdup(p.pid)};
+	mem_resume(&t, q.id);
+	ck_assert(procs_restored(&t, &q));
+	ck_assert(lt_file_is(&t, q.id, "/workspace/f.txt", "forked"));
+	free(rt0);
+	free(rt1);
+	procs_free(&q);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* MFB-14: restoring the parent fails during a memory fork; repeating the
+ * key gives the same failure, no new capture and no child. */
+START_TEST(mfb14_parent_restore_failure_is_replayed)
+{
+	LT_ROW("MFB-14");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	size_t n0 = sandbox_count(&t);
+	double caps = mem_num(&t, "captures");
+	LT_OK(s0_local_fault_arm(t.local, "restore", S0_FAULT_FAIL, 1, 0, &e_));
+	s0_sandbox_info *sb = NULL;
+	s0_error *err = NULL;
+	int rc = mem_fork_rc(&t, p.id, "k-14", &sb, &err);
+	ck_assert_int_lt(rc, 0);
+	int code = s0_error_code(err);
+	char *msg = strdup(s0_error_message(err));
+	s0_error_free(err);
+	err = NULL;
+	double caps1 = mem_num(&t, "captures");
+	ck_assert_double_eq(caps1, caps + 1);
+	ck_assert_uint_eq(sandbox_count(&t), n0);
+	/* the fault is spent: a recapture would succeed; the key replays */
+	int rc2 = mem_fork_rc(&t, p.id, "k-14", &sb, &err);
+	ck_assert_int_eq(rc2, rc);
+	ck_assert_int_eq(s0_error_code(err), code);
+	ck_assert_str_eq(s0_error_message(err), msg);
+	s0_error_free(err);
+	ck_assert_double_eq(mem_num(&t, "captures"), caps1);
+	ck_assert_uint_eq(sandbox_count(&t), n0);
+	lt_assert_running(&t, p.id);
+	free(msg);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
 /* GC window: a GC between the capture's batch commit and the operation
  * record keeps the image (pinned in memory until recorded). */
 START_TEST(mem_gc_between_capture_and_record_keeps_image)
@@ -1528,6 +1640,8 @@ Suite *s0_local_memory_suite(void)
 	tcase_add_test(ta, mfb06_fallback_survives_reopen);
 	tcase_add_test(ta, mem_gc_between_capture_and_record_keeps_image);
 	tcase_add_test(ta, mfb03_failed_target_reclaim_held_by_terminal_proof);
+	tcase_add_test(ta, mem13_memory_fork_pending_then_child);
+	tcase_add_test(ta, mfb14_parent_restore_failure_is_replayed);
 	suite_add_tcase(s, ta);
 	return s;
 }

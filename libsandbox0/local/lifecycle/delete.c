@@ -51,6 +51,13 @@ static int finish_delete_locked(s0__engine *e, s0__op_row *op)
 	s0__runtime *rt = s0__node_find_sandbox(&e->node, op->sandbox_id);
 	pthread_mutex_unlock(&e->mu);
 	if (rt) {
+		pthread_mutex_lock(&e->mu);
+		bool preparing = rt->prep_cancel != NULL;
+		if (preparing) /* a memory pause's preparation: cancel it first (MFB-13) */
+			s0_cancel_token_cancel(rt->prep_cancel);
+		pthread_mutex_unlock(&e->mu);
+		if (preparing)
+			return S0_EUNAVAILABLE; /* intent recorded; the controller finishes */
 		s0__engine_halt_runtime(e, rt); /* branch abandoned */
 		if (s0__node_terminal_proof(e->faults, rt, NULL) < 0)
 			return S0_EUNAVAILABLE; /* leases stay until proven absent; retried */

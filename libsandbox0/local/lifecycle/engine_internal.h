@@ -203,7 +203,8 @@ void s0__engine_resources(const s0__sandbox_row *row, int64_t *cpu, int64_t *mem
  * S0_ECONFLICT image_too_large, S0_EUNAVAILABLE reservation_unavailable /
  * preparation_expired: nothing reserved. An authorisation failure is kept
  * and reported by the capture (S0_OK here). */
-int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt, s0_error **err);
+int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
+                           s0_cancel_token *cancel, s0_error **err);
 /* Capture the fenced runtime's guest for op into an image matching gen;
  * S0_EMEMCAPTURE when it failed (or was uncertain): never retried. */
 int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt, const char *gen,

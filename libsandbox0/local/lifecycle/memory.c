@@ -158,7 +158,8 @@ void s0__engine_fingerprint(s0__engine *e, const s0__sandbox_row *row, s0__ckpt_
 		s0__strlcpy(fp->cpu_features, "changed", sizeof fp->cpu_features);
 }
 
-int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt, s0_error **err)
+int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
+                           s0_cancel_token *cancel, s0_error **err)
 {
 	if (e->opt.no_memory) /* never downgraded to a filesystem pause (MEM-02) */
 		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
@@ -169,6 +170,7 @@ int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt, s0_er
 		.clock = &e->opt.clock,
 		.deadline_ms = s0__engine_now(e) + PREPARE_DEADLINE_MS,
 		.retry_ms = PREPARE_RETRY_MS,
+		.cancel = cancel,
 		.tmpfs = rt->tmpfs,
 	};
 	s0__memprep *m = calloc(1, sizeof *m);

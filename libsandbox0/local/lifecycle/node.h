@@ -37,6 +37,9 @@ typedef struct s0__runtime {
 	int pins;           /* runtime requests in flight */
 	bool fenced;        /* retirement began: no new requests */
 	bool barrier;       /* a snapshot or fork is checkpointing: requests wait */
+	/* a memory pause is preparing its capture without the sandbox lock
+	 * (it holds a pin); a delete fires this to cancel it (MFB-13) */
+	struct s0_cancel_token *prep_cancel;
 	bool ready;         /* set (under the engine lock) once fully started; until
 	                     * then only the lease fields may be read by others */
 	bool halted;        /* process, writer and mount gone; leases held until proof */

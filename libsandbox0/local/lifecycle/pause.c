@@ -57,18 +57,61 @@ int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memor
 	if (memory) {
 		/* prepare and authorise the capture before answering (design.md §6
 		 * "Memory pause acceptance"): a cancelled preparation leaves the
-		 * sandbox running with nothing retained */
+		 * sandbox running with nothing retained. The sandbox lock is not
+		 * held meanwhile (a delete records its intent and cancels it,
+		 * MFB-13); a pin keeps the runtime. */
+		s0_cancel_token *tok = NULL;
+		if ((rc = s0_cancel_token_new(&tok, err)) < 0)
+			goto out;
 		pthread_mutex_lock(&e->mu);
 		s0__runtime *rt = s0__node_find(&e->node, row.rec.runtime_id);
-		bool ok = rt && rt->ready && !rt->fenced && rt->guest;
+		bool ok = rt && rt->ready && !rt->fenced && !rt->barrier && rt->guest &&
+		          !rt->prep_cancel;
+		if (ok) {
+			rt->prep_cancel = tok;
+			rt->pins++;
+		}
 		pthread_mutex_unlock(&e->mu);
 		if (!ok) {
+			s0_cancel_token_free(tok);
 			rc = s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
 			                   "sandbox pause conflicts with another lifecycle operation");
 			goto out;
 		}
-		if ((rc = s0__engine_mem_prepare(e, id, rt, err)) < 0)
+		char rid[S0__ID_MAX];
+		s0__strlcpy(rid, row.rec.runtime_id, sizeof rid);
+		s0__engine_unlock(e, l);
+		rc = s0__engine_mem_prepare(e, id, rt, tok, err);
+		pthread_mutex_lock(&e->mu);
+		rt->prep_cancel = NULL;
+		rt->pins--;
+		pthread_cond_broadcast(&e->cv);
+		pthread_mutex_unlock(&e->mu);
+		s0_cancel_token_free(tok);
+		l = s0__engine_lock(e, id);
+		if (rc == S0_ECANCELED) { /* a delete cancelled it */
+			s0_error_free(err ? *err : NULL);
+			if (err)
+				*err = NULL;
+			rc = s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
+			                   "sandbox pause conflicts with another lifecycle operation");
+		}
+		if (rc < 0)
 			goto out;
+		/* what happened meanwhile: a delete or another operation wins */
+		s0__sandbox_rec_clear(&row.rec);
+		rc = s0__engine_load(e, team, id, &row, err);
+		has_op = rc == S0_OK ? s0__meta_op_active(e->meta, id, &op, NULL) : S0_ENOTFOUND;
+		if (rc == S0_OK && (row.rec.status != S0_STATUS_RUNNING || row.rec.paused ||
+		                    has_op == S0_OK || strcmp(row.rec.runtime_id, rid)))
+			rc = s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
+			                   "sandbox pause conflicts with another lifecycle operation");
+		if (rc < 0) {
+			s0__engine_mem_finish(e, id);
+			memset(&op, 0, sizeof op);
+			goto out;
+		}
+		memset(&op, 0, sizeof op);
 	}
 	if (s0__fault_hit(e->faults, "meta_store", "intent") != S0__FAULT_NONE) {
 		if (memory)

@@ -1569,6 +1569,60 @@ START_TEST(mfb14_parent_restore_failure_is_replayed)
 }
 END_TEST
 
+/* MFB-13: a DELETE during capture preparation records termination intent
+ * (GET terminating) while the source keeps its lease; the preparation is
+ * cancelled (the pause answers conflict, nothing reserved) and then the
+ * delete completes: 404. `resource_leak:runsc` holds the final reclaim so
+ * the terminating state is observable. */
+START_TEST(mfb13_delete_during_preparation)
+{
+	LT_ROW("MFB-13");
+	lt t;
+	lt_open(&t, NULL);
+	procs p;
+	procs_setup(&t, &p, NULL);
+	LT_OK(s0_local_fault_arm(t.local, "prepare_stall", S0_FAULT_HOLD, 0, 0, &e_));
+	LT_OK(s0_local_fault_arm(t.local, "resource_leak:runsc", S0_FAULT_HOLD, 0, 0, &e_));
+	pause_arg a = {p.id};
+	lt_bg b;
+	lt_bg_start(&b, &t, bg_mem_pause, &a);
+	lt_wait_fault_hits(&t, "prepare_stall", 1);
+	LT_OK(s0_sandbox_delete(t.c, p.id, &e_));
+	ck_assert_int_eq(lt_status(&t, p.id), S0_STATUS_TERMINATING);
+	ck_assert_int_eq(lt_runtimes_of(&t, p.id), 1);
+	ck_assert_int_eq(lt_bg_join(&b), S0_ECONFLICT);
+	lt_bg_free(&b);
+	lt_quiesce(&t);
+	ck_assert_int_eq(lt_status(&t, p.id), S0_STATUS_TERMINATING);
+	ck_assert_int_eq(lt_runtimes_of(&t, p.id), 1);
+	ck_assert_double_eq(mem_num(&t, "captures_in_flight"), 0);
+	ck_assert_double_eq(mem_num(&t, "reservation.reserved_bytes"), 0);
+	LT_OK(s0_local_fault_release(t.local, "resource_leak:runsc", &e_));
+	LT_OK(s0_local_fault_release(t.local, "prepare_stall", &e_));
+	lt_quiesce(&t);
+	lt_advance(&t, 1000);
+	lt_quiesce(&t);
+	s0_sandbox_info *sb = NULL;
+	s0_error *err = NULL;
+	for (int i = 0; i < 400; i++) {
+		int rc = s0_sandbox_get(t.c, p.id, &sb, &err);
+		s0_sandbox_info_free(sb);
+		sb = NULL;
+		if (rc == S0_ENOTFOUND)
+			break;
+		s0_error_free(err);
+		err = NULL;
+		lt_quiesce(&t);
+		lt_nap_ms(5);
+	}
+	LT_EXPECT(s0_sandbox_get(t.c, p.id, &sb, &err), err, S0_ENOTFOUND, NULL);
+	s0_error_free(err);
+	ck_assert_int_eq(lt_runtimes_of(&t, p.id), 0);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
 /* GC window: a GC between the capture's batch commit and the operation
  * record keeps the image (pinned in memory until recorded). */
 START_TEST(mem_gc_between_capture_and_record_keeps_image)
@@ -1642,6 +1696,7 @@ Suite *s0_local_memory_suite(void)
 	tcase_add_test(ta, mfb03_failed_target_reclaim_held_by_terminal_proof);
 	tcase_add_test(ta, mem13_memory_fork_pending_then_child);
 	tcase_add_test(ta, mfb14_parent_restore_failure_is_replayed);
+	tcase_add_test(ta, mfb13_delete_during_preparation);
 	suite_add_tcase(s, ta);
 	return s;
 }

@@ -20,6 +20,9 @@
  *   429, 500, 503 without "waking up"…) is returned as is. The body is
  *   fixed for the whole call: there is no code path that retries a memory
  *   request with `memory: false` or without a body;
+ * - a transport failure before any request of the wait could have reached
+ *   the server (connection refused, DNS, TLS) is returned at once as
+ *   S0_ETRANSPORT: nothing was started, so there is nothing to wait for;
  * - no request starts at or after the deadline, and each request's timeout
  *   is capped by the time left, so the call returns by the deadline (plus
  *   transport slack); a Retry-After that reaches past the deadline makes

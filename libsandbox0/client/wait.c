@@ -213,6 +213,7 @@ typedef struct wait_run {
 	s0_sandbox_info *last;   /* last observed sandbox (owned) */
 	s0_error *last_err;      /* last transient failure (owned): a timeout's cause */
 	bool gone;               /* 404 under S0_WAIT_NOTFOUND_OK */
+	bool reached;            /* some request of this wait may have reached the server */
 } wait_run;
 
 static int64_t now_ms(const wait_run *w)
@@ -315,8 +316,9 @@ static bool post_outcome_unknown(const s0_error *x)
 
 /* One exchange on /sandboxes/{id}<suffix>, started before the deadline and capped by it. */
 static int exchange(wait_run *w, const char *method, const char *suffix, const cJSON *body,
-                    s0__reply *reply, s0_error **x)
+                    s0__reply *reply, s0_error **x, bool *sent)
 {
+	*sent = false;
 	if (canceled(w))
 		return stop_error(w, S0_ECANCELED, x);
 	int64_t now = now_ms(w);
@@ -333,9 +335,23 @@ static int exchange(wait_run *w, const char *method, const char *suffix, const c
 		.cancel = w->cancel,
 		.timeout_ms = w->deadline_ms == S0__NO_DEADLINE ? 0 : w->deadline_ms - now,
 	};
-	int rc = s0__client_call(w->c, &call, reply, NULL, x);
+	int rc = s0__client_call(w->c, &call, reply, sent, x);
+	if (rc != S0_ETRANSPORT)
+		*sent = rc != S0_ECANCELED && rc != S0_ETIMEDOUT;
+	if (*sent)
+		w->reached = true;
 	free(path);
 	return rc;
+}
+
+/*
+ * A transport failure before anything of this wait reached the server
+ * (connection refused, DNS, TLS): nothing was started, so the wait reports
+ * it at once instead of retrying until the deadline.
+ */
+static bool never_reached(const wait_run *w, int rc, bool sent)
+{
+	return rc == S0_ETRANSPORT && !sent && !w->reached;
 }
 
 static bool same_state(const s0_sandbox_info *a, const s0_sandbox_info *b)
@@ -368,7 +384,10 @@ static int poll_once(wait_run *w, s0_error **err)
 	s0__reply r;
 	s0_error *x = NULL;
 	s0_sandbox_info *info = NULL;
-	int rc = exchange(w, "GET", NULL, NULL, &r, &x);
+	bool sent;
+	int rc = exchange(w, "GET", NULL, NULL, &r, &x, &sent);
+	if (never_reached(w, rc, sent))
+		return fatal(w, rc, x, err);
 	if (rc == S0_OK) {
 		rc = s0__sandbox_info_from_json(r.data, &info, &x);
 		s0__reply_free(&r);
@@ -401,8 +420,12 @@ static int post_once(wait_run *w, s0_error **err)
 	}
 	s0__reply r;
 	s0_error *x = NULL;
-	int rc = exchange(w, "POST", w->kind == WAIT_PAUSE ? "/pause" : "/resume", body, &r, &x);
+	bool sent;
+	int rc = exchange(w, "POST", w->kind == WAIT_PAUSE ? "/pause" : "/resume", body, &r, &x,
+	                  &sent);
 	cJSON_Delete(body);
+	if (never_reached(w, rc, sent))
+		return fatal(w, rc, x, err);
 	if (rc == S0_OK) {
 		s0__reply_free(&r);
 		return POST_ACCEPTED;

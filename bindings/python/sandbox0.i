@@ -539,6 +539,36 @@ static int s0py_iter_step(s0_sandbox_iter *it, s0_sandbox_info **d, s0_error **e
 	return r;
 }
 
+/* ---- strings in ---- */
+
+/* A str argument as the NUL-terminated UTF-8 the C API takes (GIL held);
+ * None -> NULL. The text stays owned by the str object, which the wrapper
+ * holds for the call. A NUL inside would silently truncate the path or id
+ * the C side sees, so it raises ValueError("embedded null character") as
+ * CPython's own os functions do. */
+static int s0py_cstr(PyObject *o, const char **out, const char *fn, int argnum)
+{
+	Py_ssize_t n;
+	const char *s;
+
+	*out = NULL;
+	if (o == Py_None)
+		return 0;
+	if (!PyUnicode_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "in method '%s', argument %d of type 'char const *'",
+		             fn, argnum);
+		return -1;
+	}
+	if (!(s = PyUnicode_AsUTF8AndSize(o, &n)))
+		return -1;
+	if (memchr(s, '\0', (size_t)n)) {
+		PyErr_SetString(PyExc_ValueError, "embedded null character");
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
 /* ---- string vectors ---- */
 
 static void s0py_strv_free(char **v)
@@ -572,10 +602,17 @@ static int s0py_strv_from(PyObject *o, char ***out)
 	}
 	for (Py_ssize_t i = 0; i < n; i++) {
 		PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
-		const char *s = PyUnicode_Check(it) ? PyUnicode_AsUTF8(it) : NULL;
+		Py_ssize_t len = 0;
+		const char *s = PyUnicode_Check(it) ? PyUnicode_AsUTF8AndSize(it, &len) : NULL;
 		if (!s) {
 			if (!PyErr_Occurred())
 				PyErr_SetString(PyExc_TypeError, "expected a sequence of str");
+			s0py_strv_free(v);
+			Py_DECREF(seq);
+			return -1;
+		}
+		if (memchr(s, '\0', (size_t)len)) {
+			PyErr_SetString(PyExc_ValueError, "embedded null character");
 			s0py_strv_free(v);
 			Py_DECREF(seq);
 			return -1;
@@ -725,6 +762,18 @@ static int s0py_local_client(s0_local *l, const char *user_agent, s0_cancel_toke
 }
 %typemap(freearg) char **json_out {
 	s0_free(*$1);
+}
+
+/* Every string argument: str (or None -> NULL), no embedded NUL (s0py_cstr).
+ * This replaces SWIG's char* conversion for all wrapped calls, so paths,
+ * ids, tokens, template names and context input are checked in one place. */
+%typemap(in) const char * {
+	if (s0py_cstr($input, (const char **)&$1, "$symname", $argnum) < 0)
+		SWIG_fail;
+}
+%typemap(freearg) const char * "";
+%typemap(typecheck, precedence=SWIG_TYPECHECK_STRING) const char * {
+	$1 = ($input == Py_None || PyUnicode_Check($input)) ? 1 : 0;
 }
 
 /* NULL-terminated string vectors from a sequence of str or None. */

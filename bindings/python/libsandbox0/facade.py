@@ -153,13 +153,36 @@ def claim_config(timeout: Optional[float] = None,
     return {"ttl": 0, "hard_ttl": t, "auto_resume": auto_resume}
 
 
+def _kill_on_timeout(sandbox: SandboxModel) -> bool:
+    """A kill-on-timeout sandbox as ``Sandbox.create`` made it: a hard
+    deadline and no soft (pause) one."""
+    return sandbox.hard_expires_at is not None and sandbox.expires_at is None
+
+
 def _reset_timeout(client: Client, sandbox: SandboxModel, timeout: int) -> None:
     """UC-04/UC-11: refresh(duration) for pause-on-timeout sandboxes, an
-    update of hard_ttl for kill-on-timeout ones (hard deadline only)."""
-    if sandbox.hard_expires_at is not None and sandbox.expires_at is None:
+    update of hard_ttl for kill-on-timeout ones (hard deadline only).
+
+    A running pause-on-timeout sandbox always has a soft deadline (ttl is
+    re-armed on resume), so a running one without it is kill-on-timeout,
+    including a kill-mode sandbox whose hard deadline ``pause`` cleared (it
+    is re-armed here). A paused one (``set_timeout``) is only known to be
+    kill-mode while its hard deadline is set."""
+    if sandbox.expires_at is None and (sandbox.hard_expires_at is not None
+                                       or not sandbox.paused):
         client.sandboxes.update(sandbox.id, hard_ttl=timeout)
     else:
         client.sandboxes.refresh(sandbox.id, duration=timeout)
+
+
+def _pause(client: Client, sandbox_id: str) -> None:
+    """Memory pause and wait; a kill-on-timeout sandbox then has its hard
+    deadline cleared (hard_ttl=0): paused sandboxes remain until deleted
+    (seed 004), and ``connect`` re-arms the deadline."""
+    kill_mode = _kill_on_timeout(client.sandboxes.get(sandbox_id))
+    client.sandboxes.pause_and_wait(sandbox_id, memory=True, timeout_sec=MEMORY_WAIT_SEC)
+    if kill_mode:
+        client.sandboxes.update(sandbox_id, hard_ttl=0)
 
 
 @dataclass(frozen=True)
@@ -386,14 +409,18 @@ class Sandbox:
             reservation full (the sandbox keeps running; no fallback).
         :raises SandboxLifecycleFailedError: the memory capture failed.
         :raises SandboxWaitTimeoutError: not paused within 360 s.
+
+        A kill-on-timeout sandbox (the default lifecycle) is not deleted
+        while paused: its hard deadline is cleared once paused and
+        re-armed by :meth:`connect`.
         """
-        self._client.sandboxes.pause_and_wait(self._id, memory=True, timeout_sec=MEMORY_WAIT_SEC)
+        _pause(self._client, self._id)
         return self._id
 
     @staticmethod
     def _pause_class(cls: type, sandbox_id: str, *, client: Optional[Client] = None) -> str:
         c = client if client is not None else default_client()
-        c.sandboxes.pause_and_wait(sandbox_id, memory=True, timeout_sec=MEMORY_WAIT_SEC)
+        _pause(c, sandbox_id)
         return sandbox_id
 
     pause = _HybridMethod(_pause_instance, _pause_class)

@@ -412,6 +412,43 @@ class FacadeTimeouts(FacadeCase):
         with self.assertRaises(errors.NotFoundError):
             self.client.get_sandbox(sid)
 
+    def test_UC11_paused_kill_mode_sandbox_is_kept_until_deleted(self) -> None:
+        """Seed 004: "Paused sandboxes will remain until you actively delete
+        them" — also with the default on_timeout "kill": pause clears the
+        hard deadline, connect re-arms it."""
+        for form in ("instance", "class"):
+            with self.subTest(form=form):
+                sbx = Sandbox.create(timeout=60)  # default on_timeout: kill
+                sid = sbx.sandbox_id
+                if form == "instance":
+                    self.assertEqual(sbx.pause(), sid)
+                else:
+                    self.assertEqual(Sandbox.pause(sid), sid)
+                info = self.client.get_sandbox(sid)
+                self.assertEqual((info.status, info.paused), ("paused", True))
+                self.assertIsNone(info.hard_expires_at)
+                self.assertIsNone(info.expires_at)
+                self.backend.advance_clock(61)  # past the timeout
+                self.settle()
+                self.backend.advance_clock(365 * DAY)  # and a year
+                self.settle()
+                info = self.client.get_sandbox(sid)
+                self.assertEqual((info.status, info.paused), ("paused", True))
+                self.assertEqual(sbx.state, SandboxState.PAUSED)
+                same = Sandbox.connect(sid, timeout=60)
+                info = self.client.get_sandbox(sid)
+                self.assertEqual(info.status, "running")
+                self.assertIsNone(info.expires_at)  # still kill-mode, not pause-mode
+                self.assertAbout(info.hard_expires_at, self.now() + timedelta(seconds=60))
+                self.backend.advance_clock(30)
+                self.settle()
+                self.assertEqual(self.client.get_sandbox(sid).status, "running")
+                self.backend.advance_clock(31)  # the re-armed deadline passes: deleted
+                self.settle()
+                with self.assertRaises(errors.NotFoundError):
+                    self.client.get_sandbox(sid)
+                self.assertEqual(same.state, SandboxState.KILLED)
+
     def test_UC12_auto_resume_defaults_to_false(self) -> None:
         sbx = Sandbox.create(lifecycle={"on_timeout": "pause"})
         sid = sbx.sandbox_id

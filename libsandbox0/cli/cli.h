@@ -98,6 +98,13 @@ void cli_print_usage_line(const cli *c, FILE *f);
 /* Make c->client per api.md §1.2 and design.md §6; prints the error itself. */
 int cli_connect(cli *c);
 void cli_disconnect(cli *c);
+/*
+ * Pause every running sandbox of @p local (only those with auto_resume on
+ * when @p only_auto_resume) filesystem-only (at most @p timeout_ms each) so its files survive s0_local_close, which abandons
+ * live runtimes. One line per sandbox on @p log when not NULL; failures go
+ * to stderr. Returns the number of sandboxes that could not be paused.
+ */
+int cli_pause_running(s0_local *local, bool only_auto_resume, int64_t timeout_ms, FILE *log);
 /* default per-user data directory: $S0_DATA_DIR or ~/.local/share/sandbox0 */
 char *cli_default_data_dir(void);
 /* find or start the per-user local server; *url_out and *token_out are malloc'd */

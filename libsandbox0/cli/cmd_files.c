@@ -34,16 +34,19 @@ static const char *sandbox_id(cli *c)
 		return rc
 
 /*
- * With --local the runtime lives in this process only (design.md §6): what a
- * running sandbox's files gain is dropped with the runtime when the command
- * exits, and the next open recovers the sandbox from its last committed
- * RootFS. Say so after a change; the per-user server keeps runtimes alive.
+ * With --local the runtime lives in this process only (design.md §6): when
+ * the command exits, every running sandbox with auto-resume on is paused
+ * filesystem-only (cli_disconnect) so what its files gained is committed,
+ * and the next command's request resumes it. One with auto-resume off is
+ * not paused (nothing would resume it) and is recovered from its last
+ * committed RootFS on the next open. Say so after a change.
  */
 static void local_note(cli *c)
 {
 	if (c->local)
-		fprintf(stderr, "note: with --local the sandbox runtime ends with this command; changes "
-		                "since its last pause are not kept (the local server keeps them)\n");
+		fprintf(stderr, "note: with --local the sandbox is paused when this command ends and "
+		                "the next command resumes it; with auto-resume off, changes since its "
+		                "last pause are not kept\n");
 }
 
 static const char *type_name(int type)

@@ -6,8 +6,10 @@
  * in <data>/server.json for clients of the per-user local mode, and stops
  * cleanly on SIGINT/SIGTERM: the signals are blocked in every thread and
  * taken synchronously with sigwait() by the main thread, which then stops
- * accepting, lets requests in flight finish (s0_server_free drains them)
- * and closes the backend. No work happens in a signal handler.
+ * accepting, lets requests in flight finish (s0_server_free drains them),
+ * pauses every running sandbox filesystem-only (the runtimes live in this
+ * process and close would abandon their writes) and closes the backend.
+ * No work happens in a signal handler.
  *
  * Keys: requests need `Authorization: Bearer <key>`. The key the CLI uses
  * lives in <data>/cli-token (mode 0600); on first start a fresh one is made
@@ -300,6 +302,8 @@ static int run_serve(cli *c)
 	remove_server_json(data);
 	s0_server_free(srv);
 	srv = NULL;
+	/* runtimes live in this process: pause them so their writes are committed */
+	cli_pause_running(local, false, 30000, stdout);
 	rc = CLI_EXIT_OK;
 out:
 	s0_server_free(srv);
@@ -319,6 +323,6 @@ const cli_cmd cmd_serve = {
 	.run = run_serve,
 	.details = "Writes <data>/server.json ({\"url\", \"address\", \"pid\"}) for clients and keeps\n"
 	           "the CLI's key in <data>/cli-token (0600). Stop with SIGINT or SIGTERM: requests\n"
-	           "in flight finish, then the backend closes. Exit status 3: another process\n"
-	           "holds the data directory.\n",
+	           "in flight finish, running sandboxes are paused (their files are kept), then\n"
+	           "the backend closes. Exit status 3: another process holds the data directory.\n",
 };

@@ -185,10 +185,83 @@ int cli_connect(cli *c)
 	return rc;
 }
 
+int cli_pause_running(s0_local *local, bool only_auto_resume, int64_t timeout_ms, FILE *log)
+{
+	if (!local)
+		return 0;
+	s0_client *client = NULL;
+	s0_sandbox_iter *it = NULL;
+	s0_error *err = NULL;
+	char **ids = NULL;
+	size_t n = 0, cap = 0;
+	int failed = 0;
+	/* every key of `s0 serve` and every --local client is in the local team */
+	if (s0_client_new_local(local, NULL, &client, &err) < 0)
+		goto fail;
+	s0_list_options lo = S0_LIST_OPTIONS_INIT;
+	lo.status = S0_STATUS_RUNNING;
+	lo.limit = 200;
+	if (s0_sandbox_iter_new(client, &lo, &it, &err) < 0)
+		goto fail;
+	/* collect first: pausing changes the filtered list under the iterator */
+	for (;;) {
+		const s0_sandbox_info *info = NULL;
+		int rc = s0_sandbox_iter_next(it, &info, &err);
+		if (rc == S0_ITEROVER)
+			break;
+		if (rc < 0)
+			goto fail;
+		if (only_auto_resume && !s0_sandbox_info_auto_resume(info))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			ids = xrealloc(ids, cap * sizeof *ids);
+		}
+		ids[n++] = xstrdup(s0_sandbox_info_id(info));
+	}
+	for (size_t i = 0; i < n; i++) {
+		s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
+		wo.timeout_ms = timeout_ms;
+		double t0 = mono_now_s();
+		int rc = s0_sandbox_pause_and_wait(client, ids[i], &wo, NULL, &err);
+		if (rc < 0 && rc != S0_ENOTFOUND) {
+			failed++;
+			fprintf(stderr, "warning: could not pause %s before closing (%s); its changes "
+			                "since the last pause are lost\n",
+			        ids[i], s0_error_message(err) ? s0_error_message(err) : "error");
+		} else if (log && rc == 0) {
+			fprintf(log, "Paused %s (filesystem, %.0f ms)\n", ids[i],
+			        (mono_now_s() - t0) * 1000);
+		}
+		s0_error_free(err);
+		err = NULL;
+	}
+	goto out;
+fail:
+	failed++;
+	fprintf(stderr, "warning: could not list running sandboxes before closing (%s); their "
+	                "changes since the last pause are lost\n",
+	        err && s0_error_message(err) ? s0_error_message(err) : "error");
+out:
+	s0_error_free(err);
+	for (size_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	s0_sandbox_iter_free(it);
+	s0_client_free(client);
+	if (log)
+		fflush(log);
+	return failed;
+}
+
 void cli_disconnect(cli *c)
 {
 	s0_client_free(c->client);
 	c->client = NULL;
+	if (c->local)
+		/* the next command's request resumes them; one with auto-resume off would
+		 * stay paused, so it keeps the old behaviour (recovered on the next open) */
+		cli_pause_running(c->local, true, 30000, NULL);
 	s0_local_close(c->local);
 	c->local = NULL;
 	cj_free(config_root);

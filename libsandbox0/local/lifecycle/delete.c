@@ -75,6 +75,11 @@ static int finish_delete_locked(s0__engine *e, s0__op_row *op)
 		if (s0__meta_commit(e->meta, NULL) < 0)
 			return S0_EIO;
 		s0__engine_sessions_drop(e, op->sandbox_id); /* sessions and journals go too */
+		pthread_mutex_lock(&e->mu);
+		e->gc_wanted = true; /* its unique blocks and image are garbage now (COST-04) */
+		e->kicks++;
+		pthread_cond_broadcast(&e->cv);
+		pthread_mutex_unlock(&e->mu);
 		return S0_OK;
 	}
 	s0__meta_rollback(e->meta);

@@ -203,5 +203,9 @@ void s0__engine_controller_pass(s0__engine *e)
 	}
 	pthread_mutex_lock(&e->mu);
 	e->retry_pending = again;
+	bool gc = e->gc_wanted;
+	e->gc_wanted = false;
 	pthread_mutex_unlock(&e->mu);
+	if (gc)
+		s0__engine_gc(e, NULL); /* safe beside publishes; a failure waits for the next delete */
 }

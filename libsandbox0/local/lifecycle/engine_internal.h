@@ -67,6 +67,7 @@ struct s0__engine {
 	int kicks;  /* pending controller passes */
 	int busy;   /* controller passes in progress */
 	bool retry_pending; /* an operation is waiting on a fault or a retry */
+	bool gc_wanted;     /* a delete freed blocks: collect on the next pass */
 	int wake_threads;   /* detached auto-resume threads still running (close waits) */
 	int64_t seq;
 	s0__sesreg *sesregs; /* under mu */

@@ -88,11 +88,17 @@ int s0__engine_snapshot_list(s0__engine *e, const char *team, const char *id,
                              s0__snapshot_rec **out, size_t *n, s0_error **err)
 {
 	s0__sandbox_row row = {0};
-	int rc = s0__engine_load(e, team, id, &row, err);
+	int rc = s0__engine_load(e, team, id, &row, NULL);
 	s0__sandbox_rec_clear(&row.rec);
-	if (rc < 0)
-		return s0__error_set(err, S0_ENOTFOUND, "not_found", "not found");
-	return s0__meta_snapshot_list(e->meta, team, id, out, n, err);
+	if (rc == S0_OK || rc == S0_ENOTFOUND)
+		rc = s0__meta_snapshot_list(e->meta, team, id, out, n, err);
+	if (rc == S0_OK && row.rec.id[0] == '\0' && *n == 0) {
+		/* neither the sandbox nor snapshots it left behind (FS-07): unknown */
+		free(*out);
+		*out = NULL;
+		rc = s0__error_set(err, S0_ENOTFOUND, "not_found", "not found");
+	}
+	return rc;
 }
 
 int s0__engine_snapshot_get(s0__engine *e, const char *team, const char *snapshot_id,

@@ -115,20 +115,49 @@ static int write_token(const char *path, const char *key)
 	return rc;
 }
 
-/* The keys the server accepts: --token and/or <data>/cli-token, made if neither. */
-static int setup_keys(cli *c, const char *data, char **keys, int *nkeys)
+/* What s0_server_new accepts (server/auth.c): "s0_" then 8..250 printable
+ * ASCII characters, no spaces. */
+static bool key_valid(const char *key)
+{
+	size_t len = strlen(key);
+	if (strncmp(key, "s0_", 3) || len < 11 || len > 253)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)key[i] < 0x21 || (unsigned char)key[i] > 0x7e)
+			return false;
+	return true;
+}
+
+/*
+ * The keys the server accepts: --token and/or <data>/cli-token, made if
+ * neither. Every key is checked before anything is written; when there is no
+ * cli-token yet, *store is the key to write there (keys[*nkeys - 1] or
+ * the given one), which run_serve does once the server has accepted it.
+ */
+static int setup_keys(cli *c, const char *data, char **keys, int *nkeys, char **store,
+                      bool *made)
 {
 	const char *given = opt_str(c, "token");
 	char *why = NULL, *path = xasprintf("%s/cli-token", data);
 	char *stored = localsrv_read_token(data, &why);
 	int rc = CLI_EXIT_OK;
 	*nkeys = 0;
+	*store = NULL;
+	*made = false;
 	if (why) {
 		rc = cli_failf("reading the API key", "%s", why);
 		goto out;
 	}
-	if (given && strncmp(given, "s0_", 3)) {
-		rc = cli_failf("reading the API key", "--token must start with \"s0_\"");
+	if (given && !key_valid(given)) {
+		rc = cli_failf("reading the API key", "--token must be \"s0_\" followed by 8..250 "
+		                                      "printable characters without spaces");
+		goto out;
+	}
+	if (stored && !key_valid(stored)) {
+		rc = cli_failf("reading the API key",
+		               "%s does not hold a valid key (\"s0_\" followed by 8..250 printable "
+		               "characters); fix or remove it",
+		               path);
 		goto out;
 	}
 	if (given)
@@ -136,21 +165,15 @@ static int setup_keys(cli *c, const char *data, char **keys, int *nkeys)
 	if (stored && (!given || strcmp(stored, given)))
 		keys[(*nkeys)++] = xstrdup(stored);
 	if (!stored) {
-		char *made = given ? NULL : new_key();
-		const char *key = given ? given : made;
+		char *key = given ? xstrdup(given) : new_key();
 		if (!key) {
 			rc = cli_failf("making an API key", "getrandom: %s", strerror(errno));
 			goto out;
 		}
-		if (write_token(path, key) < 0) {
-			rc = cli_failf("storing the API key", "%s: %s", path, strerror(errno));
-			free(made);
-			goto out;
-		}
-		if (made) {
-			keys[(*nkeys)++] = made;
-			printf("API key (shown once; stored for the s0 command in %s): %s\n", path, made);
-		}
+		if (!given)
+			keys[(*nkeys)++] = xstrdup(key);
+		*store = key;
+		*made = !given;
 	}
 out:
 	free(stored);
@@ -228,8 +251,9 @@ static int run_serve(cli *c)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
 	char *data = opt_str(c, "data") ? xstrdup(opt_str(c, "data")) : cli_default_data_dir();
-	char *keys[2] = {NULL, NULL};
+	char *keys[2] = {NULL, NULL}, *store = NULL;
 	int nkeys = 0;
+	bool made = false;
 	s0_local *local = NULL;
 	s0_server *srv = NULL;
 	s0_error *err = NULL;
@@ -249,7 +273,7 @@ static int run_serve(cli *c)
 	}
 	printf("s0 serve: data in %s (opened in %.0f ms)%s\n", data, (mono_now_s() - t0) * 1000,
 	       lo.manual_clock ? "; manual clock" : "");
-	rc = setup_keys(c, data, keys, &nkeys);
+	rc = setup_keys(c, data, keys, &nkeys, &store, &made);
 	if (rc)
 		goto out;
 
@@ -271,6 +295,18 @@ static int run_serve(cli *c)
 	if (rc < 0) {
 		rc = cli_fail("starting the server", err, rc);
 		goto out;
+	}
+	if (store) {
+		char *path = xasprintf("%s/cli-token", data);
+		if (write_token(path, store) < 0) {
+			rc = cli_failf("storing the API key", "%s: %s", path, strerror(errno));
+			free(path);
+			goto out;
+		}
+		if (made)
+			printf("API key (shown once; stored for the s0 command in %s): %s\n", path,
+			       store);
+		free(path);
 	}
 	bool v6 = strchr(host, ':') != NULL;
 	char *address = xasprintf(v6 ? "[%s]:%d" : "%s:%d", host, s0_server_port(srv));
@@ -312,6 +348,7 @@ out:
 		printf("Stopped.\n");
 	for (int i = 0; i < nkeys; i++)
 		free(keys[i]);
+	free(store);
 	free(data);
 	return rc;
 }

@@ -554,6 +554,38 @@ START_TEST(local_write_then_cat)
 }
 END_TEST
 
+/* A bad --token is refused before anything is written; a bad cli-token is
+ * named in the error. */
+START_TEST(serve_bad_token)
+{
+	char *data = path_in("served");
+	char *tok = path_in("served/cli-token");
+	cli_run r = h_run(A("serve", "--data", data, "--token", "s0_short"), NULL);
+	ck_assert_msg(r.status != 0, "accepted s0_short: %s", r.out);
+	ck_assert_msg(strstr(r.err, "--token"), "%s", r.err);
+	h_run_free(&r);
+	ck_assert_msg(access(tok, F_OK) != 0, "the refused key was stored");
+	/* a later start works and makes a key */
+	serve_proc s;
+	serve_start(&s, data, NULL);
+	ck_assert_msg(!strncmp(s.key, "s0_", 3), "%s", s.out);
+	ck_assert_int_eq(h_serve_stop(&s), 0);
+	free(s.out);
+	/* a bad stored key: the error names the file */
+	FILE *f = fopen(tok, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("s0_bad\n", f);
+	fclose(f);
+	ck_assert_int_eq(chmod(tok, 0600), 0);
+	r = h_run(A("serve", "--data", data), NULL);
+	ck_assert_int_ne(r.status, 0);
+	ck_assert_msg(strstr(r.err, tok) && strstr(r.err, "valid key"), "%s", r.err);
+	h_run_free(&r);
+	free(tok);
+	free(data);
+}
+END_TEST
+
 /* The config file and the precedence of api.md §1.2. */
 START_TEST(config_and_precedence)
 {
@@ -745,6 +777,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, serve_rejects_bad_keys);
 	tcase_add_test(tc, serve_stops_after_inflight);
 	tcase_add_test(tc, serve_stop_keeps_writes);
+	tcase_add_test(tc, serve_bad_token);
 	tcase_add_test(tc, config_and_precedence);
 	tcase_add_test(tc, local_mode_autostart);
 	tcase_add_test(tc, local_mode_race);

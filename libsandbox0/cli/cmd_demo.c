@@ -10,6 +10,10 @@
  * three survive), then takes a snapshot, forks, restores and cleans up.
  * Exits 1 if an expectation fails.
  *
+ * The copied tree holds directories, symlinks and regular files of the
+ * source's filesystem only, at most 24 MiB read (sizes that lie, as in /proc,
+ * cannot exceed it). SIGINT/SIGTERM remove the temporary data directory.
+ *
  * Steps are a table (demo_steps below) so later issues can plug in theirs.
  * The memory step still reports (skipped, not failed) a backend that answers
  * `unavailable` to a memory pause.
@@ -19,10 +23,14 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <linux/magic.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -36,6 +44,7 @@ typedef struct demo {
 	char *data_dir;
 	bool temp_dir;
 	const char *source;       /* tree the template is built from */
+	dev_t source_dev;         /* its filesystem: the copy stays on it */
 	char *stage;              /* the copied subset */
 	long long tree_files, tree_bytes;
 	char sample[PATH_MAX];    /* a file of the tree, path inside the sandbox */
@@ -146,7 +155,7 @@ static char first_file[PATH_MAX]; /* a readable regular file of the last tree si
 static int add_size(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)ftw;
-	if (flag == FTW_F) {
+	if (flag == FTW_F && S_ISREG(st->st_mode)) {
 		tree_bytes += st->st_size;
 		tree_files++;
 		if (!*first_file && S_ISREG(st->st_mode) && st->st_size > 0 && access(path, R_OK) == 0)
@@ -155,24 +164,40 @@ static int add_size(const char *path, const struct stat *st, int flag, struct FT
 	return 0;
 }
 
-static int copy_file(const char *from, const char *to, mode_t mode)
+/* Bytes the copy may still write: the cap holds even when sizes lie. */
+static long long copy_left;
+/* Set by the signal watcher: the copy stops. */
+static volatile sig_atomic_t stopping;
+
+/* Copy one regular file, at most its stat size and within copy_left. */
+static int copy_file(const char *from, const char *to)
 {
-	int in = open(from, O_RDONLY | O_CLOEXEC);
+	int in = open(from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (in < 0)
 		return -1;
-	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode & 0777);
+	struct stat st;
+	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > copy_left) {
+		close(in);
+		return -1;
+	}
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 0777);
 	if (out < 0) {
 		close(in);
 		return -1;
 	}
 	char buf[65536];
-	ssize_t r;
+	long long left = st.st_size;
+	ssize_t r = 0;
 	int rc = 0;
-	while ((r = read(in, buf, sizeof buf)) > 0)
+	while (left > 0 && (r = read(in, buf, left < (long long)sizeof buf ? (size_t)left
+	                                                                  : sizeof buf)) > 0) {
 		if (write(out, buf, (size_t)r) != r) {
 			rc = -1;
 			break;
 		}
+		left -= r;
+		copy_left -= r;
+	}
 	if (r < 0)
 		rc = -1;
 	close(in);
@@ -181,8 +206,10 @@ static int copy_file(const char *from, const char *to, mode_t mode)
 	return rc;
 }
 
-/* Copy the tree at @from to @to (directories, regular files, symlinks). */
-static int copy_tree(const char *from, const char *to)
+/* Copy the tree at @from to @to: directories, regular files and symlinks on
+ * the filesystem @dev only (no /proc, /sys or /dev below it), nothing else
+ * (devices, FIFOs, sockets), and never more than copy_left bytes. */
+static int copy_tree(const char *from, const char *to, dev_t dev)
 {
 	DIR *dir = opendir(from);
 	if (!dir)
@@ -192,16 +219,17 @@ static int copy_tree(const char *from, const char *to)
 		return -1;
 	}
 	struct dirent *e;
-	while ((e = readdir(dir))) {
+	while (!stopping && (e = readdir(dir))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		char *src = xasprintf("%s/%s", from, e->d_name), *dst = xasprintf("%s/%s", to, e->d_name);
 		struct stat st;
-		if (lstat(src, &st) == 0) {
+		if (lstat(src, &st) == 0 && st.st_dev == dev) {
 			if (S_ISDIR(st.st_mode)) {
-				copy_tree(src, dst);
+				copy_tree(src, dst, dev);
 			} else if (S_ISREG(st.st_mode)) {
-				copy_file(src, dst, st.st_mode);
+				if (copy_file(src, dst) < 0)
+					unlink(dst);
 			} else if (S_ISLNK(st.st_mode)) {
 				char target[PATH_MAX];
 				ssize_t n = readlink(src, target, sizeof target - 1);
@@ -247,12 +275,15 @@ static int stage_tree(demo *d)
 			}
 			tree_bytes = tree_files = 0;
 			*first_file = 0;
-			nftw(src, add_size, 16, FTW_PHYS);
+			nftw(src, add_size, 16, FTW_PHYS | FTW_MOUNT);
 			if (tree_files && d->tree_bytes + tree_bytes <= TREE_BUDGET_BYTES) {
 				char *dst = xasprintf("%s/%s", root, name);
 				struct stat st;
-				if (lstat(src, &st) == 0 && S_ISDIR(st.st_mode) && copy_tree(src, dst) == 0) {
-					d->tree_bytes += tree_bytes;
+				copy_left = TREE_BUDGET_BYTES - d->tree_bytes;
+				if (lstat(src, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == d->source_dev &&
+				    copy_tree(src, dst, st.st_dev) == 0) {
+					/* what was copied: sizes can lie (and the cap holds anyway) */
+					d->tree_bytes = TREE_BUDGET_BYTES - copy_left;
 					d->tree_files += tree_files;
 					if (!*d->sample && *first_file) {
 						/* a file to compare byte for byte inside the sandbox */
@@ -307,6 +338,7 @@ static int step_template(demo *d)
 	const char *dir = NULL;
 	struct stat st;
 	if (d->source && stat(d->source, &st) == 0 && S_ISDIR(st.st_mode)) {
+		d->source_dev = st.st_dev;
 		d->stage = xasprintf("%s/demo-tree", d->data_dir);
 		rm_rf(d->stage);
 		if (stage_tree(d) == 0 && d->tree_files) {
@@ -649,10 +681,49 @@ static const demo_step demo_steps[] = {
 static const cli_flag demo_flags[] = {
 	{"data", 0, FLAG_STR, "DIR", "data directory (default: a fresh temporary one, removed "
 	                             "afterwards)"},
-	{"source", 0, FLAG_STR, "DIR", "tree to build the template from (default /usr/share/doc, "
-	                               "up to 24 MiB of it)"},
+	{"source", 0, FLAG_STR, "DIR", "tree to build the template from (default /usr/share/doc; "
+	                               "up to 24 MiB of its regular files, one filesystem)"},
 	{0},
 };
+
+/* SIGINT/SIGTERM: a watcher thread (sigwait, nothing in a handler) removes
+ * what the demo made in the temporary directory (or the staged tree under
+ * --data) and exits 128 + signal. */
+static const char *cleanup_dir;
+
+static void *demo_watch(void *arg)
+{
+	sigset_t *sigs = arg;
+	int sig = 0;
+	while (sigwait(sigs, &sig) != 0)
+		;
+	/* from here on the demo's own end must not cancel this: it exits the process */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	fprintf(stderr, "\ninterrupted: removing %s\n", cleanup_dir ? cleanup_dir : "nothing");
+	stopping = 1;
+	if (cleanup_dir) {
+		/* the copy or the backend may still be writing into it: retry a while */
+		struct stat st;
+		for (int i = 0; i < 100 && lstat(cleanup_dir, &st) == 0; i++) {
+			rm_rf(cleanup_dir);
+			if (lstat(cleanup_dir, &st) == 0)
+				usleep(20000);
+		}
+	}
+	_exit(128 + sig);
+}
+
+/* A directory on a kernel pseudo filesystem is no tree to copy. */
+static bool pseudo_fs(const char *path)
+{
+	struct statfs fs;
+	if (statfs(path, &fs) < 0)
+		return false;
+	return fs.f_type == PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC ||
+	       fs.f_type == DEVPTS_SUPER_MAGIC || fs.f_type == CGROUP_SUPER_MAGIC ||
+	       fs.f_type == CGROUP2_SUPER_MAGIC || fs.f_type == DEBUGFS_MAGIC ||
+	       fs.f_type == SECURITYFS_MAGIC || fs.f_type == TRACEFS_MAGIC;
+}
 
 static int run_demo(cli *c)
 {
@@ -662,6 +733,27 @@ static int run_demo(cli *c)
 	const char *src = opt_str(c, "source") ? opt_str(c, "source") : "/usr/share/doc";
 	char *src_abs = realpath(src, NULL);
 	d.source = src_abs ? src_abs : src;
+	if (opt_str(c, "source")) {
+		struct stat st;
+		int rc = CLI_EXIT_OK;
+		if (stat(src, &st) < 0)
+			rc = cli_failf("reading the source tree", "%s: %s", src, strerror(errno));
+		else if (!S_ISDIR(st.st_mode))
+			rc = cli_failf("reading the source tree", "%s: not a directory", src);
+		else if (pseudo_fs(src))
+			rc = cli_failf("reading the source tree",
+			               "%s: a kernel pseudo filesystem (proc, sys, …), not a tree of files",
+			               src);
+		if (rc) {
+			free(src_abs);
+			return rc;
+		}
+	}
+	sigset_t sigs, old;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, &old); /* before the backend starts its threads */
 	if (opt_str(c, "data")) {
 		d.data_dir = xstrdup(opt_str(c, "data"));
 	} else {
@@ -669,11 +761,17 @@ static int run_demo(cli *c)
 		d.data_dir = xasprintf("%s/s0-demo-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(d.data_dir)) {
 			int rc = cli_failf("making a temporary directory", "%s", strerror(errno));
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
 			free(d.data_dir);
+			free(src_abs);
 			return rc;
 		}
 		d.temp_dir = true;
 	}
+	char *stage_path = xasprintf("%s/demo-tree", d.data_dir);
+	cleanup_dir = d.temp_dir ? d.data_dir : stage_path;
+	pthread_t watcher;
+	bool watching = pthread_create(&watcher, NULL, demo_watch, &sigs) == 0;
 	printf("libsandbox0 %s: s0 demo on an embedded local backend\n\n", s0_version_string());
 	double ms[NSTEPS];
 	int outcome[NSTEPS];
@@ -708,8 +806,15 @@ static int run_demo(cli *c)
 
 	s0_client_free(d.client);
 	s0_local_close(d.local);
+	if (watching) {
+		pthread_cancel(watcher); /* sigwait is a cancellation point */
+		pthread_join(watcher, NULL);
+	}
 	if (d.temp_dir)
 		rm_rf(d.data_dir);
+	cleanup_dir = NULL;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	free(stage_path);
 	free(d.stage);
 	free(d.data_dir);
 	free(src_abs);

@@ -15,6 +15,7 @@
  * and processes through pidfds, each with a bound.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -756,6 +757,47 @@ START_TEST(demo_runs)
 }
 END_TEST
 
+/* --source: a missing or pseudo-filesystem source is an error; FIFOs and
+ * devices in a tree are skipped (no hang), files over the cap are not copied. */
+START_TEST(demo_source_checks)
+{
+	char *data = path_in("demo");
+	cli_run r = h_run(A("demo", "--data", data, "--source", "/nonexistent/tree"), NULL);
+	expect_exit(&r, 1);
+	ck_assert_msg(strstr(r.err, "/nonexistent/tree: No such file or directory"), "%s", r.err);
+	h_run_free(&r);
+	r = h_run(A("demo", "--data", data, "--source", "/proc"), NULL);
+	expect_exit(&r, 1);
+	ck_assert_msg(strstr(r.err, "pseudo filesystem"), "%s", r.err);
+	h_run_free(&r);
+	char *src = path_in("src"), *pkg = path_in("src/pkg"), *file = path_in("src/pkg/a.txt");
+	char *fifo = path_in("src/pkg/fifo"), *big = path_in("src/big");
+	char *bigf = path_in("src/big/huge.bin");
+	ck_assert_int_eq(mkdir(src, 0755), 0);
+	ck_assert_int_eq(mkdir(pkg, 0755), 0);
+	ck_assert_int_eq(mkdir(big, 0755), 0);
+	FILE *f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("hello", f);
+	fclose(f);
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	int fd = open(bigf, O_WRONLY | O_CREAT, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 40ll << 20), 0); /* sparse, over the 24 MiB cap */
+	close(fd);
+	r = h_run(A("demo", "--data", data, "--source", src), NULL);
+	ck_assert_msg(strstr(r.out, "staged 1 files (0.0 MiB)"), "%s", r.out);
+	h_run_free(&r);
+	free(src);
+	free(pkg);
+	free(file);
+	free(fifo);
+	free(big);
+	free(bigf);
+	free(data);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -769,6 +811,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, create_from_config_file);
 	tcase_add_test(tc, demo_runs);
 	tcase_add_test(tc, local_write_then_cat);
+	tcase_add_test(tc, demo_source_checks);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("serve");
 	tcase_add_checked_fixture(tc, setup, teardown);

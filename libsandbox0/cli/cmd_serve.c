@@ -44,6 +44,8 @@ static const cli_flag serve_flags[] = {
 	                                     "/admin/v1/clock (implies --enable-admin)"},
 	{"sdk-compat", 0, FLAG_BOOL, NULL, "zero times for unset expiries and 200 for accepted "
 	                                   "pauses (published Python SDK)"},
+	{"carriers", 0, FLAG_INT, "N", "warm carrier pool size, the most sandboxes running at "
+	                               "once (default 16)"},
 	{"quiet", 'q', FLAG_BOOL, NULL, "no access log on stderr"},
 	{0},
 };
@@ -250,6 +252,10 @@ static int run_serve(cli *c)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
+	long long carriers = 0;
+	if (opt_int(c, "carriers", 1, 4096, &carriers) < 0)
+		return CLI_EXIT_USAGE;
+
 	char *data = opt_str(c, "data") ? xstrdup(opt_str(c, "data")) : cli_default_data_dir();
 	char *keys[2] = {NULL, NULL}, *store = NULL;
 	int nkeys = 0;
@@ -264,6 +270,7 @@ static int run_serve(cli *c)
 	double t0 = mono_now_s();
 	s0_local_options lo = S0_LOCAL_OPTIONS_INIT;
 	lo.manual_clock = opt_bool(c, "manual-clock");
+	lo.warm_carriers = (int32_t)carriers; /* 0 = the default */
 	rc = s0_local_open(data, &lo, &local, &err);
 	if (rc < 0) {
 		bool locked = rc == S0_ECONFLICT && !strcmp(s0_error_reason(err), "data_dir_locked");

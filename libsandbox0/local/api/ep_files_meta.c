@@ -12,7 +12,33 @@ static void reply_json_or_oom(s0__rctx *c, cJSON *d)
 	s0__reply_data(c, 200, d);
 }
 
-void s0__ep_files_stat(s0__rctx *c)
+/* A read-only path query rendered as JSON: stat or list. */
+typedef int (*query_fn)(const s0__files_ns *ns, const char *path, size_t plen, cJSON **out,
+                        s0_error **err);
+
+static int stat_query(const s0__files_ns *ns, const char *path, size_t plen, cJSON **out,
+                      s0_error **err)
+{
+	s0__fileinfo *fi = NULL;
+	int rc = s0__files_stat(ns, path, plen, &fi, err);
+	if (rc == S0_OK)
+		*out = s0__fileinfo_to_json(fi);
+	s0__fileinfo_free(fi);
+	return rc;
+}
+
+static int list_query(const s0__files_ns *ns, const char *path, size_t plen, cJSON **out,
+                      s0_error **err)
+{
+	s0__filelist *l = NULL;
+	int rc = s0__files_list(ns, path, plen, &l, err);
+	if (rc == S0_OK)
+		*out = s0__filelist_to_json(l);
+	s0__filelist_free(l);
+	return rc;
+}
+
+static void path_query(s0__rctx *c, query_fn fn)
 {
 	char *path = NULL;
 	size_t plen = 0;
@@ -21,39 +47,26 @@ void s0__ep_files_stat(s0__rctx *c)
 	if (!s0__files_param(c, "path", &path, &plen))
 		return;
 	if (s0__files_begin(c, &acc, &ns)) {
-		s0__fileinfo *fi = NULL;
+		cJSON *j = NULL;
 		s0_error *err = NULL;
-		int rc = s0__files_stat(ns, path, plen, &fi, &err);
+		int rc = fn(ns, path, plen, &j, &err);
 		s0__engine_runtime_end(acc);
 		if (rc < 0)
 			s0__reply_error(c, err);
 		else
-			reply_json_or_oom(c, s0__fileinfo_to_json(fi));
-		s0__fileinfo_free(fi);
+			reply_json_or_oom(c, j);
 	}
 	free(path);
 }
 
+void s0__ep_files_stat(s0__rctx *c)
+{
+	path_query(c, stat_query);
+}
+
 void s0__ep_files_list(s0__rctx *c)
 {
-	char *path = NULL;
-	size_t plen = 0;
-	s0__runtime_access *acc;
-	const s0__files_ns *ns;
-	if (!s0__files_param(c, "path", &path, &plen))
-		return;
-	if (s0__files_begin(c, &acc, &ns)) {
-		s0__filelist *l = NULL;
-		s0_error *err = NULL;
-		int rc = s0__files_list(ns, path, plen, &l, &err);
-		s0__engine_runtime_end(acc);
-		if (rc < 0)
-			s0__reply_error(c, err);
-		else
-			reply_json_or_oom(c, s0__filelist_to_json(l));
-		s0__filelist_free(l);
-	}
-	free(path);
+	path_query(c, list_query);
 }
 
 /* {source, destination}: bad JSON is invalid_request, missing ends invalid_paths. */

@@ -183,4 +183,16 @@ struct s0__guest *s0__runtime_access_guest(s0__runtime_access *a);
 struct s0__sessions;
 struct s0__sessions *s0__runtime_access_sessions(s0__runtime_access *a);
 
+/*
+ * The node identity (REC-06; test support): durable UID, boot credential
+ * and incarnation. A successor boot after `node_reboot` reconciles the old
+ * incarnation only with the same UID and the valid credential
+ * (S0_EFORBIDDEN boot_rejected otherwise: capacity stays fenced), after
+ * proving the old runtime state absent; the incarnation then advances.
+ */
+void s0__engine_node_identity(s0__engine *e, char uid[S0__ID_MAX], char credential[S0__ID_MAX],
+                              int64_t *incarnation);
+int s0__engine_node_boot(s0__engine *e, const char *node_uid, const char *credential,
+                         s0_error **err);
+
 #endif

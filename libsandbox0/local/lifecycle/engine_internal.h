@@ -45,6 +45,18 @@ typedef struct s0__sesreg {
 	struct s0__sesreg *next;
 } s0__sesreg;
 
+/* The node agent model (nodeagent.c; REC-04, REC-06). Under e->mu. */
+typedef struct s0__ctld {
+	int primary;              /* 0: instance "a" is primary, 1: "b" */
+	int64_t epoch;            /* promotions ever (durable, kv "ctld_epoch") */
+	int64_t promotions;       /* promotions by this process */
+	int64_t journaled;        /* node operations recorded in the journal */
+	int64_t journal_replays;  /* node operations answered from the journal */
+	char uid[S0__ID_MAX];     /* durable node UID */
+	int64_t incarnation;      /* boot incarnation (durable) */
+	int64_t reboots, successor_boots, boot_rejections;
+} s0__ctld;
+
 typedef struct s0__memprep s0__memprep;
 struct s0__ckpt;
 struct s0__ckpt_budget;
@@ -56,6 +68,7 @@ struct s0__engine {
 	s0__storage *storage;
 	s0__faults *faults;
 	s0__node node;
+	s0__ctld ctld;
 	s0__engine_options opt;
 
 	pthread_mutex_t mu; /* node, locks, wakes, queue, counters */
@@ -218,6 +231,22 @@ int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__r
                                 bool *recorded, s0_error **err);
 /* Release the reservation of a sandbox's capture (after the terminal proof). */
 void s0__engine_mem_finish(s0__engine *e, const char *id);
+
+/* nodeagent.c: load or create the node identity and count a boot (open). */
+int s0__ctld_init(s0__engine *e, s0_error **err);
+/* The node-operation journal: whether (op, step) is recorded (result
+ * copied, nullable), and recording it. */
+bool s0__ctld_journal_get(s0__engine *e, int64_t op_id, const char *step, char *result, size_t n);
+int s0__ctld_journal_put(s0__engine *e, int64_t op_id, const char *step, const char *result);
+/* Hit `ctld_primary_fail@step`: true when the primary died (the standby is
+ * now promoted and the caller must retry). */
+bool s0__ctld_primary_fails(s0__engine *e, const char *step);
+/* Hit `node_reboot@step`: true when the node rebooted (old runtimes gone). */
+bool s0__ctld_reboot_hit(s0__engine *e, const char *step);
+/* The node rebooted and no authenticated successor has reconciled it. */
+bool s0__ctld_node_down(s0__engine *e);
+/* Inspection: node.ctld and node.identity (caller holds e->mu). */
+void s0__ctld_json(s0__engine *e, struct cJSON *node);
 
 /* Wake bookkeeping for auto-resume (under e->mu); NULL only when OOM. */
 s0__wake *s0__engine_wake_get(s0__engine *e, const char *id);

@@ -194,6 +194,8 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 		s0__storage_set_roots(e->storage, live_gens, e);
 		rc = s0__engine_mem_init(e, err);
 	}
+	if (rc == S0_OK)
+		rc = s0__ctld_init(e, err);
 	if (rc == S0_OK) {
 		rc = ensure_default_template(e, err);
 	}

@@ -23,6 +23,7 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 	cJSON_AddNumberToObject(n, "runtimes_crashed", (double)nd->runtimes_crashed);
 	cJSON_AddNumberToObject(n, "driver_stops", (double)nd->driver_stops);
 	cJSON_AddNumberToObject(n, "reconciled_stops", (double)nd->reconciled_stops);
+	s0__ctld_json(e, n);
 	cJSON *rts = cJSON_AddArrayToObject(n, "runtimes");
 	for (s0__runtime *rt = nd->runtimes; rt; rt = rt->next) {
 		if (sandbox_id && strcmp(rt->sandbox_id, sandbox_id))

@@ -22,6 +22,9 @@ void s0__node_init(s0__node *n, int64_t cpu, int64_t mem, int carriers)
 int s0__node_lease(s0__node *n, const char *sandbox_id, int64_t cpu, int64_t mem,
                    s0__runtime **out, s0_error **err)
 {
+	if (n->down)
+		return s0__error_set(err, S0_EUNAVAILABLE, "node_rebooting",
+		                     "the node rebooted and is not reconciled yet");
 	if (n->carriers_used >= n->carriers_total)
 		return s0__error_set(err, S0_EUNAVAILABLE, "carrier",
 		                     "no compatible ready carrier is available");

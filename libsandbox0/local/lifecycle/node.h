@@ -62,6 +62,7 @@ typedef struct s0__node {
 	int64_t runtimes_crashed;
 	int64_t driver_stops;     /* stops acknowledged by the driver call */
 	int64_t reconciled_stops; /* stops proven from node state, no driver reply (REC-02) */
+	bool down; /* rebooted; awaiting an authenticated successor boot (REC-06) */
 	s0__runtime *runtimes;
 } s0__node;
 

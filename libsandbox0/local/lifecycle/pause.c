@@ -166,7 +166,19 @@ static int step_publish(s0__engine *e, s0__op_row *op)
 		return S0_EUNAVAILABLE; /* a request is finishing; retry shortly */
 	if (s0__fault_hit(e->faults, "node_channel", "pause") != S0__FAULT_NONE)
 		return S0_EUNAVAILABLE;
+	/* the node operation (fence, seal, publish) is journaled by the ctld
+	 * primary before it answers; a promoted standby finds it there and
+	 * never publishes twice (REC-04). Journal: "<gen>\n<image>". */
 	char gen[S0__GEN_MAX];
+	char rec[S0__GEN_MAX + sizeof op->image + 2];
+	if (s0__ctld_journal_get(e, op->id, "publish", rec, sizeof rec)) {
+		char *nl = strchr(rec, '\n');
+		if (nl)
+			*nl++ = '\0';
+		s0__strlcpy(gen, rec, sizeof gen);
+		s0__strlcpy(op->image, nl ? nl : "", sizeof op->image);
+		goto published;
+	}
 	if (s0__volume_commit(rt->volume, gen, NULL) < 0)
 		return S0_EUNAVAILABLE;
 	if (op->memory) {
@@ -179,6 +191,12 @@ static int step_publish(s0__engine *e, s0__op_row *op)
 		}
 		s0__strlcpy(op->image, hex, sizeof op->image);
 	}
+	snprintf(rec, sizeof rec, "%s\n%s", gen, op->memory ? op->image : "");
+	if (s0__ctld_journal_put(e, op->id, "publish", rec) < 0)
+		return S0_EIO;
+	if (s0__ctld_primary_fails(e, "publish"))
+		return S0_EUNAVAILABLE; /* killed before answering: the standby finishes it */
+published:
 	s0__strlcpy(op->new_head, gen, sizeof op->new_head);
 	if (set_state(e, op, "published") < 0)
 		return S0_EIO;
@@ -221,6 +239,8 @@ static int step_commit(s0__engine *e, s0__op_row *op)
 	if (rc == S0_OK)
 		s0__storage_unpin(e->storage, op->new_head);
 	s0__fault_hit(e->faults, "manager_restart", "committed"); /* crash point */
+	if (rc == S0_OK && s0__ctld_primary_fails(e, "commit"))
+		return S0_EUNAVAILABLE; /* the promoted standby takes the retirement over */
 	return rc == S0_OK ? S0_OK : S0_EIO;
 }
 
@@ -231,6 +251,14 @@ static int step_commit(s0__engine *e, s0__op_row *op)
  */
 static int step_release(s0__engine *e, s0__op_row *op)
 {
+	/* a node reboot takes the old incarnation's runtimes; until an
+	 * authenticated successor boot reconciles it, nothing is proven and
+	 * the capacity stays fenced (REC-06) */
+	s0__ctld_reboot_hit(e, "release");
+	if (s0__ctld_node_down(e))
+		return S0_EUNAVAILABLE;
+	if (s0__ctld_journal_get(e, op->id, "release", NULL, 0))
+		goto released; /* a promoted standby: the primary already released it */
 	pthread_mutex_lock(&e->mu);
 	s0__runtime *rt = s0__node_find(&e->node, op->runtime_id);
 	pthread_mutex_unlock(&e->mu);
@@ -254,6 +282,11 @@ static int step_release(s0__engine *e, s0__op_row *op)
 		s0__engine_release_runtime(e, rt);
 	if (op->memory) /* source terminal: the reservation returns (MFB-12) */
 		s0__engine_mem_finish(e, op->sandbox_id);
+	if (s0__ctld_journal_put(e, op->id, "release", op->runtime_id) < 0)
+		return S0_EIO;
+	if (s0__ctld_primary_fails(e, "release"))
+		return S0_EUNAVAILABLE; /* killed before answering: the standby finishes it */
+released:;
 	bool failed = !strcmp(op->state, "capture_failed");
 	s0__sandbox_row row = {0};
 	int rc = s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL);

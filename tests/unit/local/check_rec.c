@@ -1,9 +1,10 @@
 /*
- * Runtime failure recovery (behaviours.md REC-01, 02, 03, 05, 07, 08, 09
- * and TTL-09) and inspect state (INS-01..INS-07), through the public client.
+ * Runtime failure recovery (behaviours.md REC-01..REC-09 and TTL-09) and
+ * inspect state (INS-01..INS-07), through the public client; REC-06's
+ * successor boot goes through the engine's test entry point.
  *
- * Not here: REC-04 (ctld primary/standby) and REC-06 (node reboot and boot
- * credential) need node-agent models the local backend does not have yet. INS-01's memory
+ * Not here: REC-04 during resume (only the pause steps are journaled node
+ * operations so far). INS-01's memory
  * exceptions (failed/starting with paused true) belong to the checkpoint
  * issue; INS-04's Python-SDK decoding to the Python issue.
  */
@@ -13,6 +14,8 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "local/lifecycle/engine.h"
+#include "local/local_internal.h"
 #include "lt.h"
 #include "suites.h"
 
@@ -743,6 +746,174 @@ START_TEST(ins06_ins07_no_mixed_binding_during_transitions)
 }
 END_TEST
 
+/* REC-04: the ctld primary dies at a pause step; the synchronized standby
+ * is promoted and finishes the node operation exactly once. */
+static void rec04_at(const char *step, bool replayed)
+{
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	lt_write(&t, id, "/workspace/A", "before the pause");
+	cJSON *j = lt_inspect(&t, id);
+	double pub = lt_num(j, "storage.publications");
+	double started = lt_num(j, "node.runtimes_started");
+	double stopped = lt_num(j, "node.runtimes_stopped");
+	double stops = lt_num(j, "node.driver_stops");
+	ck_assert_str_eq(lt_str(j, "node.ctld.primary"), "a");
+	ck_assert_double_eq(lt_num(j, "node.ctld.promotions"), 0);
+	cJSON_Delete(j);
+	char fault[64];
+	snprintf(fault, sizeof fault, "ctld_primary_fail@%s", step);
+	LT_OK(s0_local_fault_arm(t.local, fault, S0_FAULT_FAIL, 1, 0, &e_));
+	lt_pause(&t, id);
+	lt_assert_paused(&t, id);
+	j = lt_inspect(&t, id);
+	ck_assert_str_eq(lt_str(j, "node.ctld.primary"), "b"); /* the standby took over */
+	ck_assert_double_eq(lt_num(j, "node.ctld.promotions"), 1);
+	ck_assert_double_eq(lt_num(j, "node.ctld.epoch"), 1);
+	if (replayed) /* the standby answered from the journal, not by redoing it */
+		ck_assert_double_ge(lt_num(j, "node.ctld.journal_replays"), 1);
+	ck_assert_double_eq(lt_num(j, "storage.publications"), pub + 1); /* one publication */
+	ck_assert_double_eq(lt_num(j, "node.runtimes_started"), started); /* no writer granted */
+	ck_assert_double_eq(lt_num(j, "node.runtimes_stopped"), stopped + 1);
+	ck_assert_double_eq(lt_num(j, "node.driver_stops"), stops + 1);
+	ck_assert_double_eq(lt_num(j, "node.cpu_used_millis"), 0);
+	ck_assert_double_eq(lt_num(j, "sandbox.operation_counts.pause"), 1);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "operations")), 0);
+	char *head = strdup(lt_str(j, "sandbox.head"));
+	cJSON_Delete(j);
+	ck_assert_int_eq(lt_fsck_generation(&t, head), 0);
+	lt_resume(&t, id);
+	ck_assert(lt_file_is(&t, id, "/workspace/A", "before the pause"));
+	ck_assert_double_eq(lt_inum(&t, NULL, "node.runtimes_started"), started + 1);
+	free(head);
+	free(id);
+	lt_close(&t);
+}
+
+START_TEST(rec04_standby_finishes_publish_once)
+{
+	LT_ROW("REC-04");
+	rec04_at("publish", true);
+}
+END_TEST
+
+START_TEST(rec04_standby_finishes_commit_once)
+{
+	LT_ROW("REC-04");
+	rec04_at("commit", false);
+}
+END_TEST
+
+START_TEST(rec04_standby_finishes_release_once)
+{
+	LT_ROW("REC-04");
+	rec04_at("release", true);
+}
+END_TEST
+
+/* Advance and settle a few times (an incomplete pause stays incomplete). */
+static void settle(lt *t)
+{
+	for (int i = 0; i < 5; i++) {
+		lt_quiesce(t);
+		lt_advance(t, 1000);
+	}
+	lt_quiesce(t);
+}
+
+/* REC-06: after `node_reboot` only the authenticated successor boot of the
+ * same node UID reconciles the old incarnation; until then the old
+ * generation's capacity stays fenced and the pause incomplete. */
+START_TEST(rec06_only_the_authenticated_successor_reconciles)
+{
+	LT_ROW("REC-06");
+	lt t;
+	lt_open(&t, NULL);
+	s0__engine *e = s0__local_engine(t.local);
+	char uid[S0__ID_MAX], cred[S0__ID_MAX];
+	int64_t inc = 0;
+	s0__engine_node_identity(e, uid, cred, &inc);
+	ck_assert_int_eq(strncmp(uid, "node_", 5), 0);
+	ck_assert(cred[0] != '\0');
+	ck_assert_int_ge(inc, 1);
+	char *id = lt_claim(&t, NULL, NULL);
+	lt_write(&t, id, "/workspace/A", "committed by the pause");
+	double cpu = lt_inum(&t, NULL, "node.cpu_used_millis");
+	ck_assert_double_gt(cpu, 0);
+	LT_OK(s0_local_fault_arm(t.local, "node_reboot", S0_FAULT_FAIL, 1, 0, &e_));
+	s0_lifecycle_result *lr = NULL;
+	LT_OK(s0_sandbox_pause(t.c, id, S0_BOOL_UNSET, &lr, &e_));
+	s0_lifecycle_result_free(lr);
+	settle(&t);
+
+	/* the old incarnation's runtime is gone, its capacity fenced */
+	cJSON *j = lt_inspect(&t, id);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "node"), "identity"), "awaiting_successor")));
+	ck_assert_double_eq(lt_num(j, "node.identity.reboots"), 1);
+	cJSON *rt = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "node"), "runtimes"),
+	                               0);
+	ck_assert_ptr_nonnull(rt);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(rt, "halted")));
+	ck_assert_double_eq(lt_num(j, "node.cpu_used_millis"), cpu);
+	ck_assert_int_eq(lt_pending_ops(&t, id), 1);
+	cJSON_Delete(j);
+	s0_sandbox_info *sb = lt_get(&t, id);
+	ck_assert(!s0_sandbox_info_paused(sb));
+	ck_assert_int_ne(s0_sandbox_info_status(sb), S0_STATUS_PAUSED);
+	s0_sandbox_info_free(sb);
+
+	/* another node UID, or a bad credential: cannot reconcile */
+	s0_error *err = NULL;
+	LT_EXPECT(s0__engine_node_boot(e, "node_someoneelse", cred, &err), err, S0_EFORBIDDEN,
+	          "boot_rejected");
+	LT_EXPECT(s0__engine_node_boot(e, uid, "bootcred_forged", &err), err, S0_EFORBIDDEN,
+	          "boot_rejected");
+	settle(&t);
+	j = lt_inspect(&t, id);
+	ck_assert_double_eq(lt_num(j, "node.identity.boot_rejections"), 2);
+	ck_assert_double_eq(lt_num(j, "node.identity.incarnation"), (double)inc);
+	ck_assert_double_eq(lt_num(j, "node.cpu_used_millis"), cpu); /* still fenced */
+	ck_assert_int_eq(lt_pending_ops(&t, id), 1);
+	cJSON_Delete(j);
+	sb = lt_get(&t, id);
+	ck_assert(!s0_sandbox_info_paused(sb));
+	s0_sandbox_info_free(sb);
+
+	/* the proper successor: same UID, valid credential, incarnation + 1 */
+	LT_OK(s0__engine_node_boot(e, uid, cred, &e_));
+	char uid2[S0__ID_MAX], cred2[S0__ID_MAX];
+	int64_t inc2 = 0;
+	s0__engine_node_identity(e, uid2, cred2, &inc2);
+	ck_assert_str_eq(uid2, uid);
+	ck_assert_int_eq(inc2, inc + 1);
+	for (int i = 0; i < 50 && lt_pending_ops(&t, id); i++) {
+		lt_advance(&t, 100);
+		lt_quiesce(&t);
+		lt_nap_ms(2);
+	}
+	lt_assert_paused(&t, id);
+	j = lt_inspect(&t, id);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "node"), "identity"), "awaiting_successor")));
+	ck_assert_double_eq(lt_num(j, "node.cpu_used_millis"), 0);
+	ck_assert_double_ge(lt_num(j, "node.reconciled_stops"), 1);
+	ck_assert_double_eq(lt_num(j, "node.identity.successor_boots"), 1);
+	cJSON_Delete(j);
+	lt_resume(&t, id);
+	ck_assert(lt_file_is(&t, id, "/workspace/A", "committed by the pause"));
+	free(id);
+	/* the identity is durable: a reopen is the next boot of the same UID */
+	lt_reopen(&t);
+	s0__engine_node_identity(s0__local_engine(t.local), uid2, cred2, &inc2);
+	ck_assert_str_eq(uid2, uid);
+	ck_assert_str_eq(cred2, cred);
+	ck_assert_int_eq(inc2, inc + 2);
+	lt_close(&t);
+}
+END_TEST
+
 Suite *s0_local_rec_suite(void)
 {
 	Suite *s = suite_create("local-rec");
@@ -752,7 +923,11 @@ Suite *s0_local_rec_suite(void)
 	tcase_add_test(tc, ttl09_auto_resume_false_keeps_crash_fencing);
 	tcase_add_test(tc, rec01_failed_until_a_replacement_fits);
 	tcase_add_test(tc, rec02_cleanup_does_not_depend_on_driver);
+	tcase_add_test(tc, rec04_standby_finishes_publish_once);
+	tcase_add_test(tc, rec04_standby_finishes_commit_once);
+	tcase_add_test(tc, rec04_standby_finishes_release_once);
 	tcase_add_test(tc, rec05_manager_restart_recovers_every_operation);
+	tcase_add_test(tc, rec06_only_the_authenticated_successor_reconciles);
 	tcase_add_test(tc, rec07_purged_record_is_not_proof_of_absence);
 	tcase_add_test(tc, rec08_snapshot_and_pause_are_durability_points);
 	suite_add_tcase(s, tc);

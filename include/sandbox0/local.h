@@ -73,12 +73,23 @@ typedef struct s0_local_options {
 	 * @since 0.2
 	 */
 	uint64_t memory_image_limit_bytes;
+	/**
+	 * Non-zero: the webhook outbox is not durable (kept in memory only).
+	 * Events of sandboxes with `config.webhook` are still posted, but a
+	 * memory pause of such a sandbox answers 503 `unavailable` (reason
+	 * `webhook_outbox_unavailable`) and the sandbox keeps running (MFB-15).
+	 * 0 = durable outbox `<data_dir>/webhook-outbox.db`: a memory pause of a
+	 * webhook sandbox records `sandbox.pausing` there and authorises capture
+	 * only after every delivery of that sandbox is acknowledged (2xx).
+	 * @since 0.2
+	 */
+	int32_t disable_webhook_outbox;
 } s0_local_options;
 
 /** Current version of ::s0_local_options. */
 #define S0_LOCAL_OPTIONS_VERSION 1
 /** Static initialiser. */
-#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 S0_BEGIN_DECLS
 

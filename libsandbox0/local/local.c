@@ -74,6 +74,7 @@ static int engine_options(s0_local *l, const s0_local_options *o, s0__engine_opt
 	eo->rootfs_size_bytes = o->rootfs_size_bytes ? o->rootfs_size_bytes : 1ULL << 30;
 	eo->no_memory = o->disable_memory_checkpoints != 0;
 	eo->memory_image_limit_bytes = o->memory_image_limit_bytes;
+	eo->no_webhook_outbox = o->disable_webhook_outbox != 0;
 	return S0_OK;
 }
 

@@ -18,6 +18,7 @@ typedef struct s0__engine_options {
 	bool manual_clock; /* time moves only when told: no periodic passes */
 	bool no_memory;    /* no memory checkpoints in this deployment (MEM-02) */
 	uint64_t memory_image_limit_bytes; /* per-image admission limit; 0 = default */
+	bool no_webhook_outbox; /* no durable webhook outbox (MFB-15) */
 } s0__engine_options;
 
 /* A per-sandbox lifecycle lock (in memory; rebuilt on manager restart). */
@@ -88,6 +89,7 @@ struct s0__engine {
 	struct s0__ckpt_budget *budget; /* their upload reservation */
 	bool budget_held;               /* upload_budget_hold applied (under mu) */
 	s0__memprep *mempreps;          /* captures in flight (under mu) */
+	struct s0__webhooks *webhooks;  /* webhook outbox (webhook.c) */
 };
 
 /* Time on the engine clock. */

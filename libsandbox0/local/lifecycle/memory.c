@@ -18,6 +18,7 @@
 #include "local/blocks/bstore.h"
 #include "local/checkpoint/ckpt.h"
 #include "local/lifecycle/engine_internal.h"
+#include "local/lifecycle/webhook.h"
 
 #define BUDGET_TOTAL (4ULL << 30)
 #define BUDGET_IMAGE_LIMIT (2ULL << 30)
@@ -123,11 +124,15 @@ int s0__engine_mem_init(s0__engine *e, s0_error **err)
 	}
 	if (rc == S0_OK)
 		s0__storage_set_object_roots(e->storage, image_roots, e);
+	if (rc == S0_OK) /* MFB-15 */
+		rc = s0__webhooks_new(e, !e->opt.no_webhook_outbox, &e->webhooks, err);
 	return rc;
 }
 
 void s0__engine_mem_close(s0__engine *e)
 {
+	s0__webhooks_free(e->webhooks);
+	e->webhooks = NULL;
 	while (e->mempreps) {
 		s0__memprep *m = e->mempreps;
 		e->mempreps = m->next;
@@ -173,6 +178,10 @@ int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
 		.cancel = cancel,
 		.tmpfs = rt->tmpfs,
 	};
+	/* webhooks: a durable outbox, drained before capture (MFB-15) */
+	int wrc = s0__webhook_before_capture(e, id, po.deadline_ms, cancel, err);
+	if (wrc < 0)
+		return wrc;
 	s0__memprep *m = calloc(1, sizeof *m);
 	if (!m)
 		return s0__error_nomem(err);
@@ -227,6 +236,7 @@ int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt,
 	};
 	s0__ckpt_image_info info;
 	s0_error *cerr = NULL;
+	s0__webhook_capture_started(e, op->sandbox_id); /* MFB-15 inspection */
 	int rc = s0__ckpt_capture(m->prep, rt->guest, &meta, &info, &cerr);
 	s0_error_free(cerr);
 	if (rc < 0) {
@@ -238,6 +248,7 @@ int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt,
 	m->image[S0__OBJID_HEX_BYTES] = '\0';
 	pthread_mutex_unlock(&e->mu);
 	memcpy(image_hex, info.image_hex, S0__OBJID_HEX_BYTES);
+	s0__webhook_event(e, op->sandbox_id, "sandbox.paused");
 	/* test hook: hold between the batch commit and the operation record */
 	s0__fault_pass(e->faults, "capture", "before-record");
 	return S0_OK;
@@ -304,6 +315,9 @@ cJSON *s0__engine_mem_inspect(s0__engine *e)
 		}
 	}
 	free(rows);
+	cJSON *wh = s0__webhooks_inspect(e);
+	if (wh)
+		cJSON_AddItemToObject(m, "webhooks", wh);
 	return m;
 }
 

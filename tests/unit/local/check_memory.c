@@ -845,6 +845,29 @@ static char *mem_image_of(lt *t, const char *id)
 	return out;
 }
 
+/* Nothing of a refused or failed memory pause changed: same runtime, generation,
+ * head and processes; no reservation, capture or operation left. */
+static void assert_untouched(lt *t, procs *p, const char *rt0, int64_t g0, const char *head0)
+{
+	lt_assert_running(t, p->id);
+	char *rt1 = lt_runtime_id(t, p->id);
+	ck_assert_str_eq(rt0, rt1);
+	free(rt1);
+	ck_assert_int_eq(lt_generation(t, p->id), g0);
+	char *head1 = lt_head(t, p->id);
+	ck_assert_str_eq(head0, head1);
+	free(head1);
+	ck_assert(procs_restored(t, p));
+	char *v = run(t, p->id, p->ctx, "echo $!");
+	ck_assert_str_eq(v, p->pid);
+	free(v);
+	ck_assert_double_eq(mem_num(t, "reservation.reserved_bytes"), 0);
+	ck_assert_double_eq(mem_num(t, "reservation.reservations"), 0);
+	ck_assert_double_eq(mem_num(t, "captures_in_flight"), 0);
+	ck_assert_double_eq(mem_num(t, "captures"), 0);
+	ck_assert_int_eq(lt_pending_ops(t, p->id), 0);
+}
+
 /* MEM-01: no body, empty body, {} and {"memory":false} are filesystem-only on
  * both calls (same reply shape, fresh processes); a broken body is 400 and
  * changes nothing. */
@@ -899,18 +922,9 @@ START_TEST(mem01_fs_equivalent_bodies_and_bad_body)
 		free(reply);
 	}
 	lt_quiesce(&t);
-	lt_assert_running(&t, p.id);
-	char *rt1 = lt_runtime_id(&t, p.id);
-	ck_assert_str_eq(rt0, rt1);
-	ck_assert_int_eq(lt_generation(&t, p.id), g0);
-	char *head1 = lt_head(&t, p.id);
-	ck_assert_str_eq(head0, head1);
-	ck_assert_int_eq(lt_pending_ops(&t, p.id), 0);
-	ck_assert(procs_restored(&t, &p));
+	assert_untouched(&t, &p, rt0, g0, head0);
 	free(rt0);
-	free(rt1);
 	free(head0);
-	free(head1);
 	procs_free(&p);
 	lt_close(&t);
 }
@@ -936,23 +950,13 @@ START_TEST(mem02_no_checkpoint_engine_refuses_memory_pause)
 	LT_EXPECT(s0_sandbox_pause(t.c, p.id, S0_BOOL_TRUE, &lr, &err), err, S0_EUNAVAILABLE,
 	          NULL);
 	lt_quiesce(&t);
-	lt_assert_running(&t, p.id);
-	char *rt1 = lt_runtime_id(&t, p.id);
-	ck_assert_str_eq(rt0, rt1);
-	ck_assert_int_eq(lt_generation(&t, p.id), g0);
-	char *head1 = lt_head(&t, p.id);
-	ck_assert_str_eq(head0, head1);
-	ck_assert_int_eq(lt_pending_ops(&t, p.id), 0);
-	ck_assert_int_eq((int)mem_num(&t, "captures"), 0);
-	ck_assert(procs_restored(&t, &p));
+	assert_untouched(&t, &p, rt0, g0, head0);
 	lt_pause(&t, p.id);
 	lt_quiesce(&t);
 	mem_resume(&t, p.id);
 	ck_assert(procs_fresh(&t, &p));
 	free(rt0);
-	free(rt1);
 	free(head0);
-	free(head1);
 	procs_free(&p);
 	lt_close(&t);
 }
@@ -1194,26 +1198,6 @@ static int bg_mem_pause(lt *t, void *arg, s0_error **err)
 }
 
 /* The running sandbox is untouched by a cancelled preparation. */
-static void assert_untouched(lt *t, procs *p, const char *rt0, int64_t g0, const char *head0)
-{
-	lt_assert_running(t, p->id);
-	char *rt1 = lt_runtime_id(t, p->id);
-	ck_assert_str_eq(rt0, rt1);
-	free(rt1);
-	ck_assert_int_eq(lt_generation(t, p->id), g0);
-	char *head1 = lt_head(t, p->id);
-	ck_assert_str_eq(head0, head1);
-	free(head1);
-	ck_assert(procs_restored(t, p));
-	char *v = run(t, p->id, p->ctx, "echo $!");
-	ck_assert_str_eq(v, p->pid);
-	free(v);
-	ck_assert_double_eq(mem_num(t, "reservation.reserved_bytes"), 0);
-	ck_assert_double_eq(mem_num(t, "reservation.reservations"), 0);
-	ck_assert_double_eq(mem_num(t, "captures_in_flight"), 0);
-	ck_assert_double_eq(mem_num(t, "captures"), 0);
-	ck_assert_int_eq(lt_pending_ops(t, p->id), 0);
-}
 
 /* MFB-09: preparation held past its deadline: 503, running, same runtime. */
 START_TEST(mfb09_prepare_stall_past_deadline)

@@ -1,6 +1,7 @@
 """Threads, the GIL, Ctrl-C and cancellation."""
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from _support import BackendCase
 class EightThreads(BackendCase):
     def test_eight_threads_share_one_client(self) -> None:
         """8 Python threads drive full cycles through one client at once."""
+        gc.collect()  # objects of earlier tests still waiting for the collector
         base = s0.live_objects()
         failures = []
         done = []
@@ -49,6 +51,7 @@ class EightThreads(BackendCase):
         self.assertEqual(failures, [])
         self.assertEqual(len(done), 24)
         self.settle()
+        gc.collect()
         self.assertEqual(s0.live_objects(), base)
 
 

@@ -650,11 +650,30 @@ typedef struct opctx {
 	s0__files_route *route;
 } opctx;
 
-static int fill_info(const tnode *n, const char *name, bool with_target, s0__fileinfo *fi,
-                     s0_error **err)
+/* Walk to an entry that must exist: the lookup every query starts with. A missing entry is
+ * `missing` (S0__R_NOT_FOUND or S0__R_DIR_NOT_FOUND), "<what> not found: <path>". The caller
+ * clears w whatever the result. */
+static int find_existing(opctx *o, unsigned fl, const char *missing, const char *what, twalk *w,
+                         s0_error **err)
 {
+	int rc = twalk_run(o->t, o->p, fl, w, err);
+	if (rc < 0)
+		return rc; /* twalk_run has cleared w */
+	if (w->status != TW_OK)
+		return walk_fail(w, missing, o->p, o->route, 0, err);
+	if (!w->node)
+		return s0__error_set(err, S0_ENOTFOUND, missing, "%s not found: %s", what, o->p);
+	return S0_OK;
+}
+
+/* One entry as stat and list render it; path (transfer full, NULL: out of memory) is the
+ * entry's path as shown, owned by fi from here on. */
+static int fill_info(const tnode *n, const char *name, char *path, bool with_target,
+                     s0__fileinfo *fi, s0_error **err)
+{
+	fi->path = path;
 	fi->name = s0__strdup(name);
-	if (!fi->name)
+	if (!path || !fi->name)
 		return s0__error_nomem(err);
 	fi->type = n->kind == K_DIR ? S0_FILE_TYPE_DIR
 	           : n->kind == K_LINK ? S0_FILE_TYPE_SYMLINK : S0_FILE_TYPE_FILE;
@@ -673,14 +692,8 @@ static int read_locked(opctx *o, uint64_t off, int64_t len, void **out, size_t *
                        s0_error **err)
 {
 	twalk w;
-	int rc = twalk_run(o->t, o->p, TW_FOLLOW, &w, err);
-	if (rc < 0)
-		return rc;
-	if (w.status != TW_OK)
-		rc = walk_fail(&w, S0__R_NOT_FOUND, o->p, o->route, 0, err);
-	else if (!w.node)
-		rc = s0__error_set(err, S0_ENOTFOUND, S0__R_NOT_FOUND, "file not found: %s", o->p);
-	else if (w.node->kind != K_FILE)
+	int rc = find_existing(o, TW_FOLLOW, S0__R_NOT_FOUND, "file", &w, err);
+	if (rc == S0_OK && w.node->kind != K_FILE)
 		rc = s0__error_set(err, S0_ECONFLICT, S0__R_NOT_FILE, "not a regular file: %s", o->p);
 	if (rc == S0_OK) {
 		size_t size = w.node->size, start = off < size ? (size_t)off : size, n = size - start;
@@ -910,35 +923,46 @@ int s0__tmpfs_delete(s0__tmpfs *t, const char *path, size_t path_len, s0__files_
 	return run_op(t, path, path_len, route, delete_locked, NULL, err);
 }
 
-static int stat_locked(opctx *o, void *arg, s0_error **err)
+/* A read-only query (stat, list): find the entry that must exist, then render it into out. */
+typedef int (*render_fn)(const opctx *o, const tnode *n, void *out, s0_error **err);
+
+typedef struct query_arg {
+	unsigned fl;         /* walk flags */
+	const char *missing; /* reason of a missing entry */
+	const char *what;    /* "file", "directory" */
+	render_fn render;
+	void *out;
+} query_arg;
+
+static int query_locked(opctx *o, void *arg, s0_error **err)
 {
+	const query_arg *q = arg;
 	twalk w;
-	int rc = twalk_run(o->t, o->p, 0, &w, err);
-	if (rc < 0)
-		return rc;
-	if (w.status != TW_OK)
-		rc = walk_fail(&w, S0__R_NOT_FOUND, o->p, o->route, 0, err);
-	else if (!w.node)
-		rc = s0__error_set(err, S0_ENOTFOUND, S0__R_NOT_FOUND, "file not found: %s", o->p);
-	s0__fileinfo *fi = rc == S0_OK ? calloc(1, sizeof *fi) : NULL;
-	if (rc == S0_OK && !fi)
-		rc = s0__error_nomem(err);
+	int rc = find_existing(o, q->fl, q->missing, q->what, &w, err);
 	if (rc == S0_OK)
-		rc = fill_info(w.node, strcmp(o->p, "/") ? s0__path_base(o->p) : "/", true, fi, err);
-	if (rc == S0_OK && !(fi->path = s0__strndup(o->raw, o->raw_len)))
-		rc = s0__error_nomem(err);
+		rc = q->render(o, w.node, q->out, err);
+	twalk_clear(&w);
+	return rc;
+}
+
+static int stat_render(const opctx *o, const tnode *n, void *out, s0_error **err)
+{
+	s0__fileinfo *fi = calloc(1, sizeof *fi);
+	int rc = fi ? fill_info(n, strcmp(o->p, "/") ? s0__path_base(o->p) : "/",
+	                        s0__strndup(o->raw, o->raw_len), true, fi, err)
+	            : s0__error_nomem(err);
 	if (rc == S0_OK)
-		*(s0__fileinfo **)arg = fi;
+		*(s0__fileinfo **)out = fi;
 	else
 		s0__fileinfo_free(fi);
-	twalk_clear(&w);
 	return rc;
 }
 
 int s0__tmpfs_stat(s0__tmpfs *t, const char *path, size_t path_len, s0__files_route *route,
                    s0__fileinfo **out, s0_error **err)
 {
-	return run_op(t, path, path_len, route, stat_locked, out, err);
+	query_arg q = {0, S0__R_NOT_FOUND, "file", stat_render, out};
+	return run_op(t, path, path_len, route, query_locked, &q, err);
 }
 
 static int list_entries(const tnode *d, const char *p, s0__filelist *l, s0_error **err)
@@ -946,9 +970,8 @@ static int list_entries(const tnode *d, const char *p, s0__filelist *l, s0_error
 	int rc = S0_OK;
 	for (size_t i = 0; rc == S0_OK && i < d->nkids; i++) {
 		s0__fileinfo fi = {0};
-		rc = fill_info(d->kids[i], d->kids[i]->name, false, &fi, err);
-		if (rc == S0_OK && !(fi.path = s0__path_join(p, d->kids[i]->name)))
-			rc = s0__error_nomem(err);
+		rc = fill_info(d->kids[i], d->kids[i]->name, s0__path_join(p, d->kids[i]->name), false,
+		               &fi, err);
 		if (rc == S0_OK)
 			rc = s0__filelist_push(l, &fi, err);
 		s0__fileinfo_clear(&fi);
@@ -956,48 +979,31 @@ static int list_entries(const tnode *d, const char *p, s0__filelist *l, s0_error
 	return rc;
 }
 
-static int list_locked(opctx *o, void *arg, s0_error **err)
+static int list_render(const opctx *o, const tnode *d, void *out, s0_error **err)
 {
-	twalk w;
-	int rc = twalk_run(o->t, o->p, TW_FOLLOW, &w, err);
-	if (rc < 0)
-		return rc;
-	if (w.status != TW_OK)
-		rc = walk_fail(&w, S0__R_DIR_NOT_FOUND, o->p, o->route, 0, err);
-	else if (!w.node)
-		rc = s0__error_set(err, S0_ENOTFOUND, S0__R_DIR_NOT_FOUND, "directory not found: %s", o->p);
-	else if (w.node->kind != K_DIR)
-		rc = s0__error_set(err, S0_ECONFLICT, S0__R_NOT_DIR, "not a directory: %s", o->p);
-	s0__filelist *l = rc == S0_OK ? calloc(1, sizeof *l) : NULL;
-	if (rc == S0_OK && !l)
-		rc = s0__error_nomem(err);
+	if (d->kind != K_DIR)
+		return s0__error_set(err, S0_ECONFLICT, S0__R_NOT_DIR, "not a directory: %s", o->p);
+	s0__filelist *l = calloc(1, sizeof *l);
+	int rc = l ? list_entries(d, o->p, l, err) : s0__error_nomem(err);
 	if (rc == S0_OK)
-		rc = list_entries(w.node, o->p, l, err);
-	if (rc == S0_OK)
-		*(s0__filelist **)arg = l; /* children are kept sorted by name */
+		*(s0__filelist **)out = l; /* children are kept sorted by name */
 	else
 		s0__filelist_free(l);
-	twalk_clear(&w);
 	return rc;
 }
 
 int s0__tmpfs_list(s0__tmpfs *t, const char *path, size_t path_len, s0__files_route *route,
                    s0__filelist **out, s0_error **err)
 {
-	return run_op(t, path, path_len, route, list_locked, out, err);
+	query_arg q = {TW_FOLLOW, S0__R_DIR_NOT_FOUND, "directory", list_render, out};
+	return run_op(t, path, path_len, route, query_locked, &q, err);
 }
 
 static int chmod_locked(opctx *o, void *arg, s0_error **err)
 {
 	twalk w;
-	int rc = twalk_run(o->t, o->p, TW_FOLLOW, &w, err);
-	if (rc < 0)
-		return rc;
-	if (w.status != TW_OK)
-		rc = walk_fail(&w, S0__R_NOT_FOUND, o->p, o->route, 0, err);
-	else if (!w.node)
-		rc = s0__error_set(err, S0_ENOTFOUND, S0__R_NOT_FOUND, "file not found: %s", o->p);
-	else
+	int rc = find_existing(o, TW_FOLLOW, S0__R_NOT_FOUND, "file", &w, err);
+	if (rc == S0_OK)
 		rc = denied_ro(w.node->is_mount ? w.node : w.dir, o->p, err);
 	if (rc == S0_OK)
 		w.node->perm = *(uint32_t *)arg;

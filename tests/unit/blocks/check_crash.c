@@ -6,17 +6,13 @@
  * recorded generation reads back exactly, GC leaves exactly the live
  * objects, and the store keeps working.
  */
-#include <libgen.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "blktest.h"
 #include "check_main.h"
+#include "crashrig.h"
 
 static const char *const points[] = {
 	"publish.fenced",          "publish.chunks_stored",   "publish.pages_stored",
@@ -26,40 +22,16 @@ static const char *const points[] = {
 	"objects.compact_switched", "gc.done",
 };
 
-static char *crasher_path(void)
-{
-	const char *env = getenv("S0_BLK_CRASHER");
-	if (env && *env)
-		return strdup(env);
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	ck_assert_int_gt(n, 0);
-	self[n] = '\0';
-	char *p = NULL;
-	ck_assert_int_ge(asprintf(&p, "%s/blk_crasher", dirname(self)), 0);
-	return p;
-}
+static const s0_crashrig rig = {"S0_BLK_CRASHER", "blk_crasher"};
 
 /* Run the crasher; returns the raw wait status. */
 static int spawn(const char *mode, const char *dir, long seed, int steps, const char *crash_at)
 {
-	char *exe = crasher_path(), seed_s[32], steps_s[16];
+	char seed_s[32], steps_s[16];
 	snprintf(seed_s, sizeof seed_s, "%ld", seed);
 	snprintf(steps_s, sizeof steps_s, "%d", steps);
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		if (crash_at)
-			setenv("S0_CRASH_AT", crash_at, 1);
-		else
-			unsetenv("S0_CRASH_AT");
-		execl(exe, exe, mode, dir, seed_s, steps_s, (char *)NULL);
-		_exit(127);
-	}
-	int status = 0;
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	free(exe);
-	return status;
+	const char *args[] = {mode, dir, seed_s, steps_s, NULL};
+	return s0_crashrig_run(&rig, crash_at, args);
 }
 
 static void crash_and_verify(const char *point, int nth, long seed, int steps)
@@ -67,13 +39,10 @@ static void crash_and_verify(const char *point, int nth, long seed, int steps)
 	char at[96];
 	snprintf(at, sizeof at, "%s:%d", point, nth);
 	char *dir = s0_test_tmpdir("crash");
-	int st = spawn("run", dir, seed, steps, at);
-	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
-	              "S0_CRASH_AT=%s was never reached (exit %d)", at,
-	              WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	st = spawn("verify", dir, seed, steps, NULL);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	              "verify after a crash at %s failed (seed %ld)", at, seed);
+	s0_crashrig_assert_killed(spawn("run", dir, seed, steps, at), at);
+	char what[160];
+	snprintf(what, sizeof what, "verify after a crash at %s (seed %ld)", at, seed);
+	s0_crashrig_assert_exited(spawn("verify", dir, seed, steps, NULL), 0, what);
 	s0_test_rmrf(dir);
 	free(dir);
 }
@@ -96,10 +65,8 @@ END_TEST
 START_TEST(test_no_crash_baseline)
 {
 	char *dir = s0_test_tmpdir("crash");
-	int st = spawn("run", dir, 7, 24, NULL);
-	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	st = spawn("verify", dir, 7, 24, NULL);
-	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	s0_crashrig_assert_exited(spawn("run", dir, 7, 24, NULL), 0, "run without a crash point");
+	s0_crashrig_assert_exited(spawn("verify", dir, 7, 24, NULL), 0, "verify without a crash");
 	s0_test_rmrf(dir);
 	free(dir);
 }

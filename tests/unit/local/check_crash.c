@@ -14,16 +14,13 @@
  *     the head is clean;
  *   - nothing is left pending, GC succeeds and keeps the head readable.
  */
-#include <libgen.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check_main.h"
+#include "crashrig.h"
 #include "lt.h"
 #include "suites.h"
 
@@ -65,39 +62,14 @@ static const crash_case cases[] = {
 	{"plain", "crash", "recover-released", ROLLED_BACK},
 };
 
-static char *crasher_path(void)
-{
-	const char *env = getenv("S0_LOCAL_CRASHER");
-	if (env && *env)
-		return strdup(env);
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	ck_assert_int_gt(n, 0);
-	self[n] = '\0';
-	char *p = NULL;
-	ck_assert_int_ge(asprintf(&p, "%s/local_crasher", dirname(self)), 0);
-	return p;
-}
+static const s0_crashrig rig = {"S0_LOCAL_CRASHER", "local_crasher"};
 
 /* Run the crasher; returns the raw wait status. */
 static int spawn(const char *mode, const char *dir, const char *state, const char *arg,
                  const char *crash_at)
 {
-	char *exe = crasher_path();
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		if (crash_at)
-			setenv("S0_CRASH_AT", crash_at, 1);
-		else
-			unsetenv("S0_CRASH_AT");
-		execl(exe, exe, mode, dir, state, arg, (char *)NULL);
-		_exit(127);
-	}
-	int status = 0;
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	free(exe);
-	return status;
+	const char *args[] = {mode, dir, state, arg, NULL};
+	return s0_crashrig_run(&rig, crash_at, args);
 }
 
 static void read_state(const char *state, char *id, size_t idn, char *head, size_t hn)
@@ -186,16 +158,14 @@ static void run_case(const crash_case *k)
 	char *dir = s0_test_tmpdir("localcrash");
 	char *state = NULL;
 	ck_assert_int_ge(asprintf(&state, "%s.state", dir), 0);
-	int st = spawn("prepare", dir, state, k->kind, NULL);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "prepare %s failed (%d)", k->kind, st);
+	char what[64];
+	snprintf(what, sizeof what, "prepare %s", k->kind);
+	s0_crashrig_assert_exited(spawn("prepare", dir, state, k->kind, NULL), 0, what);
 	char id[256] = "", head[256] = "";
 	read_state(state, id, sizeof id, head, sizeof head);
 	ck_assert_str_ne(id, "");
 	ck_assert_str_ne(head, "");
-	st = spawn("run", dir, state, k->scenario, k->point);
-	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
-	              "%s: did not die at %s (status %d, exit %d)", k->scenario, k->point, st,
-	              WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	s0_crashrig_assert_killed(spawn("run", dir, state, k->scenario, k->point), k->point);
 	lt t;
 	lt_open_dir(&t, dir);
 	verify(&t, id, head, k);

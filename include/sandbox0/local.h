@@ -194,7 +194,9 @@ typedef enum s0_fault_mode {
  *   the pause intent cannot be recorded, the call fails; `@commit`: the
  *   head commit is retried).
  * - `carrier`, `capacity`, `nbd_device`: placement of a new runtime fails
- *   (503, nothing leased); `procd_not_ready`: the readiness proof fails
+ *   (503, nothing leased); `network_policy`: the sandbox's network policy
+ *   cannot be applied to the new runtime (503, nothing leased, the
+ *   generation not consumed); `procd_not_ready`: the readiness proof fails
  *   (the target is reclaimed and its generation consumed);
  *   `resume_delay`: held or delayed before the readiness proof;
  *   `carrier@fallback` holds only the filesystem-only replacement of a

@@ -193,6 +193,39 @@ S0_API int s0_sandbox_update(s0_client *c, const char *sandbox_id,
                              s0_error **err);
 
 /**
+ * Read the sandbox's network policy: `GET /api/v1/sandboxes/{id}/network`
+ * (Sandbox0 `SandboxNetworkPolicy`; the same as `config.network`, or
+ * `{"mode":"allow-all"}` when none was set). Blocks for one request;
+ * thread-safe.
+ * @param[out] policy_json_out (transfer full) the policy as compact JSON
+ *             text; free with s0_free(). NULL on error.
+ * @retval S0_EINVAL id NULL or empty, or policy_json_out NULL (no request).
+ * @retval S0_ENOTFOUND unknown, deleted or another team's sandbox.
+ * @since 0.2
+ */
+S0_API int s0_sandbox_get_network_policy(s0_client *c, const char *sandbox_id,
+                                         char **policy_json_out, s0_error **err);
+
+/**
+ * Replace the sandbox's network policy: `PUT /api/v1/sandboxes/{id}/network`
+ * with a `SandboxNetworkPolicy` body (`{"mode":"allow-all"|"block-all",
+ * "egress":{…}}`). Stored as `config.network`; a running sandbox's current
+ * runtime applies it at once, a paused one applies it when it resumes
+ * (seed "Filesystem Resume Transaction" step 4). Blocks for one request;
+ * thread-safe.
+ * @param[in] policy_json the policy, a JSON object (copied).
+ * @param[out] policy_json_out (nullable; transfer full) the stored policy as
+ *             compact JSON text; free with s0_free().
+ * @retval S0_EINVAL policy_json not a JSON object (no request sent), or 400
+ *         `bad_request` (bad mode, CIDR, domain, port…); the old policy stays.
+ * @retval S0_ENOTFOUND unknown, deleted or another team's sandbox.
+ * @since 0.2
+ */
+S0_API int s0_sandbox_update_network_policy(s0_client *c, const char *sandbox_id,
+                                            const char *policy_json, char **policy_json_out,
+                                            s0_error **err);
+
+/**
  * Delete a sandbox: `DELETE /api/v1/sandboxes/{id}` (api.md §3.6). Removes
  * identity, configuration and writable RootFS; named snapshots stay.
  * @retval S0_ENOTFOUND unknown or already deleted.

@@ -94,6 +94,8 @@ void s0__ep_list(s0__rctx *c);
 void s0__ep_get(s0__rctx *c);
 void s0__ep_status(s0__rctx *c);
 void s0__ep_update(s0__rctx *c);
+void s0__ep_network_get(s0__rctx *c);
+void s0__ep_network_put(s0__rctx *c);
 void s0__ep_delete(s0__rctx *c);
 void s0__ep_pause(s0__rctx *c);
 void s0__ep_resume(s0__rctx *c);

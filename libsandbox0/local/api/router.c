@@ -30,6 +30,8 @@ static const route routes[] = {
 	{SB "/*/pause", "POST", s0__ep_pause, R_AUTH},
 	{SB "/*/resume", "POST", s0__ep_resume, R_AUTH},
 	{SB "/*/refresh", "POST", s0__ep_refresh, R_AUTH},
+	{SB "/*/network", "GET", s0__ep_network_get, R_AUTH},
+	{SB "/*/network", "PUT", s0__ep_network_put, R_AUTH},
 	{SB "/*/snapshots", "POST", s0__ep_snapshot_create, R_AUTH},
 	{SB "/*/snapshots", "GET", s0__ep_snapshot_list, R_AUTH},
 	{SB "/*/rootfs/restore", "POST", s0__ep_restore, R_AUTH},

@@ -4,6 +4,7 @@
 
 #include "common/json.h"
 #include "local/lifecycle/engine_internal.h"
+#include "local/runtime/netpolicy.h"
 
 #define MEM_MIN (128LL << 20)
 #define MEM_MAX (16LL << 30)
@@ -56,9 +57,9 @@ static int check_shapes(const cJSON *cfg, const char *what, bool update, s0_erro
 	const cJSON *svc = cJSON_GetObjectItemCaseSensitive(cfg, "services");
 	if (svc && !cJSON_IsNull(svc) && !cJSON_IsArray(svc))
 		return bad(err, what, "services must be an array");
-	const cJSON *net = cJSON_GetObjectItemCaseSensitive(cfg, "network");
-	if (net && !cJSON_IsNull(net) && !cJSON_IsObject(net))
-		return bad(err, what, "network must be an object");
+	int rc = s0__netpolicy_validate(cJSON_GetObjectItemCaseSensitive(cfg, "network"), what, err);
+	if (rc < 0)
+		return rc;
 	if (update && cJSON_GetObjectItemCaseSensitive(cfg, "webhook"))
 		return bad(err, what, "webhook can only be set at claim");
 	return S0_OK;

@@ -205,6 +205,12 @@ void s0__engine_sessions_free_all(s0__engine *e);
 /* A fresh guest for a runtime: the sandbox's env_vars, the engine clock. */
 int s0__engine_guest_new(s0__engine *e, const s0__sandbox_row *row, struct s0__guest **out,
                          s0_error **err);
+/* network.c: compile config.network and apply it to a guest's simulated
+ * network (fault `network_policy` → S0_EUNAVAILABLE, nothing applied). */
+int s0__engine_apply_network(s0__engine *e, const char *config_json, struct s0__guest *g,
+                             s0_error **err);
+/* Re-apply the stored policy to row's running generation, if any (update). */
+void s0__engine_reapply_network(s0__engine *e, const s0__sandbox_row *row);
 /* Catch the runtime's guest up with the engine clock (virtual time). */
 void s0__engine_guest_sync(s0__engine *e, s0__runtime *rt);
 

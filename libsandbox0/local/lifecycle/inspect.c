@@ -64,6 +64,9 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 				cJSON_AddStringToObject(g, "procd_version", pv->valuestring);
 			if (g)
 				cJSON_AddNumberToObject(g, "processes", cJSON_GetArraySize(ps));
+			cJSON *net = cJSON_DetachItemFromObject(gi, "network");
+			if (!g || !cJSON_AddItemToObject(g, "network", net))
+				cJSON_Delete(net);
 			cJSON *pids = g ? cJSON_AddArrayToObject(g, "pids") : NULL;
 			const cJSON *p;
 			cJSON_ArrayForEach(p, ps)

@@ -294,6 +294,11 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 		abandon(e, rt);
 		return rc;
 	}
+	/* step 4: the sandbox's network policy on the new runtime (RTX-04) */
+	if ((rc = s0__engine_apply_network(e, row->rec.config_json, rt->guest, err)) < 0) {
+		abandon(e, rt);
+		return rc;
+	}
 	/* readiness proof (step 6): procd answers the first command */
 	s0__fault_pass(e->faults, "resume_delay", NULL);
 	if (s0__fault_hit(e->faults, "procd_not_ready", NULL) != S0__FAULT_NONE) {

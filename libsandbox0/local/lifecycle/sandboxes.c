@@ -105,6 +105,8 @@ int s0__engine_update(s0__engine *e, const char *team, const char *id, const cJS
 		rc = s0__config_apply(config, true, &row, s0__engine_now(e), err);
 	if (rc == S0_OK)
 		rc = s0__engine_save(e, &row, err);
+	if (rc == S0_OK && cJSON_GetObjectItemCaseSensitive(config, "network"))
+		s0__engine_reapply_network(e, &row);
 	s0__engine_unlock(e, l);
 	if (rc == S0_OK)
 		return copy_out(&row, out);

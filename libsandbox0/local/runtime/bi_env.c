@@ -127,7 +127,7 @@ const sh_bi *s0__bi_env(size_t *n)
 sh_builtin_fn s0__sh_builtin(const char *name)
 {
 	const sh_bi *(*const groups[])(size_t *) = {s0__bi_text, s0__bi_files, s0__bi_copy,
-	                                            s0__bi_env, s0__bi_proc};
+	                                            s0__bi_env, s0__bi_proc, s0__bi_net};
 	for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
 		size_t n;
 		const sh_bi *t = groups[g](&n);

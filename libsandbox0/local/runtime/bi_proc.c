@@ -187,15 +187,6 @@ static int bi_memhash(sh_cmdctx *x, int argc, char **argv)
 	return 0;
 }
 
-static bool port_in_use(s0__guest *g, uint32_t port)
-{
-	for (size_t i = 0; i < g->nprocs; i++)
-		for (size_t j = 0; j < g->procs[i]->nports; j++)
-			if (g->procs[i]->ports[j] == port)
-				return true;
-	return false;
-}
-
 static int bi_listen(sh_cmdctx *x, int argc, char **argv)
 {
 	char *end;
@@ -205,7 +196,7 @@ static int bi_listen(sh_cmdctx *x, int argc, char **argv)
 		return 2;
 	}
 	s0__proc *p = x->r->p;
-	if (port_in_use(x->r->g, (uint32_t)port) || p->nports >= S0__MAX_SOCKETS) {
+	if (s0__gproc_port_listening(x->r->g, (uint32_t)port) || p->nports >= S0__MAX_SOCKETS) {
 		s0__sh_errf(x, "listen: %ld: Address already in use", port);
 		return 1;
 	}

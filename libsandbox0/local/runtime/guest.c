@@ -1,5 +1,6 @@
 /* The simulated guest: life cycle, procd, spawn, signals, pipes, virtual time (guest.h). */
 #include "local/runtime/shell.h"
+#include "local/runtime/netpolicy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,7 @@ void s0__guest_free(s0__guest *g)
 	free(g->default_cwd);
 	free(g->siglog);
 	s0__pager_unref(g->pager);
+	s0__netpolicy_free(g->net);
 	pthread_mutex_destroy(&g->mu);
 	free(g);
 }
@@ -115,6 +117,15 @@ void s0__guest_bind_files(s0__guest *g, const struct s0__files_ns *ns)
 	pthread_mutex_lock(&g->mu);
 	g->ns = ns;
 	pthread_mutex_unlock(&g->mu);
+}
+
+void s0__guest_set_network(s0__guest *g, s0__netpolicy *policy)
+{
+	pthread_mutex_lock(&g->mu);
+	s0__netpolicy *old = g->net;
+	g->net = policy;
+	pthread_mutex_unlock(&g->mu);
+	s0__netpolicy_free(old);
 }
 
 void s0__guest_set_damage_cb(s0__guest *g, s0__guest_damage_fn fn, void *payload)

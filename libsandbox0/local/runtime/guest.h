@@ -88,6 +88,19 @@ void s0__guest_free(s0__guest *g);
  */
 void s0__guest_bind_files(s0__guest *g, const struct s0__files_ns *ns);
 
+struct s0__netpolicy;
+
+/**
+ * Apply a network policy (netpolicy.h) to the guest's simulated network,
+ * replacing the one applied before (freed). Until a policy is applied the
+ * guest has no network: every outbound connection fails "Network is
+ * unreachable". Resume applies it before the readiness proof (seed
+ * "Filesystem Resume Transaction" step 4, RTX-04); a config update applies
+ * it to the running generation at once. A memory image never carries it.
+ * @param policy (transfer full, nullable) NULL takes the network down.
+ */
+void s0__guest_set_network(s0__guest *g, struct s0__netpolicy *policy);
+
 /**
  * Callback for a heap chunk found damaged after the guest was reported
  * running (a lazily restored chunk failed verification): the process that

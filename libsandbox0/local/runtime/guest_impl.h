@@ -116,6 +116,8 @@ struct s0__guest {
 	int32_t (*siglog)[2]; /**< (pid, signo) in order */
 	size_t nsig, capsig;
 	uint64_t sockets_dropped;
+	struct s0__netpolicy *net; /**< the applied network policy; NULL: no network yet */
+	uint64_t net_allowed, net_denied; /**< outbound connections decided */
 	int scheduling;     /**< advance() depth (no nested scheduling of one process) */
 	pthread_t prefetch_thr;
 	bool prefetch_started;
@@ -127,6 +129,8 @@ struct s0__guest {
 int s0__guest_alloc(const s0__guest_opts *o, s0__guest **out, s0_error **err);
 
 /* ---- guest_proc.c ---- */
+/** True when some process of the guest listens on TCP @p port. */
+bool s0__gproc_port_listening(s0__guest *g, uint32_t port);
 /** The process of @p pid, or NULL. */
 s0__proc *s0__gproc_find(s0__guest *g, int32_t pid);
 /**

@@ -2,6 +2,7 @@
 #include "local/runtime/guest_impl.h"
 
 #include "common/json.h"
+#include "local/runtime/netpolicy.h"
 
 static const char *fd_mode(uint8_t flags)
 {
@@ -101,6 +102,17 @@ static bool add_lists(s0__guest *g, cJSON *o)
 	return ok;
 }
 
+/* The simulated network: applied or not, its mode and rules, decisions so far. */
+static bool add_network(s0__guest *g, cJSON *o)
+{
+	cJSON *n = cJSON_AddObjectToObject(o, "network");
+	return n && !s0__json_add_bool(n, "applied", g->net != NULL) &&
+	       (!g->net || !s0__json_add_str(n, "mode", s0__netpolicy_mode(g->net))) &&
+	       !s0__json_add_i64(n, "rules", (int64_t)s0__netpolicy_rule_count(g->net)) &&
+	       !s0__json_add_i64(n, "connections_allowed", (int64_t)g->net_allowed) &&
+	       !s0__json_add_i64(n, "connections_denied", (int64_t)g->net_denied);
+}
+
 cJSON *s0__guest_inspect(s0__guest *g)
 {
 	pthread_mutex_lock(&g->mu);
@@ -108,7 +120,7 @@ cJSON *s0__guest_inspect(s0__guest *g)
 	bool ok = o && !s0__json_add_str(o, "procd_version", g->procd_version) &&
 	          !s0__json_add_i64(o, "virtual_time_ms", g->vt) &&
 	          !s0__json_add_i64(o, "sockets_dropped", (int64_t)g->sockets_dropped) &&
-	          add_lists(g, o);
+	          add_network(g, o) && add_lists(g, o);
 	cJSON *h = ok ? heap_json(g) : NULL;
 	if (h && !cJSON_AddItemToObject(o, "heap", h)) {
 		cJSON_Delete(h);

@@ -221,3 +221,12 @@ int64_t s0__guest_now_ms(s0__guest *g)
 {
 	return g->clock.now_unix_ms(g->clock.ctx);
 }
+
+bool s0__gproc_port_listening(s0__guest *g, uint32_t port)
+{
+	for (size_t i = 0; i < g->nprocs; i++)
+		for (size_t j = 0; j < g->procs[i]->nports; j++)
+			if (g->procs[i]->ports[j] == port)
+				return true;
+	return false;
+}

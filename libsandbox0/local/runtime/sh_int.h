@@ -95,12 +95,13 @@ typedef struct sh_bi {
 	sh_builtin_fn fn;
 } sh_bi;
 
-/** The builtin tables (bi_text.c, bi_files.c, bi_copy.c, bi_env.c, bi_proc.c); *n entries. */
+/** The builtin tables (bi_text.c, bi_files.c, bi_copy.c, bi_env.c, bi_proc.c, bi_net.c); *n entries. */
 const sh_bi *s0__bi_text(size_t *n);
 const sh_bi *s0__bi_files(size_t *n);
 const sh_bi *s0__bi_copy(size_t *n);
 const sh_bi *s0__bi_env(size_t *n);
 const sh_bi *s0__bi_proc(size_t *n);
+const sh_bi *s0__bi_net(size_t *n);
 
 /* ---- sh_io.c ---- */
 /** Write to fd @p fd of the command (pipes at once, files at flush). -1: not writable. */

@@ -59,6 +59,17 @@
  *   memtouch OFF LEN    overwrite heap bytes with fresh content (dirties chunks)
  *   memhash             print "<16 hex digits> <bytes>": the heap's fingerprint
  *   listen PORT         open a listening socket (dropped by any checkpoint)
+ *   nc [-z] [-u] [-v] [-w SECS] HOST PORT
+ *                       open a connection through the simulated network
+ *                       (netpolicy.h) and close it; no data is exchanged.
+ *                       Loopback reaches the guest's own listeners
+ *                       ("Connection refused" when none listens); another
+ *                       host is decided by the applied network policy:
+ *                       allowed → status 0, denied → status 1 and "nc:
+ *                       connect to HOST port PORT (tcp) failed: Operation
+ *                       not permitted (network policy: WHY)"; before a
+ *                       policy is applied → "Network is unreachable". -v
+ *                       reports success on stderr; -z and -w are accepted.
  *
  * SIGNALS (kill, context and session signals): KILL ends a process
  * `killed` (exit 137); TERM, HUP, QUIT, USR1, USR2 end it `stopped` (exit

@@ -27,30 +27,12 @@ static cJSON *parse_ok(char *text)
 	return j;
 }
 
-/* A REPL context; returns its id (malloc'd). */
-static char *mk_repl(lt *t, const char *id)
-{
-	char *out = NULL;
-	LT_OK(s0_context_create(t->c, id, "{\"type\":\"repl\"}", &out, &e_));
-	cJSON *j = parse_ok(out);
-	char *ctx = strdup(cJSON_GetObjectItem(j, "id")->valuestring);
-	cJSON_Delete(j);
-	return ctx;
-}
+#define mk_repl lt_repl
 
 /* Exec in a context; returns its stdout (malloc'd, trailing newline cut). */
 static char *run(lt *t, const char *id, const char *ctx, const char *cmd)
 {
-	char *out = NULL;
-	LT_OK(s0_context_exec(t->c, id, ctx, cmd, &out, &e_));
-	cJSON *j = parse_ok(out);
-	const cJSON *so = cJSON_GetObjectItem(j, "stdout");
-	char *s = strdup(cJSON_IsString(so) ? so->valuestring : "");
-	cJSON_Delete(j);
-	size_t n = strlen(s);
-	if (n && s[n - 1] == '\n')
-		s[n - 1] = '\0';
-	return s;
+	return lt_sh(t, id, ctx, cmd, NULL);
 }
 
 /* One call of the process family; the data parsed (status optional). */
@@ -433,24 +415,12 @@ END_TEST
 
 static int mem_pause_rc(lt *t, const char *id, s0_error **err)
 {
-	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
-	wo.flags = S0_WAIT_NO_JITTER;
-	wo.memory = S0_BOOL_TRUE;
-	s0_sandbox_info *sb = NULL;
-	int rc = s0_sandbox_pause_and_wait(t->c, id, &wo, &sb, err);
-	s0_sandbox_info_free(sb);
-	return rc;
+	return lt_wait_rc(t, id, true, S0_BOOL_TRUE, err);
 }
 
 static int mem_resume_rc(lt *t, const char *id, s0_error **err)
 {
-	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
-	wo.flags = S0_WAIT_NO_JITTER;
-	wo.memory = S0_BOOL_TRUE;
-	s0_sandbox_info *sb = NULL;
-	int rc = s0_sandbox_resume_and_wait(t->c, id, &wo, &sb, err);
-	s0_sandbox_info_free(sb);
-	return rc;
+	return lt_wait_rc(t, id, false, S0_BOOL_TRUE, err);
 }
 
 static void mem_pause(lt *t, const char *id)
@@ -747,32 +717,9 @@ END_TEST
  * public client never sends); returns the HTTP status, *body the reply. */
 static int raw_post(lt *t, const char *id, const char *action, const char *body, char **reply)
 {
-	s0__router_opts ro = {0};
-	ro.team_id = "team_local";
-	void *ctx = NULL;
-	LT_OK(s0__local_transport_new(s0__local_engine(t->local), &ro, &ctx, &e_));
 	char path[200];
 	snprintf(path, sizeof path, "/api/v1/sandboxes/%s/%s", id, action);
-	s0__http_request rq = {.method = "POST", .path = path};
-	if (body) {
-		s0__headers_add(&rq.headers, "Content-Type", "application/json");
-		rq.body = body;
-		rq.body_len = strlen(body);
-		rq.has_body = true;
-	}
-	s0__http_response rs;
-	memset(&rs, 0, sizeof rs);
-	bool sent = false;
-	s0_error *err = NULL;
-	int rc = s0__local_transport_ops.send(ctx, &rq, 60000, NULL, &rs, &sent, &err);
-	ck_assert_msg(rc == S0_OK, "raw send: %s", err ? s0_error_message(err) : "?");
-	int status = rs.status;
-	if (reply)
-		*reply = strndup(rs.body.data ? rs.body.data : "", rs.body.len);
-	s0__http_response_free(&rs);
-	s0__headers_free(&rq.headers);
-	s0__local_transport_ops.free(ctx);
-	return status;
+	return lt_raw(t, "POST", path, body, reply);
 }
 
 /* The sorted key names of the `data` object of a reply ("a,b,c"). */

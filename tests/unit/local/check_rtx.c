@@ -1,7 +1,7 @@
 /*
  * The resume transaction (behaviours.md RTX-01..RTX-08) through the public
- * client. Not here: RTX-04's network-policy half (no simulated network
- * yet: the runtime issue), and RTX-08's admission (403) and caller-cancel
+ * client. RTX-04's network-policy half is in check_network.c. Not here:
+ * RTX-08's admission (403) and caller-cancel
  * (503) cases — billing is deferred, and the in-process transport cannot
  * cancel a request after dispatch (the HTTP server's tests own that).
  */

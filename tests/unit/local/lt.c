@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "common/http.h"
+#include "local/api/transport.h"
 #include "local/lifecycle/engine_open.h"
 #include "local/local_internal.h"
 
@@ -145,24 +147,26 @@ char *lt_runtime_id(lt *t, const char *id)
 	return r;
 }
 
-int lt_pause_rc(lt *t, const char *id, s0_error **err)
+int lt_wait_rc(lt *t, const char *id, bool pause, int32_t memory, s0_error **err)
 {
 	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
 	wo.flags = S0_WAIT_NO_JITTER;
+	wo.memory = memory;
 	s0_sandbox_info *sb = NULL;
-	int rc = s0_sandbox_pause_and_wait(t->c, id, &wo, &sb, err);
+	int rc = pause ? s0_sandbox_pause_and_wait(t->c, id, &wo, &sb, err)
+	               : s0_sandbox_resume_and_wait(t->c, id, &wo, &sb, err);
 	s0_sandbox_info_free(sb);
 	return rc;
 }
 
+int lt_pause_rc(lt *t, const char *id, s0_error **err)
+{
+	return lt_wait_rc(t, id, true, S0_BOOL_UNSET, err);
+}
+
 int lt_resume_rc(lt *t, const char *id, s0_error **err)
 {
-	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
-	wo.flags = S0_WAIT_NO_JITTER;
-	s0_sandbox_info *sb = NULL;
-	int rc = s0_sandbox_resume_and_wait(t->c, id, &wo, &sb, err);
-	s0_sandbox_info_free(sb);
-	return rc;
+	return lt_wait_rc(t, id, false, S0_BOOL_UNSET, err);
 }
 
 void lt_pause(lt *t, const char *id)
@@ -527,4 +531,74 @@ void lt_wait_fault_hits(lt *t, const char *name, int64_t n)
 		lt_nap_ms(5);
 	}
 	ck_abort_msg("fault %s was not hit %lld times", name, (long long)n);
+}
+
+/* ---- processes (sandbox0/contexts.h) ---- */
+
+static cJSON *parse_owned(char *text)
+{
+	cJSON *j = cJSON_Parse(text);
+	s0_free(text);
+	ck_assert_ptr_nonnull(j);
+	return j;
+}
+
+char *lt_repl(lt *t, const char *id)
+{
+	char *out = NULL;
+	LT_OK(s0_context_create(t->c, id, "{\"type\":\"repl\"}", &out, &e_));
+	cJSON *j = parse_owned(out);
+	char *ctx = strdup(cJSON_GetObjectItem(j, "id")->valuestring);
+	cJSON_Delete(j);
+	return ctx;
+}
+
+static char *member_copy(const cJSON *j, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(j, key);
+	char *s = strdup(cJSON_IsString(v) ? v->valuestring : "");
+	size_t n = strlen(s);
+	if (n && s[n - 1] == '\n')
+		s[n - 1] = '\0';
+	return s;
+}
+
+char *lt_sh(lt *t, const char *id, const char *ctx, const char *cmd, char **err_out)
+{
+	char *out = NULL;
+	LT_OK(s0_context_exec(t->c, id, ctx, cmd, &out, &e_));
+	cJSON *j = parse_owned(out);
+	char *s = member_copy(j, "stdout");
+	if (err_out)
+		*err_out = member_copy(j, "stderr");
+	cJSON_Delete(j);
+	return s;
+}
+
+int lt_raw(lt *t, const char *method, const char *path, const char *body, char **reply)
+{
+	s0__router_opts ro = {0};
+	ro.team_id = "team_local";
+	void *ctx = NULL;
+	LT_OK(s0__local_transport_new(s0__local_engine(t->local), &ro, &ctx, &e_));
+	s0__http_request rq = {.method = method, .path = path};
+	if (body) {
+		s0__headers_add(&rq.headers, "Content-Type", "application/json");
+		rq.body = body;
+		rq.body_len = strlen(body);
+		rq.has_body = true;
+	}
+	s0__http_response rs;
+	memset(&rs, 0, sizeof rs);
+	bool sent = false;
+	s0_error *err = NULL;
+	int rc = s0__local_transport_ops.send(ctx, &rq, 60000, NULL, &rs, &sent, &err);
+	ck_assert_msg(rc == S0_OK, "raw send: %s", err ? s0_error_message(err) : "?");
+	int status = rs.status;
+	if (reply)
+		*reply = strndup(rs.body.data ? rs.body.data : "", rs.body.len);
+	s0__http_response_free(&rs);
+	s0__headers_free(&rq.headers);
+	s0__local_transport_ops.free(ctx);
+	return status;
 }

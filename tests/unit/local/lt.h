@@ -52,6 +52,8 @@ void lt_pause(lt *t, const char *id);
 void lt_resume(lt *t, const char *id);
 /* The same, returning the code (err optional). */
 int lt_pause_rc(lt *t, const char *id, s0_error **err);
+/* pause_and_wait (pause) or resume_and_wait with wait option memory (S0_BOOL_*). */
+int lt_wait_rc(lt *t, const char *id, bool pause, int32_t memory, s0_error **err);
 int lt_resume_rc(lt *t, const char *id, s0_error **err);
 /* Assert the paused state (status paused, paused true, runtime_id ""). */
 void lt_assert_paused(lt *t, const char *id);
@@ -140,6 +142,18 @@ void lt_bg_free(lt_bg *b);
 void lt_advance_until_done(lt *t, lt_bg *b, int64_t step_ms, int max_steps);
 /* Wait (real time, <= 10 s) until the named fault point has been hit n times. */
 void lt_wait_fault_hits(lt *t, const char *name, int64_t n);
+
+/* One raw request through the in-process transport (bodies the public
+ * client never sends; body nullable, sent as JSON); returns the HTTP
+ * status, *reply (nullable, malloc'd) the body. */
+int lt_raw(lt *t, const char *method, const char *path, const char *body, char **reply);
+
+/* A REPL context in the sandbox (sandbox0/contexts.h); its id (malloc'd). */
+char *lt_repl(lt *t, const char *id);
+/* Exec cmd in context ctx; its stdout (malloc'd, one trailing newline cut);
+ * err_out (nullable) gets stderr the same way. A REPL keeps running, so
+ * read a command's status with `echo $?`. */
+char *lt_sh(lt *t, const char *id, const char *ctx, const char *cmd, char **err_out);
 
 /* Real-time pause between polls of an observable condition (never a wait
  * for the engine itself: that is lt_quiesce). */

@@ -15,5 +15,6 @@ Suite *s0_local_crash_suite(void); /* PTX-05, REC-05 crash campaign */
 Suite *s0_local_model_suite(void); /* random lifecycles against a model */
 Suite *s0_local_memory_suite(void); /* FS-04, SES-, MEM-, MFB-, TTL-07/08 */
 Suite *s0_local_webhook_suite(void); /* MFB-15 */
+Suite *s0_local_network_suite(void); /* RTX-04 network policy */
 
 #endif

@@ -1,4 +1,4 @@
 /* unit-runtime: the simulated runtime (shell, contexts, sessions, guest state). */
 #include "rtsuites.h"
 
-S0_TEST_MAIN(rt_shell_suite, rt_contexts_suite, rt_sessions_suite)
+S0_TEST_MAIN(rt_shell_suite, rt_contexts_suite, rt_sessions_suite, rt_network_suite)

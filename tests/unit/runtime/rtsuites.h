@@ -8,5 +8,6 @@ Suite *rt_shell_suite(void);
 Suite *rt_contexts_suite(void);
 Suite *rt_sessions_suite(void);
 Suite *rt_guest_suite(void);
+Suite *rt_network_suite(void);
 
 #endif

@@ -1,0 +1,306 @@
+/*
+ * The simulated network (local/runtime/netpolicy.h) and the shell's `nc`:
+ * validation messages, the decision order (loopback, deny, allow, mode),
+ * domains, CIDRs, ports, traffic rules, and what a guest does before and
+ * after a policy is applied. The lifecycle half of RTX-04 (applied at
+ * resume before readiness) is in tests/unit/local/check_network.c.
+ */
+#include "rtsuites.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "local/runtime/netpolicy.h"
+
+static s0__netpolicy *compile(const char *json)
+{
+	cJSON *j = cJSON_Parse(json);
+	ck_assert_msg(j != NULL, "bad test JSON %s", json);
+	s0__netpolicy *p = NULL;
+	s0_error *err = NULL;
+	int rc = s0__netpolicy_compile(j, &p, &err);
+	ck_assert_msg(rc == S0_OK, "%s: %s", json, err ? s0_error_message(err) : "");
+	cJSON_Delete(j);
+	return p;
+}
+
+/* The validation message for json (asserts it is rejected as bad_request). */
+static char *rejected(const char *json)
+{
+	cJSON *j = cJSON_Parse(json);
+	ck_assert_ptr_nonnull(j);
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__netpolicy_validate(j, "claim", &err), S0_EINVAL);
+	ck_assert_str_eq(s0_error_reason(err), "bad_request");
+	char *m = strdup(s0_error_message(err));
+	s0_error_free(err);
+	/* compile refuses the same input */
+	s0__netpolicy *p = NULL;
+	ck_assert_int_eq(s0__netpolicy_compile(j, &p, NULL), S0_EINVAL);
+	ck_assert_ptr_null(p);
+	cJSON_Delete(j);
+	return m;
+}
+
+#define REJECTS(json, needle)                                                            \
+	do {                                                                             \
+		char *m_ = rejected(json);                                               \
+		ck_assert_msg(strstr(m_, (needle)) != NULL, "%s: message [%s] lacks [%s]", \
+		              (json), m_, (needle));                                     \
+		free(m_);                                                                \
+	} while (0)
+
+START_TEST(validation_names_the_field)
+{
+	REJECTS("{}", "network.mode");
+	REJECTS("{\"mode\":\"deny-all\"}", "network.mode: must be \"allow-all\" or \"block-all\"");
+	REJECTS("[]", "network: must be an object");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":5}", "network.egress: must be an object");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedCidrs\":\"10.0.0.0/8\"}}",
+	        "network.egress.allowedCidrs: must be an array of strings");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedCidrs\":[\"10.0.0.0/33\"]}}",
+	        "invalid CIDR \"10.0.0.0/33\"");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"deniedCidrs\":[\"300.1.1.1\"]}}",
+	        "network.egress.deniedCidrs: invalid CIDR");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedDomains\":[\"a..b\"]}}",
+	        "invalid domain \"a..b\"");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedDomains\":[\"\"]}}", "invalid domain");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedDomains\":[\"x/y\"]}}",
+	        "invalid domain");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedPorts\":[{\"port\":0}]}}",
+	        "network.egress.allowedPorts: port must be an integer in 1..65535");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedPorts\":[{\"port\":80,\"endPort\":79}]}}",
+	        "endPort");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"deniedPorts\":[{\"port\":1.5}]}}", "port must");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"deniedPorts\":[{\"port\":5,\"protocol\":\"icmp\"}]}}",
+	        "protocol \"icmp\"");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"trafficRules\":[{\"action\":\"drop\"}]}}",
+	        "network.egress.trafficRules[0]: action");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"trafficRules\":[{\"action\":\"allow\","
+	        "\"cidrs\":[\"1.2.3.4/99\"]}]}}",
+	        "network.egress.trafficRules[0].cidrs: invalid CIDR");
+	REJECTS("{\"mode\":\"block-all\",\"credentialBindings\":{}}", "credentialBindings");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"proxy\":[]}}", "proxy");
+}
+END_TEST
+
+START_TEST(valid_policies_and_defaults)
+{
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__netpolicy_validate(NULL, "claim", &err), S0_OK);
+	cJSON *null = cJSON_CreateNull();
+	ck_assert_int_eq(s0__netpolicy_validate(null, "claim", &err), S0_OK);
+	s0__netpolicy *p = NULL;
+	ck_assert_int_eq(s0__netpolicy_compile(null, &p, &err), S0_OK);
+	cJSON_Delete(null);
+	/* the template default: allow-all, no rules */
+	ck_assert_str_eq(s0__netpolicy_mode(p), "allow-all");
+	ck_assert_uint_eq(s0__netpolicy_rule_count(p), 0);
+	ck_assert(s0__netpolicy_allows(p, "example.com", 443, false, NULL));
+	s0__netpolicy_free(p);
+	/* the opaque parts and an empty egress are accepted */
+	p = compile("{\"mode\":\"block-all\",\"egress\":{},\"credentialBindings\":[{\"ref\":\"x\"}]}");
+	ck_assert_str_eq(s0__netpolicy_mode(p), "block-all");
+	ck_assert_uint_eq(s0__netpolicy_rule_count(p), 0);
+	s0__netpolicy_free(p);
+	s0__netpolicy_free(NULL);
+}
+END_TEST
+
+static void expect(const s0__netpolicy *p, const char *host, int port, bool udp, bool allowed,
+                   const char *why_want)
+{
+	const char *why = NULL;
+	bool got = s0__netpolicy_allows(p, host, port, udp, &why);
+	ck_assert_msg(got == allowed, "%s:%d/%s: got %s (%s)", host, port, udp ? "udp" : "tcp",
+	              got ? "allowed" : "denied", why);
+	if (why_want)
+		ck_assert_str_eq(why, why_want);
+}
+
+START_TEST(block_all_denies_everything_but_loopback)
+{
+	s0__netpolicy *p = compile("{\"mode\":\"block-all\"}");
+	expect(p, "example.com", 443, false, false, "block-all");
+	expect(p, "8.8.8.8", 53, true, false, "block-all");
+	expect(p, "2001:db8::1", 80, false, false, "block-all");
+	expect(p, "localhost", 8080, false, true, "loopback");
+	expect(p, "LOCALHOST.", 8080, false, true, "loopback");
+	expect(p, "127.1.2.3", 1, false, true, "loopback");
+	expect(p, "::1", 22, false, true, "loopback");
+	s0__netpolicy_free(p);
+}
+END_TEST
+
+START_TEST(block_all_with_allow_lists)
+{
+	s0__netpolicy *p = compile(
+		"{\"mode\":\"block-all\",\"egress\":{\"allowedDomains\":[\"pypi.org\",\"*.npmjs.org\"],"
+		"\"allowedCidrs\":[\"10.1.0.0/16\",\"2001:db8::/32\"],"
+		"\"allowedPorts\":[{\"port\":443},{\"port\":8000,\"endPort\":8010,\"protocol\":\"TCP\"}]}}");
+	expect(p, "pypi.org", 443, false, true, NULL);
+	expect(p, "PyPI.org.", 443, false, true, NULL);
+	expect(p, "pypi.org", 80, false, false, "block-all"); /* port not listed */
+	expect(p, "registry.npmjs.org", 443, false, true, NULL);
+	expect(p, "a.b.npmjs.org", 8005, false, true, NULL);
+	expect(p, "a.b.npmjs.org", 8005, true, false, NULL); /* the range is TCP only */
+	expect(p, "npmjs.org", 443, false, false, NULL);      /* the wildcard skips the apex */
+	expect(p, "evilnpmjs.org", 443, false, false, NULL);
+	expect(p, "10.1.255.255", 443, false, true, NULL);
+	expect(p, "10.2.0.1", 443, false, false, NULL);
+	expect(p, "2001:db8:ffff::5", 443, true, true, NULL); /* no protocol: TCP and UDP */
+	expect(p, "2001:db9::5", 443, false, false, NULL);
+	s0__netpolicy_free(p);
+	/* allowedPorts alone opens those ports to any destination */
+	p = compile("{\"mode\":\"block-all\",\"egress\":{\"allowedPorts\":[{\"port\":53,\"protocol\":\"udp\"}]}}");
+	expect(p, "1.1.1.1", 53, true, true, NULL);
+	expect(p, "1.1.1.1", 53, false, false, NULL);
+	s0__netpolicy_free(p);
+}
+END_TEST
+
+START_TEST(allow_all_with_deny_lists_and_precedence)
+{
+	s0__netpolicy *p = compile(
+		"{\"mode\":\"allow-all\",\"egress\":{\"deniedDomains\":[\"*.internal\",\"metadata\"],"
+		"\"deniedCidrs\":[\"169.254.169.254\"],\"deniedPorts\":[{\"port\":25}],"
+		"\"allowedDomains\":[\"ok.internal\"]}}");
+	expect(p, "example.com", 443, false, true, "allow-all");
+	expect(p, "db.internal", 5432, false, false, "deniedCidrs/deniedDomains");
+	expect(p, "ok.internal", 443, false, false, NULL); /* a deny beats an allow */
+	expect(p, "metadata", 80, false, false, NULL);
+	expect(p, "169.254.169.254", 80, false, false, NULL);
+	expect(p, "169.254.169.253", 80, false, true, NULL);
+	expect(p, "example.com", 25, false, false, "deniedPorts");
+	expect(p, "localhost", 25, false, true, "loopback"); /* loopback is not egress */
+	s0__netpolicy_free(p);
+}
+END_TEST
+
+START_TEST(traffic_rules)
+{
+	s0__netpolicy *p = compile(
+		"{\"mode\":\"block-all\",\"egress\":{\"trafficRules\":["
+		"{\"name\":\"gh\",\"action\":\"allow\",\"domains\":[\"github.com\"],\"ports\":[{\"port\":443}]},"
+		"{\"action\":\"allow\",\"cidrs\":[\"192.168.0.0/24\"]},"
+		"{\"action\":\"deny\",\"cidrs\":[\"192.168.0.7\"]},"
+		"{\"action\":\"allow\",\"domains\":[\"web.example\"],\"appProtocols\":[\"http\"]}]}}");
+	ck_assert_uint_eq(s0__netpolicy_rule_count(p), 4);
+	expect(p, "github.com", 443, false, true, "trafficRules");
+	expect(p, "github.com", 22, false, false, "block-all");
+	expect(p, "192.168.0.9", 22, false, true, NULL);
+	expect(p, "192.168.0.7", 22, false, false, "trafficRules");
+	expect(p, "web.example", 80, false, false, NULL); /* app-protocol rules skip raw connections */
+	s0__netpolicy_free(p);
+}
+END_TEST
+
+/* ---- the guest's nc ---- */
+
+static rtfix F;
+static char *R;
+
+static void setup(void)
+{
+	rtfix_open(&F, NULL);
+	R = rtfix_repl(&F);
+}
+
+static void teardown(void)
+{
+	free(R);
+	rtfix_close(&F);
+}
+
+static void apply(const char *json)
+{
+	s0__guest_set_network(F.g, compile(json));
+}
+
+START_TEST(nc_without_network_is_unreachable)
+{
+	char *e = rtfix_err(&F, R, "nc -z example.com 80; echo $? >/tmp/rc");
+	ck_assert_str_eq(e, "nc: connect to example.com port 80 (tcp) failed: Network is unreachable\n");
+	free(e);
+	char *rc = rtfix_get(&F, "/tmp/rc");
+	ck_assert_str_eq(rc, "1\n");
+	free(rc);
+	cJSON *gi = s0__guest_inspect(F.g);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(gi, "network"), "applied")));
+	cJSON_Delete(gi);
+}
+END_TEST
+
+START_TEST(nc_decides_through_the_policy)
+{
+	apply("{\"mode\":\"block-all\",\"egress\":{\"allowedDomains\":[\"pypi.org\"]}}");
+	char *e = rtfix_err(&F, R, "nc -zv example.com 443");
+	ck_assert_str_eq(e, "nc: connect to example.com port 443 (tcp) failed: Operation not "
+	                    "permitted (network policy: block-all)\n");
+	free(e);
+	char *o = rtfix_out(&F, R, "nc -z example.com 443 || echo denied; nc -z pypi.org 443 && echo ok");
+	ck_assert_str_eq(o, "denied\nok\n");
+	free(o);
+	e = rtfix_err(&F, R, "nc -v -w 3 pypi.org 443");
+	ck_assert_str_eq(e, "Connection to pypi.org 443 port [tcp/*] succeeded!\n");
+	free(e);
+	/* loopback reaches the guest's own listeners */
+	e = rtfix_err(&F, R, "nc -z 127.0.0.1 8080");
+	ck_assert_str_eq(e, "nc: connect to 127.0.0.1 port 8080 (tcp) failed: Connection refused\n");
+	free(e);
+	o = rtfix_out(&F, R, "listen 8080; nc -z localhost 8080 && echo up");
+	ck_assert_str_eq(o, "up\n");
+	free(o);
+	cJSON *gi = s0__guest_inspect(F.g);
+	const cJSON *n = cJSON_GetObjectItem(gi, "network");
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(n, "applied")));
+	ck_assert_str_eq(cJSON_GetObjectItem(n, "mode")->valuestring, "block-all");
+	ck_assert_int_eq(cJSON_GetObjectItem(n, "connections_denied")->valueint, 2);
+	ck_assert_int_eq(cJSON_GetObjectItem(n, "connections_allowed")->valueint, 3);
+	cJSON_Delete(gi);
+	/* a new policy replaces the old one at once */
+	apply("{\"mode\":\"allow-all\"}");
+	o = rtfix_out(&F, R, "nc -z example.com 443 && echo open");
+	ck_assert_str_eq(o, "open\n");
+	free(o);
+	s0__guest_set_network(F.g, NULL); /* taken down */
+	o = rtfix_out(&F, R, "nc -z example.com 443 || echo down");
+	ck_assert_str_eq(o, "down\n");
+	free(o);
+}
+END_TEST
+
+START_TEST(nc_usage_errors)
+{
+	static const char *const bad[] = {"nc", "nc example.com", "nc -z example.com 0",
+	                                  "nc example.com 65536", "nc -q example.com 80",
+	                                  "nc example.com http", "nc -w", "nc a b c"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char cmd[96];
+		snprintf(cmd, sizeof cmd, "%s; echo $?", bad[i]);
+		char *o = rtfix_out(&F, R, cmd);
+		ck_assert_msg(!strcmp(o, "2\n"), "%s -> %s", bad[i], o);
+		free(o);
+	}
+}
+END_TEST
+
+Suite *rt_network_suite(void)
+{
+	Suite *s = suite_create("runtime-network");
+	TCase *p = tcase_create("policy");
+	tcase_add_test(p, validation_names_the_field);
+	tcase_add_test(p, valid_policies_and_defaults);
+	tcase_add_test(p, block_all_denies_everything_but_loopback);
+	tcase_add_test(p, block_all_with_allow_lists);
+	tcase_add_test(p, allow_all_with_deny_lists_and_precedence);
+	tcase_add_test(p, traffic_rules);
+	suite_add_tcase(s, p);
+	TCase *n = tcase_create("nc");
+	tcase_add_checked_fixture(n, setup, teardown);
+	tcase_add_test(n, nc_without_network_is_unreachable);
+	tcase_add_test(n, nc_decides_through_the_policy);
+	tcase_add_test(n, nc_usage_errors);
+	suite_add_tcase(s, n);
+	return s;
+}

@@ -18,6 +18,17 @@
  * sandbox to wake (up to 45 s, design.md §6 "Auto-resume on access") never
  * delays `/healthz` or other requests.
  *
+ * Request limits, each answered with an error envelope: a request target
+ * (path and query) over 16 KiB is 414 `bad_request`; header fields over
+ * 32 KiB in all are 431 `bad_request`; a JSON body over 1 MiB is 413
+ * `request_too_large` (a file write over its own cap, `file_too_large`); a
+ * JSON body with a duplicated object key at any depth is 400 `bad_request`.
+ * One limit is libmicrohttpd's: a request head that does not fit its
+ * 128 KiB per-connection buffer (a request target over ~127 KiB, or some
+ * 1,500+ header fields however short) is refused by libmicrohttpd itself
+ * with 414 or 431 and a fixed HTML body, which no libmicrohttpd 0.9.x
+ * callback can replace.
+ *
  * @threadsafety s0_server_port() is safe from any thread; create and free
  * an ::s0_server from one thread.
  */

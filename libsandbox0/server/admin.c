@@ -72,6 +72,14 @@ static cJSON *body(actx *a, int *rc)
 		cJSON_Delete(root);
 		root = NULL;
 	}
+	int dup_rc;
+	if (root && (s0__json_duplicate_key(root, &dup_rc) || dup_rc < 0)) {
+		cJSON_Delete(root);
+		root = NULL;
+		*rc = dup_rc < 0 ? S0_ENOMEM
+		                 : fail(a, 400, "bad_request",
+		                        "invalid request: duplicate key in request body");
+	}
 	return root;
 }
 

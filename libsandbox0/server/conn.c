@@ -4,6 +4,7 @@
  * that waits for a sandbox to wake blocks only its own connection.
  */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,8 @@ typedef struct sreq {
 	char method[16];
 	char *path;        /* raw path (percent-encoded, no query) */
 	char *query;       /* raw query, or NULL */
+	size_t target_len; /* bytes of the raw request target */
+	size_t head_bytes; /* header fields, "Name: value\r\n" each */
 	bool started;      /* the access handler has seen it */
 	const char *team;  /* borrowed from the keyring */
 	s0__buf body;
@@ -64,6 +67,14 @@ static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char
 {
 	(void)kind;
 	return s0__headers_add(cls, key, value) < 0 ? MHD_NO : MHD_YES;
+}
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+	(void)kind;
+	*(size_t *)cls += strlen(key) + (value ? strlen(value) : 0) + 4;
+	return MHD_YES;
 }
 
 /* Queue resp (consumed). */
@@ -118,6 +129,7 @@ void *s0__server_on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	const char *qm = strchr(uri, '?');
 	r->path = qm ? s0__strndup(uri, (size_t)(qm - uri)) : s0__strdup(uri);
 	r->query = qm ? s0__strdup(qm + 1) : NULL;
+	r->target_len = strlen(uri);
 	if (!r->path || (qm && !r->query)) {
 		free(r->path);
 		free(r->query);
@@ -137,6 +149,7 @@ static void sreq_start(s0_server *s, struct MHD_Connection *conn, sreq *r, const
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, add_header, &h);
 	s0__router_request_id(&h, r->rid);
 	s0__headers_free(&h);
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &r->head_bytes);
 	r->limit = s->cfg.body_limit ? s->cfg.body_limit(s->cfg.limit_ctx, method, r->path,
 	                                                 &r->limit_wire)
 	                             : S0__ROUTER_JSON_BODY_MAX;
@@ -189,7 +202,22 @@ static enum MHD_Result declared_body(s0_server *s, struct MHD_Connection *conn, 
 	return MHD_YES;
 }
 
-/* First call: shutdown, authentication and a declared body over the limit. */
+/* A request head over our limits (server_internal.h): 414 or 431 as an envelope. */
+static enum MHD_Result head_too_large(s0_server *s, struct MHD_Connection *conn, sreq *r)
+{
+	char msg[96];
+	if (r->target_len > S0__SERVER_URI_MAX) {
+		snprintf(msg, sizeof msg, "invalid request: request URI is too long (%zu > %zu bytes)",
+		         r->target_len, S0__SERVER_URI_MAX);
+		return send_error(s, conn, r, 414, "bad_request", msg);
+	}
+	snprintf(msg, sizeof msg,
+	         "invalid request: request header fields are too large (%zu > %zu bytes)",
+	         r->head_bytes, S0__SERVER_HEADERS_MAX);
+	return send_error(s, conn, r, 431, "bad_request", msg);
+}
+
+/* First call: shutdown, head limits, authentication and a declared body over the limit. */
 static enum MHD_Result begin(s0_server *s, struct MHD_Connection *conn, sreq *r)
 {
 	pthread_mutex_lock(&s->mu);
@@ -197,6 +225,8 @@ static enum MHD_Result begin(s0_server *s, struct MHD_Connection *conn, sreq *r)
 	pthread_mutex_unlock(&s->mu);
 	if (stopping)
 		return send_error(s, conn, r, 503, "unavailable", "server is shutting down");
+	if (r->target_len > S0__SERVER_URI_MAX || r->head_bytes > S0__SERVER_HEADERS_MAX)
+		return head_too_large(s, conn, r);
 	if (!is_public(r->path)) {
 		const char *msg = NULL;
 		r->team = s0__keyring_auth(

@@ -74,7 +74,8 @@ static int start_daemon(s0_server *s, s0_error **err)
 		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC, 0, NULL,
 		NULL, s0__server_on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->o.connection_limit,
-		MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_NOTIFY_COMPLETED,
+		MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		S0__SERVER_POOL_BYTES, MHD_OPTION_NOTIFY_COMPLETED,
 		s0__server_on_completed, s, MHD_OPTION_URI_LOG_CALLBACK, s0__server_on_uri, s,
 		MHD_OPTION_END);
 	if (!s->daemon)

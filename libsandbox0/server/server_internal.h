@@ -51,6 +51,31 @@ typedef struct s0__server_admin_ops {
 	int (*inspect)(void *ctx, const char *sandbox_id, char **json_out, s0_error **err);
 } s0__server_admin_ops;
 
+/*
+ * Request head limits, answered with a JSON envelope (400-class
+ * `bad_request`): a request target (path and query, raw) over
+ * S0__SERVER_URI_MAX bytes is 414; header fields over
+ * S0__SERVER_HEADERS_MAX bytes in all ("Name: value\r\n" each) are 431.
+ * A files path of PATH_MAX bytes percent-encoded (12 KiB) fits.
+ *
+ * libmicrohttpd (0.9.75) parses the request line and headers into a
+ * per-connection memory pool and, when they do not fit, answers 414/431
+ * itself with a fixed HTML body no callback can change. The pool is
+ * therefore S0__SERVER_POOL_BYTES (MHD_OPTION_CONNECTION_MEMORY_LIMIT; the
+ * default is 32 KiB, and microhttpd.h calls values above 128 KiB of little
+ * benefit), so every head within our limits, and heads a good way past
+ * them, reach our code. Only a head past the pool itself still gets MHD's
+ * HTML 414/431: measured with 0.9.75, a request target over ~127 KiB, or
+ * some 1,500+ header fields however short (MHD keeps a record per field in
+ * the same pool). Clients must tolerate a non-envelope error body anyway
+ * (api.md §2.1).
+ * MHD zeroes the whole pool between keep-alive requests, so the pool is
+ * also the resident cost of each busy connection (256 x 128 KiB = 32 MiB).
+ */
+#define S0__SERVER_URI_MAX ((size_t)16 << 10)
+#define S0__SERVER_HEADERS_MAX ((size_t)32 << 10)
+#define S0__SERVER_POOL_BYTES ((size_t)128 << 10)
+
 /* Request bodies buffered at once across all connections; past it new
  * uploads answer 503 (256 connections x 100 MiB would not fit in memory). */
 #define S0__SERVER_BUFFER_BUDGET ((size_t)1 << 30)

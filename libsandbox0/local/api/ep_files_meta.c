@@ -85,6 +85,15 @@ static cJSON *move_body(s0__rctx *c, const char **src, const char **dst)
 		s0__files_invalid(c, "invalid_request", "invalid request body");
 		return NULL;
 	}
+	int rc;
+	if (s0__json_duplicate_key(b, &rc) || rc < 0) {
+		cJSON_Delete(b);
+		if (rc < 0)
+			c->oom = true;
+		else
+			s0__files_invalid(c, "invalid_request", "duplicate key in request body");
+		return NULL;
+	}
 	*src = s0__json_str(b, "source");
 	*dst = s0__json_str(b, "destination");
 	if (!*src || !**src || !*dst || !**dst) {

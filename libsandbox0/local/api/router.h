@@ -100,4 +100,13 @@ void s0__router_request_id(const s0__headers *h, char out[S0__REQUEST_ID_MAX]);
  */
 const char *s0__json_check(const char *s, size_t len, int max_depth);
 
+/*
+ * A member name that appears twice in one object anywhere in v (cJSON keeps
+ * both and lookups take the first), or NULL. Borrowed from v. *rc is S0_OK,
+ * or S0_ENOMEM (then NULL). Objects over 16 members are checked by sorting,
+ * so a huge object costs O(n log n).
+ */
+struct cJSON;
+const char *s0__json_duplicate_key(const struct cJSON *v, int *rc);
+
 #endif

@@ -172,6 +172,10 @@ START_TEST(files_errors)
 	expect_error(&r, 400, "invalid_paths");
 	r = CALL("POST", F "/move", .body = "not json");
 	expect_error(&r, 400, "invalid_request");
+	r = CALL("POST", F "/move",
+	         .body = "{\"source\":\"/workspace/f\",\"destination\":\"/x\","
+	                 "\"destination\":\"/y\"}");
+	expect_error(&r, 400, "invalid_request");
 	r = CALL("POST", F "/move");
 	expect_error(&r, 400, "invalid_request");
 	r = CALL("POST", F "/move", .body = "{\"source\":\"/workspace/none\",\"destination\":\"/x\"}");

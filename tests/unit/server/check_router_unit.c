@@ -217,6 +217,99 @@ START_TEST(hostile_bodies)
 }
 END_TEST
 
+/* {"k0":0,…,"k<n-1>":0} with member dup_at renamed to "k0" when dup_at > 0. */
+static char *wide_object(size_t n, size_t dup_at)
+{
+	char *o = malloc(n * 24 + 16), *p = o;
+	*p++ = '{';
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%s\"k%zu\":0", i ? "," : "", i == dup_at && dup_at ? (size_t)0 : i);
+	*p++ = '}';
+	*p = '\0';
+	return o;
+}
+
+static const char *dup_of(const char *text)
+{
+	static char name[64];
+	cJSON *j = cJSON_Parse(text);
+	ck_assert_ptr_nonnull(j);
+	int rc = -1;
+	const char *d = s0__json_duplicate_key(j, &rc);
+	ck_assert_int_eq(rc, S0_OK);
+	s0__strlcpy(name, d ? d : "", sizeof name);
+	cJSON_Delete(j);
+	return name;
+}
+
+/* cJSON keeps both members of a duplicated key and lookups take the first;
+ * the router refuses such bodies at any depth instead (400 bad_request). */
+START_TEST(duplicate_keys_are_400)
+{
+	expect_400("POST", SB, NULL, "{\"template\":\"d\",\"template\":\"e\"}",
+	           "invalid request: duplicate key \"template\" in request body");
+	expect_400("POST", SB, NULL, "{\"template\":\"d\",\"config\":{\"ttl\":1,\"ttl\":2}}",
+	           "invalid request: duplicate key \"ttl\" in request body");
+	expect_400("POST", SB, NULL,
+	           "{\"template\":\"d\",\"mounts\":[{\"sandboxvolume_id\":\"v\",\"mount_point\":\"/m\","
+	           "\"mount_point\":\"/n\"}]}",
+	           "invalid request: duplicate key \"mount_point\" in request body");
+	/* the same key spelt with an escape is the same key */
+	expect_400("POST", SB, NULL, "{\"template\":\"d\",\"templ\\u0061te\":\"e\"}",
+	           "invalid request: duplicate key \"template\" in request body");
+	/* a long key is quoted in part */
+	char body[512], want[256];
+	char key[101];
+	memset(key, 'k', 100);
+	key[100] = '\0';
+	snprintf(body, sizeof body, "{\"template\":\"d\",\"%s\":1,\"%s\":2}", key, key);
+	snprintf(want, sizeof want, "invalid request: duplicate key \"%.64s...\" in request body",
+	         key);
+	expect_400("POST", SB, NULL, body, want);
+	/* bodyless-tolerant routes check too */
+	expect_400("POST", SB "/sb-1/pause", NULL, "{\"a\":{\"b\":[1,{\"c\":1,\"c\":1}]}}",
+	           "invalid request: duplicate key \"c\" in request body");
+	/* past 16 members the names are sorted: last and first clash */
+	char *wide = wide_object(40, 39);
+	expect_400("POST", SB, NULL, wide, "invalid request: duplicate key \"k0\" in request body");
+	free(wide);
+	ck_assert_int_eq(fake_last(eng)->calls, 0);
+	/* equal names in different objects, and case variants, are fine */
+	rc_result r = CALL("POST", SB,
+	                   .body = "{\"template\":\"d\",\"config\":{\"env_vars\":{\"A\":\"1\",\"a\":\"2\","
+	                           "\"template\":\"3\"}},\"mounts\":[{\"mount_point\":\"/a\"},"
+	                           "{\"mount_point\":\"/b\"}]}");
+	ck_assert_int_eq(r.status, 201);
+	rc_free(&r);
+}
+END_TEST
+
+/* The check itself: exact at the sort threshold, and not quadratic on a huge
+ * object (200 000 distinct members would take ~2e10 compares pairwise). */
+START_TEST(duplicate_key_check_scales)
+{
+	ck_assert_str_eq(dup_of("[1,\"a\",{\"x\":{}}]"), "");
+	ck_assert_str_eq(dup_of("{\"x\":1,\"y\":{\"x\":2}}"), "");
+	ck_assert_str_eq(dup_of("[[{\"q\":1,\"q\":2}]]"), "q");
+	for (size_t n = 15; n <= 18; n++) {
+		char *o = wide_object(n, 0);
+		ck_assert_str_eq(dup_of(o), "");
+		free(o);
+		o = wide_object(n, n - 1);
+		ck_assert_str_eq(dup_of(o), "k0");
+		free(o);
+	}
+	char *big = wide_object(200000, 0);
+	int64_t t0 = s0__real_monotonic_ms();
+	ck_assert_str_eq(dup_of(big), "");
+	free(big);
+	big = wide_object(200000, 199999);
+	ck_assert_str_eq(dup_of(big), "k0");
+	free(big);
+	ck_assert_int_lt(s0__real_monotonic_ms() - t0, 20000);
+}
+END_TEST
+
 START_TEST(list_shape_and_paging)
 {
 	rc_result r = CALL("GET", SB);
@@ -614,6 +707,8 @@ Suite *s0_router_unit_suite(void)
 	tcase_add_test(tc, claim_shape_and_normalisation);
 	tcase_add_test(tc, claim_validation);
 	tcase_add_test(tc, hostile_bodies);
+	tcase_add_test(tc, duplicate_keys_are_400);
+	tcase_add_test(tc, duplicate_key_check_scales);
 	tcase_add_test(tc, list_shape_and_paging);
 	tcase_add_test(tc, list_validation);
 	tcase_add_test(tc, get_shape_and_time_modes);

@@ -137,6 +137,25 @@ START_TEST(http_and_in_process_clients_agree)
 }
 END_TEST
 
+/* The router's duplicate-key check holds over HTTP as in process. */
+START_TEST(duplicate_keys_refused_over_http)
+{
+	start(0);
+	cJSON *j = NULL;
+	ck_assert_int_eq(raw_status("POST", "/api/v1/sandboxes", KEY_A,
+	                            "{\"template\":\"default\",\"config\":{\"ttl\":60,"
+	                            "\"ttl\":0}}",
+	                            &j),
+	                 400);
+	ck_assert_str_eq(err_code(j), "bad_request");
+	ck_assert_str_eq(err_message(j), "invalid request: duplicate key \"ttl\" in request body");
+	cJSON_Delete(j);
+	ck_assert_int_eq(raw_status("GET", "/api/v1/sandboxes", KEY_A, NULL, &j), 200);
+	ck_assert_int_eq(s0__json_i64(cJSON_GetObjectItem(j, "data"), "count", -1), 0);
+	cJSON_Delete(j);
+}
+END_TEST
+
 START_TEST(admin_routes_reach_the_backend)
 {
 	start(S0_SERVER_ENABLE_ADMIN);
@@ -241,6 +260,7 @@ Suite *s0_server_local_suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, lifecycle_over_http);
 	tcase_add_test(tc, http_and_in_process_clients_agree);
+	tcase_add_test(tc, duplicate_keys_refused_over_http);
 	tcase_add_test(tc, admin_routes_reach_the_backend);
 	tcase_add_test(tc, waking_requests_do_not_block_the_server);
 	suite_add_tcase(s, tc);

@@ -1098,6 +1098,18 @@ typedef struct {} CSandboxIter;
 		S0PY_CALL($self, s0_sandbox_refresh(c_, sandbox_id, duration_sec, &out, err));
 		return out;
 	}
+	/** The sandbox's network policy (s0_sandbox_get_network_policy); returns
+	 *  the SandboxNetworkPolicy JSON text. */
+	void get_network_policy(const char *sandbox_id, char **json_out, s0_error **err) {
+		S0PY_CALL($self, s0_sandbox_get_network_policy(c_, sandbox_id, json_out, err));
+	}
+	/** Replace the network policy (s0_sandbox_update_network_policy); returns
+	 *  the stored SandboxNetworkPolicy JSON text. */
+	void update_network_policy(const char *sandbox_id, const char *policy_json,
+	                           char **json_out, s0_error **err) {
+		S0PY_CALL($self, s0_sandbox_update_network_policy(c_, sandbox_id, policy_json,
+		                                                  json_out, err));
+	}
 	%newobject list;
 	CSandboxPage *list(int32_t status = 0, int32_t paused = 0, const char *template_id = NULL,
 	                   int32_t limit = 0, int32_t offset = 0, s0_error **err) {

@@ -368,7 +368,31 @@ const ROUTES = [
 	["POST", /^\/api\/v1\/sandboxes\/[^/]+\/files\/move$/, 200, (d) => {
 		assert.deepEqual(d, { moved: true });
 	}],
+	["GET", /^\/api\/v1\/sandboxes\/[^/]+\/network$/, 200, checkNetworkPolicyWire],
+	["PUT", /^\/api\/v1\/sandboxes\/[^/]+\/network$/, 200, checkNetworkPolicyWire],
+	["POST", /^\/api\/v1\/sandboxes\/[^/]+\/contexts$/, 201, (d) => {
+		assert.equal(typeof d.id, "string", "ContextResponse.id");
+		assert.ok(["repl", "cmd"].includes(d.type), `ContextResponse.type ${d.type}`);
+		assert.equal(typeof d.running, "boolean", "ContextResponse.running");
+	}],
+	["POST", /^\/api\/v1\/sandboxes\/[^/]+\/contexts\/[^/]+\/exec$/, 200, (d) => {
+		assert.equal(typeof d.output_raw, "string", "ContextExecResponse.output_raw");
+	}],
 ];
+
+/** Wire `SandboxNetworkPolicy` (GET/PUT …/network): mode enum, egress lists. */
+export function checkNetworkPolicyWire(d) {
+	assert.ok(["allow-all", "block-all"].includes(d.mode), `SandboxNetworkPolicy.mode ${d.mode}`);
+	if ("egress" in d) {
+		assert.equal(typeof d.egress, "object", "SandboxNetworkPolicy.egress");
+		for (const k of ["allowedDomains", "allowedCidrs", "deniedDomains", "deniedCidrs"])
+			if (k in d.egress)
+				assert.ok(d.egress[k].every((x) => typeof x === "string"), `egress.${k}`);
+		for (const k of ["allowedPorts", "deniedPorts", "trafficRules"])
+			if (k in d.egress)
+				assert.ok(Array.isArray(d.egress[k]), `egress.${k}`);
+	}
+}
 
 function checkSnapshotWire(d) {
 	for (const k of ["id", "sandbox_id"])

@@ -91,9 +91,18 @@ def _memory(memory: Optional[bool]) -> int:
     return tri(memory)
 
 
+def _policy(policy: Any, name: str) -> Dict[str, Any]:
+    """A SandboxNetworkPolicy argument as a dict (a JSON object on the wire)."""
+    if not isinstance(policy, Mapping):
+        raise TypeError(f"{name} must be a mapping (a SandboxNetworkPolicy object), "
+                        f"not {type(policy).__name__}")
+    return dict(policy)
+
+
 def _config_args(ttl: Optional[int], hard_ttl: Optional[int], auto_resume: Optional[bool],
                  memory: Optional[str], env_vars: Optional[Mapping[str, str]],
-                 config: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+                 config: Optional[Mapping[str, Any]],
+                 network: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     set_bits = 0
     if ttl is not None:
         set_bits |= capi.CONFIG_SET_TTL
@@ -106,6 +115,9 @@ def _config_args(ttl: Optional[int], hard_ttl: Optional[int], auto_resume: Optio
             if not isinstance(k, str) or not k or "=" in k:
                 raise invalid(f"bad environment variable name {k!r}")
             envs.append(f"{k}={v}")
+    if network is not None:
+        config = dict(config or {})
+        config["network"] = _policy(network, "network")
     return dict(set=set_bits, ttl_sec=whole_seconds(ttl, "ttl"),
                 hard_ttl_sec=whole_seconds(hard_ttl, "hard_ttl"),
                 auto_resume=tri(auto_resume), memory=memory, env_vars=envs,
@@ -150,6 +162,7 @@ class Sandboxes:
               ttl: Optional[int] = None, hard_ttl: Optional[int] = None,
               auto_resume: Optional[bool] = None, memory: Optional[str] = None,
               env_vars: Optional[Mapping[str, str]] = None,
+              network: Optional[Mapping[str, Any]] = None,
               config: Optional[Mapping[str, Any]] = None) -> Sandbox:
         """Claim a new sandbox: ``POST /api/v1/sandboxes`` (one request, no retry).
 
@@ -160,17 +173,22 @@ class Sandboxes:
         :param auto_resume: may inbound access wake it when paused (server default True).
         :param memory: ``resources.memory``, e.g. ``"512Mi"``.
         :param env_vars: default environment of new processes.
-        :param config: extra raw ``SandboxConfig`` fields (network, services,
-            webhook, lifecycle...); the typed arguments win.
+        :param network: ``config.network``, a SandboxNetworkPolicy mapping
+            (``{"mode": "allow-all"|"block-all", "egress": {...}}``), applied
+            to the runtime before it is reported running; see
+            :meth:`update_network_policy`.
+        :param config: extra raw ``SandboxConfig`` fields (services, webhook,
+            lifecycle...); the typed arguments win.
         :returns: the claim response as a :class:`Sandbox` (id, status, template, runtime_id).
-        :raises InvalidArgumentError: bad config (400) or arguments.
+        :raises InvalidArgumentError: bad config (400, e.g. a bad ``network.mode``) or arguments.
+        :raises TypeError: ``network`` is not a mapping (no request sent).
         :raises NotFoundError: unknown template or snapshot.
         :raises ConflictError: template not ready (``retry_after`` set).
         :raises QuotaExceededError, ThrottledError, UnavailableError: nothing was created.
         """
         return Sandbox._from_native(self._n.claim(
             template, snapshot_id=snapshot_id,
-            **_config_args(ttl, hard_ttl, auto_resume, memory, env_vars, config)))
+            **_config_args(ttl, hard_ttl, auto_resume, memory, env_vars, config, network)))
 
     create = claim
 
@@ -241,16 +259,53 @@ class Sandboxes:
     def update(self, sandbox_id: str, *, ttl: Optional[int] = None,
                hard_ttl: Optional[int] = None, auto_resume: Optional[bool] = None,
                memory: Optional[str] = None, env_vars: Optional[Mapping[str, str]] = None,
+               network: Optional[Mapping[str, Any]] = None,
                config: Optional[Mapping[str, Any]] = None) -> Sandbox:
         """Change the durable configuration: ``PUT /api/v1/sandboxes/{id}``.
         A given ``ttl`` re-arms ``expires_at = now + ttl`` (0 disables); the
         same for ``hard_ttl``. Arguments left None are not sent.
 
-        :raises InvalidArgumentError: e.g. ttl > hard_ttl (400); unchanged.
+        :param network: replace ``config.network`` (a SandboxNetworkPolicy
+            mapping), as :meth:`update_network_policy` does.
+        :raises InvalidArgumentError: e.g. ttl > hard_ttl or a bad network
+            policy (400); unchanged.
+        :raises TypeError: ``network`` is not a mapping (no request sent).
         :raises NotFoundError: unknown id.
         """
         return Sandbox._from_native(self._n.update(
-            sandbox_id, **_config_args(ttl, hard_ttl, auto_resume, memory, env_vars, config)))
+            sandbox_id,
+            **_config_args(ttl, hard_ttl, auto_resume, memory, env_vars, config, network)))
+
+    def get_network_policy(self, sandbox_id: str) -> Dict[str, Any]:
+        """The sandbox's network policy: ``GET /api/v1/sandboxes/{id}/network``.
+
+        :returns: the SandboxNetworkPolicy as a dict (``config.network`` as
+            stored, or ``{"mode": "allow-all"}`` when none was set).
+        :raises NotFoundError: unknown, deleted or another team's sandbox.
+        """
+        return json.loads(self._n.get_network_policy(sandbox_id))
+
+    def update_network_policy(self, sandbox_id: str,
+                              policy: Mapping[str, Any]) -> Dict[str, Any]:
+        """Replace the network policy: ``PUT /api/v1/sandboxes/{id}/network``.
+
+        ``policy`` is a SandboxNetworkPolicy: ``{"mode": "allow-all" |
+        "block-all", "egress": {"allowedDomains": [...], "allowedCidrs":
+        [...], "allowedPorts": [{"port": 443}], "deniedDomains": [...],
+        "deniedCidrs": [...], "deniedPorts": [...], "trafficRules": [...]}}``.
+        It is stored as ``config.network``: a running sandbox's runtime
+        applies it at once, a paused one when it resumes (every new runtime
+        generation gets it before it is reported running).
+
+        :returns: the stored policy as a dict.
+        :raises InvalidArgumentError: 400 ``bad_request`` (bad mode, CIDR,
+            domain, port...; the message names the field, e.g.
+            ``network.mode``); the old policy stays.
+        :raises TypeError: ``policy`` is not a mapping (no request sent).
+        :raises NotFoundError: unknown, deleted or another team's sandbox.
+        """
+        body = json.dumps(_policy(policy, "policy"))
+        return json.loads(self._n.update_network_policy(sandbox_id, body))
 
     def delete(self, sandbox_id: str) -> None:
         """Delete: identity, configuration and writable RootFS (named snapshots stay).

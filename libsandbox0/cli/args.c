@@ -235,6 +235,8 @@ int cli_parse(cli *c, const cli_cmd *root, int argc, char **argv)
 		if (c->nargs == (int)(sizeof c->args / sizeof c->args[0]))
 			return cli_usage_error(c, "too many arguments");
 		c->args[c->nargs++] = a;
+		if (cur->flags_end_after > 0 && c->nargs >= cur->flags_end_after)
+			flags_done = true;
 	}
 	return 0;
 }

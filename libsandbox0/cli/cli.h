@@ -48,6 +48,9 @@ typedef struct cli_cmd {
 	const char *summary;
 	const cli_flag *flags; /* terminated by a zero entry; NULL = none */
 	int min_args, max_args;
+	/* > 0: words after this many positional arguments are never flags (a
+	 * guest command's own options: `exec ID sh -c …`) */
+	int flags_end_after;
 	int (*run)(cli *c);
 	const struct cli_cmd *const *children; /* NULL-terminated; NULL for leaves */
 	const char *details; /* extra help text, nullable */

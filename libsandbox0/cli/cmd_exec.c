@@ -137,10 +137,12 @@ static const cli_flag exec_flags[] = {
 const cli_cmd cmd_sandbox_exec = {
 	.name = "exec", .args = "<sandbox-id> <command> [args…]",
 	.summary = "Run a command in a sandbox and print its output",
-	.flags = exec_flags, .min_args = 2, .max_args = 16, .run = run_exec,
+	.flags = exec_flags, .min_args = 2, .max_args = 16, .flags_end_after = 2, .run = run_exec,
 	.details = "Runs the command as a one-shot `cmd` context and waits for it; the exit\n"
-	           "status is the command's. Put `--` before a command whose arguments start\n"
-	           "with '-'. With --context ID the words form one line for that REPL context.\n"
+	           "status is the command's. s0's own flags go before the command word: what\n"
+	           "follows it is the command's (`exec ID sh -c 'exit 3'`); put `--` before a\n"
+	           "command word that starts with '-'. With --context ID the words form one\n"
+	           "line for that REPL context.\n"
 	           "The runtime is simulated: commands are those of its built-in shell\n"
 	           "(echo, printf, cat, ls, mkdir, rm, mv, cp, touch, env, ps, kill, sleep…).\n",
 };
@@ -148,7 +150,7 @@ const cli_cmd cmd_sandbox_exec = {
 const cli_cmd cmd_sandbox_run = {
 	.name = "run", .args = "<sandbox-id> <shell line…>",
 	.summary = "Run a shell line in a REPL context (state persists)",
-	.flags = exec_flags, .min_args = 2, .max_args = 16, .run = run_run,
+	.flags = exec_flags, .min_args = 2, .max_args = 16, .flags_end_after = 2, .run = run_run,
 	.details = "Creates a REPL context (its id is printed on stderr) unless --context names\n"
 	           "one, and runs the line there: variables, the working directory and\n"
 	           "background jobs live in the context's process memory, so they persist to\n"

@@ -150,11 +150,6 @@ static int setup_keys(cli *c, const char *data, char **keys, int *nkeys, char **
 		rc = cli_failf("reading the API key", "%s", why);
 		goto out;
 	}
-	if (given && !key_valid(given)) {
-		rc = cli_failf("reading the API key", "--token must be \"s0_\" followed by 8..250 "
-		                                      "printable characters without spaces");
-		goto out;
-	}
 	if (stored && !key_valid(stored)) {
 		rc = cli_failf("reading the API key",
 		               "%s does not hold a valid key (\"s0_\" followed by 8..250 printable "
@@ -256,6 +251,10 @@ static int run_serve(cli *c)
 	if (opt_int(c, "carriers", 1, 4096, &carriers) < 0)
 		return CLI_EXIT_USAGE;
 
+	const char *given = opt_str(c, "token");
+	if (given && !key_valid(given)) /* before the data directory is touched */
+		return cli_failf("reading the API key", "--token must be \"s0_\" followed by 8..250 "
+		                                       "printable characters without spaces");
 	char *data = opt_str(c, "data") ? xstrdup(opt_str(c, "data")) : cli_default_data_dir();
 	char *keys[2] = {NULL, NULL}, *store = NULL;
 	int nkeys = 0;

@@ -67,8 +67,8 @@ static const char root_details[] =
 	"--local DIR embeds a backend on DIR for one command instead.\n"
 	"\n"
 	"Exit status: 0 success, 1 the operation failed, 2 bad usage.\n"
-	"Not in this build: `s0 sandbox exec|run|context|session` (they need the runtime\n"
-	"issue's process APIs), auth, templates and volumes.\n";
+	"Not in this build: `s0 sandbox context|session|network` (contexts and sessions\n"
+	"are reachable through `exec`/`run` and the API), auth, templates and volumes.\n";
 
 const cli_cmd cmd_root = {
 	.name = "s0",

@@ -48,10 +48,18 @@ void s0__ep_restore(s0__rctx *c)
 	cJSON_Delete(body);
 }
 
-/* config: {ttl?, hard_ttl?} only (additionalProperties: false in the spec). */
+/* {config?: {ttl?, hard_ttl?}, memory?} only (additionalProperties: false
+ * in the spec; `memory` is the memory fork of MEM-13). */
 static bool fork_config(s0__rctx *c, const cJSON *body, s0__fork_req *f)
 {
 	const cJSON *cfg, *it;
+	cJSON_ArrayForEach(it, body)
+	{
+		if (strcmp(it->string, "config") && strcmp(it->string, "memory")) {
+			s0__reply_invalid(c, "unknown field \"%.64s\"", it->string);
+			return false;
+		}
+	}
 	if (!s0__field_obj(c, body, "config", &cfg) ||
 	    !s0__field_bool(c, body, "memory", &(bool){false}, &f->memory))
 		return false;

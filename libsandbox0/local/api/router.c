@@ -134,7 +134,10 @@ static const route *find_route(const char *method, const segs *path, int *param_
 		if (!match2(routes[i].pattern, path, &ps, &p2))
 			continue;
 		*path_known = true;
-		if (!routes[i].method || !strcmp(routes[i].method, method)) {
+		/* HEAD is GET without the body (RFC 9110 §9.3.2): the HTTP
+		 * server drops the body, the in-process caller ignores it */
+		if (!routes[i].method || !strcmp(routes[i].method, method) ||
+		    (!strcmp(method, "HEAD") && !strcmp(routes[i].method, "GET"))) {
 			*param_seg = ps;
 			*param2 = p2;
 			return &routes[i];
@@ -163,10 +166,12 @@ static void method_not_allowed(s0__rctx *c, const segs *path, const char *method
 	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
 		int ps;
 		if (routes[i].method && match(routes[i].pattern, path, &ps) &&
-		    strlen(allow) + strlen(routes[i].method) + 3 < sizeof allow) {
+		    strlen(allow) + strlen(routes[i].method) + 9 < sizeof allow) {
 			if (allow[0])
 				strcat(allow, ", ");
 			strcat(allow, routes[i].method);
+			if (!strcmp(routes[i].method, "GET"))
+				strcat(allow, ", HEAD");
 		}
 	}
 	if (allow[0])

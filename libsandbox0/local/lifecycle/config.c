@@ -102,9 +102,10 @@ static int merge(s0__sandbox_row *row, const cJSON *cfg, s0_error **err)
 	const cJSON *it;
 	cJSON_ArrayForEach(it, cfg)
 	{
+		if (cJSON_IsNull(it))
+			continue; /* null = omitted = keep (api.md §3.5; Go's decoding) */
 		cJSON_DeleteItemFromObjectCaseSensitive(stored, it->string);
-		if (!cJSON_IsNull(it))
-			cJSON_AddItemToObject(stored, it->string, cJSON_Duplicate(it, 1));
+		cJSON_AddItemToObject(stored, it->string, cJSON_Duplicate(it, 1));
 	}
 	char *txt = cJSON_PrintUnformatted(stored);
 	cJSON_Delete(stored);

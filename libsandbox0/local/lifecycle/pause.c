@@ -41,7 +41,7 @@ int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memor
 	if (has_op == S0_OK && active_pause(&op)) {
 		/* join the same durable operation (PTX-07) */
 		out->status = row.rec.status;
-		out->accepted = s0__fault_armed(e->faults, "node_channel", NULL);
+		out->accepted = s0__fault_armed(e->faults, "node_channel", "pause");
 		goto out;
 	}
 	if (row.rec.paused && row.rec.status == S0_STATUS_PAUSED) {
@@ -135,7 +135,7 @@ int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memor
 	}
 	s0__fault_hit(e->faults, "manager_restart", "intent-recorded"); /* crash point */
 	out->status = row.rec.status;
-	out->accepted = s0__fault_armed(e->faults, "node_channel", NULL);
+	out->accepted = s0__fault_armed(e->faults, "node_channel", "pause");
 out:
 	s0__engine_unlock(e, l);
 	s0__sandbox_rec_clear(&row.rec);

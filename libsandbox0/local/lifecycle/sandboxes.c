@@ -67,6 +67,8 @@ int s0__engine_claim(s0__engine *e, const char *team, const s0__claim_req *req,
 	int64_t hard = row.rec.hard_expires_at_ms;
 	rc = s0__engine_start_runtime(e, &row, mounts, &rt, err);
 	free(mounts);
+	if ((rc == S0_EUNAVAILABLE || rc == S0_EQUOTA) && err && *err)
+		s0__error_set_http(*err, 0, NULL, NULL, 1000); /* claim: Retry-After: 1 (api.md §3.1) */
 	row.rec.hard_expires_at_ms = hard;
 	if (rc == S0_OK) {
 		rc = s0__engine_save(e, &row, err);
@@ -105,7 +107,8 @@ int s0__engine_update(s0__engine *e, const char *team, const char *id, const cJS
 		rc = s0__config_apply(config, true, &row, s0__engine_now(e), err);
 	if (rc == S0_OK)
 		rc = s0__engine_save(e, &row, err);
-	if (rc == S0_OK && cJSON_GetObjectItemCaseSensitive(config, "network"))
+	const cJSON *net = cJSON_GetObjectItemCaseSensitive(config, "network");
+	if (rc == S0_OK && net && !cJSON_IsNull(net))
 		s0__engine_reapply_network(e, &row);
 	s0__engine_unlock(e, l);
 	if (rc == S0_OK)

@@ -162,6 +162,31 @@ static int bad(walk *w, const char *field, const char *fmt, ...)
 	                     w->what, field, msg);
 }
 
+/* Refuse a member not in @p keys (NULL-terminated): a misspelt rule
+ * ("deniedDomain") must not pass as an empty one. */
+static int known_keys(walk *w, const cJSON *obj, const char *field, const char *const *keys)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, obj)
+	{
+		size_t i = 0;
+		while (keys[i] && strcmp(keys[i], it->string))
+			i++;
+		if (!keys[i])
+			return bad(w, field, "unknown field \"%.64s\"", it->string);
+	}
+	return S0_OK;
+}
+
+static const char *const policy_keys[] = {"mode", "egress", "credentialBindings", NULL};
+static const char *const egress_keys[] = {
+	"allowedCidrs",  "allowedDomains", "allowedPorts",  "deniedDomains",   "deniedCidrs",
+	"deniedPorts",   "trafficRules",   "protocolRules", "credentialRules", "proxy",
+	NULL};
+static const char *const rule_keys[] = {"name",  "action",       "cidrs", "domains",
+                                        "ports", "appProtocols", NULL};
+static const char *const port_keys[] = {"port", "protocol", "endPort", NULL};
+
 /* The strings of egress.<key> (or a rule's <key>); *arr NULL when absent. */
 static int string_list(walk *w, const cJSON *obj, const char *key, const char *field,
                        const cJSON **arr)
@@ -229,6 +254,9 @@ static int parse_port(walk *w, const cJSON *it, const char *f, np_port *p)
 	if (!cJSON_IsObject(it) || !cJSON_IsNumber(port) || port->valuedouble < 1 ||
 	    port->valuedouble > 65535 || port->valuedouble != (int)port->valuedouble)
 		return bad(w, f, "port must be an integer in 1..65535");
+	int rc = known_keys(w, it, f, port_keys);
+	if (rc < 0)
+		return rc;
 	p->lo = p->hi = (int)port->valuedouble;
 	if (end && !cJSON_IsNull(end)) {
 		if (!cJSON_IsNumber(end) || end->valuedouble < p->lo || end->valuedouble > 65535 ||
@@ -346,7 +374,9 @@ static int traffic_rule(walk *w, const cJSON *tr, size_t i)
 	if (!cJSON_IsObject(tr) || !action || (strcmp(action, "allow") && strcmp(action, "deny")))
 		return bad(w, f, "action must be \"allow\" or \"deny\"");
 	np_rule *r = NULL;
-	int rc = new_rule(w, !strcmp(action, "allow"), "trafficRules", &r);
+	int rc = known_keys(w, tr, f, rule_keys);
+	if (rc == S0_OK)
+		rc = new_rule(w, !strcmp(action, "allow"), "trafficRules", &r);
 	if (rc == S0_OK)
 		rc = dests(w, r, tr, "cidrs", "domains", f);
 	if (rc == S0_OK)
@@ -391,7 +421,11 @@ static int walk_policy(walk *w, const cJSON *net)
 	const cJSON *eg = cJSON_GetObjectItemCaseSensitive(net, "egress");
 	if (eg && !cJSON_IsNull(eg) && !cJSON_IsObject(eg))
 		return bad(w, ".egress", "must be an object");
-	int rc = opaque_shapes(w, net, eg);
+	int rc = known_keys(w, net, "", policy_keys);
+	if (rc == S0_OK)
+		rc = opaque_shapes(w, net, eg);
+	if (rc == S0_OK && eg && !cJSON_IsNull(eg))
+		rc = known_keys(w, eg, ".egress", egress_keys);
 	if (rc < 0 || !eg || cJSON_IsNull(eg))
 		return rc;
 	const cJSON *trs = cJSON_GetObjectItemCaseSensitive(eg, "trafficRules");
@@ -480,15 +514,51 @@ static bool rule_matches(const np_rule *r, const dest *d)
 	return dest_ok && port_ok;
 }
 
+/*
+ * The address a guest would connect to for @p host, as its resolver reads
+ * numeric hosts: IPv6 in brackets or not (an IPv4-mapped one is IPv4),
+ * and IPv4 in every inet_aton() form ("10.1", "0x0a000001", "012.0.0.1",
+ * "167772161"), with one trailing dot allowed. 0 when @p host is a name.
+ */
+static int numeric_host(const char *host, uint8_t addr[16])
+{
+	char buf[64];
+	size_t n = strlen(host);
+	if (n >= sizeof buf)
+		return 0;
+	memcpy(buf, host, n + 1);
+	if (n >= 2 && buf[0] == '[' && buf[n - 1] == ']') {
+		memmove(buf, buf + 1, n - 2);
+		buf[n -= 2] = '\0';
+	} else if (n && buf[n - 1] == '.') {
+		buf[--n] = '\0';
+	}
+	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
+	if (inet_pton(AF_INET6, buf, addr) == 1) {
+		if (memcmp(addr, mapped, 12))
+			return AF_INET6;
+		memmove(addr, addr + 12, 4);
+		return AF_INET;
+	}
+	struct in_addr in;
+	for (size_t i = 0; i < n; i++) /* inet_aton stops at a space: refuse */
+		if (!isxdigit((unsigned char)buf[i]) && buf[i] != '.' && buf[i] != 'x' &&
+		    buf[i] != 'X')
+			return 0;
+	if (n == 0 || inet_aton(buf, &in) == 0)
+		return 0;
+	memcpy(addr, &in.s_addr, 4);
+	return AF_INET;
+}
+
 bool s0__netpolicy_is_loopback(const char *host)
 {
 	uint8_t a[16];
 	if (name_eq(host, strlen(host), "localhost", 9))
 		return true;
-	if (inet_pton(AF_INET, host, a) == 1)
-		return a[0] == 127;
+	int family = numeric_host(host, a);
 	static const uint8_t v6lo[16] = {[15] = 1};
-	return inet_pton(AF_INET6, host, a) == 1 && !memcmp(a, v6lo, 16);
+	return (family == AF_INET && a[0] == 127) || (family == AF_INET6 && !memcmp(a, v6lo, 16));
 }
 
 bool s0__netpolicy_allows(const s0__netpolicy *p, const char *host, int port, bool udp,
@@ -501,10 +571,7 @@ bool s0__netpolicy_allows(const s0__netpolicy *p, const char *host, int port, bo
 		return true;
 	}
 	dest d = {.host = host, .port = port, .proto = udp ? 2 : 1};
-	if (inet_pton(AF_INET, host, d.addr) == 1)
-		d.family = AF_INET;
-	else if (inet_pton(AF_INET6, host, d.addr) == 1)
-		d.family = AF_INET6;
+	d.family = numeric_host(host, d.addr);
 	size_t n = p ? p->nrules : 0;
 	for (int pass = 0; pass < 2; pass++) { /* denials first, then allowances */
 		for (size_t i = 0; i < n; i++) {

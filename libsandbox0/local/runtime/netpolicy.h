@@ -22,7 +22,10 @@
  * domains: either list; ports). Domains match case-insensitively and
  * exactly, or `*.example.com` for any name below example.com (not the
  * apex). CIDRs match IP-literal destinations only (the simulated network
- * has no resolver); a bare address is a /32 or /128. A port spec is
+ * has no resolver), read as a guest's resolver reads numeric hosts: IPv6
+ * with or without brackets (IPv4-mapped ones as IPv4) and IPv4 in every
+ * inet_aton() form ("10.1", "0x0a000001", "012.0.0.1"); a bare address in
+ * a rule is a /32 or /128. A port spec is
  * `{port, endPort?, protocol?}`; with no protocol it matches TCP and UDP.
  * A traffic rule with `appProtocols` never matches a raw connection (the
  * only kind `nc` makes). `credentialBindings`, `proxy`, `protocolRules`
@@ -46,7 +49,8 @@ typedef struct s0__netpolicy s0__netpolicy;
  * @param net the policy (NULL or JSON null: valid, the template default).
  * @param what the operation named in messages ("claim", "update"…).
  * @retval S0_EINVAL `bad_request`: mode missing or not "allow-all" /
- *         "block-all", a list that is not an array of strings, a malformed
+ *         "block-all", a member no SandboxNetworkPolicy has (a misspelt
+ *         "deniedDomain" must not pass as no rule), a list that is not an array of strings, a malformed
  *         CIDR, an empty or malformed domain, a port outside 1..65535, an
  *         endPort below port, an unknown protocol or traffic action. The
  *         message names the field ("network.egress.allowedCidrs[1]: …").

@@ -297,6 +297,14 @@ START_TEST(exec_and_run)
 	ck_assert_msg(r.status != 0, "a failing command exits non-zero: %s", r.err);
 	ck_assert_msg(strstr(r.err, "nonexistent"), "the command's stderr: %s", r.err);
 	h_run_free(&r);
+	/* after the command word every word is the command's, flags included */
+	r = h_run(A("--local", dir, "sandbox", "exec", id, "sh", "-c", "exit 3"), NULL);
+	expect_exit(&r, 3);
+	h_run_free(&r);
+	r = h_run(A("--local", dir, "sandbox", "exec", id, "echo", "-n", "-o", "x"), NULL);
+	expect_exit(&r, 0);
+	ck_assert_str_eq(r.out, "-o x");
+	h_run_free(&r);
 	r = h_run(A("--local", dir, "sandbox", "run", id, "X=42; cd /var/tmp; echo x=$X; pwd"), NULL);
 	expect_exit(&r, 0);
 	ck_assert_str_eq(r.out, "x=42\n/var/tmp\n");
@@ -527,6 +535,14 @@ START_TEST(serve_stop_keeps_writes)
 	h_run_free(&r);
 	ck_assert_int_eq(h_serve_stop(&s), 0);
 	free(s.out);
+	/* a bad --token is refused before the data directory is touched */
+	char *fresh = path_in("never-made");
+	r = h_run(A("serve", "--data", fresh, "--token", "s0_short"), NULL);
+	expect_exit(&r, 1);
+	ck_assert_msg(strstr(r.err, "--token must"), "%s", r.err);
+	ck_assert_int_ne(access(fresh, F_OK), 0);
+	h_run_free(&r);
+	free(fresh);
 	free(id);
 	free(data);
 }

@@ -273,6 +273,19 @@ START_TEST(network_bad_policies_change_nothing)
 	ck_assert_str_eq(pol, BLOCK_ALL_PYPI);
 	s0_free(pol);
 	assert_denied_by(&t, id, "example.com", "block-all");
+	/* null is "not given" in an update (api.md §3.5): the policy stays */
+	cfg.extra_json = "{\"network\":null,\"env_vars\":null}";
+	LT_OK(s0_sandbox_update(t.c, id, &cfg, &info, &e_));
+	s0_sandbox_info_free(info);
+	LT_OK(s0_sandbox_get_network_policy(t.c, id, &pol, &e_));
+	ck_assert_str_eq(pol, BLOCK_ALL_PYPI);
+	s0_free(pol);
+	assert_denied_by(&t, id, "example.com", "block-all");
+	/* a misspelt rule is refused, not stored as no rule */
+	LT_EXPECT(s0_sandbox_update_network_policy(
+		      t.c, id, "{\"mode\":\"allow-all\",\"egress\":{\"deniedDomain\":[\"x.io\"]}}",
+		      NULL, &err),
+	          err, S0_EINVAL, "bad_request");
 	/* unknown and deleted ids */
 	LT_EXPECT(s0_sandbox_get_network_policy(t.c, "sb_nope", &pol, &err), err, S0_ENOTFOUND,
 	          NULL);

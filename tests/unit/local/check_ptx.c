@@ -95,7 +95,9 @@ START_TEST(ptx02_intent_names_exact_runtime_and_survives_restart)
 	int64_t gen = lt_generation(&t, id);
 	double stopped0 = lt_inum(&t, NULL, "node.runtimes_stopped");
 	LT_OK(s0_local_fault_arm(t.local, "node_channel@pause", S0_FAULT_HOLD, 0, 0, &e_));
-	s0_lifecycle_result_free(post_pause(&t, id));
+	s0_lifecycle_result *lr = post_pause(&t, id);
+	ck_assert_int_eq(s0_lifecycle_result_http_status(lr), 202); /* the step form counts */
+	s0_lifecycle_result_free(lr);
 	lt_quiesce(&t);
 	cJSON *op = pending_op(&t, id);
 	ck_assert_ptr_nonnull(op);

@@ -372,6 +372,20 @@ START_TEST(rtx08_resume_errors)
 	LT_EXPECT(s0_sandbox_resume(t.c, id, S0_BOOL_UNSET, &lr, &err), err, S0_EQUOTA,
 	          "quota_exceeded");
 	assert_paused_intact(&t, id, head, g);
+	/* a claim refused for quota or placement carries Retry-After: 1 (api.md §3.1) */
+	s0_sandbox_info *sb = NULL;
+	ck_assert_int_eq(s0_sandbox_claim(t.c, "default", NULL, NULL, &sb, &err), S0_EQUOTA);
+	ck_assert_int_eq(s0_error_retry_after_ms(err), 1000);
+	s0_error_free(err);
+	err = NULL;
+	LT_OK(s0_local_fault_arm(t.local, "carrier", S0_FAULT_FAIL, 1, 0, &e_));
+	LT_OK(s0_sandbox_delete(t.c, b, &e_));
+	ck_assert_int_eq(s0_sandbox_claim(t.c, "default", NULL, NULL, &sb, &err), S0_EUNAVAILABLE);
+	ck_assert_int_eq(s0_error_retry_after_ms(err), 1000);
+	s0_error_free(err);
+	err = NULL;
+	free(b);
+	b = lt_claim(&t, NULL, NULL);
 	LT_OK(s0_sandbox_delete(t.c, a, &e_));
 	LT_OK(s0_sandbox_delete(t.c, b, &e_));
 

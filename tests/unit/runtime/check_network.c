@@ -81,6 +81,15 @@ START_TEST(validation_names_the_field)
 	        "network.egress.trafficRules[0].cidrs: invalid CIDR");
 	REJECTS("{\"mode\":\"block-all\",\"credentialBindings\":{}}", "credentialBindings");
 	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"proxy\":[]}}", "proxy");
+	/* misspelt members never pass as "no rule" */
+	REJECTS("{\"mode\":\"block-all\",\"unknownTop\":1}", "network: unknown field \"unknownTop\"");
+	REJECTS("{\"mode\":\"allow-all\",\"egress\":{\"deniedDomain\":[\"x.com\"]}}",
+	        "network.egress: unknown field \"deniedDomain\"");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"trafficRules\":[{\"action\":\"deny\","
+	        "\"cidr\":[\"1.2.3.4\"]}]}}",
+	        "network.egress.trafficRules[0]: unknown field \"cidr\"");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedPorts\":[{\"port\":1,\"end\":2}]}}",
+	        "network.egress.allowedPorts: unknown field \"end\"");
 }
 END_TEST
 
@@ -174,6 +183,30 @@ START_TEST(allow_all_with_deny_lists_and_precedence)
 	expect(p, "example.com", 25, false, false, "deniedPorts");
 	expect(p, "localhost", 25, false, true, "loopback"); /* loopback is not egress */
 	s0__netpolicy_free(p);
+}
+END_TEST
+
+/* Numeric hosts are read the way a guest's resolver reads them, so no
+ * spelling of an address slips past a CIDR rule. */
+START_TEST(numeric_host_forms_match_cidrs)
+{
+	s0__netpolicy *p = compile("{\"mode\":\"allow-all\",\"egress\":{\"deniedCidrs\":"
+	                           "[\"10.0.0.0/8\",\"2001:db8::/32\"]}}");
+	static const char *const ten[] = {"10.0.0.1",  "012.0.0.1",  "0x0a000001", "167772161",
+	                                  "10.1",      "[10.0.0.1]", "10.0.0.1.",  "::ffff:10.0.0.1",
+	                                  "[::ffff:a00:1]", "[2001:db8::1]"};
+	for (size_t i = 0; i < sizeof ten / sizeof ten[0]; i++)
+		expect(p, ten[i], 443, false, false, "deniedCidrs/deniedDomains");
+	expect(p, "11.0.0.1", 443, false, true, "allow-all");
+	expect(p, "010.0.0.1", 443, false, true, "allow-all"); /* octal: 8.0.0.1 */
+	expect(p, "10 .0.0.1", 443, false, true, "allow-all"); /* not a number: a name */
+	s0__netpolicy_free(p);
+	ck_assert(s0__netpolicy_is_loopback("::ffff:127.0.0.1"));
+	ck_assert(s0__netpolicy_is_loopback("[::1]"));
+	ck_assert(s0__netpolicy_is_loopback("0x7f000001"));
+	ck_assert(s0__netpolicy_is_loopback("127.1"));
+	ck_assert(!s0__netpolicy_is_loopback("128.0.0.1"));
+	ck_assert(!s0__netpolicy_is_loopback("localhost.example.com"));
 }
 END_TEST
 
@@ -294,6 +327,7 @@ Suite *rt_network_suite(void)
 	tcase_add_test(p, block_all_denies_everything_but_loopback);
 	tcase_add_test(p, block_all_with_allow_lists);
 	tcase_add_test(p, allow_all_with_deny_lists_and_precedence);
+	tcase_add_test(p, numeric_host_forms_match_cidrs);
 	tcase_add_test(p, traffic_rules);
 	suite_add_tcase(s, p);
 	TCase *n = tcase_create("nc");

@@ -83,7 +83,7 @@ START_TEST(unknown_routes_wrong_methods_and_deferred_routes)
 	ck_assert_str_eq(rc_header(&r, "Allow"), "POST");
 	expect_error(&r, 405, "method_not_allowed", NULL);
 	r = CALL("POST", SB "/sb-1");
-	ck_assert_str_eq(rc_header(&r, "Allow"), "GET, PUT, DELETE");
+	ck_assert_str_eq(rc_header(&r, "Allow"), "GET, HEAD, PUT, DELETE");
 	expect_error(&r, 405, "method_not_allowed", NULL);
 	r = CALL("PUT", SB "/sb-1/files");
 	expect_error(&r, 405, "method_not_allowed", NULL);
@@ -558,6 +558,8 @@ START_TEST(snapshots_restore_fork)
 	rc_free(&r);
 	expect_400("POST", SB "/sb-1/fork", NULL, "{\"config\":{\"memory\":\"1Gi\"}}",
 	           "invalid request: unknown field \"memory\" in config");
+	expect_400("POST", SB "/sb-1/fork", NULL, "{\"bogus\":1}",
+	           "invalid request: unknown field \"bogus\"");
 	expect_400("POST", SB "/sb-1/fork", NULL, "{\"config\":{\"ttl\":-1}}",
 	           "invalid fork request: ttl must be >= 0");
 }

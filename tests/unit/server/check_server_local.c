@@ -76,6 +76,11 @@ START_TEST(lifecycle_over_http)
 	ck_assert_str_eq(s0__json_str0(cJSON_GetObjectItem(j, "data"), "status"), "healthy");
 	cJSON_Delete(j);
 	ck_assert_int_eq(raw_status("GET", "/metadata", NULL, NULL, NULL), 200);
+	th_resp hr; /* HEAD: GET's status and headers, no body (RFC 9110 §9.3.2) */
+	th_simple(s0_server_port(srv), "HEAD", "/healthz", NULL, NULL, &hr);
+	ck_assert_int_eq(hr.status, 200);
+	ck_assert_uint_eq(hr.body_len, 0);
+	th_resp_free(&hr);
 	ck_assert_int_eq(raw_status("GET", "/api/v1/sandboxes", NULL, NULL, NULL), 401);
 	ck_assert_int_eq(raw_status("GET", "/admin/v1/inspect", KEY_A, NULL, NULL), 404);
 	s0_client *a = http_client(KEY_A), *b = http_client(KEY_B);

@@ -56,6 +56,8 @@ int th_do(const th_req *q, th_resp *out)
 	hl = curl_slist_append(hl, q->expect_continue ? "Expect: 100-continue" : "Expect:");
 	curl_easy_setopt(c, CURLOPT_URL, q->url);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, q->method ? q->method : "GET");
+	if (q->method && !strcmp(q->method, "HEAD"))
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L); /* a HEAD answer has no body to wait for */
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);

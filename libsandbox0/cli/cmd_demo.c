@@ -416,6 +416,12 @@ static int step_pause(demo *d)
 	expect(d, s0_sandbox_info_paused(sb) && !*s0_sandbox_info_runtime_id(sb),
 	       "paused: RootFS committed, compute released (empty runtime_id)");
 	s0_sandbox_info_free(sb);
+	rc = s0_sandbox_update_network_policy(
+		d->client, d->sid,
+		"{\"mode\":\"block-all\",\"egress\":{\"allowedDomains\":[\"pypi.org\"]}}", NULL, &err);
+	if (rc < 0)
+		return step_error(d, "set the network policy", err, rc);
+	say(d, "while paused: network policy block-all, egress allowed to pypi.org only");
 	return STEP_OK;
 }
 
@@ -495,24 +501,55 @@ static bool ps_lists(const char *ps, long pid)
  * checkpoint memory answers `unavailable`: the step then says so and is
  * skipped, not failed.
  */
-static int step_memory(demo *d)
+/* A new REPL context; its id in ctx. STEP_OK or the step's failure. */
+static int new_repl(demo *d, char ctx[128])
 {
-	s0_sandbox_info *sb = NULL;
+	char *created = NULL;
 	s0_error *err = NULL;
-	char *created = NULL, *out = NULL, *ps = NULL;
-	char ctx[128] = "";
 	int rc = s0_context_create(d->client, d->sid, "{\"type\":\"repl\"}", &created, &err);
 	if (rc < 0)
 		return step_error(d, "create a REPL context", err, rc);
 	cj *v = cj_parse(created, strlen(created), NULL);
 	const char *cid = v ? cj_get_str(v, "id") : NULL;
-	snprintf(ctx, sizeof ctx, "%s", cid ? cid : "");
+	snprintf(ctx, 128, "%s", cid ? cid : "");
 	cj_free(v);
 	s0_free(created);
 	if (!*ctx) {
 		expect(d, false, "the new context has an id");
 		return STEP_FAILED;
 	}
+	return STEP_OK;
+}
+
+/* RTX-04: the policy set while paused was applied before the resume
+ * reported running; `nc` asks the simulated network. */
+static int step_network(demo *d)
+{
+	char ctx[128], *out = NULL;
+	s0_error *err = NULL;
+	int rc = new_repl(d, ctx);
+	if (rc != STEP_OK)
+		return rc;
+	if ((rc = ctx_run(d, ctx, "nc -z example.com 443; echo $?", &out, &err)) < 0)
+		return step_error(d, "exec nc -z example.com 443", err, rc);
+	expect(d, !strcmp(chomp(out), "1"), "nc example.com:443 is denied (block-all)");
+	free(out);
+	if ((rc = ctx_run(d, ctx, "nc -z pypi.org 443; echo $?", &out, &err)) < 0)
+		return step_error(d, "exec nc -z pypi.org 443", err, rc);
+	expect(d, !strcmp(chomp(out), "0"), "nc pypi.org:443 connects (the allow list)");
+	free(out);
+	return STEP_OK;
+}
+
+static int step_memory(demo *d)
+{
+	s0_sandbox_info *sb = NULL;
+	s0_error *err = NULL;
+	char *out = NULL, *ps = NULL;
+	char ctx[128] = "";
+	int rc = new_repl(d, ctx);
+	if (rc != STEP_OK)
+		return rc;
 	if ((rc = ctx_run(d, ctx, "GREETING=hello", &out, &err)) < 0)
 		return step_error(d, "exec GREETING=hello", err, rc);
 	free(out);
@@ -670,6 +707,7 @@ static const demo_step demo_steps[] = {
 	{"write workspace, /var/tmp and /tmp files", step_write},
 	{"pause (filesystem-only)", step_pause},
 	{"resume", step_resume},
+	{"egress under the network policy", step_network},
 	{"REPL context, memory pause and resume", step_memory},
 	{"snapshot, change, fork", step_snapshot_fork},
 	{"pause, restore, resume; resume the fork", step_restore},

@@ -228,6 +228,105 @@ START_TEST(traffic_rules)
 }
 END_TEST
 
+/* ---- random policies: mutated JSON never crashes; validate and compile
+ * agree; loopback is always allowed; an exact deniedDomains entry always
+ * denies, whatever the mode and the other rules ---- */
+
+static uint64_t rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static const char *const corpus[] = {
+	"{\"mode\":\"block-all\",\"egress\":{\"allowedDomains\":[\"pypi.org\",\"*.npmjs.org\"],"
+	"\"allowedCidrs\":[\"10.0.0.0/8\",\"::1/128\"],\"allowedPorts\":[{\"port\":443,\"endPort\":444}]}}",
+	"{\"mode\":\"allow-all\",\"egress\":{\"deniedDomains\":[\"x.io\"],\"deniedPorts\":[{\"port\":25,"
+	"\"protocol\":\"TCP\"}],\"trafficRules\":[{\"action\":\"allow\",\"cidrs\":[\"1.2.3.0/24\"],"
+	"\"ports\":[{\"port\":1}]},{\"action\":\"deny\",\"domains\":[\"*.a.b\"],\"appProtocols\":[\"http\"]}]}}",
+	"{\"mode\":\"block-all\",\"credentialBindings\":[],\"egress\":{\"proxy\":{},\"protocolRules\":[]}}",
+};
+
+static void mutate(uint64_t *st, char *buf, size_t cap)
+{
+	static const char junk[] = "{}[]\":,.*/-0123456789aelnrstux\\ \x01\xff";
+	size_t n = strlen(buf);
+	for (int k = (int)(rng(st) % 4) + 1; k > 0; k--) {
+		size_t at = n ? rng(st) % n : 0;
+		switch (rng(st) % 4) {
+		case 0: /* replace */
+			if (n)
+				buf[at] = junk[rng(st) % (sizeof junk - 1)];
+			break;
+		case 1: /* delete */
+			if (n) {
+				memmove(buf + at, buf + at + 1, n - at);
+				n--;
+			}
+			break;
+		case 2: /* insert */
+			if (n + 1 < cap) {
+				memmove(buf + at + 1, buf + at, n - at + 1);
+				buf[at] = junk[rng(st) % (sizeof junk - 1)];
+				n++;
+			}
+			break;
+		default: /* truncate */
+			buf[n = at] = '\0';
+		}
+	}
+}
+
+static void check_properties(const s0__netpolicy *p, const cJSON *j, uint64_t *st)
+{
+	static const char *const hosts[] = {"pypi.org", "x.io", "a.npmjs.org", "10.1.2.3",
+	                                    "1.2.3.4",  "::1",  "2001:db8::9", "q.a.b"};
+	for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++)
+		(void)s0__netpolicy_allows(p, hosts[i], (int)(rng(st) % 65535) + 1, rng(st) & 1, NULL);
+	ck_assert(s0__netpolicy_allows(p, "127.0.0.1", 80, false, NULL));
+	ck_assert(s0__netpolicy_allows(p, "localhost", 53, true, NULL));
+	const cJSON *dd = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(j, "egress"), "deniedDomains");
+	const cJSON *it;
+	cJSON_ArrayForEach(it, dd) if (strncmp(it->valuestring, "*.", 2) &&
+	                              !s0__netpolicy_is_loopback(it->valuestring))
+		ck_assert_msg(!s0__netpolicy_allows(p, it->valuestring, 443, false, NULL),
+		              "denied domain %s allowed", it->valuestring);
+}
+
+START_TEST(random_policies)
+{
+	uint64_t st = 0x5eed5eedULL + (uint64_t)_i;
+	long iters = s0_test_iterations(3000);
+	long compiled = 0;
+	for (long i = 0; i < iters; i++) {
+		char buf[1024];
+		snprintf(buf, sizeof buf, "%s", corpus[rng(&st) % (sizeof corpus / sizeof corpus[0])]);
+		if (i % 8) /* every 8th run checks an unmutated policy */
+			mutate(&st, buf, sizeof buf);
+		cJSON *j = cJSON_Parse(buf);
+		if (!j)
+			continue;
+		s0_error *err = NULL;
+		int v = s0__netpolicy_validate(j, "update", &err);
+		ck_assert(v == S0_OK || (v == S0_EINVAL && err && *s0_error_message(err)));
+		s0_error_free(err);
+		s0__netpolicy *p = NULL;
+		int c = s0__netpolicy_compile(j, &p, NULL);
+		ck_assert_msg(c == v, "validate %d vs compile %d for %s", v, c, buf);
+		if (p) {
+			compiled++;
+			check_properties(p, j, &st);
+		}
+		s0__netpolicy_free(p);
+		cJSON_Delete(j);
+	}
+	ck_assert_int_gt(compiled, iters / 8); /* the unmutated ones at least */
+}
+END_TEST
+
 /* ---- the guest's nc ---- */
 
 static rtfix F;
@@ -329,6 +428,7 @@ Suite *rt_network_suite(void)
 	tcase_add_test(p, allow_all_with_deny_lists_and_precedence);
 	tcase_add_test(p, numeric_host_forms_match_cidrs);
 	tcase_add_test(p, traffic_rules);
+	tcase_add_test(p, random_policies);
 	suite_add_tcase(s, p);
 	TCase *n = tcase_create("nc");
 	tcase_add_checked_fixture(n, setup, teardown);

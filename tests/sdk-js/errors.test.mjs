@@ -3,19 +3,16 @@
 // wrong, missing or malformed token gives 401 unauthorized and changes
 // nothing; claim validation errors; request ids and error bodies.
 import assert from "node:assert/strict";
-import { after, afterEach, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { Client, SandboxWaitTimeoutError } from "sandbox0";
 
-import { auditWire, expectAPIError, setup } from "./helpers.mjs";
+import { auditWire, expectAPIError, useHarness } from "./helpers.mjs";
 
 const SB = "/api/v1/sandboxes";
 const UNKNOWN = "sb_doesnotexist";
 
-let h;
-before(async () => { h = await setup(); });
-after(async () => { await h?.stop(); });
-afterEach(async () => { await h.cleanup(); });
+const h = useHarness();
 
 describe("unknown ids: APIError 404 not_found", () => {
 	const calls = {

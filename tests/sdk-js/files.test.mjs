@@ -2,24 +2,17 @@
 // mkdir, listFiles, statFile, moveFile, deleteFile, their error codes
 // (api.md §3.10) and the runtime-access rules for paused sandboxes (§3.9).
 import assert from "node:assert/strict";
-import { after, afterEach, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
-import { auditWire, checkTime, expectAPIError, setup } from "./helpers.mjs";
+import { auditWire, checkTime, expectAPIError, useHarness } from "./helpers.mjs";
 
 const SB = "/api/v1/sandboxes";
 const WAIT = { timeoutMs: 30_000, pollIntervalMs: 20 };
 const dec = new TextDecoder();
 
-let h;
-before(async () => { h = await setup(); });
-after(async () => { await h?.stop(); });
-afterEach(async () => { await h.cleanup(); });
+const h = useHarness();
 
-async function claim(options) {
-	const sb = await h.sdk.sandboxes.claim("default", options);
-	h.track(sb.id);
-	return sb;
-}
+const claim = (options) => h.claim(options);
 
 /** Server-side FileInfo by a plain request. */
 async function rawStat(id, path) {

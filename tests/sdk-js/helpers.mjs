@@ -2,6 +2,7 @@
 // fresh data directory, the official SDK client, a recorder of every
 // response the SDK sees, and plain-fetch access to the server state.
 import assert from "node:assert/strict";
+import { after, afterEach, before } from "node:test";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -170,7 +171,26 @@ export async function setup(extraArgs = []) {
 		const x = await server.stop();
 		assert.deepEqual(x, { code: 0, signal: null }, `s0 serve did not stop cleanly:\n${server.log()}`);
 	};
-	return { server, wire, sdk, raw, state, track, cleanup, stop };
+	/* claim through the SDK (201 on the wire), deleted after the test */
+	const claim = async (options) => {
+		const sb = await sdk.sandboxes.claim("default", options);
+		wire.expectLast("POST", "/api/v1/sandboxes", 201);
+		return (track(sb.id), sb);
+	};
+	return { server, wire, sdk, raw, state, track, cleanup, stop, claim };
+}
+
+/**
+ * One harness for the enclosing file or describe(): started before its
+ * tests, stopped after them, tracked sandboxes deleted after each test.
+ * The object is filled in by the before() hook.
+ */
+export function useHarness(args = []) {
+	const h = {};
+	before(async () => { Object.assign(h, await setup(args)); });
+	after(async () => { await h.stop?.(); });
+	afterEach(async () => { await h.cleanup(); });
+	return h;
 }
 
 /** The SDK's Date for a wire timestamp (it does `new Date(json[key])`). */

@@ -3,29 +3,20 @@
 // pause/resume through a plain request (0.9.5 has no memory option), delete.
 // Every result is compared with the server state read by a plain GET.
 import assert from "node:assert/strict";
-import { after, afterEach, before, describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 
 import {
 	assertSandboxEquals, assertSummaryEquals, auditWire, checkStatus, checkSummaryWire, checkTime,
-	expectAPIError, fromNow, sdkDate, setup, until,
+	expectAPIError, fromNow, sdkDate, useHarness, until,
 } from "./helpers.mjs";
 
 const SB = "/api/v1/sandboxes";
 const WAIT = { timeoutMs: 30_000, pollIntervalMs: 20 };
 const SLACK_MS = 30_000; /* "now + ttl" checks: generous for a loaded CI machine */
 
-let h;
-before(async () => { h = await setup(); });
-after(async () => { await h?.stop(); });
-afterEach(async () => { await h.cleanup(); });
+const h = useHarness();
 
-/** Claim through the SDK (201 on the wire); deleted after the test. */
-async function claim(options) {
-	const sb = await h.sdk.sandboxes.claim("default", options);
-	h.wire.expectLast("POST", SB, 201);
-	h.track(sb.id);
-	return sb;
-}
+const claim = (options) => h.claim(options);
 
 function near(wire, ms, what) {
 	checkTime(wire, what);

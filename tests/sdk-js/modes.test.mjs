@@ -3,9 +3,9 @@
 // and the zero time for unset expiries under --sdk-compat (api.md §3.0).
 // Faults are armed through `s0 serve --enable-admin`.
 import assert from "node:assert/strict";
-import { after, afterEach, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
-import { assertSandboxEquals, assertSummaryEquals, auditWire, setup } from "./helpers.mjs";
+import { assertSandboxEquals, assertSummaryEquals, auditWire, useHarness } from "./helpers.mjs";
 
 const SB = "/api/v1/sandboxes";
 const ZERO_TIME = "0001-01-01T00:00:00Z";
@@ -53,10 +53,7 @@ async function pauseWhileChannelDown(h, acceptedStatus) {
 }
 
 describe("default mode (platform: null expiries, 202 for an accepted pause)", () => {
-	let h;
-	before(async () => { h = await setup(["--enable-admin"]); });
-	after(async () => { await h?.stop(); });
-	afterEach(async () => { await h.cleanup(); });
+	const h = useHarness(["--enable-admin"]);
 
 	test("pause accepted while the node channel is down: 202, then pauseAndWait", async () => {
 		await pauseWhileChannelDown(h, 202);
@@ -79,10 +76,7 @@ describe("default mode (platform: null expiries, 202 for an accepted pause)", ()
 });
 
 describe("--sdk-compat (published Python SDK: zero times, 200 only)", () => {
-	let h;
-	before(async () => { h = await setup(["--enable-admin", "--sdk-compat"]); });
-	after(async () => { await h?.stop(); });
-	afterEach(async () => { await h.cleanup(); });
+	const h = useHarness(["--enable-admin", "--sdk-compat"]);
 
 	test("pause accepted while the node channel is down: 200, then pauseAndWait", async () => {
 		await pauseWhileChannelDown(h, 200);

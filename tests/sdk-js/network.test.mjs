@@ -5,9 +5,9 @@
 // SDK's sandbox.cmd() and sandbox.run()), a bad policy (400 bad_request,
 // nothing changed), unknown ids, and the policy across pause and resume.
 import assert from "node:assert/strict";
-import { after, afterEach, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
-import { auditWire, expectAPIError, setup } from "./helpers.mjs";
+import { auditWire, expectAPIError, useHarness } from "./helpers.mjs";
 
 const SB = "/api/v1/sandboxes";
 const UNKNOWN = "sb_doesnotexist";
@@ -15,16 +15,9 @@ const WAIT = { timeoutMs: 30_000, pollIntervalMs: 20 };
 const BLOCK_PYPI = { mode: "block-all", egress: { allowedDomains: ["pypi.org"] } };
 const DENIED = /Operation not permitted \(network policy: block-all\)/;
 
-let h;
-before(async () => { h = await setup(); });
-after(async () => { await h?.stop(); });
-afterEach(async () => { await h.cleanup(); });
+const h = useHarness();
 
-async function claim(options) {
-	const sb = await h.sdk.sandboxes.claim("default", options);
-	h.track(sb.id);
-	return sb;
-}
+const claim = (options) => h.claim(options);
 
 /** Wire data of the server's policy: GET …/network (asserts 200). */
 async function wirePolicy(id) {

@@ -2,10 +2,10 @@
 // create/list/get/delete, claim from a snapshot, restore and fork, each
 // checked against the server state (plain GETs) and the files inside.
 import assert from "node:assert/strict";
-import { after, afterEach, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import {
-	assertSandboxEquals, auditWire, checkTime, expectAPIError, fromNow, setup,
+	assertSandboxEquals, auditWire, checkTime, expectAPIError, fromNow, useHarness,
 } from "./helpers.mjs";
 
 const SB = "/api/v1/sandboxes";
@@ -14,17 +14,9 @@ const WAIT = { timeoutMs: 30_000, pollIntervalMs: 20 };
 const ZERO_TIME = "0001-01-01T00:00:00Z";
 const dec = new TextDecoder();
 
-let h;
-before(async () => { h = await setup(); });
-after(async () => { await h?.stop(); });
-afterEach(async () => { await h.cleanup(); });
+const h = useHarness();
 
-async function claim(options) {
-	const sb = await h.sdk.sandboxes.claim("default", options);
-	h.wire.expectLast("POST", SB, 201);
-	h.track(sb.id);
-	return sb;
-}
+const claim = (options) => h.claim(options);
 
 async function read(id, path) {
 	return dec.decode(await h.sdk.sandbox(id).readFile(path));

@@ -16,8 +16,24 @@
  *
  * Simulation notes: the REPL is the built-in shell whatever the alias
  * (alias defaults to "sh"); a cmd context runs at once — to its end when
- * `wait_until_done`, else until it ends or sleeps (virtual time, guest.h);
- * idle_timeout_sec and ttl_sec are validated and reported, not enforced.
+ * `wait_until_done`, else until it ends or sleeps (virtual time, guest.h).
+ *
+ * Deadlines (guest.h "Deadlines", on virtual time, so the lead's clock
+ * drives them): `ttl_sec` ends the context's process when virtual time
+ * reaches its start + ttl_sec (the start of create, or of the fresh
+ * process a restart makes); `idle_timeout_sec` ends it when virtual time
+ * reaches its last activity + idle_timeout_sec, activity being exec,
+ * input, signal, resize and output the process writes (an exec in
+ * progress is never idle; its end is activity). 0 means none for each. At
+ * the deadline the process gets KILL — api.md §8.1 gives contexts no
+ * grace period (unlike a session's stop_grace_period_seconds), and §8.4
+ * makes KILL the signal that ends a simulated process `killed` — so GET
+ * then answers `running:false`, `state:"killed"`, `exit_code:137`, and
+ * exec/input answer 410 `process_finished` (§8.1's error for a finished
+ * process), signal and resize 409 `process_not_running`; an exec cut by
+ * the deadline answers its output with that final state. The deadlines
+ * live in the process, so a memory checkpoint keeps them.
+ *
  * A REPL `/input` runs every complete line at once (its output is kept
  * for GET's `output_raw`); `/exec` returns the output of what it ran,
  * giving up with `exec_timeout` once the exec's virtual time passes the

@@ -38,6 +38,12 @@ static int ctx_vars(s0__guest *g, const s0__ctx *c, s0__vars *v)
 	return S0_OK;
 }
 
+/* A context's deadlines on its new process: ttl_sec from now, idle_timeout_sec, KILL. */
+static void arm(s0__guest *g, const s0__ctx *c, s0__proc *p)
+{
+	s0__gproc_arm(g, p, (int64_t)c->ttl_sec * 1000, (int64_t)c->idle_timeout_sec * 1000, 9);
+}
+
 static int start_repl(s0__guest *g, s0__ctx *c, const char *input, bool wait, s0_error **err)
 {
 	s0__proc *p;
@@ -46,6 +52,7 @@ static int start_repl(s0__guest *g, s0__ctx *c, const char *input, bool wait, s0
 		return rc;
 	p->owner = S0__OWN_CONTEXT;
 	c->pid = p->pid;
+	arm(g, c, p);
 	if (!(p->argv = calloc(2, sizeof *p->argv)) || !(p->argv[0] = s0__strdup(c->alias)) ||
 	    !(p->cwd = s0__strdup(c->cwd)) || ctx_vars(g, c, &p->vars) < 0)
 		return s0__error_nomem(err);
@@ -72,6 +79,7 @@ static int start_cmd(s0__guest *g, s0__ctx *c, bool wait, s0_error **err)
 	if (rc < 0)
 		return rc;
 	c->pid = p->pid;
+	arm(g, c, p);
 	if (!wait) {
 		s0__sched_run(g, p);
 		return S0_OK;

@@ -57,7 +57,10 @@ int s0__ctx_run_lines(s0__guest *g, s0__proc *p, s0__shout *o, int64_t deadline_
 		free(text);
 		if (r.exited)
 			s0__gproc_end(p, S0__PS_STOPPED, st & 0xff);
-		if (r.timed_out) {
+		if (!p->ended)
+			p->active_vt = g->vt; /* the exec's end is activity */
+		/* a process its deadline ended mid-exec answers with its final state */
+		if (r.timed_out && !p->ended) {
 			rc = s0__error_set(err, S0_ETIMEDOUT, "exec_timeout", "execution timed out");
 			break;
 		}
@@ -114,6 +117,7 @@ static int do_io(s0__guest *g, s0__ctx *c, const io_req *q, cJSON **data, s0_err
 	rc = queue_input(p, q->data, n, nl, err);
 	if (rc < 0)
 		return rc;
+	p->active_vt = g->vt;
 	if (!repl) {
 		*data = q->exec ? s0__ctx_render_exec(&p->io, p) : s0__ctx_render_flag("written");
 		return S0_OK;
@@ -204,8 +208,10 @@ int s0__ctx_resize_json(s0__guest *g, const char *id, const cJSON *body, cJSON *
 		rc = s0__error_set(err, S0_ECONFLICT, "pty_unavailable", "context has no pty");
 	else if (!p || p->ended)
 		rc = s0__error_set(err, S0_ECONFLICT, "process_not_running", "process is not running");
-	else
+	else {
 		c->rows = (int32_t)rows->valuedouble, c->cols = (int32_t)cols->valuedouble;
+		p->active_vt = g->vt;
+	}
 	pthread_mutex_unlock(&g->mu);
 	cJSON *data = rc == S0_OK ? s0__ctx_render_flag("resized") : NULL;
 	if (rc == S0_OK && !data)

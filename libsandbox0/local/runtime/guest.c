@@ -194,6 +194,7 @@ int s0__guest_spawn(s0__guest *g, const s0__spawn_req *r, int32_t *pid_out, s0_e
 	s0__vars_clear(&vars);
 	if (rc == S0_OK) {
 		*pid_out = p->pid;
+		s0__gproc_arm(g, p, r->ttl_ms, r->idle_timeout_ms, r->expire_signal);
 		s0__sched_run(g, p);
 		s0__gproc_reap_orphans(g);
 	}
@@ -218,6 +219,7 @@ static void info_of(const s0__proc *p, s0__proc_info *out)
 	for (int i = 0; i < S0__NFD; i++)
 		out->open_files += p->fd[i].kind == S0__FD_FILE;
 	out->sockets = (uint32_t)p->nports;
+	out->expired = p->expired;
 }
 
 int s0__guest_proc_get(s0__guest *g, int32_t pid, s0__proc_info *out, s0_error **err)
@@ -274,6 +276,8 @@ int s0__guest_write_input(s0__guest *g, int32_t pid, const void *data, size_t le
 		                   (int)pid);
 	else if (p && len && s0__buf_put(&p->in, data, len) < 0)
 		rc = s0__error_nomem(err);
+	if (p && rc == S0_OK)
+		p->active_vt = g->vt;
 	if (p && rc == S0_OK && eof)
 		p->in_eof = true;
 	pthread_mutex_unlock(&g->mu);

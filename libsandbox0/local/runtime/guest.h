@@ -22,6 +22,18 @@
  * yields until virtual time reaches its wake-up. s0__guest_advance() moves
  * virtual time from outside (the lead calls it when wall time passes).
  *
+ * Deadlines: a process may carry a maximum lifetime (ends when virtual
+ * time reaches start + ttl) and an idle timeout (ends when it reaches last
+ * activity + timeout), both in virtual time and both kept by a memory
+ * image. Activity is: creation, output written to its pipes, a signal,
+ * input queued through s0__guest_write_input(), and a context's exec,
+ * input and resize (contexts.h). A process busy
+ * in a foreground exec is never idle; the exec's end is activity. At a
+ * deadline the process gets its expiry signal (KILL unless the owner chose
+ * another; it is in the signal log) and s0__proc_info.expired says why.
+ * A deadline is met exactly: advancing to deadline - 1 leaves the process
+ * alone, reaching the deadline ends it before anything else due then runs.
+ *
  * Errors use the wire reasons of include/sandbox0/error.h.
  *
  * @threadsafety every function is safe from any thread: one mutex per
@@ -150,7 +162,17 @@ typedef struct s0__spawn_req {
 	const char *cwd;         /**< (nullable) default: the guest's */
 	const cJSON *env;        /**< (nullable) object of extra exported variables */
 	int owner;               /**< s0__proc_owner */
+	int64_t ttl_ms;          /**< maximum lifetime, virtual ms (0: none) */
+	int64_t idle_timeout_ms; /**< idle timeout, virtual ms (0: none) */
+	int expire_signal;       /**< what a deadline sends (0: KILL) */
 } s0__spawn_req;
+
+/** Why the guest ended a process (s0__proc_info.expired). */
+enum s0__proc_expiry {
+	S0__EXPIRY_NONE = 0,
+	S0__EXPIRY_TTL = 1,  /**< its maximum lifetime passed */
+	S0__EXPIRY_IDLE = 2, /**< its idle timeout passed */
+};
 
 /** Who owns a process (what reaps it). */
 enum s0__proc_owner {
@@ -177,6 +199,7 @@ typedef struct s0__proc_info {
 	uint64_t heap_bytes;
 	uint32_t open_files; /**< file descriptors on files */
 	uint32_t sockets;
+	int32_t expired;   /**< @type s0__proc_expiry */
 } s0__proc_info;
 
 /** @retval S0_ENOTFOUND no such PID (reaped or never existed). */
@@ -247,7 +270,7 @@ int s0__guest_heaps_locked(s0__guest *g, s0__guest_heapref **out, size_t *n_out,
 /**
  * The small state (everything but heap bytes): PID space, procd version,
  * virtual time, processes with argv, env, cwd, shell state, fds with
- * offsets, script positions, pipe buffers, heap sizes; contexts. Sockets
+ * offsets, script positions, pipe buffers, heap sizes, deadlines; contexts. Sockets
  * are left out and counted in *sockets_dropped.
  * @param[out] buf_out (transfer full) free().
  */

@@ -72,6 +72,11 @@ typedef struct s0__proc {
 	s0__buf in;             /**< stdin bytes not yet read */
 	bool in_eof;
 	bool busy;              /**< executing now (never re-entered) */
+	int64_t kill_at;        /**< virtual ms the lifetime ends (0: none) */
+	int64_t idle_ms;        /**< idle timeout, virtual ms (0: none) */
+	int64_t active_vt;      /**< virtual ms of the last activity */
+	uint8_t expire_sig;     /**< signal an expiry sends (0: KILL) */
+	uint8_t expired;        /**< s0__proc_expiry: why the guest ended it */
 } s0__proc;
 
 /** Context types. */
@@ -154,7 +159,9 @@ int s0__pipe_put(s0__buf *b, const void *data, size_t len);
 void s0__shout_free(s0__shout *o);
 /** Reap ended processes owned by nobody or by jobs. */
 void s0__gproc_reap_orphans(s0__guest *g);
-/** Apply a signal (guest lock held); see s0__guest_signal(). */
+/** Arm the deadlines of @p p from now (see s0__spawn_req); 0 disables each. */
+void s0__gproc_arm(s0__guest *g, s0__proc *p, int64_t ttl_ms, int64_t idle_ms, int signo);
+/** Apply a signal (guest lock held); see s0__guest_signal(). Activity. */
 int s0__gproc_signal(s0__guest *g, s0__proc *p, int signo, s0_error **err);
 /** Report heap damage met by @p p: crash it and call the damage callback. */
 void s0__gproc_damaged(s0__guest *g, s0__proc *p, const s0_error *e);
@@ -166,10 +173,15 @@ int64_t s0__guest_now_ms(s0__guest *g);
 /* ---- guest_sched.c ---- */
 /**
  * Advance virtual time to @p target_vt, running due background processes
- * (never @p skip, the foreground one).
+ * (never @p skip, the foreground one) and ending processes whose lifetime
+ * or idle deadline falls on the way (guest.h "Deadlines"). When @p skip
+ * itself expires, time stops at its deadline: the caller sees it ended.
  */
 void s0__sched_advance_to(s0__guest *g, int64_t target_vt, s0__proc *skip);
-/** Run a SCRIPT process from its resume point until it sleeps or ends. */
+/**
+ * Run a SCRIPT process from its resume point until it sleeps or ends;
+ * output it writes counts as activity (p->active_vt).
+ */
 void s0__sched_run(s0__guest *g, s0__proc *p);
 /** Make a SCRIPT process of argv (as spawn does) under @p parent. */
 int s0__sched_spawn_argv(s0__guest *g, int32_t ppid, const char *const *argv, size_t argc,

@@ -84,6 +84,7 @@ int s0__gproc_new(s0__guest *g, int kind, int32_t ppid, s0__proc **out, s0_error
 	p->ppid = ppid;
 	p->kind = (uint8_t)kind;
 	p->state = S0__PS_RUNNING;
+	p->active_vt = g->vt;
 	p->seed = (uint64_t)p->pid * 0x9e3779b97f4a7c15ull + 1;
 	for (int i = 0; i < 3; i++) {
 		p->fd[i].kind = S0__FD_PIPE;
@@ -176,6 +177,7 @@ int s0__gproc_signal(s0__guest *g, s0__proc *p, int sig, s0_error **err)
 		return s0__error_set(err, S0_ECONFLICT, "process_not_running",
 		                     "process %d is not running", (int)p->pid);
 	log_signal(g, p->pid, sig);
+	p->active_vt = g->vt;
 	switch (sig) {
 	case 9:
 		s0__gproc_end(p, S0__PS_KILLED, 128 + 9);
@@ -199,6 +201,14 @@ int s0__gproc_signal(s0__guest *g, s0__proc *p, int sig, s0_error **err)
 		break;
 	}
 	return S0_OK;
+}
+
+void s0__gproc_arm(s0__guest *g, s0__proc *p, int64_t ttl_ms, int64_t idle_ms, int signo)
+{
+	p->kill_at = ttl_ms > 0 ? g->vt + ttl_ms : 0;
+	p->idle_ms = idle_ms > 0 ? idle_ms : 0;
+	p->active_vt = g->vt;
+	p->expire_sig = (uint8_t)(signo > 0 && signo <= 64 ? signo : 9);
 }
 
 void s0__gproc_damaged(s0__guest *g, s0__proc *p, const s0_error *e)

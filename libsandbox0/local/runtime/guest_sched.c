@@ -8,15 +8,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Move a run's output into p's pipes; any output is activity. */
+static void keep_output(s0__guest *g, s0__proc *p, s0__shout *o)
+{
+	if (o->raw.len)
+		p->active_vt = g->vt;
+	/* out of memory: the bytes are lost, as a full pipe would lose them */
+	(void)(s0__pipe_put(&p->io.out, o->out.data, o->out.len) |
+	       s0__pipe_put(&p->io.err, o->err.data, o->err.len) |
+	       s0__pipe_put(&p->io.raw, o->raw.data, o->raw.len));
+	s0__shout_free(o);
+}
+
 void s0__sched_run(s0__guest *g, s0__proc *p)
 {
 	if (p->busy || p->ended || p->kind != S0__PK_SCRIPT || p->state == S0__PS_PAUSED)
 		return;
 	p->busy = true;
 	p->sleeping = false;
-	s0__sh_run r = {.g = g, .p = p, .deadline_vt = -1};
+	s0__shout o = {0};
+	s0__sh_run r = {.g = g, .p = p, .sink = &o, .deadline_vt = -1};
 	int st = s0__sh_exec(&r, p->script ? p->script : "", &p->pc_stmt, &p->pc_cmd);
 	p->busy = false;
+	keep_output(g, p, &o);
 	if (p->ended)
 		return;
 	if (r.yielded && !r.exited)
@@ -39,18 +53,79 @@ static s0__proc *next_due(s0__guest *g, int64_t target, const s0__proc *skip)
 	return best;
 }
 
+/* When p's lifetime or idle timeout ends it (INT64_MAX: never), and why;
+ * the lifetime wins a tie. A busy (foreground) process is never idle. */
+static int64_t deadline_of(const s0__proc *p, int *why)
+{
+	int64_t d = INT64_MAX;
+	*why = S0__EXPIRY_NONE;
+	if (p->ended)
+		return d;
+	if (p->kill_at) {
+		d = p->kill_at;
+		*why = S0__EXPIRY_TTL;
+	}
+	if (p->idle_ms && !p->busy) {
+		int64_t i = p->active_vt > INT64_MAX - p->idle_ms ? INT64_MAX : p->active_vt + p->idle_ms;
+		if (i < d) {
+			d = i;
+			*why = S0__EXPIRY_IDLE;
+		}
+	}
+	return d;
+}
+
+/* The process with the earliest deadline at or before target (ties: lowest PID). */
+static s0__proc *next_expiry(s0__guest *g, int64_t target, int64_t *at, int *why)
+{
+	s0__proc *best = NULL;
+	for (size_t i = 0; i < g->nprocs; i++) {
+		int w;
+		int64_t d = deadline_of(g->procs[i], &w);
+		if (d <= target && (!best || d < *at)) {
+			best = g->procs[i];
+			*at = d;
+			*why = w;
+		}
+	}
+	return best;
+}
+
+/* A deadline fell: the owner's expiry signal, then KILL if that left it running. */
+static void expire(s0__guest *g, s0__proc *p, int why)
+{
+	p->expired = (uint8_t)why;
+	s0__gproc_signal(g, p, p->expire_sig ? p->expire_sig : 9, NULL);
+	if (!p->ended)
+		s0__gproc_signal(g, p, 9, NULL);
+}
+
 void s0__sched_advance_to(s0__guest *g, int64_t target_vt, s0__proc *skip)
 {
 	if (target_vt < g->vt)
 		target_vt = g->vt;
 	g->scheduling++;
-	s0__proc *p;
-	while ((p = next_due(g, target_vt, skip))) {
+	for (;;) {
+		int64_t at = 0;
+		int why = 0;
+		s0__proc *x = next_expiry(g, target_vt, &at, &why);
+		s0__proc *p = next_due(g, target_vt, skip);
+		if (x && (!p || at <= p->wake_at)) { /* a deadline before a wake-up at the same time */
+			if (at > g->vt)
+				g->vt = at;
+			expire(g, x, why);
+			if (x == skip)
+				break; /* the foreground process ended: time stops here */
+			continue;
+		}
+		if (!p) {
+			g->vt = target_vt;
+			break;
+		}
 		if (p->wake_at > g->vt)
 			g->vt = p->wake_at;
 		s0__sched_run(g, p);
 	}
-	g->vt = target_vt;
 	g->scheduling--;
 }
 

@@ -1,7 +1,10 @@
 /*
  * The guest's small state as a blob, and a guest rebuilt from it with
- * lazy heaps (guest.h, "for the checkpoint engine"). Format "S0GST001",
- * rtser.h encoding; every field is validated on the way back.
+ * lazy heaps (guest.h, "for the checkpoint engine"). Format "S0GST002",
+ * rtser.h encoding; every field is validated on the way back. Version 2
+ * adds each process's deadlines (lifetime, idle timeout, last activity,
+ * expiry signal and reason) after its stdin; a version 1 blob still
+ * restores, its processes without deadlines.
  */
 #include "local/runtime/guest_impl.h"
 #include "local/runtime/rtser.h"
@@ -9,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAGIC "S0GST001"
+#define MAGIC "S0GST002"
+#define MAGIC_V1 "S0GST001"
 #define STR_MAX ((size_t)1 << 20)
 #define MAX_PROCS 65536u
 
@@ -63,6 +67,11 @@ static void put_proc(s0__ser *s, const s0__proc *p)
 	put_shout(s, &p->io);
 	s0__ser_bytes(s, p->in.data, p->in.len);
 	s0__ser_u8(s, p->in_eof);
+	s0__ser_i64(s, p->kill_at);
+	s0__ser_i64(s, p->idle_ms);
+	s0__ser_i64(s, p->active_vt);
+	s0__ser_u8(s, p->expire_sig);
+	s0__ser_u8(s, p->expired);
 }
 
 static void put_ctx(s0__ser *s, const s0__ctx *c)
@@ -119,6 +128,7 @@ int s0__guest_state_locked(s0__guest *g, void **buf_out, size_t *len_out,
 typedef struct rd {
 	s0__de d;
 	bool oom;
+	int version; /**< 1 or 2 (from the magic) */
 } rd;
 
 static char *get_str(rd *r)
@@ -204,6 +214,15 @@ static void get_proc_tail(rd *r, s0__proc *p)
 	get_shout(r, &p->io);
 	get_buf(r, &p->in, STR_MAX);
 	p->in_eof = s0__de_u8(&r->d) != 0;
+	if (r->version < 2)
+		return;
+	p->kill_at = s0__de_i64(&r->d);
+	p->idle_ms = s0__de_i64(&r->d);
+	p->active_vt = s0__de_i64(&r->d);
+	p->expire_sig = s0__de_u8(&r->d);
+	p->expired = s0__de_u8(&r->d);
+	if (p->kill_at < 0 || p->idle_ms < 0 || p->expire_sig > 64 || p->expired > S0__EXPIRY_IDLE)
+		s0__de_fail(&r->d);
 }
 
 /* One process record; *heap_size receives its heap's logical size. */
@@ -345,7 +364,8 @@ static int read_state(rd *r, s0__guest *g, const s0__heap_image *heaps, size_t n
 {
 	char magic[8];
 	s0__de_raw(&r->d, magic, 8);
-	if (memcmp(magic, MAGIC, 8))
+	r->version = !memcmp(magic, MAGIC, 8) ? 2 : !memcmp(magic, MAGIC_V1, 8) ? 1 : 0;
+	if (!r->version)
 		s0__de_fail(&r->d);
 	char *pv = get_str(r);
 	if (pv) {

@@ -66,7 +66,9 @@ static int spawn_attempt(ses *x, s0__guest *g, int32_t *pid, s0_error **err)
 	s0__spawn_req r = {.argv = (const char *const *)x->spec.argv, .argc = x->spec.argc,
 	                   .cwd = cJSON_IsString(cwd) ? cwd->valuestring : NULL,
 	                   .env = cJSON_GetObjectItemCaseSensitive(x->spec.json, "env"),
-	                   .owner = S0__OWN_SESSION};
+	                   .owner = S0__OWN_SESSION,
+	                   .idle_timeout_ms = x->spec.idle_s * 1000,
+	                   .expire_signal = 15}; /* a stop: TERM (the simulation needs no grace) */
 	return s0__guest_spawn(g, &r, pid, err);
 }
 
@@ -189,15 +191,26 @@ void s0__ses_sync_one(s0__sessions *s, ses *x, s0__guest *g)
 	s0__proc_info pi;
 	if (s0__guest_proc_get(g, x->att.pid, &pi, NULL) < 0 || !pi.ended)
 		return;
+	bool idle = pi.expired == S0__EXPIRY_IDLE;
 	x->att.finished = true;
 	x->att.finished_at_ms = s0__ses_now(s);
 	x->att.has_exit = true;
 	x->att.exit_code = pi.exit_code;
 	snprintf(x->att.reason, sizeof x->att.reason, "%s",
-	         x->phase == SES_STOPPING ? "stopped" : pi.state == S0__PS_KILLED ? "killed" : "exited");
+	         idle                      ? "idle_timeout"
+	         : x->phase == SES_STOPPING ? "stopped"
+	         : pi.state == S0__PS_KILLED ? "killed"
+	                                     : "exited");
+	if (idle) /* the guest stopped it at the deadline (sessions.h) */
+		s0__ses_event(s, x, "attempt.stopping", NULL, NULL, 0, NULL, x->att.reason);
 	s0__ses_event(s, x, "attempt.exited", NULL, NULL, 0, &x->att.exit_code, x->att.reason);
 	s0__guest_reap(g, x->att.pid);
-	after_exit(s, x, g);
+	if (idle) {
+		x->phase = SES_EXITED;
+		s0__ses_event(s, x, "session.expired", NULL, NULL, 0, NULL, x->att.reason);
+	} else {
+		after_exit(s, x, g);
+	}
 	s0__ses_changed(s, x);
 	if (x->phase == SES_BACKOFF && x->next_start_vt <= s0__guest_vtime_ms(g))
 		s0__ses_start_attempt(s, x, g, NULL);

@@ -34,6 +34,7 @@ typedef struct ses_spec {
 	int restart;        /**< RESTART_* */
 	int64_t max_restarts, window_s, backoff0_ms, backoff_max_ms;
 	bool recover_restart; /**< runtime_recovery: restart (else stop) */
+	int64_t idle_s;     /**< lifecycle.idle_timeout_seconds (0: off) */
 	int readiness;      /**< 0 process, 1 delay, 2 output */
 	char *ready_output;
 	int64_t keep_bytes, keep_age_s;

@@ -178,7 +178,8 @@ static void lifecycle_fields(rdr *r, ses_spec *sp, cJSON *out)
 	int rr = pick(&l, "runtime_recovery", rec, 2, 0);
 	sp->recover_restart = rr == 0;
 	cJSON_AddStringToObject(o, "runtime_recovery", rec[rr]);
-	add_num(o, "idle_timeout_seconds", num(&l, "idle_timeout_seconds", 0, 0, INT64_MAX / 1000));
+	add_num(o, "idle_timeout_seconds",
+	        sp->idle_s = num(&l, "idle_timeout_seconds", 0, 0, INT64_MAX / 1000));
 	add_num(o, "max_lifetime_seconds", num(&l, "max_lifetime_seconds", 0, 0, INT64_MAX / 1000));
 	add_num(o, "stop_grace_period_seconds", num(&l, "stop_grace_period_seconds", 10, 0, INT32_MAX));
 	r->rc = l.rc ? l.rc : r->rc;

@@ -31,10 +31,22 @@
  *   sessions stay terminal (SES-01..05).
  * - s0__sessions_memory_restored(): after a memory restore sessions keep
  *   their captured attempt and PID; nothing is recorded (SES-06).
+ * - lifecycle.idle_timeout_seconds (api.md §8.3: activity = output,
+ *   accepted input, signals, resize — not attachments or reads) is an
+ *   idle deadline on each attempt's process in the guest's virtual time
+ *   (guest.h "Deadlines"), counted from the attempt's start; 0 is off.
+ *   When virtual time reaches the last activity + the timeout the guest
+ *   stops the process (TERM, the signal of a stop; a simulated process
+ *   needs no grace), and the next reconciliation journals
+ *   `attempt.stopping` and `attempt.exited` (exit 143) with reason
+ *   `idle_timeout`, then `session.expired` (reason `idle_timeout`): the
+ *   phase is `exited` whatever the restart policy (an expiry is not a
+ *   failure to restart from). The deadline lives in the process, so a
+ *   memory checkpoint keeps it.
  * - Simulation notes: session inputs, PUT spec, attempts and terminal
- *   resize (api.md §8.4 second tier) are not offered; idle_timeout,
- *   max_lifetime, stop_grace_period and readiness timeout_ms are
- *   validated and kept, not enforced.
+ *   resize (api.md §8.4 second tier) are not offered; max_lifetime,
+ *   stop_grace_period and readiness timeout_ms are validated and kept,
+ *   not enforced.
  *
  * Every operation first reconciles with the guest (s0__sessions_sync):
  * output becomes events, ended attempts are recorded and restarted. A guest

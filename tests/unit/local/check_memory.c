@@ -194,6 +194,41 @@ START_TEST(ctx_endpoints_through_client)
 }
 END_TEST
 
+/* A context's ttl_sec runs on the backend clock: the guest's virtual time
+ * catches up when the sandbox's processes are reached, and the context's
+ * process is killed exactly 5 s after it started. */
+START_TEST(ctx_ttl_ends_on_backend_clock)
+{
+	LT_ROW("API-8.1");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	char *out = NULL;
+	s0_error *err = NULL;
+	LT_OK(s0_context_create(t.c, id, "{\"type\":\"repl\",\"ttl_sec\":5}", &out, &e_));
+	cJSON *c = parse_ok(out);
+	char *cid = strdup(cJSON_GetObjectItem(c, "id")->valuestring);
+	cJSON_Delete(c);
+	lt_advance(&t, 4999);
+	LT_OK(s0_context_get(t.c, id, cid, &out, &e_));
+	c = parse_ok(out);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(c, "running")));
+	cJSON_Delete(c);
+	lt_advance(&t, 1);
+	LT_OK(s0_context_get(t.c, id, cid, &out, &e_));
+	c = parse_ok(out);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(c, "running")));
+	ck_assert_str_eq(cJSON_GetObjectItem(c, "state")->valuestring, "killed");
+	ck_assert_int_eq(cJSON_GetObjectItem(c, "exit_code")->valueint, 137);
+	cJSON_Delete(c);
+	LT_EXPECT(s0_context_exec(t.c, id, cid, "echo hi", &out, &err), err, S0_EGONE,
+	          "process_finished");
+	free(cid);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 /* Whether the events page of a session holds an output event with data
  * (base64) before an event of type `later` (seq order). */
 static bool output_before(lt *t, const char *id, const char *sid, const char *b64,
@@ -1594,6 +1629,7 @@ Suite *s0_local_memory_suite(void)
 	tcase_add_test(tc, ses04_05_only_active_sessions_restart);
 	tcase_add_test(tc, ses_idempotency_events_delete);
 	tcase_add_test(tc, ttl07_fs_wake_by_context_request);
+	tcase_add_test(tc, ctx_ttl_ends_on_backend_clock);
 	suite_add_tcase(s, tc);
 	TCase *tm = tcase_create("memory");
 	tcase_set_timeout(tm, 120);

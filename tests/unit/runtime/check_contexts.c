@@ -368,6 +368,190 @@ START_TEST(fresh_guest_has_nothing)
 }
 END_TEST
 
+/* Advance the guest's virtual time by ms (asserts). */
+static void advance(int64_t ms)
+{
+	ck_assert_int_eq(s0__guest_advance(F.g, ms, NULL), S0_OK);
+}
+
+/* Whether context id still runs; once ended, its state and exit code must be want_*. */
+static bool ctx_running(const char *id, const char *want_state, int want_exit)
+{
+	cJSON *d = NULL;
+	ck_assert_int_eq(s0__ctx_get_json(F.g, id, &d, NULL), S0_OK);
+	bool running = is_true(d, "running");
+	if (!running) {
+		ASSERT_STR(rtfix_str(d, "state"), want_state);
+		ck_assert_int_eq(rtfix_int(d, "exit_code"), want_exit);
+	}
+	cJSON_Delete(d);
+	return running;
+}
+
+/* Create from JSON text; returns the context id (free()). */
+static char *create_id(const char *json)
+{
+	cJSON *d = create(json);
+	char *id = strdup(rtfix_str(d, "id"));
+	cJSON_Delete(d);
+	return id;
+}
+
+/* Context id still runs ms - 1 virtual ms from now and is killed (137) at ms. */
+static void killed_in(const char *id, int64_t ms)
+{
+	advance(ms - 1);
+	ck_assert(ctx_running(id, NULL, 0));
+	advance(1);
+	ck_assert(!ctx_running(id, "killed", 137));
+}
+
+/* A context whose deadline just fell: killed (137); exec and input 410, signal 409. */
+static void assert_expired(const char *id)
+{
+	char reason[64];
+	ck_assert(!ctx_running(id, "killed", 137));
+	ck_assert_int_eq(call(s0__ctx_exec_json, id, "{\"data\":\"echo\"}", NULL, reason), S0_EGONE);
+	ASSERT_STR(reason, "process_finished");
+	ck_assert_int_eq(call(s0__ctx_input_json, id, "{\"data\":\"x\\n\"}", NULL, reason), S0_EGONE);
+	ASSERT_STR(reason, "process_finished");
+	ck_assert_int_eq(call(s0__ctx_signal_json, id, "{\"signal\":\"TERM\"}", NULL, reason),
+	                 S0_ECONFLICT);
+	ASSERT_STR(reason, "process_not_running");
+}
+
+/* ttl_sec ends the process (KILL) exactly at start + ttl_sec, for REPL and cmd. */
+START_TEST(ttl_fires_at_deadline)
+{
+	char *r = create_id("{\"type\":\"repl\",\"ttl_sec\":5}");
+	advance(1000);
+	char *c = create_id("{\"type\":\"cmd\",\"cmd\":{\"command\":[\"sleep\",\"100\"]},\"ttl_sec\":2}");
+	free(rtfix_out(&F, r, "echo busy")); /* activity does not extend a lifetime */
+	killed_in(c, 2000);
+	assert_expired(c);
+	killed_in(r, 2000);
+	assert_expired(r);
+	ck_assert_int_eq(s0__guest_vtime_ms(F.g), 5000);
+	/* a restart is a fresh process with a fresh lifetime */
+	cJSON *d = NULL;
+	ck_assert_int_eq(s0__ctx_restart_json(F.g, r, &d, NULL), S0_OK);
+	cJSON_Delete(d);
+	killed_in(r, 5000);
+	free(r);
+	free(c);
+}
+END_TEST
+
+/* A foreground exec or wait_until_done run is cut at the lifetime. */
+START_TEST(ttl_cuts_foreground_runs)
+{
+	char *r = create_id("{\"type\":\"repl\",\"ttl_sec\":2}");
+	cJSON *d = rtfix_exec(&F, r, "echo a; sleep 10; echo b");
+	ASSERT_STR(rtfix_str(d, "stdout"), "a\n");
+	ASSERT_STR(rtfix_str(d, "state"), "killed");
+	ck_assert_int_eq(rtfix_int(d, "exit_code"), 137);
+	ck_assert_int_eq(s0__guest_vtime_ms(F.g), 2000);
+	cJSON_Delete(d);
+	d = create("{\"type\":\"cmd\",\"cmd\":{\"command\":[\"sh\",\"-c\",\"sleep 60; echo late\"]},"
+	           "\"wait_until_done\":true,\"ttl_sec\":3}");
+	ASSERT_STR(rtfix_str(d, "state"), "killed");
+	ck_assert_int_eq(rtfix_int(d, "exit_code"), 137);
+	ck_assert_ptr_null(cJSON_GetObjectItem(d, "stdout"));
+	ck_assert_int_eq(s0__guest_vtime_ms(F.g), 5000);
+	cJSON_Delete(d);
+	free(r);
+}
+END_TEST
+
+/* idle_timeout_sec counts from the last exec, input, signal, resize or output. */
+START_TEST(idle_pushed_by_activity)
+{
+	char *r = create_id("{\"type\":\"repl\",\"idle_timeout_sec\":3}");
+	advance(2000);
+	free(rtfix_out(&F, r, "echo hi")); /* exec at 2000 */
+	advance(2000);
+	ck_assert_int_eq(call(s0__ctx_input_json, r, "{\"data\":\"x=1\\n\"}", NULL, NULL), S0_OK);
+	advance(2000);
+	ck_assert_int_eq(call(s0__ctx_signal_json, r, "{\"signal\":\"WINCH\"}", NULL, NULL), S0_OK);
+	advance(2000);
+	ck_assert_int_eq(call(s0__ctx_resize_json, r, "{\"rows\":30,\"cols\":90}", NULL, NULL), S0_OK);
+	advance(2999); /* 8000 + 2999 */
+	ck_assert(ctx_running(r, NULL, 0));
+	/* a long exec is never idle; its end is activity */
+	cJSON *d = rtfix_exec(&F, r, "sleep 20");
+	ck_assert(!cJSON_GetObjectItem(d, "state"));
+	cJSON_Delete(d);
+	killed_in(r, 3000);
+	assert_expired(r);
+	ck_assert_int_eq(s0__guest_vtime_ms(F.g), 8000 + 2999 + 20000 + 3000);
+	/* a cmd context's output is activity */
+	char *c = create_id("{\"type\":\"cmd\",\"cmd\":{\"command\":[\"sh\",\"-c\",\"sleep 2; echo a; "
+	                    "sleep 100\"]},\"idle_timeout_sec\":3}");
+	killed_in(c, 5000);
+	free(c);
+	free(r);
+}
+END_TEST
+
+/* 0 means no deadline. */
+START_TEST(zero_deadlines_disable)
+{
+	char *r = create_id("{\"type\":\"repl\",\"ttl_sec\":0,\"idle_timeout_sec\":0}");
+	char *c = create_id("{\"type\":\"cmd\",\"cmd\":{\"command\":[\"sleep\",\"100000\"]}}");
+	advance(99999 * 1000);
+	ck_assert(ctx_running(r, NULL, 0));
+	ck_assert(ctx_running(c, NULL, 0));
+	free(r);
+	free(c);
+}
+END_TEST
+
+/* A memory checkpoint carries the deadlines: they fire at the same virtual time. */
+START_TEST(deadlines_survive_checkpoint)
+{
+	char *r = create_id("{\"type\":\"repl\",\"ttl_sec\":5}");
+	char *i = create_id("{\"type\":\"repl\",\"idle_timeout_sec\":3}");
+	advance(1000);
+	free(rtfix_out(&F, i, "echo hi")); /* idle deadline 4000 */
+	rtfix_roundtrip(&F);
+	killed_in(i, 3000);
+	assert_expired(i);
+	advance(999);
+	rtfix_roundtrip(&F); /* an expired process stays expired */
+	ck_assert(!ctx_running(i, "killed", 137));
+	killed_in(r, 1);
+	assert_expired(r);
+	free(r);
+	free(i);
+}
+END_TEST
+
+/* A version 1 state blob (no deadlines) still restores; a damaged version does not. */
+START_TEST(v1_state_blob_restores)
+{
+	void *blob = NULL;
+	size_t len = 0;
+	s0__guest_lock(F.g); /* procd only: its 26 deadline bytes precede the last 12 */
+	ck_assert_int_eq(s0__guest_state_locked(F.g, &blob, &len, NULL, NULL), S0_OK);
+	s0__guest_unlock(F.g);
+	ck_assert(!memcmp(blob, "S0GST002", 8));
+	s0__guest_opts o = {.clock = &F.clock};
+	s0__guest *g = NULL;
+	((char *)blob)[7] = '1';
+	ck_assert_int_eq(s0__guest_restore(blob, len, &o, NULL, 0, NULL, &g, NULL), S0_ECORRUPT);
+	char *b = blob;
+	memmove(b + len - 38, b + len - 12, 12);
+	ck_assert_int_eq(s0__guest_restore(blob, len - 26, &o, NULL, 0, NULL, &g, NULL), S0_OK);
+	rtfix_set_guest(&F, g);
+	char *r = rtfix_repl(&F);
+	char *o2 = rtfix_out(&F, r, "echo ok");
+	ASSERT_STR(o2, "ok\n");
+	free(o2);
+	free(r);
+	free(blob);
+}
+END_TEST
+
 Suite *rt_contexts_suite(void)
 {
 	Suite *s = suite_create("runtime-contexts");
@@ -383,6 +567,12 @@ Suite *rt_contexts_suite(void)
 	tcase_add_test(t, resize_restart);
 	tcase_add_test(t, env_and_cwd);
 	tcase_add_test(t, fresh_guest_has_nothing);
+	tcase_add_test(t, ttl_fires_at_deadline);
+	tcase_add_test(t, ttl_cuts_foreground_runs);
+	tcase_add_test(t, idle_pushed_by_activity);
+	tcase_add_test(t, zero_deadlines_disable);
+	tcase_add_test(t, deadlines_survive_checkpoint);
+	tcase_add_test(t, v1_state_blob_restores);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -485,6 +485,92 @@ START_TEST(serialize_round_trip)
 }
 END_TEST
 
+static void advance(int64_t ms)
+{
+	ck_assert_int_eq(s0__guest_advance(F.g, ms, NULL), S0_OK);
+}
+
+/* The session's attempt ended by its idle timeout: journal, phase, reason, exit code. */
+static void assert_idle_expired(const char *id)
+{
+	cJSON *d = get(id);
+	ASSERT_STR(rtfix_str(d, "phase"), "exited");
+	cJSON *att = cJSON_GetObjectItem(d, "attempt");
+	ASSERT_STR(rtfix_str(att, "reason"), "idle_timeout");
+	ck_assert_int_eq(rtfix_int(att, "exit_code"), 143);
+	cJSON_Delete(d);
+	const char *t = types(id, NULL);
+	size_t n = strlen(t), k = strlen("attempt.stopping attempt.exited session.expired");
+	ck_assert_msg(n >= k && !strcmp(t + n - k, "attempt.stopping attempt.exited session.expired"),
+	              "%s", t);
+	d = events(id, NULL, NULL, S0_OK, NULL);
+	cJSON *evs = cJSON_GetObjectItem(d, "events");
+	ASSERT_STR(rtfix_str(cJSON_GetArrayItem(evs, cJSON_GetArraySize(evs) - 1), "reason"),
+	           "idle_timeout");
+	cJSON_Delete(d);
+}
+
+/* Session id still runs ms - 1 virtual ms from now and ends idle at ms. */
+static void idle_ends_in(const char *id, int64_t ms)
+{
+	advance(ms - 1);
+	ASSERT_STR(phase(id), "running");
+	advance(1);
+	assert_idle_expired(id);
+}
+
+/* lifecycle.idle_timeout_seconds ends the attempt exactly at the deadline,
+ * whatever the restart policy; 0 never does. */
+START_TEST(idle_timeout_expires)
+{
+	char *id = sid(create("{\"command\":[\"sleep\",\"100\"],\"lifecycle\":{"
+	                      "\"idle_timeout_seconds\":3,\"restart\":{\"policy\":\"always\"}}}",
+	                      NULL, 201));
+	char *off = sid(create("{\"command\":[\"sleep\",\"100000\"]}", NULL, 201));
+	idle_ends_in(id, 3000);
+	advance(60000);
+	ASSERT_STR(phase(id), "exited");
+	advance(99000 * 1000);
+	ASSERT_STR(phase(off), "running");
+	free(off);
+	free(id);
+}
+END_TEST
+
+/* Output and signals push the idle deadline. */
+START_TEST(idle_timeout_activity)
+{
+	char *id = sid(create("{\"command\":[\"sh\",\"-c\",\"sleep 2; echo a; sleep 100\"],"
+	                      "\"lifecycle\":{\"idle_timeout_seconds\":3}}", NULL, 201));
+	advance(4999); /* output at 2000 */
+	ASSERT_STR(phase(id), "running");
+	cJSON *b = rtfix_json("{\"signal\":\"WINCH\"}"), *d = NULL;
+	ck_assert_int_eq(s0__sessions_signal_json(S, F.g, id, b, &d, NULL), S0_OK);
+	cJSON_Delete(b);
+	cJSON_Delete(d);
+	idle_ends_in(id, 3000);
+	ck_assert_ptr_nonnull(strstr(types(id, NULL), "output:stdout signal.sent"));
+	free(id);
+}
+END_TEST
+
+/* The idle deadline lives in the attempt's process: a memory image keeps it. */
+START_TEST(idle_timeout_survives_checkpoint)
+{
+	char *id = sid(create("{\"command\":[\"sleep\",\"100\"],\"lifecycle\":{"
+	                      "\"idle_timeout_seconds\":3}}", NULL, 201));
+	int32_t p0, p1;
+	ck_assert_int_eq(s0__sessions_pid(S, id, &p0, NULL), S0_OK);
+	advance(1000);
+	rtfix_roundtrip(&F);
+	ck_assert_int_eq(s0__sessions_memory_restored(S, F.g, 2, NULL), S0_OK);
+	ck_assert_int_eq(s0__sessions_pid(S, id, &p1, NULL), S0_OK);
+	ck_assert_int_eq(p0, p1);
+	idle_ends_in(id, 2000);
+	free(id);
+}
+END_TEST
+
 Suite *rt_sessions_suite(void)
 {
 	Suite *s = suite_create("runtime-sessions");
@@ -501,6 +587,9 @@ Suite *rt_sessions_suite(void)
 	tcase_add_test(t, runtime_replacement);
 	tcase_add_test(t, memory_restored_same_guest);
 	tcase_add_test(t, serialize_round_trip);
+	tcase_add_test(t, idle_timeout_expires);
+	tcase_add_test(t, idle_timeout_activity);
+	tcase_add_test(t, idle_timeout_survives_checkpoint);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -31,6 +31,23 @@ void rtfix_set_guest(rtfix *f, s0__guest *g)
 		s0__guest_bind_files(g, &f->ns);
 }
 
+void rtfix_roundtrip(rtfix *f)
+{
+	void *blob = NULL;
+	size_t len = 0;
+	s0__guest_lock(f->g);
+	int rc = s0__guest_state_locked(f->g, &blob, &len, NULL, NULL);
+	s0__guest_unlock(f->g);
+	ck_assert_int_eq(rc, S0_OK);
+	s0__guest_opts o = {.clock = &f->clock};
+	s0__guest *g = NULL;
+	s0_error *e = NULL;
+	rc = s0__guest_restore(blob, len, &o, NULL, 0, NULL, &g, &e);
+	ck_assert_msg(rc == S0_OK, "restore: %s", e ? s0_error_message(e) : "?");
+	free(blob);
+	rtfix_set_guest(f, g);
+}
+
 void rtfix_close(rtfix *f)
 {
 	s0__guest_free(f->g);

@@ -29,6 +29,9 @@ void rtfix_open(rtfix *f, const s0__guest_opts *o);
 /* Replace the guest (its old one freed) by g, bound to the fixture's files. */
 void rtfix_set_guest(rtfix *f, s0__guest *g);
 void rtfix_close(rtfix *f);
+/* Capture the guest's state blob and replace the guest by one restored
+ * from it (a memory checkpoint's round trip; heaps must be empty). */
+void rtfix_roundtrip(rtfix *f);
 
 /* Parse JSON text (asserts). */
 cJSON *rtfix_json(const char *text);

@@ -91,6 +91,14 @@ def _memory(memory: Optional[bool]) -> int:
     return tri(memory)
 
 
+def _object(text: str) -> Dict[str, Any]:
+    """A JSON object answer of the library as a dict."""
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a JSON object from the library, got {type(value).__name__}")
+    return value
+
+
 def _policy(policy: Any, name: str) -> Dict[str, Any]:
     """A SandboxNetworkPolicy argument as a dict (a JSON object on the wire)."""
     if not isinstance(policy, Mapping):
@@ -283,7 +291,7 @@ class Sandboxes:
             stored, or ``{"mode": "allow-all"}`` when none was set).
         :raises NotFoundError: unknown, deleted or another team's sandbox.
         """
-        return json.loads(self._n.get_network_policy(sandbox_id))
+        return _object(self._n.get_network_policy(sandbox_id))
 
     def update_network_policy(self, sandbox_id: str,
                               policy: Mapping[str, Any]) -> Dict[str, Any]:
@@ -305,7 +313,7 @@ class Sandboxes:
         :raises NotFoundError: unknown, deleted or another team's sandbox.
         """
         body = json.dumps(_policy(policy, "policy"))
-        return json.loads(self._n.update_network_policy(sandbox_id, body))
+        return _object(self._n.update_network_policy(sandbox_id, body))
 
     def delete(self, sandbox_id: str) -> None:
         """Delete: identity, configuration and writable RootFS (named snapshots stay).
@@ -617,7 +625,7 @@ class Contexts:
             body["env_vars"] = dict(env_vars)
         if wait_until_done is not None:
             body["wait_until_done"] = bool(wait_until_done)
-        return json.loads(self._client._native.context_create(sandbox_id, json.dumps(body)))
+        return _object(self._client._native.context_create(sandbox_id, json.dumps(body)))
 
     def exec(self, sandbox_id: str, context_id: str, input: str) -> Dict[str, Any]:
         """Run ``input`` in a context and wait for its result (a REPL gets a
@@ -629,11 +637,11 @@ class Contexts:
         :raises RequestTimeoutError: ``exec_timeout``.
         :raises GoneError: ``process_finished``.
         """
-        return json.loads(self._client._native.context_exec(sandbox_id, context_id, input))
+        return _object(self._client._native.context_exec(sandbox_id, context_id, input))
 
     def get(self, sandbox_id: str, context_id: str) -> Dict[str, Any]:
         """The ContextResponse of a context. :raises NotFoundError: ``context_not_found``."""
-        return json.loads(self._client._native.context_get(sandbox_id, context_id))
+        return _object(self._client._native.context_get(sandbox_id, context_id))
 
     def delete(self, sandbox_id: str, context_id: str) -> None:
         """Delete a context and kill its process. :raises NotFoundError: ``context_not_found``."""

@@ -18,8 +18,24 @@
  * `auto_resume_disabled` without auto-resume). Then procd's codes apply:
  * S0_ENOTFOUND `context_not_found` / `session_not_found`, S0_EINVAL
  * `invalid_request`, S0_ECONFLICT `process_not_running` /
- * `session_conflict`, S0_EGONE `process_finished` /
- * `event_cursor_expired`, S0_ETIMEDOUT `exec_timeout`.
+ * `session_conflict` / `pty_unavailable`, S0_EGONE `process_finished` /
+ * `event_cursor_expired`, S0_ETIMEDOUT `exec_timeout`, S0_ETHROTTLED
+ * `input_buffer_full` (429, session inputs).
+ *
+ * The local backend (s0_client_new_local(), `s0 serve`) answers every
+ * session endpoint of api.md §8.3 through s0_runtime_call(): create, list,
+ * get, `PUT /sessions/{id}` (replace the spec; a changed command, cwd, env,
+ * io or readiness starts a new attempt when the desired state is
+ * `running`), delete, `PUT …/desired-state`, `POST …/attempts` (201;
+ * `{"replace_current":true}` replaces a running attempt, else 409
+ * `session_conflict`), `POST …/inputs` (202 `{input_id, attempt_id,
+ * accepted, duplicate}`; the same `input_id` with the same bytes answers
+ * `duplicate: true`, with other bytes 409 `session_conflict`; at most 64 KiB
+ * unread on the attempt's stdin, else 429 `input_buffer_full`), `POST
+ * …/signals`, `PUT …/terminal` (`{rows, cols}` 1..65535; 409
+ * `pty_unavailable` for `pipes` io) and `GET …/events`. The streaming
+ * routes (`…/events/stream`, `…/ws`, contexts' `…/ws`) answer 501
+ * `not_implemented` (S0_EUNSUPPORTED); poll `GET …/events?after=` instead.
  *
  * Every call blocks for one exchange and is safe on a shared client.
  */
@@ -75,10 +91,13 @@ S0_API int s0_context_delete(s0_client *c, const char *sandbox_id, const char *c
  * Any endpoint of the process family: `<method> /api/v1/sandboxes/{id}<suffix>`.
  * @param method "GET", "POST", "PUT" or "DELETE".
  * @param suffix starts with "/contexts" or "/sessions", already escaped,
- *               with an optional "?query" (e.g. "/sessions/s1/events?after=3").
+ *               with an optional "?query" (e.g. "/sessions/s1/events?after=3",
+ *               "/sessions/s1/inputs" with body
+ *               `{"input_id":"i1","data_base64":"aGkK"}`).
  * @param body_json (nullable) request body, a JSON object.
  * @param idempotency_key (nullable) sent as `Idempotency-Key` (session create).
- * @param[out] status_out (nullable) the 2xx status (201 created, 200 replayed…).
+ * @param[out] status_out (nullable) the 2xx status (201 created, 200 replayed,
+ *             202 accepted…).
  * @param[out] data_json_out (nullable; transfer full) the `data` member as JSON
  *             text ("null" when absent). Free with s0_free().
  * @retval S0_EINVAL bad arguments.

@@ -99,6 +99,7 @@
 	X("file_too_large", 413, S0_ETOOLARGE, "file_too_large")                  \
 	X("quota_exceeded", 429, S0_EQUOTA, "quota_exceeded")                     \
 	X("claim_start_throttled", 429, S0_ETHROTTLED, "claim_start_throttled")   \
+	X("input_buffer_full", 429, S0_ETHROTTLED, "input_buffer_full")           \
 	X("internal_error", 500, S0_EINTERNAL, "internal_error")                  \
 	X("operation_failed", 500, S0_EINTERNAL, "operation_failed")              \
 	X("not_implemented", 501, S0_EUNSUPPORTED, "not_implemented")             \

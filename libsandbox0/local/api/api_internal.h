@@ -130,5 +130,9 @@ void s0__ep_ses_delete(s0__rctx *c);
 void s0__ep_ses_desired(s0__rctx *c);
 void s0__ep_ses_signal(s0__rctx *c);
 void s0__ep_ses_events(s0__rctx *c);
+void s0__ep_ses_replace(s0__rctx *c);
+void s0__ep_ses_attempt(s0__rctx *c);
+void s0__ep_ses_input(s0__rctx *c);
+void s0__ep_ses_terminal(s0__rctx *c);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * Contexts and supervised sessions (api.md §8.1, §8.3, the minimum of
- * §8.4): runtime requests, so the runtime-access rules come first
+ * Contexts and supervised sessions (api.md §8.1, §8.3, §8.4 items 1-3):
+ * runtime requests, so the runtime-access rules come first
  * (auto-resume, 503 waking up / sandbox_resume_failed, §6.6), then the
  * simulated runtime's answers (runtime/contexts.h, runtime/sessions.h)
  * with their exact success statuses and procd error codes.
@@ -199,18 +199,25 @@ void s0__ep_ses_list(s0__rctx *c)
 	finish(c, rc, 200, data, err);
 }
 
-typedef enum { SES_GET, SES_DELETE, SES_DESIRED, SES_SIGNAL, SES_EVENTS } ses_op;
+typedef enum {
+	SES_GET, SES_DELETE, SES_DESIRED, SES_SIGNAL, SES_EVENTS,
+	SES_REPLACE, SES_ATTEMPT, SES_INPUT, SES_TERMINAL,
+} ses_op;
 
 static void ses_call(s0__rctx *c, ses_op op)
 {
 	static const char *const actions[] = {"get session", "delete session",
 	                                      "set session desired state", "signal session",
-	                                      "get session events"};
+	                                      "get session events", "replace session spec",
+	                                      "start session attempt", "write session input",
+	                                      "resize session terminal"};
 	c->action = actions[op];
 	cJSON *b = NULL;
 	char *after = NULL, *limit = NULL;
 	bool present;
-	if ((op == SES_DESIRED || op == SES_SIGNAL) && !body(c, true, &b))
+	bool needs_body = op == SES_DESIRED || op == SES_SIGNAL || op == SES_REPLACE ||
+	                  op == SES_INPUT || op == SES_TERMINAL;
+	if ((needs_body || op == SES_ATTEMPT) && !body(c, needs_body, &b))
 		return;
 	if (op == SES_EVENTS && (!s0__query_value(c, "after", &present, &after) ||
 	                         !s0__query_value(c, "limit", &present, &limit))) {
@@ -242,6 +249,20 @@ static void ses_call(s0__rctx *c, ses_op op)
 	case SES_SIGNAL:
 		rc = s0__sessions_signal_json(s, g, c->id2, b, &data, &err);
 		status = 202;
+		break;
+	case SES_REPLACE:
+		rc = s0__sessions_replace_json(s, g, c->id2, b, &data, &err);
+		break;
+	case SES_ATTEMPT:
+		rc = s0__sessions_attempt_json(s, g, c->id2, b, &data, &err);
+		status = 201;
+		break;
+	case SES_INPUT:
+		rc = s0__sessions_input_json(s, g, c->id2, b, &data, &err);
+		status = 202;
+		break;
+	case SES_TERMINAL:
+		rc = s0__sessions_terminal_json(s, g, c->id2, b, &data, &err);
 		break;
 	default:
 		rc = s0__sessions_events_json(s, g, c->id2, after, limit, &data, &err);
@@ -277,4 +298,24 @@ void s0__ep_ses_signal(s0__rctx *c)
 void s0__ep_ses_events(s0__rctx *c)
 {
 	ses_call(c, SES_EVENTS);
+}
+
+void s0__ep_ses_replace(s0__rctx *c)
+{
+	ses_call(c, SES_REPLACE);
+}
+
+void s0__ep_ses_attempt(s0__rctx *c)
+{
+	ses_call(c, SES_ATTEMPT);
+}
+
+void s0__ep_ses_input(s0__rctx *c)
+{
+	ses_call(c, SES_INPUT);
+}
+
+void s0__ep_ses_terminal(s0__rctx *c)
+{
+	ses_call(c, SES_TERMINAL);
 }

@@ -58,9 +58,13 @@ static const route routes[] = {
 	{SB "/*/sessions/*/desired-state", "PUT", s0__ep_ses_desired, R_AUTH},
 	{SB "/*/sessions/*/signals", "POST", s0__ep_ses_signal, R_AUTH},
 	{SB "/*/sessions/*/events", "GET", s0__ep_ses_events, R_AUTH},
-	/* streaming routes and the second tier of the process APIs are later
-	 * issues (design.md §6 "Deferred", api.md §8.4): an envelope tells
-	 * "unsupported" from "unknown sandbox" */
+	{SB "/*/sessions/*", "PUT", s0__ep_ses_replace, R_AUTH},
+	{SB "/*/sessions/*/attempts", "POST", s0__ep_ses_attempt, R_AUTH},
+	{SB "/*/sessions/*/inputs", "POST", s0__ep_ses_input, R_AUTH},
+	{SB "/*/sessions/*/terminal", "PUT", s0__ep_ses_terminal, R_AUTH},
+	/* the streaming routes and what is left of the process APIs' second
+	 * tier are later issues (design.md §6 "Deferred", api.md §8.4): an
+	 * envelope tells "unsupported" from "unknown sandbox" */
 	{SB "/*/files/watch", NULL, s0__ep_not_implemented, R_AUTH},
 	{SB "/*/contexts/**", NULL, s0__ep_not_implemented, R_AUTH},
 	{SB "/*/sessions/**", NULL, s0__ep_not_implemented, R_AUTH},

@@ -170,12 +170,31 @@ static int bi_cat(sh_cmdctx *x, int argc, char **argv)
 	return rc;
 }
 
+/* A session attempt's top-level `read` on an open stdin pipe without a whole
+ * line yields until s0__guest_write_input() queues one (or EOF); the command
+ * runs again then, so $? stays the previous command's meanwhile. */
+static bool wait_for_input(sh_cmdctx *x)
+{
+	s0__sh_run *r = x->r;
+	s0__proc *p = r->p;
+	const s0__fd *f = x->view[0];
+	if (r->fg || r->depth || p->owner != S0__OWN_SESSION || !f || f->kind != S0__FD_PIPE ||
+	    p->in_eof || (p->in.len && memchr(p->in.data, '\n', p->in.len)))
+		return false;
+	p->sleeping = true;
+	p->wake_at = S0__WAKE_ON_INPUT;
+	r->yielded = r->again = r->stop = true;
+	return true;
+}
+
 static int bi_read(sh_cmdctx *x, int argc, char **argv)
 {
 	if (argc != 2 || !s0__var_name_ok(argv[1], strlen(argv[1]))) {
 		s0__sh_errf(x, "read: usage: read NAME");
 		return 2;
 	}
+	if (wait_for_input(x))
+		return x->r->p->last_status;
 	s0__buf line = S0__BUF_INIT;
 	bool eof;
 	if (s0__sh_read_line(x, 0, &line, &eof) < 0) {

@@ -220,6 +220,8 @@ static void info_of(const s0__proc *p, s0__proc_info *out)
 		out->open_files += p->fd[i].kind == S0__FD_FILE;
 	out->sockets = (uint32_t)p->nports;
 	out->expired = p->expired;
+	out->stdin_bytes = p->in.len;
+	out->stdin_closed = p->in_eof;
 }
 
 int s0__guest_proc_get(s0__guest *g, int32_t pid, s0__proc_info *out, s0_error **err)
@@ -280,6 +282,8 @@ int s0__guest_write_input(s0__guest *g, int32_t pid, const void *data, size_t le
 		p->active_vt = g->vt;
 	if (p && rc == S0_OK && eof)
 		p->in_eof = true;
+	if (p && rc == S0_OK && p->sleeping && p->wake_at == S0__WAKE_ON_INPUT)
+		s0__sched_run(g, p); /* a session's `read` waiting for input */
 	pthread_mutex_unlock(&g->mu);
 	return rc;
 }

@@ -200,6 +200,8 @@ typedef struct s0__proc_info {
 	uint32_t open_files; /**< file descriptors on files */
 	uint32_t sockets;
 	int32_t expired;   /**< @type s0__proc_expiry */
+	size_t stdin_bytes;  /**< queued on stdin, not yet read */
+	bool stdin_closed;   /**< stdin EOF queued */
 } s0__proc_info;
 
 /** @retval S0_ENOTFOUND no such PID (reaped or never existed). */
@@ -223,7 +225,8 @@ int s0__guest_take_output(s0__guest *g, int32_t pid, s0__buf *out, s0__buf *errb
                           s0_error **err);
 
 /**
- * Queue bytes on a process's stdin (and close it with @p eof).
+ * Queue bytes on a process's stdin (and close it with @p eof); a session
+ * attempt whose `read` waits for input runs at once.
  * @retval S0_ENOTFOUND @retval S0_ECONFLICT `process_not_running` ended.
  */
 int s0__guest_write_input(s0__guest *g, int32_t pid, const void *data, size_t len, bool eof,

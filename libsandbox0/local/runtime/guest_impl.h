@@ -39,6 +39,9 @@ typedef struct s0__fd {
 	uint64_t offset;/**< FILE: next byte read or written */
 } s0__fd;
 
+/** wake_at of a session attempt's `read` waiting for a line (or EOF) on stdin. */
+#define S0__WAKE_ON_INPUT INT64_MAX
+
 /** Process kinds. */
 enum { S0__PK_PROCD = 0, S0__PK_SHELL = 1, S0__PK_SCRIPT = 2 };
 
@@ -67,7 +70,7 @@ typedef struct s0__proc {
 	char *script;           /**< SCRIPT: the program text */
 	uint32_t pc_stmt, pc_cmd; /**< SCRIPT: where to resume */
 	bool sleeping;          /**< SCRIPT: waiting for wake_at */
-	int64_t wake_at;        /**< virtual ms */
+	int64_t wake_at;        /**< virtual ms; S0__WAKE_ON_INPUT: a `read` waits for stdin */
 	s0__shout io;           /**< pipe output not yet taken */
 	s0__buf in;             /**< stdin bytes not yet read */
 	bool in_eof;

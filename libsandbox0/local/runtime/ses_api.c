@@ -53,13 +53,9 @@ int s0__sessions_desired_json(s0__sessions *s, s0__guest *g, const char *id, con
 static int do_signal(s0__sessions *s, ses *x, s0__guest *g, int sig, const char *name,
                      const char *expected, s0_error **err)
 {
-	if (!g || !x->has_attempt || x->att.finished)
-		return s0__error_set(err, S0_ECONFLICT, "session_conflict",
-		                     "session has no running attempt");
-	if (expected && strcmp(expected, x->att.id))
-		return s0__error_set(err, S0_ECONFLICT, "session_conflict",
-		                     "expected attempt is not the current attempt");
-	int rc = s0__guest_signal(g, x->att.pid, sig, err);
+	int rc = s0__ses_need_running(x, g, expected, err);
+	if (rc == S0_OK)
+		rc = s0__guest_signal(g, x->att.pid, sig, err);
 	if (rc < 0)
 		return rc;
 	s0__ses_event(s, x, "signal.sent", NULL, NULL, 0, NULL, name);
@@ -78,10 +74,9 @@ int s0__sessions_signal_json(s0__sessions *s, s0__guest *g, const char *id, cons
 	int rc = s0__signal_parse(name, &sig, err);
 	if (rc < 0)
 		return rc;
-	pthread_mutex_lock(&s->mu);
-	s0__ses_sync_all(s, g);
-	ses *x = s0__ses_find(s, id, err);
-	rc = x ? do_signal(s, x, g, sig, name, expected, err) : S0_ENOTFOUND;
+	ses *x = s0__ses_lock_find(s, g, id, &rc, err);
+	if (x)
+		rc = do_signal(s, x, g, sig, name, expected, err);
 	pthread_mutex_unlock(&s->mu);
 	return s0__ses_done(rc, rc == S0_OK ? s0__ses_flag("accepted") : NULL, data_out, err);
 }
@@ -136,10 +131,8 @@ int s0__sessions_events_json(s0__sessions *s, s0__guest *g, const char *id, cons
 	if (query_int(limit, 1000, 1, 10000, &l) < 0)
 		return s0__error_set(err, S0_EINVAL, "invalid_request",
 		                     "limit must be between 1 and 10000");
-	pthread_mutex_lock(&s->mu);
-	s0__ses_sync_all(s, g);
-	ses *x = s0__ses_find(s, id, err);
-	int rc = x ? S0_OK : S0_ENOTFOUND;
+	int rc;
+	ses *x = s0__ses_lock_find(s, g, id, &rc, err);
 	cJSON *data = NULL;
 	if (x) {
 		s0__ses_retain(s, x);

@@ -46,6 +46,7 @@ void s0__ses_free(ses *x)
 		return;
 	s0__ses_spec_clear(&x->spec);
 	s0__ses_events_free(x);
+	s0__ses_t2_free(x);
 	free(x->restarts_vt);
 	free(x->idem_key);
 	free(x);

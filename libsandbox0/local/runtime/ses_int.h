@@ -60,6 +60,18 @@ typedef struct ses_attempt {
 	char reason[32];
 } ses_attempt;
 
+/** An accepted input (POST …/inputs): its id, attempt and content digest. */
+typedef struct ses_input {
+	char *id;
+	char attempt[S0__SES_ID_MAX];
+	uint8_t digest[16]; /**< BLAKE2b of eof flag + bytes */
+} ses_input;
+
+/** Input ids remembered per session for replays (the oldest go first). */
+#define S0__SES_INPUTS_KEEP 1024
+/** Largest stdin backlog of an attempt (bytes queued, not yet read). */
+#define S0__SES_STDIN_MAX ((size_t)64 << 10)
+
 typedef struct ses {
 	char id[S0__SES_ID_MAX];
 	ses_spec spec;
@@ -79,6 +91,9 @@ typedef struct ses {
 	size_t nev, capev;
 	int64_t next_seq;
 	size_t ev_bytes;
+	ses_input *inputs;       /**< second tier (ses_tier2.c): accepted inputs */
+	size_t ninputs;
+	int32_t term_rows, term_cols; /**< the attempt's terminal after a resize (0: spec's) */
 } ses;
 
 struct s0__sessions {
@@ -131,6 +146,26 @@ void s0__ses_changed(s0__sessions *s, ses *x);
 void s0__ses_free(ses *x);
 /** Whether a phase is terminal (exited, stopped, failed). */
 bool s0__ses_terminal(int phase);
+
+/* ---- ses_tier2.c ---- */
+struct s0__ser;
+struct s0__de;
+/**
+ * Take the registry lock, reconcile with @p g and find the session @p id;
+ * *rc is S0_OK, or S0_ENOTFOUND (`session_not_found` set) with NULL. The
+ * caller unlocks.
+ */
+ses *s0__ses_lock_find(s0__sessions *s, s0__guest *g, const char *id, int *rc, s0_error **err);
+/**
+ * S0_OK when the session's current attempt runs in @p g (and is
+ * @p expected, nullable); else S0_ECONFLICT `session_conflict`.
+ */
+int s0__ses_need_running(const ses *x, s0__guest *g, const char *expected, s0_error **err);
+/** Free the second-tier state of a session (inputs). */
+void s0__ses_t2_free(ses *x);
+/** Write / read the second-tier state of a session (blob "S0SES002"). */
+void s0__ses_t2_put(struct s0__ser *w, const ses *x);
+void s0__ses_t2_get(struct s0__de *d, ses *x, bool *oom);
 
 /* ---- ses_json.c ---- */
 /** ExecutionSession JSON. NULL: OOM. */

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAGIC "S0SES001"
+#define MAGIC "S0SES002"  /* 002: a second-tier trailer (ses_tier2.c); 001 is still read */
+#define MAGIC1 "S0SES001"
 #define STR_MAX ((size_t)64 << 20)
 
 static void put_attempt(s0__ser *w, const ses_attempt *a)
@@ -60,6 +61,8 @@ int s0__sessions_serialize(s0__sessions *s, void **buf_out, size_t *len_out, s0_
 	s0__ser_u32(&w, (uint32_t)s->n);
 	for (size_t i = 0; i < s->n; i++)
 		put_ses(&w, s->v[i]);
+	for (size_t i = 0; i < s->n; i++)
+		s0__ses_t2_put(&w, s->v[i]);
 	pthread_mutex_unlock(&s->mu);
 	if (w.oom) {
 		s0__buf_free(&w.buf);
@@ -174,7 +177,8 @@ int s0__sessions_deserialize(const void *buf, size_t len, const s0__sessions_opt
 	s0__de_init(&d, buf, len);
 	char magic[8];
 	s0__de_raw(&d, magic, 8);
-	if (memcmp(magic, MAGIC, 8))
+	bool v1 = !memcmp(magic, MAGIC1, 8);
+	if (!v1 && memcmp(magic, MAGIC, 8))
 		s0__de_fail(&d);
 	int64_t gen = s0__de_i64(&d);
 	uint32_t n = s0__de_u32(&d);
@@ -188,6 +192,8 @@ int s0__sessions_deserialize(const void *buf, size_t len, const s0__sessions_opt
 		if (x)
 			s->v[s->n++] = x;
 	}
+	for (size_t i = 0; !v1 && i < s->n && !d.bad && !oom; i++)
+		s0__ses_t2_get(&d, s->v[i], &oom);
 	if (!o || !o->generation)
 		s->generation = gen;
 	rc = oom ? s0__error_nomem(err) : s0__de_done(&d, true, "sessions state", err);

@@ -43,10 +43,13 @@
  *   phase is `exited` whatever the restart policy (an expiry is not a
  *   failure to restart from). The deadline lives in the process, so a
  *   memory checkpoint keeps it.
- * - Simulation notes: session inputs, PUT spec, attempts and terminal
- *   resize (api.md §8.4 second tier) are not offered; max_lifetime,
- *   stop_grace_period and readiness timeout_ms are validated and kept,
- *   not enforced.
+ * - The second tier (api.md §8.4 item 3, ses_tier2.c): PUT spec, new
+ *   attempts, inputs and terminal resize, below. Input reaches the
+ *   attempt's stdin: a top-level `read` of an attempt waits for a whole
+ *   line or EOF (shell.h).
+ * - Simulation notes: max_lifetime, stop_grace_period and
+ *   readiness timeout_ms are validated and kept, not enforced; the
+ *   streaming routes (events/stream, ws) are not offered.
  *
  * Every operation first reconciles with the guest (s0__sessions_sync):
  * output becomes events, ended attempts are recorded and restarted. A guest
@@ -55,7 +58,8 @@
  *
  * Errors carry wire reasons: S0_EINVAL `invalid_request` (400),
  * S0_ENOTFOUND `session_not_found` (404), S0_ECONFLICT `session_conflict`
- * (409), S0_EGONE `event_cursor_expired` (410).
+ * (409), S0_EGONE `event_cursor_expired` (410), S0_ETHROTTLED
+ * `input_buffer_full` (429).
  *
  * @threadsafety safe from any thread: one mutex per registry, taken before
  * the guest's (never the other way round).
@@ -122,6 +126,62 @@ int s0__sessions_desired_json(s0__sessions *s, s0__guest *g, const char *id, con
 int s0__sessions_signal_json(s0__sessions *s, s0__guest *g, const char *id, const cJSON *body,
                              cJSON **data_out, s0_error **err);
 /**
+ * PUT /sessions/{id} (200 ExecutionSession): replace the spec (the body is
+ * a whole ExecutionSessionSpec, normalised as on create). The same
+ * normalised spec changes nothing; another one gets the next spec_version.
+ * When command, cwd, env, io or readiness change and the desired state is
+ * `running`, the running attempt is stopped (`attempt.stopping`, reason
+ * `spec_changed`) and a new attempt starts under the new spec; a terminal
+ * session starts one too. Desired state `stopped` stops the attempt; a
+ * change from `stopped` to `running` starts one. An Idempotency-Key of the
+ * create then compares with the new spec.
+ * @retval S0_EINVAL `invalid_request`. @retval S0_ENOTFOUND `session_not_found`
+ * @retval S0_ECONFLICT `session_conflict` the session is stopping.
+ */
+int s0__sessions_replace_json(s0__sessions *s, s0__guest *g, const char *id, const cJSON *spec,
+                              cJSON **data_out, s0_error **err);
+/**
+ * POST /sessions/{id}/attempts (201 ExecutionSession): start a new attempt
+ * now (also from `backoff` or a terminal phase; the desired state is not
+ * changed). Body (nullable) `{replace_current?: bool}`: true stops a running
+ * attempt first (`attempt.stopping`, reason `replaced`).
+ * @retval S0_EINVAL "replace_current must be a boolean".
+ * @retval S0_ECONFLICT `session_conflict` an attempt runs and replace_current
+ *         is not true.
+ */
+int s0__sessions_attempt_json(s0__sessions *s, s0__guest *g, const char *id, const cJSON *body,
+                              cJSON **data_out, s0_error **err);
+/**
+ * POST /sessions/{id}/inputs (202 `{input_id, attempt_id, accepted:true,
+ * duplicate}`): body ExecutionSessionInputRequest `{input_id (1..255
+ * bytes), expected_attempt_id?, data_base64?, eof?}`. The bytes (and EOF)
+ * are queued on the current attempt's stdin; event `input.accepted`
+ * (reason: the input_id), then whatever the attempt printed. The last
+ * ::S0__SES_INPUTS_KEEP input ids of a session are remembered (and carried
+ * by s0__sessions_serialize): the same input_id with the same bytes and eof
+ * answers again with `duplicate: true` and the attempt that took it,
+ * whatever the attempt's state now.
+ * @retval S0_EINVAL `invalid_request` (input_id, data_base64, eof).
+ * @retval S0_ECONFLICT `session_conflict` the input_id with other content,
+ *         no running attempt, another attempt than expected, or stdin
+ *         already closed by eof.
+ * @retval S0_ETHROTTLED `input_buffer_full` (429) more than
+ *         ::S0__SES_STDIN_MAX bytes would wait unread on stdin.
+ */
+int s0__sessions_input_json(s0__sessions *s, s0__guest *g, const char *id, const cJSON *body,
+                            cJSON **data_out, s0_error **err);
+/**
+ * PUT /sessions/{id}/terminal (200 `{resized:true}`): body `{rows, cols
+ * (integers 1..65535), expected_attempt_id?}`. The attempt's terminal takes
+ * the size (kept in the registry; WINCH is sent, which the shell ignores);
+ * event `terminal.resized` with reason "ROWSxCOLS".
+ * @retval S0_EINVAL "rows and cols are required and must be between 1 and 65535".
+ * @retval S0_ECONFLICT `session_conflict` no running attempt or another
+ *         attempt than expected; `pty_unavailable` io.mode `pipes`.
+ */
+int s0__sessions_terminal_json(s0__sessions *s, s0__guest *g, const char *id, const cJSON *body,
+                               cJSON **data_out, s0_error **err);
+/**
  * GET /sessions/{id}/events (200): `{events:[…], cursor:{earliest,latest}}`.
  * @param after (nullable) the raw query value (default 0, exclusive).
  * @param limit (nullable) the raw query value (1..10000, default 1000).
@@ -153,8 +213,9 @@ int s0__sessions_memory_restored(s0__sessions *s, s0__guest *g, int64_t generati
 int s0__sessions_pid(s0__sessions *s, const char *id, int32_t *pid_out, s0_error **err);
 
 /**
- * Everything (sessions, specs, attempts, journals, idempotency keys) as one
- * blob (format "S0SES001").
+ * Everything (sessions, specs, attempts, journals, idempotency keys, input
+ * ids, terminal sizes) as one blob (format "S0SES002"; "S0SES001" blobs,
+ * without the second-tier state, are still read).
  * @param[out] buf_out (transfer full) free().
  */
 int s0__sessions_serialize(s0__sessions *s, void **buf_out, size_t *len_out, s0_error **err);

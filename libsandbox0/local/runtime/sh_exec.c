@@ -196,8 +196,9 @@ int s0__sh_exec(s0__sh_run *r, const char *text, uint32_t *pc_stmt, uint32_t *pc
 			if (!r->exited)
 				r->p->last_status = status;
 			if (r->yielded) {
-				*pc_stmt = (uint32_t)(c + 1 < st->nc ? s : s + 1);
-				*pc_cmd = (uint32_t)(c + 1 < st->nc ? c + 1 : 0);
+				size_t next = r->again ? c : c + 1; /* again: retry the command */
+				*pc_stmt = (uint32_t)(next < st->nc ? s : s + 1);
+				*pc_cmd = (uint32_t)(next < st->nc ? next : 0);
 				s0__sh_prog_free(&prog);
 				return status;
 			}

@@ -48,6 +48,9 @@
  *   echo [-n] ARGS      printf FORMAT [ARGS]  (%s %d %i %u %x %o %c %%, \n \t \\;
  *                                              the format repeats for extra args)
  *   cat [FILES]         (no files: stdin)     read NAME  (one line of stdin; 1 at EOF)
+ *                       (a session attempt's top-level `read` waits, in no virtual
+ *                       time, until a whole line or EOF is queued on its stdin —
+ *                       POST …/inputs; elsewhere stdin reads never wait)
  *   ls [-a] [-l] [PATHS]                      pwd        cd [DIR]  (default $HOME or /)
  *   mkdir [-p] DIRS     rm [-r] [-f] PATHS    mv SRC DST   cp [-r] SRC DST
  *   touch FILES         chmod OCTAL PATHS
@@ -99,6 +102,8 @@ typedef struct s0__sh_run {
 	s0__fd **base;        /**< (nullable) the fds commands start from (S0__NFD
 	                           pointers); NULL: the process's own */
 	bool yielded;         /**< out: a background `sleep` yielded (resume at pc) */
+	bool again;           /**< out: with yielded, resume at the yielding command
+	                           itself (a session's `read` waiting for input) */
 	bool exited;          /**< out: `exit` ran at depth 0 */
 	bool timed_out;       /**< out: the deadline passed */
 	bool crashed;         /**< out: the process crashed (heap damage) */

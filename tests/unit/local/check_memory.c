@@ -746,6 +746,168 @@ START_TEST(ses06_memory_restore_keeps_sessions)
 END_TEST
 
 
+/* ---- the sessions' second tier (api.md §8.3 rows Replace spec, New
+ * attempt, Input, Resize; §8.4 item 3) through the client ---- */
+
+/* A process-family call expected to fail with code and reason. */
+static void call_fails(lt *t, const char *method, const char *id, const char *suffix,
+                       const char *body, int code, const char *reason)
+{
+	s0_error *err = NULL;
+	LT_EXPECT(s0_runtime_call(t->c, method, id, suffix, body, NULL, NULL, NULL, &err), err, code,
+	          reason);
+}
+
+static cJSON *ses_input(lt *t, const char *id, const char *sid, const char *body, bool dup)
+{
+	char sfx[200];
+	snprintf(sfx, sizeof sfx, "/sessions/%s/inputs", sid);
+	int status = 0;
+	cJSON *r = call(t, "POST", id, sfx, body, NULL, &status);
+	ck_assert_int_eq(status, 202);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(r, "accepted")));
+	ck_assert(cJSON_IsBool(cJSON_GetObjectItem(r, "duplicate")));
+	ck_assert_int_eq(cJSON_IsTrue(cJSON_GetObjectItem(r, "duplicate")), dup);
+	return r;
+}
+
+START_TEST(api_8_3_session_tier2_through_client)
+{
+	LT_ROW("API-8.3");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	char *sid = mk_session(&t, id, "[\"sh\",\"-c\",\"read X; echo got $X\"]", NULL);
+	char sfx[200];
+	/* Input: the bytes reach the attempt's stdin; a replay is a duplicate */
+	cJSON *r = ses_input(&t, id, sid, "{\"input_id\":\"i1\",\"data_base64\":\"aGVsbG8K\"}", false);
+	ck_assert_str_eq(cJSON_GetObjectItem(r, "input_id")->valuestring, "i1");
+	ck_assert_int_eq(strncmp(cJSON_GetObjectItem(r, "attempt_id")->valuestring, "att_", 4), 0);
+	cJSON_Delete(r);
+	ck_assert(output_before(&t, id, sid, "Z290IGhlbGxvCg==", "attempt.exited")); /* got hello */
+	cJSON_Delete(ses_input(&t, id, sid, "{\"input_id\":\"i1\",\"data_base64\":\"aGVsbG8K\"}",
+	                       true));
+	snprintf(sfx, sizeof sfx, "/sessions/%s/inputs", sid);
+	call_fails(&t, "POST", id, sfx, "{\"input_id\":\"i1\",\"data_base64\":\"eAo=\"}", S0_ECONFLICT,
+	           "session_conflict");
+	call_fails(&t, "POST", id, sfx, "{\"input_id\":\"i2\",\"data_base64\":\"eAo=\"}", S0_ECONFLICT,
+	           "session_conflict"); /* not running */
+	call_fails(&t, "POST", id, sfx, "{\"data_base64\":\"eAo=\"}", S0_EINVAL, "invalid_request");
+	call_fails(&t, "POST", id, "/sessions/ses_nope/inputs", "{\"input_id\":\"i\"}", S0_ENOTFOUND,
+	           "session_not_found");
+	/* New attempt: 201; 409 while one runs unless replace_current */
+	snprintf(sfx, sizeof sfx, "/sessions/%s/attempts", sid);
+	int status = 0;
+	r = call(&t, "POST", id, sfx, NULL, NULL, &status);
+	ck_assert_int_eq(status, 201);
+	ck_assert_int_eq(attempt_number(r), 2);
+	ck_assert_str_eq(phase_of(r), "running");
+	cJSON_Delete(r);
+	call_fails(&t, "POST", id, sfx, "{}", S0_ECONFLICT, "session_conflict");
+	r = call(&t, "POST", id, sfx, "{\"replace_current\":true}", NULL, &status);
+	ck_assert_int_eq(status, 201);
+	ck_assert_int_eq(attempt_number(r), 3);
+	cJSON_Delete(r);
+	call_fails(&t, "POST", id, "/sessions/ses_nope/attempts", NULL, S0_ENOTFOUND,
+	           "session_not_found");
+	/* Replace spec: a changed command (and io) starts a new attempt */
+	snprintf(sfx, sizeof sfx, "/sessions/%s", sid);
+	r = call(&t, "PUT", id, sfx, "{\"command\":[\"sh\",\"-c\",\"echo v2; sleep 100\"],\"io\":"
+	         "{\"mode\":\"pty\"}}", NULL, &status);
+	ck_assert_int_eq(status, 200);
+	ck_assert_int_eq(cJSON_GetObjectItem(r, "spec_version")->valueint, 2);
+	ck_assert_int_eq(attempt_number(r), 4);
+	ck_assert_str_eq(phase_of(r), "running");
+	cJSON_Delete(r);
+	call_fails(&t, "PUT", id, sfx, "{\"command\":[]}", S0_EINVAL, "invalid_request");
+	call_fails(&t, "PUT", id, "/sessions/ses_nope", "{\"command\":[\"ls\"]}", S0_ENOTFOUND,
+	           "session_not_found");
+	/* Resize */
+	snprintf(sfx, sizeof sfx, "/sessions/%s/terminal", sid);
+	r = call(&t, "PUT", id, sfx, "{\"rows\":30,\"cols\":100}", NULL, &status);
+	ck_assert_int_eq(status, 200);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(r, "resized")));
+	cJSON_Delete(r);
+	call_fails(&t, "PUT", id, sfx, "{\"rows\":0,\"cols\":100}", S0_EINVAL, "invalid_request");
+	call_fails(&t, "PUT", id, sfx, "{\"rows\":30,\"cols\":100,\"expected_attempt_id\":\"att_x\"}",
+	           S0_ECONFLICT, "session_conflict");
+	call_fails(&t, "PUT", id, "/sessions/ses_nope/terminal", "{\"rows\":3,\"cols\":3}",
+	           S0_ENOTFOUND, "session_not_found");
+	snprintf(sfx, sizeof sfx, "/sessions/%s/events?after=0", sid);
+	r = call(&t, "GET", id, sfx, NULL, NULL, NULL);
+	const cJSON *ev, *last = NULL;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(r, "events")) last = ev;
+	ck_assert_str_eq(cJSON_GetObjectItem(last, "type")->valuestring, "terminal.resized");
+	ck_assert_str_eq(cJSON_GetObjectItem(last, "reason")->valuestring, "30x100");
+	cJSON_Delete(r);
+	/* 429 input_buffer_full on the wire; the streaming routes stay 501 */
+	char *idle = mk_session(&t, id, "[\"sleep\",\"100\"]", NULL);
+	size_t n = 53332; /* 39999 bytes */
+	char *big = malloc(n + 64);
+	memcpy(big, "{\"input_id\":\"b1\",\"data_base64\":\"", 32);
+	memset(big + 32, 'A', n);
+	strcpy(big + 32 + n, "\"}");
+	cJSON_Delete(ses_input(&t, id, idle, big, false));
+	big[14] = '2'; /* "b2" */
+	snprintf(sfx, sizeof sfx, "/sessions/%s/inputs", idle);
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0_runtime_call(t.c, "POST", id, sfx, big, NULL, NULL, NULL, &err),
+	                 S0_ETHROTTLED);
+	ck_assert_str_eq(s0_error_reason(err), "input_buffer_full");
+	ck_assert_int_eq(s0_error_http_status(err), 429);
+	s0_error_free(err);
+	free(big);
+	snprintf(sfx, sizeof sfx, "/sessions/%s/ws", sid);
+	call_fails(&t, "GET", id, sfx, NULL, S0_EUNSUPPORTED, "not_implemented");
+	snprintf(sfx, sizeof sfx, "/sessions/%s/events/stream", sid);
+	call_fails(&t, "GET", id, sfx, NULL, S0_EUNSUPPORTED, "not_implemented");
+	free(idle);
+	free(sid);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* SES-06 style for the second tier: a `read` waiting for input, the input
+ * ids and the terminal size survive a memory pause and resume. */
+START_TEST(api_8_3_session_inputs_survive_memory_cycle)
+{
+	LT_ROW("API-8.3");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	char *sid = mk_session(&t, id, "[\"sh\",\"-c\",\"read A; echo a=$A; read B; echo b=$B\"]",
+	                       NULL);
+	cJSON_Delete(ses_input(&t, id, sid, "{\"input_id\":\"one\",\"data_base64\":\"MQo=\"}", false));
+	cJSON *s = session_get(&t, id, sid);
+	int pid = attempt_pid(s);
+	cJSON_Delete(s);
+	mem_pause(&t, id);
+	mem_resume(&t, id);
+	s = session_get(&t, id, sid);
+	ck_assert_str_eq(phase_of(s), "running");
+	ck_assert_int_eq(attempt_pid(s), pid);
+	ck_assert_int_eq(attempt_number(s), 1);
+	cJSON_Delete(s);
+	cJSON_Delete(ses_input(&t, id, sid, "{\"input_id\":\"one\",\"data_base64\":\"MQo=\"}", true));
+	char sfx[200];
+	snprintf(sfx, sizeof sfx, "/sessions/%s/inputs", sid);
+	call_fails(&t, "POST", id, sfx, "{\"input_id\":\"one\",\"data_base64\":\"Mgo=\"}",
+	           S0_ECONFLICT, "session_conflict");
+	cJSON_Delete(ses_input(&t, id, sid, "{\"input_id\":\"two\",\"data_base64\":\"Mgo=\"}", false));
+	ck_assert(output_before(&t, id, sid, "YT0xCg==", "input.accepted")); /* a=1, then "two" */
+	ck_assert(output_before(&t, id, sid, "Yj0yCg==", "attempt.exited")); /* b=2 */
+	s = session_get(&t, id, sid);
+	ck_assert_str_eq(phase_of(s), "exited");
+	ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(s, "attempt"), "exit_code")->valueint,
+	                 0);
+	cJSON_Delete(s);
+	free(sid);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 /* ---- memory pause and resume: admission, fallbacks, inspection ---- */
 
 /* One raw POST …/{id}/<action> through the in-process transport (bodies the
@@ -1641,6 +1803,8 @@ Suite *s0_local_memory_suite(void)
 	tcase_add_test(tm, ttl07_memory_wake_restores);
 	tcase_add_test(tm, ttl08_memory_wake_restore_failure_falls_back);
 	tcase_add_test(tm, ses06_memory_restore_keeps_sessions);
+	tcase_add_test(tm, api_8_3_session_tier2_through_client);
+	tcase_add_test(tm, api_8_3_session_inputs_survive_memory_cycle);
 	suite_add_tcase(s, tm);
 	TCase *ta = tcase_create("memory_admission");
 	tcase_set_timeout(ta, 120);

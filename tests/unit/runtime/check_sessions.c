@@ -5,10 +5,12 @@
  * a filesystem-only replacement. Behaviour rows: SES-01, SES-02, SES-03,
  * SES-04, SES-05 (module level: the lead drives the replacement), and
  * SES-06's "no recovery attempt" half (with the same guest; the image
- * round trip is in tests/unit/checkpoint).
+ * round trip is in tests/unit/checkpoint). The second tier (PUT spec,
+ * attempts, inputs, terminal) is named after api.md §8.3 (no rows exist).
  */
 #include "rtsuites.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -571,6 +573,324 @@ START_TEST(idle_timeout_survives_checkpoint)
 }
 END_TEST
 
+/* ---- the second tier (api.md §8.3 rows Replace spec, New attempt, Input,
+ * Resize; §8.4 item 3) ---- */
+
+typedef int (*ses_body_fn)(s0__sessions *, s0__guest *, const char *, const cJSON *, cJSON **,
+                           s0_error **);
+
+/* One body call; returns the data (want_rc S0_OK) or NULL after checking
+ * the code and, when given, the reason. */
+static cJSON *t2(ses_body_fn fn, const char *id, const char *json, int want_rc,
+                 const char *want_reason)
+{
+	cJSON *b = json ? rtfix_json(json) : NULL, *d = NULL;
+	s0_error *e = NULL;
+	int rc = fn(S, F.g, id, b, &d, &e);
+	ck_assert_msg(rc == want_rc, "%s: %d (%s)", json ? json : "(null)", rc,
+	              e ? s0_error_message(e) : "ok");
+	if (want_reason)
+		ASSERT_STR(s0_error_reason(e), want_reason);
+	s0_error_free(e);
+	cJSON_Delete(b);
+	return d;
+}
+
+static int32_t pid_of(const char *id)
+{
+	int32_t pid;
+	ck_assert_int_eq(s0__sessions_pid(S, id, &pid, NULL), S0_OK);
+	return pid;
+}
+
+static char *attempt_id(const char *id)
+{
+	cJSON *d = get(id);
+	char *a = strdup(rtfix_str(cJSON_GetObjectItem(d, "attempt"), "id"));
+	cJSON_Delete(d);
+	return a;
+}
+
+/* The `reason` of the last event of a type. */
+static char *last_reason(const char *id, const char *type)
+{
+	static char buf[64];
+	cJSON *d = events(id, NULL, NULL, S0_OK, NULL), *ev;
+	buf[0] = 0;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(d, "events"))
+		if (!strcmp(rtfix_str(ev, "type"), type) && cJSON_GetObjectItem(ev, "reason"))
+			snprintf(buf, sizeof buf, "%s", rtfix_str(ev, "reason"));
+	cJSON_Delete(d);
+	return buf;
+}
+
+/* The stdout bytes (base64) of every output event, concatenated as text. */
+static char *outputs(const char *id)
+{
+	static char buf[1024];
+	cJSON *d = events(id, NULL, NULL, S0_OK, NULL), *ev;
+	buf[0] = 0;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(d, "events"))
+		if (!strcmp(rtfix_str(ev, "type"), "output"))
+			snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", buf[0] ? " " : "",
+			         rtfix_str(ev, "data_base64"));
+	cJSON_Delete(d);
+	return buf;
+}
+
+START_TEST(api_8_3_replace_spec)
+{
+	char *id = sid(create("{\"command\":[\"sleep\",\"100\"]}", NULL, 201));
+	int32_t p1 = pid_of(id);
+	/* the same normalised spec: nothing changes */
+	cJSON *d = t2(s0__sessions_replace_json, id,
+	              "{\"command\":[\"sleep\",\"100\"],\"io\":{\"mode\":\"pipes\"}}", S0_OK, NULL);
+	ck_assert_int_eq(rtfix_int(d, "spec_version"), 1);
+	cJSON_Delete(d);
+	/* the restart policy alone: a new spec_version, the same attempt */
+	d = t2(s0__sessions_replace_json, id, "{\"command\":[\"sleep\",\"100\"],\"lifecycle\":"
+	       "{\"restart\":{\"policy\":\"always\"}}}", S0_OK, NULL);
+	ck_assert_int_eq(rtfix_int(d, "spec_version"), 2);
+	ck_assert_int_eq(rtfix_int(cJSON_GetObjectItem(d, "attempt"), "number"), 1);
+	ASSERT_STR(rtfix_str(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "spec"),
+	                     "lifecycle"), "restart"), "policy"), "always");
+	cJSON_Delete(d);
+	ck_assert_int_eq(pid_of(id), p1);
+	/* a changed command: the attempt is replaced under the new spec */
+	d = t2(s0__sessions_replace_json, id,
+	       "{\"command\":[\"sh\",\"-c\",\"echo v2; sleep 100\"]}", S0_OK, NULL);
+	ck_assert_int_eq(rtfix_int(d, "spec_version"), 3);
+	ASSERT_STR(rtfix_str(d, "phase"), "running");
+	cJSON *att = cJSON_GetObjectItem(d, "attempt");
+	ck_assert_int_eq(rtfix_int(att, "number"), 2);
+	ck_assert_int_ne(rtfix_int(att, "pid"), p1);
+	cJSON_Delete(d);
+	s0__proc_info pi;
+	ck_assert_int_eq(s0__guest_proc_get(F.g, p1, &pi, NULL), S0_ENOTFOUND);
+	ASSERT_STR(last_reason(id, "attempt.stopping"), "spec_changed");
+	ASSERT_STR(outputs(id), "djIK"); /* "v2\n" */
+	ck_assert_int_eq(rtfix_int(cJSON_GetObjectItem(d = get(id), "attempt"), "number"), 2);
+	cJSON_Delete(d);
+	/* desired state stopped in the spec stops it; running again starts one */
+	d = t2(s0__sessions_replace_json, id, "{\"command\":[\"sh\",\"-c\",\"echo v2; sleep 100\"],"
+	       "\"lifecycle\":{\"desired_state\":\"stopped\"}}", S0_OK, NULL);
+	ASSERT_STR(rtfix_str(d, "phase"), "stopped");
+	cJSON_Delete(d);
+	d = t2(s0__sessions_replace_json, id, "{\"command\":[\"sh\",\"-c\",\"echo v2; sleep 100\"]}",
+	       S0_OK, NULL);
+	ASSERT_STR(rtfix_str(d, "phase"), "running");
+	ck_assert_int_eq(rtfix_int(cJSON_GetObjectItem(d, "attempt"), "number"), 3);
+	ck_assert_int_eq(rtfix_int(d, "spec_version"), 5);
+	cJSON_Delete(d);
+	/* a terminal session with a changed command runs again */
+	char *ex = sid(create("{\"command\":[\"true\"]}", NULL, 201));
+	d = t2(s0__sessions_replace_json, ex, "{\"command\":[\"sh\",\"-c\",\"echo again\"]}", S0_OK,
+	       NULL);
+	ASSERT_STR(rtfix_str(d, "phase"), "exited");
+	ck_assert_int_eq(rtfix_int(cJSON_GetObjectItem(d, "attempt"), "number"), 2);
+	cJSON_Delete(d);
+	/* errors */
+	t2(s0__sessions_replace_json, id, "{}", S0_EINVAL, "invalid_request");
+	t2(s0__sessions_replace_json, id, "{\"command\":[\"ls\"],\"io\":{\"mode\":\"tty\"}}", S0_EINVAL,
+	   "invalid_request");
+	t2(s0__sessions_replace_json, "ses_nope", "{\"command\":[\"ls\"]}", S0_ENOTFOUND,
+	   "session_not_found");
+	free(ex);
+	free(id);
+}
+END_TEST
+
+START_TEST(api_8_3_new_attempt)
+{
+	char *id = sid(create("{\"command\":[\"sleep\",\"100\"]}", NULL, 201));
+	int32_t p1 = pid_of(id);
+	t2(s0__sessions_attempt_json, id, NULL, S0_ECONFLICT, "session_conflict");
+	t2(s0__sessions_attempt_json, id, "{\"replace_current\":false}", S0_ECONFLICT,
+	   "session_conflict");
+	t2(s0__sessions_attempt_json, id, "{\"replace_current\":\"yes\"}", S0_EINVAL,
+	   "invalid_request");
+	cJSON *d = t2(s0__sessions_attempt_json, id, "{\"replace_current\":true}", S0_OK, NULL);
+	ASSERT_STR(rtfix_str(d, "phase"), "running");
+	ck_assert_int_eq(rtfix_int(cJSON_GetObjectItem(d, "attempt"), "number"), 2);
+	ck_assert_int_eq(rtfix_int(d, "spec_version"), 1);
+	cJSON_Delete(d);
+	ck_assert_int_ne(pid_of(id), p1);
+	ASSERT_STR(last_reason(id, "attempt.stopping"), "replaced");
+	ASSERT_STR(last_reason(id, "attempt.exited"), "stopped");
+	/* an exited session gets a new attempt without a body */
+	char *ex = sid(create("{\"command\":[\"sh\",\"-c\",\"echo hi\"]}", NULL, 201));
+	d = t2(s0__sessions_attempt_json, ex, NULL, S0_OK, NULL);
+	ck_assert_int_eq(rtfix_int(cJSON_GetObjectItem(d, "attempt"), "number"), 2);
+	ASSERT_STR(rtfix_str(d, "phase"), "exited");
+	cJSON_Delete(d);
+	ASSERT_STR(outputs(ex), "aGkK aGkK");
+	t2(s0__sessions_attempt_json, "ses_nope", NULL, S0_ENOTFOUND, "session_not_found");
+	free(ex);
+	free(id);
+}
+END_TEST
+
+static cJSON *input(const char *id, const char *json, int want_rc, const char *want_reason)
+{
+	return t2(s0__sessions_input_json, id, json, want_rc, want_reason);
+}
+
+START_TEST(api_8_3_inputs_reach_stdin)
+{
+	char *id = sid(create("{\"command\":[\"sh\",\"-c\",\"read X; echo got $X\"]}", NULL, 201));
+	ASSERT_STR(phase(id), "running"); /* the read waits for input */
+	char *att = attempt_id(id);
+	/* "hello\n" */
+	cJSON *d = input(id, "{\"input_id\":\"i1\",\"data_base64\":\"aGVsbG8K\"}", S0_OK, NULL);
+	ASSERT_STR(rtfix_str(d, "input_id"), "i1");
+	ASSERT_STR(rtfix_str(d, "attempt_id"), att);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(d, "accepted")));
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(d, "duplicate")));
+	cJSON_Delete(d);
+	ASSERT_STR(types(id, "4"), "input.accepted output:stdout attempt.exited");
+	ASSERT_STR(outputs(id), "Z290IGhlbGxvCg=="); /* "got hello\n" */
+	ASSERT_STR(last_reason(id, "input.accepted"), "i1");
+	ASSERT_STR(phase(id), "exited");
+	/* a replay answers again, whatever the attempt's state now */
+	d = input(id, "{\"input_id\":\"i1\",\"data_base64\":\"aGVsbG8K\"}", S0_OK, NULL);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(d, "duplicate")));
+	ASSERT_STR(rtfix_str(d, "attempt_id"), att);
+	cJSON_Delete(d);
+	input(id, "{\"input_id\":\"i1\",\"data_base64\":\"aGkK\"}", S0_ECONFLICT, "session_conflict");
+	input(id, "{\"input_id\":\"i1\",\"data_base64\":\"aGVsbG8K\",\"eof\":true}", S0_ECONFLICT,
+	      "session_conflict");
+	input(id, "{\"input_id\":\"i2\",\"data_base64\":\"aGkK\"}", S0_ECONFLICT, "session_conflict");
+	free(att);
+	/* partial lines wait for the rest; eof ends the second read */
+	char *id2 = sid(create("{\"command\":[\"sh\",\"-c\",\"read X; echo got $X; read Y || "
+	                       "echo eof\"]}", NULL, 201));
+	cJSON_Delete(input(id2, "{\"input_id\":\"a\",\"data_base64\":\"YWI=\"}", S0_OK, NULL));
+	ASSERT_STR(outputs(id2), "");
+	input(id2, "{\"input_id\":\"b\",\"data_base64\":\"Yw==\",\"expected_attempt_id\":\"att_x\"}",
+	      S0_ECONFLICT, "session_conflict");
+	cJSON_Delete(input(id2, "{\"input_id\":\"b\",\"data_base64\":\"Ywo=\"}", S0_OK, NULL));
+	ASSERT_STR(outputs(id2), "Z290IGFiYwo="); /* "got abc\n" */
+	ASSERT_STR(phase(id2), "running");
+	cJSON_Delete(input(id2, "{\"input_id\":\"c\",\"eof\":true}", S0_OK, NULL));
+	ASSERT_STR(outputs(id2), "Z290IGFiYwo= ZW9mCg==");
+	ASSERT_STR(phase(id2), "exited");
+	/* stdin closed by eof */
+	char *id3 = sid(create("{\"command\":[\"sleep\",\"100\"]}", NULL, 201));
+	cJSON_Delete(input(id3, "{\"input_id\":\"e\",\"eof\":true}", S0_OK, NULL));
+	input(id3, "{\"input_id\":\"f\",\"data_base64\":\"eA==\"}", S0_ECONFLICT, "session_conflict");
+	/* bad requests */
+	input(id3, "{}", S0_EINVAL, "invalid_request");
+	input(id3, "{\"input_id\":\"\"}", S0_EINVAL, "invalid_request");
+	input(id3, "{\"input_id\":7}", S0_EINVAL, "invalid_request");
+	input(id3, "{\"input_id\":\"g\",\"data_base64\":\"!!\"}", S0_EINVAL, "invalid_request");
+	input(id3, "{\"input_id\":\"g\",\"eof\":\"yes\"}", S0_EINVAL, "invalid_request");
+	input(id3, "{\"input_id\":\"g\",\"expected_attempt_id\":1}", S0_EINVAL, "invalid_request");
+	input("ses_nope", "{\"input_id\":\"g\"}", S0_ENOTFOUND, "session_not_found");
+	free(id3);
+	free(id2);
+	free(id);
+}
+END_TEST
+
+/* 429 input_buffer_full past S0__SES_STDIN_MAX unread bytes. */
+START_TEST(api_8_3_input_buffer_full)
+{
+	char *id = sid(create("{\"command\":[\"sleep\",\"100\"]}", NULL, 201));
+	size_t n = 40000, b64n = sodium_base64_encoded_len(n, sodium_base64_VARIANT_ORIGINAL);
+	unsigned char *raw = calloc(1, n);
+	char *b64 = malloc(b64n), *body = malloc(b64n + 64);
+	sodium_bin2base64(b64, b64n, raw, n, sodium_base64_VARIANT_ORIGINAL);
+	snprintf(body, b64n + 64, "{\"input_id\":\"big1\",\"data_base64\":\"%s\"}", b64);
+	cJSON_Delete(input(id, body, S0_OK, NULL));
+	snprintf(body, b64n + 64, "{\"input_id\":\"big2\",\"data_base64\":\"%s\"}", b64);
+	input(id, body, S0_ETHROTTLED, "input_buffer_full");
+	const char *wire;
+	int status;
+	s0_error_to_wire(S0_ETHROTTLED, "input_buffer_full", &wire, &status, NULL);
+	ASSERT_STR(wire, "input_buffer_full");
+	ck_assert_int_eq(status, 429);
+	/* a refused input is not remembered: the same id can come again */
+	snprintf(body, b64n + 64, "{\"input_id\":\"big2\",\"data_base64\":\"eA==\"}");
+	cJSON_Delete(input(id, body, S0_OK, NULL));
+	free(body);
+	free(b64);
+	free(raw);
+	free(id);
+}
+END_TEST
+
+START_TEST(api_8_3_terminal_resize)
+{
+	char *id = sid(create("{\"command\":[\"sleep\",\"100\"],\"io\":{\"mode\":\"pty\"}}", NULL,
+	                      201));
+	char *att = attempt_id(id);
+	cJSON *d = t2(s0__sessions_terminal_json, id, "{\"rows\":40,\"cols\":120}", S0_OK, NULL);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(d, "resized")));
+	cJSON_Delete(d);
+	char body[160];
+	snprintf(body, sizeof body, "{\"rows\":1,\"cols\":65535,\"expected_attempt_id\":\"%s\"}", att);
+	cJSON_Delete(t2(s0__sessions_terminal_json, id, body, S0_OK, NULL));
+	ASSERT_STR(types(id, "4"), "terminal.resized terminal.resized");
+	ASSERT_STR(last_reason(id, "terminal.resized"), "1x65535");
+	ASSERT_STR(phase(id), "running"); /* WINCH is ignored */
+	static const char *const bad[] = {
+		"{}", "{\"rows\":0,\"cols\":80}", "{\"rows\":24,\"cols\":65536}",
+		"{\"rows\":24.5,\"cols\":80}", "{\"rows\":\"24\",\"cols\":80}", "{\"rows\":24}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		t2(s0__sessions_terminal_json, id, bad[i], S0_EINVAL, "invalid_request");
+	t2(s0__sessions_terminal_json, id, "{\"rows\":24,\"cols\":80,\"expected_attempt_id\":"
+	   "\"att_x\"}", S0_ECONFLICT, "session_conflict");
+	t2(s0__sessions_terminal_json, "ses_nope", "{\"rows\":24,\"cols\":80}", S0_ENOTFOUND,
+	   "session_not_found");
+	char *pipes = sid(create("{\"command\":[\"sleep\",\"100\"]}", NULL, 201));
+	t2(s0__sessions_terminal_json, pipes, "{\"rows\":24,\"cols\":80}", S0_ECONFLICT,
+	   "pty_unavailable");
+	char *ex = sid(create("{\"command\":[\"true\"],\"io\":{\"mode\":\"pty\"}}", NULL, 201));
+	t2(s0__sessions_terminal_json, ex, "{\"rows\":24,\"cols\":80}", S0_ECONFLICT,
+	   "session_conflict");
+	free(ex);
+	free(pipes);
+	free(att);
+	free(id);
+}
+END_TEST
+
+/* The second-tier state (input ids, terminal size) is in the blob; a
+ * waiting `read` survives a memory restore into the same guest. */
+START_TEST(api_8_3_tier2_state_serialized)
+{
+	char *id = sid(create("{\"command\":[\"sh\",\"-c\",\"read A; echo a=$A; read B; "
+	                      "echo b=$B\"]}", NULL, 201));
+	cJSON_Delete(input(id, "{\"input_id\":\"one\",\"data_base64\":\"MQo=\"}", S0_OK, NULL));
+	ck_assert_int_eq(s0__sessions_memory_restored(S, F.g, 2, NULL), S0_OK);
+	void *blob;
+	size_t len;
+	ck_assert_int_eq(s0__sessions_serialize(S, &blob, &len, NULL), S0_OK);
+	ck_assert_int_eq(memcmp(blob, "S0SES002", 8), 0);
+	s0__sessions *s2;
+	s0__sessions_opts o = {.clock = &F.clock, .generation = 2};
+	ck_assert_int_eq(s0__sessions_deserialize(blob, len, &o, &s2, NULL), S0_OK);
+	s0__sessions_free(S);
+	S = s2;
+	cJSON *d = input(id, "{\"input_id\":\"one\",\"data_base64\":\"MQo=\"}", S0_OK, NULL);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(d, "duplicate")));
+	cJSON_Delete(d);
+	input(id, "{\"input_id\":\"one\",\"data_base64\":\"Mgo=\"}", S0_ECONFLICT, "session_conflict");
+	cJSON_Delete(input(id, "{\"input_id\":\"two\",\"data_base64\":\"Mgo=\"}", S0_OK, NULL));
+	ASSERT_STR(outputs(id), "YT0xCg== Yj0yCg=="); /* "a=1\n", "b=2\n" */
+	ASSERT_STR(phase(id), "exited");
+	for (size_t cut = 0; cut < len; cut += len / 9 + 1) {
+		s0__sessions *bad = NULL;
+		s0_error *e = NULL;
+		ck_assert_int_eq(s0__sessions_deserialize(blob, cut, &o, &bad, &e), S0_ECORRUPT);
+		s0_error_free(e);
+	}
+	free(blob);
+	free(id);
+}
+END_TEST
+
 Suite *rt_sessions_suite(void)
 {
 	Suite *s = suite_create("runtime-sessions");
@@ -590,6 +910,12 @@ Suite *rt_sessions_suite(void)
 	tcase_add_test(t, idle_timeout_expires);
 	tcase_add_test(t, idle_timeout_activity);
 	tcase_add_test(t, idle_timeout_survives_checkpoint);
+	tcase_add_test(t, api_8_3_replace_spec);
+	tcase_add_test(t, api_8_3_new_attempt);
+	tcase_add_test(t, api_8_3_inputs_reach_stdin);
+	tcase_add_test(t, api_8_3_input_buffer_full);
+	tcase_add_test(t, api_8_3_terminal_resize);
+	tcase_add_test(t, api_8_3_tier2_state_serialized);
 	suite_add_tcase(s, t);
 	return s;
 }

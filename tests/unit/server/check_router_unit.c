@@ -97,6 +97,21 @@ START_TEST(unknown_routes_wrong_methods_and_deferred_routes)
 		expect_error(&r, 501, "not_implemented", NULL);
 	}
 	ck_assert_int_eq(fake_last(eng)->calls, 0);
+	/* the sessions' second tier is routed (api.md §8.4 item 3): the fake
+	 * has no runtime, so the runtime-access rules answer (a paused sandbox
+	 * without auto-resume) once the engine was reached */
+	static const char *const tier2[][2] = {
+		{"PUT", SB "/sb-paused/sessions/s1"}, {"POST", SB "/sb-paused/sessions/s1/attempts"},
+		{"POST", SB "/sb-paused/sessions/s1/inputs"},
+		{"PUT", SB "/sb-paused/sessions/s1/terminal"}};
+	for (size_t i = 0; i < 4; i++) {
+		r = CALL(tier2[i][0], tier2[i][1], .body = "{}");
+		expect_error(&r, 503, "unavailable",
+		             "sandbox is not running and auto_resume is disabled");
+		ck_assert_int_eq(fake_last(eng)->calls, (int)i + 1);
+	}
+	r = CALL("GET", SB "/sb-1/sessions/s1/terminal");
+	expect_error(&r, 501, "not_implemented", NULL);
 }
 END_TEST
 

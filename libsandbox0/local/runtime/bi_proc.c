@@ -210,12 +210,48 @@ static int bi_listen(sh_cmdctx *x, int argc, char **argv)
 	return 0;
 }
 
+/* trap '' SIG… ignores, trap - SIG… restores the default; bare `trap`
+ * lists the ignored signals (shell.h). No other action is supported. */
+static int bi_trap(sh_cmdctx *x, int argc, char **argv)
+{
+	s0__proc *p = x->r->p;
+	if (argc == 1) {
+		for (int sig = 1; sig < 64; sig++)
+			if (p->sig_ignored >> sig & 1)
+				s0__sh_printf(x, 1, "trap -- '' %d\n", sig);
+		return 0;
+	}
+	bool ignore = !strcmp(argv[1], "");
+	if ((!ignore && strcmp(argv[1], "-")) || argc < 3) {
+		s0__sh_errf(x, "trap: usage: trap '' SIG... (ignore) | trap - SIG... (default)");
+		return 2;
+	}
+	int rc = 0;
+	for (int i = 2; i < argc; i++) {
+		int sig;
+		s0_error *e = NULL;
+		if (s0__signal_parse(argv[i], &sig, &e) < 0 || sig >= 64) {
+			s0_error_free(e);
+			s0__sh_errf(x, "trap: %s: invalid signal specification", argv[i]);
+			rc = 1;
+		} else if (sig == 9 || sig == 19) {
+			s0__sh_errf(x, "trap: %s: cannot be trapped", argv[i]);
+			rc = 1;
+		} else if (ignore) {
+			p->sig_ignored |= (uint64_t)1 << sig;
+		} else {
+			p->sig_ignored &= ~((uint64_t)1 << sig);
+		}
+	}
+	return rc;
+}
+
 const sh_bi *s0__bi_proc(size_t *n)
 {
 	static const sh_bi t[] = {{"sleep", bi_sleep},       {"ps", bi_ps},
 	                          {"kill", bi_kill},         {"alloc", bi_alloc},
 	                          {"memtouch", bi_memtouch}, {"memhash", bi_memhash},
-	                          {"listen", bi_listen}};
+	                          {"listen", bi_listen},     {"trap", bi_trap}};
 	*n = sizeof t / sizeof t[0];
 	return t;
 }

@@ -146,8 +146,15 @@ static int cat_file(sh_cmdctx *x, const char *arg)
 	return rc;
 }
 
+static bool wait_for_input(sh_cmdctx *x, bool to_eof);
+
 static int bi_cat(sh_cmdctx *x, int argc, char **argv)
 {
+	bool stdin_too = argc == 1;
+	for (int i = 1; i < argc; i++)
+		stdin_too |= !strcmp(argv[i], "-");
+	if (stdin_too && wait_for_input(x, true))
+		return x->r->p->last_status;
 	int rc = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-")) {
@@ -171,15 +178,16 @@ static int bi_cat(sh_cmdctx *x, int argc, char **argv)
 }
 
 /* A session attempt's top-level `read` on an open stdin pipe without a whole
- * line yields until s0__guest_write_input() queues one (or EOF); the command
- * runs again then, so $? stays the previous command's meanwhile. */
-static bool wait_for_input(sh_cmdctx *x)
+ * line (`cat` of stdin: without EOF, @p to_eof) yields until
+ * s0__guest_write_input() queues one (or EOF); the command runs again then,
+ * so $? stays the previous command's meanwhile. */
+static bool wait_for_input(sh_cmdctx *x, bool to_eof)
 {
 	s0__sh_run *r = x->r;
 	s0__proc *p = r->p;
 	const s0__fd *f = x->view[0];
 	if (r->fg || r->depth || p->owner != S0__OWN_SESSION || !f || f->kind != S0__FD_PIPE ||
-	    p->in_eof || (p->in.len && memchr(p->in.data, '\n', p->in.len)))
+	    p->in_eof || (!to_eof && p->in.len && memchr(p->in.data, '\n', p->in.len)))
 		return false;
 	p->sleeping = true;
 	p->wake_at = S0__WAKE_ON_INPUT;
@@ -193,7 +201,7 @@ static int bi_read(sh_cmdctx *x, int argc, char **argv)
 		s0__sh_errf(x, "read: usage: read NAME");
 		return 2;
 	}
-	if (wait_for_input(x))
+	if (wait_for_input(x, false))
 		return x->r->p->last_status;
 	s0__buf line = S0__BUF_INIT;
 	bool eof;

@@ -41,7 +41,8 @@ static int ctx_vars(s0__guest *g, const s0__ctx *c, s0__vars *v)
 /* A context's deadlines on its new process: ttl_sec from now, idle_timeout_sec, KILL. */
 static void arm(s0__guest *g, const s0__ctx *c, s0__proc *p)
 {
-	s0__gproc_arm(g, p, (int64_t)c->ttl_sec * 1000, (int64_t)c->idle_timeout_sec * 1000, 9);
+	s0__gproc_arm(g, p, (int64_t)c->ttl_sec * 1000, (int64_t)c->idle_timeout_sec * 1000, 9,
+	              0);
 }
 
 static int start_repl(s0__guest *g, s0__ctx *c, const char *input, bool wait, s0_error **err)

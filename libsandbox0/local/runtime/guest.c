@@ -175,9 +175,8 @@ void s0__guest_shutdown(s0__guest *g)
 		}
 		s0__gproc_end(procd, S0__PS_STOPPED, 0);
 	}
-	for (size_t i = 0; i < g->nprocs; i++)
-		if (!g->procs[i]->ended)
-			s0__gproc_signal(g, g->procs[i], 15, NULL);
+	for (size_t i = 0; i < g->nprocs; i++) /* no virtual time passes: no grace */
+		s0__gproc_stop(g, g->procs[i], 0);
 	pthread_mutex_unlock(&g->mu);
 }
 
@@ -194,7 +193,8 @@ int s0__guest_spawn(s0__guest *g, const s0__spawn_req *r, int32_t *pid_out, s0_e
 	s0__vars_clear(&vars);
 	if (rc == S0_OK) {
 		*pid_out = p->pid;
-		s0__gproc_arm(g, p, r->ttl_ms, r->idle_timeout_ms, r->expire_signal);
+		s0__gproc_arm(g, p, r->ttl_ms, r->idle_timeout_ms, r->expire_signal,
+		              r->stop_grace_ms);
 		s0__sched_run(g, p);
 		s0__gproc_reap_orphans(g);
 	}
@@ -240,8 +240,28 @@ int s0__guest_signal(s0__guest *g, int32_t pid, int signo, s0_error **err)
 	pthread_mutex_lock(&g->mu);
 	s0__proc *p = s0__gproc_find(g, pid);
 	int rc = p ? s0__gproc_signal(g, p, signo, err) : not_found(err, pid);
-	if (rc == S0_OK && signo == 18 && p->sleeping && p->wake_at <= g->vt)
-		s0__sched_run(g, p); /* CONT of an overdue sleeper */
+	if (rc == S0_OK && signo == 18 && p->sleeping &&
+	    (p->wake_at <= g->vt || p->wake_at == S0__WAKE_ON_INPUT))
+		s0__sched_run(g, p); /* CONT of an overdue sleeper, or of a reader whose
+		                        input came while it was stopped (it waits again if not) */
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}
+
+int s0__guest_stop(s0__guest *g, int32_t pid, int64_t grace_ms, bool disown, s0_error **err)
+{
+	pthread_mutex_lock(&g->mu);
+	s0__proc *p = s0__gproc_find(g, pid);
+	int rc = p ? S0_OK : not_found(err, pid);
+	if (p && p->pid == 1)
+		rc = s0__error_set(err, S0_EFORBIDDEN, "permission_denied",
+		                   "procd (PID 1) cannot be signalled");
+	if (rc == S0_OK) {
+		s0__gproc_stop(g, p, grace_ms);
+		if (disown)
+			p->owner = S0__OWN_NONE;
+		s0__gproc_reap_orphans(g);
+	}
 	pthread_mutex_unlock(&g->mu);
 	return rc;
 }

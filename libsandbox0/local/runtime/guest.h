@@ -33,6 +33,11 @@
  * another; it is in the signal log) and s0__proc_info.expired says why.
  * A deadline is met exactly: advancing to deadline - 1 leaves the process
  * alone, reaching the deadline ends it before anything else due then runs.
+ * An expiry signal of TERM is a stop: when the process survives it (its
+ * shell ignores TERM: `trap '' TERM`, shell.h) it gets KILL once its
+ * grace period (s0__spawn_req.stop_grace_ms; 0: at once) has passed in
+ * virtual time; s0__guest_stop() is the same stop on request. While a
+ * stop's grace runs, its KILL is the process's only deadline.
  *
  * Errors use the wire reasons of include/sandbox0/error.h.
  *
@@ -165,6 +170,8 @@ typedef struct s0__spawn_req {
 	int64_t ttl_ms;          /**< maximum lifetime, virtual ms (0: none) */
 	int64_t idle_timeout_ms; /**< idle timeout, virtual ms (0: none) */
 	int expire_signal;       /**< what a deadline sends (0: KILL) */
+	int64_t stop_grace_ms;   /**< expire_signal TERM left it alive: KILL this much later,
+	                              virtual ms (0: at once) */
 } s0__spawn_req;
 
 /** Why the guest ended a process (s0__proc_info.expired). */
@@ -214,6 +221,15 @@ int s0__guest_proc_get(s0__guest *g, int32_t pid, s0__proc_info *out, s0_error *
  * `process_not_running` it has ended. @retval S0_EFORBIDDEN PID 1.
  */
 int s0__guest_signal(s0__guest *g, int32_t pid, int signo, s0_error **err);
+
+/**
+ * Stop a process: TERM; if it is still alive (it ignores TERM), KILL at
+ * once when @p grace_ms is 0, else when virtual time reaches now +
+ * @p grace_ms (a KILL already pending earlier stays). @p disown hands the
+ * process to nobody, so it is reaped when it ends (a deleted session's).
+ * @retval S0_ENOTFOUND @retval S0_EFORBIDDEN PID 1. An ended process is left alone.
+ */
+int s0__guest_stop(s0__guest *g, int32_t pid, int64_t grace_ms, bool disown, s0_error **err);
 
 /**
  * Move what a process wrote to its pipes into @p out (stdout), @p errb

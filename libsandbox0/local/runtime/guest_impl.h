@@ -80,6 +80,9 @@ typedef struct s0__proc {
 	int64_t active_vt;      /**< virtual ms of the last activity */
 	uint8_t expire_sig;     /**< signal an expiry sends (0: KILL) */
 	uint8_t expired;        /**< s0__proc_expiry: why the guest ended it */
+	int64_t grace_ms;       /**< after an expiry signal that left it alive: KILL this much later (0: at once) */
+	int64_t grace_kill_at;  /**< virtual ms a stop's grace period ends with KILL (0: no stop pending) */
+	uint64_t sig_ignored;   /**< bit n: signal n ignored (`trap '' SIG`; never KILL or STOP) */
 } s0__proc;
 
 /** Context types. */
@@ -163,7 +166,14 @@ void s0__shout_free(s0__shout *o);
 /** Reap ended processes owned by nobody or by jobs. */
 void s0__gproc_reap_orphans(s0__guest *g);
 /** Arm the deadlines of @p p from now (see s0__spawn_req); 0 disables each. */
-void s0__gproc_arm(s0__guest *g, s0__proc *p, int64_t ttl_ms, int64_t idle_ms, int signo);
+void s0__gproc_arm(s0__guest *g, s0__proc *p, int64_t ttl_ms, int64_t idle_ms, int signo,
+                   int64_t grace_ms);
+/**
+ * A stop: TERM, then KILL at once when @p grace_ms is 0 and TERM left @p p
+ * alive, else KILL when virtual time reaches now + @p grace_ms (an earlier
+ * pending KILL stays). See s0__guest_stop().
+ */
+void s0__gproc_stop(s0__guest *g, s0__proc *p, int64_t grace_ms);
 /** Apply a signal (guest lock held); see s0__guest_signal(). Activity. */
 int s0__gproc_signal(s0__guest *g, s0__proc *p, int signo, s0_error **err);
 /** Report heap damage met by @p p: crash it and call the damage callback. */

@@ -178,6 +178,8 @@ int s0__gproc_signal(s0__guest *g, s0__proc *p, int sig, s0_error **err)
 		                     "process %d is not running", (int)p->pid);
 	log_signal(g, p->pid, sig);
 	p->active_vt = g->vt;
+	if (sig > 0 && sig < 64 && sig != 9 && sig != 19 && (p->sig_ignored >> sig & 1))
+		return S0_OK; /* `trap '' SIG`: delivered (logged, activity) and ignored */
 	switch (sig) {
 	case 9:
 		s0__gproc_end(p, S0__PS_KILLED, 128 + 9);
@@ -203,12 +205,30 @@ int s0__gproc_signal(s0__guest *g, s0__proc *p, int sig, s0_error **err)
 	return S0_OK;
 }
 
-void s0__gproc_arm(s0__guest *g, s0__proc *p, int64_t ttl_ms, int64_t idle_ms, int signo)
+void s0__gproc_arm(s0__guest *g, s0__proc *p, int64_t ttl_ms, int64_t idle_ms, int signo,
+                   int64_t grace_ms)
 {
+	p->grace_ms = grace_ms > 0 ? grace_ms : 0;
 	p->kill_at = ttl_ms > 0 ? g->vt + ttl_ms : 0;
 	p->idle_ms = idle_ms > 0 ? idle_ms : 0;
 	p->active_vt = g->vt;
 	p->expire_sig = (uint8_t)(signo > 0 && signo <= 64 ? signo : 9);
+}
+
+void s0__gproc_stop(s0__guest *g, s0__proc *p, int64_t grace_ms)
+{
+	if (p->ended || p->pid == 1)
+		return;
+	s0__gproc_signal(g, p, 15, NULL);
+	if (p->ended)
+		return;
+	if (grace_ms <= 0) {
+		s0__gproc_signal(g, p, 9, NULL);
+		return;
+	}
+	int64_t at = g->vt > INT64_MAX - grace_ms ? INT64_MAX : g->vt + grace_ms;
+	if (!p->grace_kill_at || at < p->grace_kill_at)
+		p->grace_kill_at = at;
 }
 
 void s0__gproc_damaged(s0__guest *g, s0__proc *p, const s0_error *e)

@@ -53,14 +53,23 @@ static s0__proc *next_due(s0__guest *g, int64_t target, const s0__proc *skip)
 	return best;
 }
 
-/* When p's lifetime or idle timeout ends it (INT64_MAX: never), and why;
- * the lifetime wins a tie. A busy (foreground) process is never idle. */
+/* A stop's grace period ending (not an expiry: p->expired keeps its reason). */
+#define DL_GRACE 100
+
+/* When p's lifetime, idle timeout or a stop's grace period ends it
+ * (INT64_MAX: never), and why; the lifetime wins a tie. A busy
+ * (foreground) process is never idle; while a stop's grace runs only its
+ * KILL is due. */
 static int64_t deadline_of(const s0__proc *p, int *why)
 {
 	int64_t d = INT64_MAX;
 	*why = S0__EXPIRY_NONE;
 	if (p->ended)
 		return d;
+	if (p->grace_kill_at) {
+		*why = DL_GRACE;
+		return p->grace_kill_at;
+	}
 	if (p->kill_at) {
 		d = p->kill_at;
 		*why = S0__EXPIRY_TTL;
@@ -91,12 +100,22 @@ static s0__proc *next_expiry(s0__guest *g, int64_t target, int64_t *at, int *why
 	return best;
 }
 
-/* A deadline fell: the owner's expiry signal, then KILL if that left it running. */
+/* A deadline fell: the end of a stop's grace is KILL; an expiry sends the
+ * owner's expiry signal, and KILL if that left it running — at once, or
+ * after the process's grace period (guest.h "Deadlines"). */
 static void expire(s0__guest *g, s0__proc *p, int why)
 {
+	if (why == DL_GRACE) {
+		s0__gproc_signal(g, p, 9, NULL);
+		return;
+	}
 	p->expired = (uint8_t)why;
-	s0__gproc_signal(g, p, p->expire_sig ? p->expire_sig : 9, NULL);
-	if (!p->ended)
+	int sig = p->expire_sig ? p->expire_sig : 9;
+	if (sig == 15)
+		s0__gproc_stop(g, p, p->grace_ms);
+	else
+		s0__gproc_signal(g, p, sig, NULL);
+	if (!p->ended && !p->grace_kill_at)
 		s0__gproc_signal(g, p, 9, NULL);
 }
 
@@ -114,7 +133,7 @@ void s0__sched_advance_to(s0__guest *g, int64_t target_vt, s0__proc *skip)
 			if (at > g->vt)
 				g->vt = at;
 			expire(g, x, why);
-			if (x == skip)
+			if (x == skip && x->ended)
 				break; /* the foreground process ended: time stops here */
 			continue;
 		}

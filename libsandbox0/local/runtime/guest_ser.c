@@ -1,10 +1,11 @@
 /*
  * The guest's small state as a blob, and a guest rebuilt from it with
- * lazy heaps (guest.h, "for the checkpoint engine"). Format "S0GST002",
+ * lazy heaps (guest.h, "for the checkpoint engine"). Format "S0GST003",
  * rtser.h encoding; every field is validated on the way back. Version 2
  * adds each process's deadlines (lifetime, idle timeout, last activity,
- * expiry signal and reason) after its stdin; a version 1 blob still
- * restores, its processes without deadlines.
+ * expiry signal and reason) after its stdin; version 3 adds its stop grace
+ * (grace period, pending KILL) and ignored signals after those. Version 1
+ * and 2 blobs still restore, their processes without what came later.
  */
 #include "local/runtime/guest_impl.h"
 #include "local/runtime/rtser.h"
@@ -12,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAGIC "S0GST002"
+#define MAGIC "S0GST003"
+#define MAGIC_V2 "S0GST002"
 #define MAGIC_V1 "S0GST001"
 #define STR_MAX ((size_t)1 << 20)
 #define MAX_PROCS 65536u
@@ -72,6 +74,9 @@ static void put_proc(s0__ser *s, const s0__proc *p)
 	s0__ser_i64(s, p->active_vt);
 	s0__ser_u8(s, p->expire_sig);
 	s0__ser_u8(s, p->expired);
+	s0__ser_i64(s, p->grace_ms);
+	s0__ser_i64(s, p->grace_kill_at);
+	s0__ser_u64(s, p->sig_ignored);
 }
 
 static void put_ctx(s0__ser *s, const s0__ctx *c)
@@ -128,7 +133,7 @@ int s0__guest_state_locked(s0__guest *g, void **buf_out, size_t *len_out,
 typedef struct rd {
 	s0__de d;
 	bool oom;
-	int version; /**< 1 or 2 (from the magic) */
+	int version; /**< 1, 2 or 3 (from the magic) */
 } rd;
 
 static char *get_str(rd *r)
@@ -222,6 +227,14 @@ static void get_proc_tail(rd *r, s0__proc *p)
 	p->expire_sig = s0__de_u8(&r->d);
 	p->expired = s0__de_u8(&r->d);
 	if (p->kill_at < 0 || p->idle_ms < 0 || p->expire_sig > 64 || p->expired > S0__EXPIRY_IDLE)
+		s0__de_fail(&r->d);
+	if (r->version < 3)
+		return;
+	p->grace_ms = s0__de_i64(&r->d);
+	p->grace_kill_at = s0__de_i64(&r->d);
+	p->sig_ignored = s0__de_u64(&r->d);
+	if (p->grace_ms < 0 || p->grace_kill_at < 0 ||
+	    (p->sig_ignored & ((uint64_t)1 | (uint64_t)1 << 9 | (uint64_t)1 << 19)))
 		s0__de_fail(&r->d);
 }
 
@@ -364,7 +377,10 @@ static int read_state(rd *r, s0__guest *g, const s0__heap_image *heaps, size_t n
 {
 	char magic[8];
 	s0__de_raw(&r->d, magic, 8);
-	r->version = !memcmp(magic, MAGIC, 8) ? 2 : !memcmp(magic, MAGIC_V1, 8) ? 1 : 0;
+	r->version = !memcmp(magic, MAGIC, 8)      ? 3
+	             : !memcmp(magic, MAGIC_V2, 8) ? 2
+	             : !memcmp(magic, MAGIC_V1, 8) ? 1
+	                                           : 0;
 	if (!r->version)
 		s0__de_fail(&r->d);
 	char *pv = get_str(r);

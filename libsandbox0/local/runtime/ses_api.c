@@ -42,6 +42,8 @@ int s0__sessions_desired_json(s0__sessions *s, s0__guest *g, const char *id, con
 		else if (run && (s0__ses_terminal(x->phase) || x->phase == SES_PENDING)) {
 			x->nrestarts = 0;
 			s0__ses_start_attempt(s, x, g, NULL);
+		} else if (run && x->phase == SES_STOPPING && !x->ending) {
+			x->start_after_stop = true; /* a stop in its grace period: start once it exits */
 		}
 		s0__ses_changed(s, x);
 	}

@@ -61,16 +61,54 @@ static void new_id(char out[S0__SES_ID_MAX], const char *prefix)
 	sodium_bin2hex(out + n, S0__SES_ID_MAX - n, rnd, sizeof rnd);
 }
 
-static int spawn_attempt(ses *x, s0__guest *g, int32_t *pid, s0_error **err)
+bool s0__ses_attempt_live(const ses *x)
+{
+	return x->has_attempt && !x->att.finished;
+}
+
+bool s0__ses_lifetime_over(const ses *x, int64_t vt)
+{
+	return x->spec.max_life_s > 0 && x->created_vt >= 0 &&
+	       vt - x->created_vt >= x->spec.max_life_s * 1000;
+}
+
+static const char *end_reason(int ending)
+{
+	return ending == END_IDLE       ? "idle_timeout"
+	       : ending == END_LIFETIME ? "max_lifetime"
+	                                : "readiness_timeout";
+}
+
+/* The session's max lifetime has passed with no attempt to end: it expires. */
+static void expire_lifetime(s0__sessions *s, ses *x)
+{
+	x->phase = SES_EXITED;
+	s0__ses_event(s, x, "session.expired", NULL, NULL, 0, NULL, "max_lifetime");
+	s0__ses_changed(s, x);
+}
+
+static int spawn_attempt(ses *x, s0__guest *g, int64_t vt, int32_t *pid, s0_error **err)
 {
 	const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(x->spec.json, "cwd");
+	int64_t life = x->spec.max_life_s * 1000; /* counted from the session's creation */
 	s0__spawn_req r = {.argv = (const char *const *)x->spec.argv, .argc = x->spec.argc,
 	                   .cwd = cJSON_IsString(cwd) ? cwd->valuestring : NULL,
 	                   .env = cJSON_GetObjectItemCaseSensitive(x->spec.json, "env"),
 	                   .owner = S0__OWN_SESSION,
+	                   .ttl_ms = life ? x->created_vt + life - vt : 0,
 	                   .idle_timeout_ms = x->spec.idle_s * 1000,
-	                   .expire_signal = 15}; /* a stop: TERM (the simulation needs no grace) */
+	                   .expire_signal = 15, /* an expiry is a stop: TERM, KILL after the grace */
+	                   .stop_grace_ms = x->spec.grace_s * 1000};
 	return s0__guest_spawn(g, &r, pid, err);
+}
+
+/* Readiness is met: the session is ready (phase running unless stopping). */
+static void mark_ready(s0__sessions *s, ses *x)
+{
+	x->ready = true;
+	if (x->phase == SES_STARTING)
+		x->phase = SES_RUNNING;
+	s0__ses_event(s, x, "session.ready", NULL, NULL, 0, NULL, NULL);
 }
 
 int s0__ses_start_attempt(s0__sessions *s, ses *x, s0__guest *g, s0_error **err)
@@ -80,6 +118,15 @@ int s0__ses_start_attempt(s0__sessions *s, ses *x, s0__guest *g, s0_error **err)
 		x->phase = SES_PENDING;
 		return S0_OK;
 	}
+	int64_t vt = s0__guest_vtime_ms(g);
+	if (x->created_vt < 0)
+		x->created_vt = vt;
+	x->ending = END_NONE;
+	x->start_after_stop = false;
+	if (s0__ses_lifetime_over(x, vt)) {
+		expire_lifetime(s, x);
+		return S0_OK;
+	}
 	int32_t number = x->has_attempt ? x->att.number + 1 : 1;
 	memset(&x->att, 0, sizeof x->att);
 	x->has_attempt = true;
@@ -87,11 +134,12 @@ int s0__ses_start_attempt(s0__sessions *s, ses *x, s0__guest *g, s0_error **err)
 	x->att.number = number;
 	x->att.generation = s->generation;
 	x->att.started_at_ms = s0__ses_now(s);
+	x->att_start_vt = vt;
 	x->ready = false;
 	x->phase = SES_STARTING;
 	s0__ses_event(s, x, "attempt.starting", NULL, NULL, 0, NULL, NULL);
 	s0_error *e = NULL;
-	if (spawn_attempt(x, g, &x->att.pid, &e) < 0) {
+	if (spawn_attempt(x, g, vt, &x->att.pid, &e) < 0) {
 		x->att.finished = true;
 		x->att.finished_at_ms = s0__ses_now(s);
 		snprintf(x->att.reason, sizeof x->att.reason, "start_failed");
@@ -102,11 +150,8 @@ int s0__ses_start_attempt(s0__sessions *s, ses *x, s0__guest *g, s0_error **err)
 		return S0_OK;
 	}
 	s0__ses_event(s, x, "attempt.started", NULL, NULL, 0, NULL, NULL);
-	if (x->spec.readiness != 2) {
-		x->ready = true;
-		x->phase = SES_RUNNING;
-		s0__ses_event(s, x, "session.ready", NULL, NULL, 0, NULL, NULL);
-	}
+	if (x->spec.readiness == 0 || (x->spec.readiness == 1 && !x->spec.ready_delay_ms))
+		mark_ready(s, x);
 	s0__ses_sync_one(s, x, g);
 	s0__ses_changed(s, x);
 	return S0_OK;
@@ -127,29 +172,42 @@ static void take_output(s0__sessions *s, ses *x, s0__guest *g)
 		const char *w = x->spec.ready_output;
 		bool seen = w && ((out.data && strstr(out.data, w)) || (er.data && strstr(er.data, w)) ||
 		                  (raw.data && strstr(raw.data, w)));
-		if (!x->ready && seen) {
-			x->ready = true;
-			x->phase = SES_RUNNING;
-			s0__ses_event(s, x, "session.ready", NULL, NULL, 0, NULL, NULL);
-		}
+		if (!x->ready && !x->ending && seen)
+			mark_ready(s, x);
 	}
 	s0__buf_free(&out);
 	s0__buf_free(&er);
 	s0__buf_free(&raw);
 }
 
-/* After an attempt ended: exited, stopped, failed or a restart in backoff. */
-static void after_exit(s0__sessions *s, ses *x, s0__guest *g)
+/* Readiness by delay (alive delay_ms after the start; a tie with the
+ * timeout is ready), else the readiness timeout: the attempt is stopped. */
+static void check_readiness(s0__sessions *s, ses *x, s0__guest *g, int64_t vt)
 {
 	const ses_spec *sp = &x->spec;
-	if (!sp->want_running || x->phase == SES_STOPPING) {
-		x->phase = SES_STOPPED;
+	if (x->ready || x->ending || x->phase == SES_STOPPING)
 		return;
+	int64_t age = vt - x->att_start_vt;
+	if (sp->readiness == 1 && age >= sp->ready_delay_ms &&
+	    (!sp->ready_timeout_ms || sp->ready_delay_ms <= sp->ready_timeout_ms)) {
+		mark_ready(s, x);
+	} else if (sp->ready_timeout_ms && age >= sp->ready_timeout_ms) {
+		x->ending = END_READINESS;
+		x->phase = SES_STOPPING;
+		s0__ses_event(s, x, "attempt.stopping", NULL, NULL, 0, NULL, end_reason(x->ending));
+		s0__guest_stop(g, x->att.pid, sp->grace_s * 1000, false, NULL);
 	}
-	bool restart = sp->restart == RESTART_ALWAYS ||
-	               (sp->restart == RESTART_ON_FAILURE && x->att.exit_code != 0);
+}
+
+/* The restart policy after an ended attempt (@p failed: not a clean exit). */
+static void apply_policy(s0__sessions *s, ses *x, s0__guest *g, bool failed, const char *why)
+{
+	const ses_spec *sp = &x->spec;
+	bool restart = sp->restart == RESTART_ALWAYS || (sp->restart == RESTART_ON_FAILURE && failed);
 	if (!restart) {
-		x->phase = SES_EXITED;
+		x->phase = why ? SES_FAILED : SES_EXITED;
+		if (why)
+			s0__ses_event(s, x, "session.failed", NULL, NULL, 0, NULL, why);
 		return;
 	}
 	int64_t vt = s0__guest_vtime_ms(g), w = sp->window_s * 1000;
@@ -177,44 +235,88 @@ static void after_exit(s0__sessions *s, ses *x, s0__guest *g)
 	s0__ses_event(s, x, "session.backoff", NULL, NULL, 0, NULL, NULL);
 }
 
+/* After an attempt ended: stopped, expired, failed readiness, a replacement
+ * waiting for the stop, or the restart policy. */
+static void after_exit(s0__sessions *s, ses *x, s0__guest *g)
+{
+	int ending = x->ending;
+	bool again = x->start_after_stop;
+	x->ending = END_NONE;
+	x->start_after_stop = false;
+	if (!x->spec.want_running) {
+		x->phase = SES_STOPPED;
+	} else if (ending == END_IDLE || ending == END_LIFETIME) {
+		/* an expiry is not a failure to restart from (sessions.h) */
+		x->phase = SES_EXITED;
+		s0__ses_event(s, x, "session.expired", NULL, NULL, 0, NULL, end_reason(ending));
+	} else if (ending == END_READINESS) {
+		/* a readiness failure is an attempt failure (api.md §8.3 phase `failed`) */
+		apply_policy(s, x, g, true, end_reason(ending));
+	} else if (x->phase == SES_STOPPING) {
+		x->phase = SES_STOPPED;
+		if (again) {
+			x->nrestarts = 0;
+			s0__ses_start_attempt(s, x, g, NULL);
+		}
+	} else {
+		apply_policy(s, x, g, x->att.exit_code != 0, NULL);
+	}
+}
+
 void s0__ses_sync_one(s0__sessions *s, ses *x, s0__guest *g)
 {
 	if (!g)
 		return;
-	if (x->phase == SES_BACKOFF && x->spec.want_running &&
-	    s0__guest_vtime_ms(g) >= x->next_start_vt) {
-		s0__ses_start_attempt(s, x, g, NULL);
+	int64_t vt = s0__guest_vtime_ms(g);
+	if (x->created_vt < 0)
+		x->created_vt = vt;
+	if (x->phase == SES_BACKOFF && x->spec.want_running) {
+		if (s0__ses_lifetime_over(x, vt))
+			expire_lifetime(s, x);
+		else if (vt >= x->next_start_vt)
+			s0__ses_start_attempt(s, x, g, NULL);
 		return;
 	}
-	if (!x->has_attempt || x->att.finished)
+	if (!s0__ses_attempt_live(x))
 		return;
+	if (x->att_start_vt < 0)
+		x->att_start_vt = vt;
+	int phase0 = x->phase;
 	take_output(s, x, g);
 	s0__proc_info pi;
-	if (s0__guest_proc_get(g, x->att.pid, &pi, NULL) < 0 || !pi.ended)
+	if (s0__guest_proc_get(g, x->att.pid, &pi, NULL) < 0)
 		return;
-	bool idle = pi.expired == S0__EXPIRY_IDLE;
+	if (!pi.ended) {
+		check_readiness(s, x, g, vt);
+		if (s0__guest_proc_get(g, x->att.pid, &pi, NULL) < 0)
+			return;
+	}
+	if (pi.expired && !x->ending && x->phase != SES_STOPPING) {
+		/* the guest stopped it at its deadline (sessions.h) */
+		x->ending = pi.expired == S0__EXPIRY_TTL ? END_LIFETIME : END_IDLE;
+		x->phase = SES_STOPPING;
+		s0__ses_event(s, x, "attempt.stopping", NULL, NULL, 0, NULL, end_reason(x->ending));
+	}
+	if (!pi.ended) {
+		if (x->phase != phase0)
+			s0__ses_changed(s, x);
+		return;
+	}
 	x->att.finished = true;
 	x->att.finished_at_ms = s0__ses_now(s);
 	x->att.has_exit = true;
 	x->att.exit_code = pi.exit_code;
 	snprintf(x->att.reason, sizeof x->att.reason, "%s",
-	         idle                      ? "idle_timeout"
-	         : x->phase == SES_STOPPING ? "stopped"
+	         x->ending                   ? end_reason(x->ending)
+	         : x->phase == SES_STOPPING  ? "stopped"
 	         : pi.state == S0__PS_KILLED ? "killed"
 	                                     : "exited");
-	if (idle) /* the guest stopped it at the deadline (sessions.h) */
-		s0__ses_event(s, x, "attempt.stopping", NULL, NULL, 0, NULL, x->att.reason);
 	s0__ses_event(s, x, "attempt.exited", NULL, NULL, 0, &x->att.exit_code, x->att.reason);
 	s0__guest_reap(g, x->att.pid);
-	if (idle) {
-		x->phase = SES_EXITED;
-		s0__ses_event(s, x, "session.expired", NULL, NULL, 0, NULL, x->att.reason);
-	} else {
-		after_exit(s, x, g);
-	}
+	after_exit(s, x, g);
 	s0__ses_changed(s, x);
 	if (x->phase == SES_BACKOFF && x->next_start_vt <= s0__guest_vtime_ms(g))
-		s0__ses_start_attempt(s, x, g, NULL);
+		s0__ses_sync_one(s, x, g);
 }
 
 void s0__ses_sync_all(s0__sessions *s, s0__guest *g)
@@ -228,13 +330,16 @@ void s0__ses_sync_all(s0__sessions *s, s0__guest *g)
 
 void s0__ses_stop(s0__sessions *s, ses *x, s0__guest *g, const char *reason)
 {
-	if (x->has_attempt && !x->att.finished && g) {
-		x->phase = SES_STOPPING;
-		s0__ses_event(s, x, "attempt.stopping", NULL, NULL, 0, NULL, reason);
-		s0__guest_signal(g, x->att.pid, 15, NULL);
+	if (s0__ses_attempt_live(x) && g) {
+		x->ending = END_NONE; /* a request overrides an expiry in progress */
+		if (x->phase != SES_STOPPING) {
+			x->phase = SES_STOPPING;
+			s0__ses_event(s, x, "attempt.stopping", NULL, NULL, 0, NULL, reason);
+			s0__guest_stop(g, x->att.pid, x->spec.grace_s * 1000, false, NULL);
+		}
 		s0__ses_sync_one(s, x, g);
 	}
-	if (!s0__ses_terminal(x->phase))
+	if ((!g || !s0__ses_attempt_live(x)) && !s0__ses_terminal(x->phase))
 		x->phase = SES_STOPPED;
 	s0__ses_changed(s, x);
 }

@@ -20,6 +20,9 @@ enum {
 	SES_STOPPED, SES_EXITED, SES_FAILED, SES_PAUSED, SES_SUSPENDED,
 };
 
+/** Why the engine is ending an attempt (ses.ending): not a request. */
+enum { END_NONE = 0, END_IDLE, END_LIFETIME, END_READINESS };
+
 /** Restart policies. */
 enum { RESTART_NEVER = 0, RESTART_ON_FAILURE, RESTART_ALWAYS };
 
@@ -35,7 +38,10 @@ typedef struct ses_spec {
 	int64_t max_restarts, window_s, backoff0_ms, backoff_max_ms;
 	bool recover_restart; /**< runtime_recovery: restart (else stop) */
 	int64_t idle_s;     /**< lifecycle.idle_timeout_seconds (0: off) */
+	int64_t max_life_s; /**< lifecycle.max_lifetime_seconds (0: off) */
+	int64_t grace_s;    /**< lifecycle.stop_grace_period_seconds */
 	int readiness;      /**< 0 process, 1 delay, 2 output */
+	int64_t ready_delay_ms, ready_timeout_ms; /**< readiness delay_ms, timeout_ms (0: off) */
 	char *ready_output;
 	int64_t keep_bytes, keep_age_s;
 } ses_spec;
@@ -94,6 +100,11 @@ typedef struct ses {
 	ses_input *inputs;       /**< second tier (ses_tier2.c): accepted inputs */
 	size_t ninputs;
 	int32_t term_rows, term_cols; /**< the attempt's terminal after a resize (0: spec's) */
+	/* deadlines (blob S0SES003; -1: not known yet, taken at the next reconciliation) */
+	int64_t created_vt;      /**< virtual ms of the creation: max_lifetime counts from it */
+	int64_t att_start_vt;    /**< virtual ms the current attempt started (readiness) */
+	uint8_t ending;          /**< END_*: the current attempt is being ended, and why */
+	bool start_after_stop;   /**< a stopping attempt is replaced once it has exited */
 } ses;
 
 struct s0__sessions {
@@ -138,7 +149,8 @@ int s0__ses_start_attempt(s0__sessions *s, ses *x, s0__guest *g, s0_error **err)
 void s0__ses_sync_one(s0__sessions *s, ses *x, s0__guest *g);
 /** Reconcile all (skipped when the guest's procd has stopped). */
 void s0__ses_sync_all(s0__sessions *s, s0__guest *g);
-/** Stop the attempt's process (TERM) and record the stop. */
+/** Stop the attempt (TERM, KILL after the stop grace) and record the stop; the
+ * phase stays `stopping` while the grace runs. */
 void s0__ses_stop(s0__sessions *s, ses *x, s0__guest *g, const char *reason);
 /** Tell the sink about a changed session. */
 void s0__ses_changed(s0__sessions *s, ses *x);
@@ -146,6 +158,10 @@ void s0__ses_changed(s0__sessions *s, ses *x);
 void s0__ses_free(ses *x);
 /** Whether a phase is terminal (exited, stopped, failed). */
 bool s0__ses_terminal(int phase);
+/** Whether the current attempt's process has not been seen to end. */
+bool s0__ses_attempt_live(const ses *x);
+/** Whether lifecycle.max_lifetime_seconds has passed at virtual time @p vt. */
+bool s0__ses_lifetime_over(const ses *x, int64_t vt);
 
 /* ---- ses_tier2.c ---- */
 struct s0__ser;
@@ -163,7 +179,7 @@ ses *s0__ses_lock_find(s0__sessions *s, s0__guest *g, const char *id, int *rc, s
 int s0__ses_need_running(const ses *x, s0__guest *g, const char *expected, s0_error **err);
 /** Free the second-tier state of a session (inputs). */
 void s0__ses_t2_free(ses *x);
-/** Write / read the second-tier state of a session (blob "S0SES002"). */
+/** Write / read the second-tier state of a session (blob "S0SES002" on). */
 void s0__ses_t2_put(struct s0__ser *w, const ses *x);
 void s0__ses_t2_get(struct s0__de *d, ses *x, bool *oom);
 

@@ -131,6 +131,7 @@ static ses *new_session(s0__sessions *s, ses_spec *sp, const char *key)
 	x->generation = s->generation;
 	x->created_ms = x->updated_ms = x->activity_ms = s0__ses_now(s);
 	x->next_seq = 1;
+	x->created_vt = x->att_start_vt = -1;
 	s->v[s->n++] = x;
 	return x;
 }
@@ -164,6 +165,7 @@ int s0__sessions_create_json(s0__sessions *s, s0__guest *g, const cJSON *spec,
 	} else if (!(x = new_session(s, &sp, idempotency_key))) {
 		rc = s0__error_nomem(err);
 	} else {
+		x->created_vt = g ? s0__guest_vtime_ms(g) : -1; /* -1: at the first attempt */
 		s0__ses_event(s, x, "session.created", NULL, NULL, 0, NULL, NULL);
 		if (x->spec.want_running)
 			s0__ses_start_attempt(s, x, g, NULL);
@@ -216,10 +218,8 @@ int s0__sessions_delete_json(s0__sessions *s, s0__guest *g, const char *id, cJSO
 	ses *x = s0__ses_find(s, id, err);
 	bool found = x != NULL;
 	if (x) {
-		if (g && x->has_attempt && !x->att.finished) {
-			s0__guest_signal(g, x->att.pid, 9, NULL);
-			s0__guest_reap(g, x->att.pid);
-		}
+		if (g && s0__ses_attempt_live(x)) /* TERM, KILL after the grace; nobody reaps it now */
+			s0__guest_stop(g, x->att.pid, x->spec.grace_s * 1000, true, NULL);
 		size_t i = 0;
 		while (s->v[i] != x)
 			i++;

@@ -13,11 +13,21 @@ static void recover(s0__sessions *s, ses *x, s0__guest *g)
 		snprintf(x->att.reason, sizeof x->att.reason, "runtime_replaced");
 		s0__ses_event(s, x, "attempt.exited", NULL, NULL, 0, NULL, "runtime_replaced");
 	}
-	if (x->spec.want_running && x->spec.recover_restart && x->phase != SES_STOPPING) {
+	int ending = x->ending;
+	bool again = x->start_after_stop;
+	x->ending = END_NONE;
+	x->start_after_stop = false;
+	if (x->spec.want_running && (ending == END_IDLE || ending == END_LIFETIME)) {
+		x->phase = SES_EXITED; /* it was expiring: an expiry is not restarted */
+		s0__ses_event(s, x, "session.expired", NULL, NULL, 0, NULL,
+		              ending == END_IDLE ? "idle_timeout" : "max_lifetime");
+	} else if (x->spec.want_running && x->spec.recover_restart &&
+	           (x->phase != SES_STOPPING || again)) {
 		s0__ses_start_attempt(s, x, g, NULL);
 		return;
+	} else {
+		x->phase = SES_STOPPED;
 	}
-	x->phase = SES_STOPPED;
 	s0__ses_changed(s, x);
 }
 

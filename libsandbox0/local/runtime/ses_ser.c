@@ -1,11 +1,19 @@
-/* The sessions registry as one blob, "S0SES001" (sessions.h). */
+/*
+ * The sessions registry as one blob (sessions.h): "S0SES003" = the
+ * sessions, then the second-tier trailer (ses_tier2.c, since 002), then the
+ * deadline trailer (since 003: creation and attempt-start virtual times,
+ * why the attempt is being ended, a start waiting for a stop). 001 and 002
+ * blobs are still read; their virtual times are taken at the next
+ * reconciliation.
+ */
 #include "local/runtime/ses_int.h"
 #include "local/runtime/rtser.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define MAGIC "S0SES002"  /* 002: a second-tier trailer (ses_tier2.c); 001 is still read */
+#define MAGIC "S0SES003"
+#define MAGIC2 "S0SES002"
 #define MAGIC1 "S0SES001"
 #define STR_MAX ((size_t)64 << 20)
 
@@ -52,6 +60,24 @@ static void put_ses(s0__ser *w, const ses *x)
 	}
 }
 
+static void put_deadlines(s0__ser *w, const ses *x)
+{
+	s0__ser_i64(w, x->created_vt);
+	s0__ser_i64(w, x->att_start_vt);
+	s0__ser_u8(w, x->ending);
+	s0__ser_u8(w, x->start_after_stop);
+}
+
+static void get_deadlines(s0__de *d, ses *x)
+{
+	x->created_vt = s0__de_i64(d);
+	x->att_start_vt = s0__de_i64(d);
+	x->ending = s0__de_u8(d);
+	x->start_after_stop = s0__de_u8(d) != 0;
+	if (x->created_vt < -1 || x->att_start_vt < -1 || x->ending > END_READINESS)
+		s0__de_fail(d);
+}
+
 int s0__sessions_serialize(s0__sessions *s, void **buf_out, size_t *len_out, s0_error **err)
 {
 	s0__ser w = {0};
@@ -63,6 +89,8 @@ int s0__sessions_serialize(s0__sessions *s, void **buf_out, size_t *len_out, s0_
 		put_ses(&w, s->v[i]);
 	for (size_t i = 0; i < s->n; i++)
 		s0__ses_t2_put(&w, s->v[i]);
+	for (size_t i = 0; i < s->n; i++)
+		put_deadlines(&w, s->v[i]);
 	pthread_mutex_unlock(&s->mu);
 	if (w.oom) {
 		s0__buf_free(&w.buf);
@@ -177,8 +205,11 @@ int s0__sessions_deserialize(const void *buf, size_t len, const s0__sessions_opt
 	s0__de_init(&d, buf, len);
 	char magic[8];
 	s0__de_raw(&d, magic, 8);
-	bool v1 = !memcmp(magic, MAGIC1, 8);
-	if (!v1 && memcmp(magic, MAGIC, 8))
+	int version = !memcmp(magic, MAGIC, 8)    ? 3
+	              : !memcmp(magic, MAGIC2, 8) ? 2
+	              : !memcmp(magic, MAGIC1, 8) ? 1
+	                                          : 0;
+	if (!version)
 		s0__de_fail(&d);
 	int64_t gen = s0__de_i64(&d);
 	uint32_t n = s0__de_u32(&d);
@@ -192,8 +223,13 @@ int s0__sessions_deserialize(const void *buf, size_t len, const s0__sessions_opt
 		if (x)
 			s->v[s->n++] = x;
 	}
-	for (size_t i = 0; !v1 && i < s->n && !d.bad && !oom; i++)
+	for (size_t i = 0; version >= 2 && i < s->n && !d.bad && !oom; i++)
 		s0__ses_t2_get(&d, s->v[i], &oom);
+	for (size_t i = 0; i < s->n && !d.bad && !oom; i++) {
+		s->v[i]->created_vt = s->v[i]->att_start_vt = -1;
+		if (version >= 3)
+			get_deadlines(&d, s->v[i]);
+	}
 	if (!o || !o->generation)
 		s->generation = gen;
 	rc = oom ? s0__error_nomem(err) : s0__de_done(&d, true, "sessions state", err);

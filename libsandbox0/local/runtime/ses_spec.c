@@ -180,8 +180,10 @@ static void lifecycle_fields(rdr *r, ses_spec *sp, cJSON *out)
 	cJSON_AddStringToObject(o, "runtime_recovery", rec[rr]);
 	add_num(o, "idle_timeout_seconds",
 	        sp->idle_s = num(&l, "idle_timeout_seconds", 0, 0, INT64_MAX / 1000));
-	add_num(o, "max_lifetime_seconds", num(&l, "max_lifetime_seconds", 0, 0, INT64_MAX / 1000));
-	add_num(o, "stop_grace_period_seconds", num(&l, "stop_grace_period_seconds", 10, 0, INT32_MAX));
+	add_num(o, "max_lifetime_seconds",
+	        sp->max_life_s = num(&l, "max_lifetime_seconds", 0, 0, INT64_MAX / 1000));
+	add_num(o, "stop_grace_period_seconds",
+	        sp->grace_s = num(&l, "stop_grace_period_seconds", 10, 0, INT32_MAX));
 	r->rc = l.rc ? l.rc : r->rc;
 }
 
@@ -193,7 +195,7 @@ static void readiness_fields(rdr *r, ses_spec *sp, cJSON *out)
 	sp->readiness = pick(&rd, "type", types, 3, 0);
 	cJSON_AddStringToObject(o, "type", types[sp->readiness]);
 	if (sp->readiness == 1)
-		add_num(o, "delay_ms", num(&rd, "delay_ms", 0, 0, INT32_MAX));
+		add_num(o, "delay_ms", sp->ready_delay_ms = num(&rd, "delay_ms", 0, 0, INT32_MAX));
 	const char *want = opt_string(&rd, "output");
 	if (sp->readiness == 2 && (!want || !*want))
 		bad(&rd, "output", "is required for readiness type output");
@@ -201,7 +203,7 @@ static void readiness_fields(rdr *r, ses_spec *sp, cJSON *out)
 		sp->ready_output = s0__strdup(want);
 		cJSON_AddStringToObject(o, "output", want);
 	}
-	add_num(o, "timeout_ms", num(&rd, "timeout_ms", 30000, 0, INT32_MAX));
+	add_num(o, "timeout_ms", sp->ready_timeout_ms = num(&rd, "timeout_ms", 30000, 0, INT32_MAX));
 	rdr er = sub(r, "event_retention", "event_retention");
 	cJSON *e = cJSON_AddObjectToObject(out, "event_retention");
 	add_num(e, "max_bytes", sp->keep_bytes = num(&er, "max_bytes", 67108864, 1, INT64_MAX));

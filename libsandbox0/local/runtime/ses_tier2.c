@@ -15,14 +15,9 @@
 
 #define INPUT_ID_MAX 255
 
-static bool attempt_live(const ses *x)
-{
-	return x->has_attempt && !x->att.finished;
-}
-
 int s0__ses_need_running(const ses *x, s0__guest *g, const char *expected, s0_error **err)
 {
-	if (!g || !attempt_live(x))
+	if (!g || !s0__ses_attempt_live(x))
 		return s0__error_set(err, S0_ECONFLICT, "session_conflict",
 		                     "session has no running attempt");
 	if (expected && strcmp(expected, x->att.id))
@@ -84,15 +79,17 @@ static void replace_spec(s0__sessions *s, ses *x, s0__guest *g, ses_spec *sp)
 	if (!strcmp(x->spec.canon, sp->canon))
 		return; /* the same normalised spec: nothing changes */
 	bool proc = process_changed(&x->spec, sp), was_running = x->spec.want_running;
-	bool stop = sp->want_running ? proc && attempt_live(x) : !s0__ses_terminal(x->phase);
+	bool stop = sp->want_running ? proc && s0__ses_attempt_live(x) : !s0__ses_terminal(x->phase);
 	if (stop) /* under the old spec: its io mode reads the last output */
 		s0__ses_stop(s, x, g, sp->want_running ? "spec_changed" : "desired_state");
 	s0__ses_spec_clear(&x->spec);
 	x->spec = *sp;
 	memset(sp, 0, sizeof *sp);
 	x->spec_version++;
-	if (x->spec.want_running && !attempt_live(x) &&
-	    (proc || !was_running || x->phase == SES_PENDING)) {
+	bool start = x->spec.want_running && (proc || !was_running || x->phase == SES_PENDING);
+	if (start && s0__ses_attempt_live(x)) {
+		x->start_after_stop = true; /* the old attempt is in its stop grace period */
+	} else if (start) {
 		x->nrestarts = 0;
 		s0__ses_start_attempt(s, x, g, NULL);
 	}
@@ -128,14 +125,20 @@ int s0__sessions_attempt_json(s0__sessions *s, s0__guest *g, const char *id, con
 	if (rc < 0)
 		return rc;
 	ses *x = s0__ses_lock_find(s, g, id, &rc, err);
-	if (x && attempt_live(x) && !replace) {
+	if (x && s0__ses_attempt_live(x) && !replace) {
 		rc = s0__error_set(err, S0_ECONFLICT, "session_conflict",
 		                   "session has a running attempt (replace_current replaces it)");
+	} else if (x && g && s0__ses_lifetime_over(x, s0__guest_vtime_ms(g))) {
+		rc = s0__error_set(err, S0_ECONFLICT, "session_conflict",
+		                   "session reached lifecycle.max_lifetime_seconds");
 	} else if (x) {
-		if (attempt_live(x))
+		if (s0__ses_attempt_live(x))
 			s0__ses_stop(s, x, g, "replaced");
 		x->nrestarts = 0;
-		s0__ses_start_attempt(s, x, g, NULL);
+		if (s0__ses_attempt_live(x)) /* in its stop grace period: replaced once it exits */
+			x->start_after_stop = true;
+		else
+			s0__ses_start_attempt(s, x, g, NULL);
 		s0__ses_changed(s, x);
 	}
 	cJSON *data = rc == S0_OK ? s0__ses_render(x) : NULL;

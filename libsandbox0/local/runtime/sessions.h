@@ -9,8 +9,9 @@
  * Behaviour:
  * - create starts the first attempt at once (desired state `running`):
  *   events `session.created`, `attempt.starting`, `attempt.started`,
- *   `session.ready` (readiness `process` and `delay` are met at start,
- *   `output` when the bytes appear), then `output` events (stream stdout
+ *   `session.ready` (readiness `process` is met at start, `delay` when
+ *   the attempt is still alive delay_ms later, `output` when the bytes
+ *   appear), then `output` events (stream stdout
  *   / stderr, or pty) and `attempt.exited`. The restart policy (`never`,
  *   `on_failure`, `always`; max_restarts within window_seconds;
  *   exponential backoff from initial_backoff_ms to max_backoff_ms, in the
@@ -36,20 +37,44 @@
  *   idle deadline on each attempt's process in the guest's virtual time
  *   (guest.h "Deadlines"), counted from the attempt's start; 0 is off.
  *   When virtual time reaches the last activity + the timeout the guest
- *   stops the process (TERM, the signal of a stop; a simulated process
- *   needs no grace), and the next reconciliation journals
- *   `attempt.stopping` and `attempt.exited` (exit 143) with reason
+ *   stops the process, and the next reconciliation journals
+ *   `attempt.stopping` and (once it has ended) `attempt.exited` with reason
  *   `idle_timeout`, then `session.expired` (reason `idle_timeout`): the
  *   phase is `exited` whatever the restart policy (an expiry is not a
  *   failure to restart from). The deadline lives in the process, so a
  *   memory checkpoint keeps it.
+ * - lifecycle.max_lifetime_seconds: api.md §8.3 says "measured from
+ *   creation" — the session's creation, so it bounds the session, not each
+ *   attempt: every attempt's process carries the deadline creation +
+ *   lifetime (virtual time), met exactly like the idle deadline, journaled
+ *   the same with reason `max_lifetime` and not restarted. A session in
+ *   `backoff` at the deadline records `session.expired` alone; a later
+ *   start (desired state, PUT spec) records it again and starts nothing;
+ *   POST …/attempts answers 409 `session_conflict`. A changed lifetime
+ *   applies to attempts started after the change.
+ * - lifecycle.stop_grace_period_seconds: every stop (desired state
+ *   `stopped`, delete, PUT spec, replace_current, an expiry, a readiness
+ *   timeout) sends TERM; a process still alive when the grace has passed in
+ *   virtual time gets KILL (s0__guest_stop()). The shell dies on TERM
+ *   unless it ran `trap '' TERM` (shell.h). The attempt exits 143 (TERM) or
+ *   137 (KILL); meanwhile the phase is `stopping`, and a replacement attempt
+ *   (PUT spec, replace_current, desired `running`) starts once the old one
+ *   has exited. A deleted session's process is disowned and reaped when it
+ *   ends. A runtime shutdown has no grace (s0__guest_shutdown()).
+ * - readiness timeout_ms (0: none): an attempt not ready that long after
+ *   its start is stopped (`attempt.stopping` / `attempt.exited` reason
+ *   `readiness_timeout`). It is an attempt failure (api.md §8.3: phase
+ *   `failed` covers "startup, readiness or restart limit"): `on_failure`
+ *   and `always` restart it as after a failed exit; `never` leaves the
+ *   session `failed` with `session.failed` reason `readiness_timeout`.
+ *   Delay and timeout are checked at reconciliation, on virtual time; a
+ *   tie of delay and timeout is ready.
  * - The second tier (api.md §8.4 item 3, ses_tier2.c): PUT spec, new
  *   attempts, inputs and terminal resize, below. Input reaches the
  *   attempt's stdin: a top-level `read` of an attempt waits for a whole
  *   line or EOF (shell.h).
- * - Simulation notes: max_lifetime, stop_grace_period and
- *   readiness timeout_ms are validated and kept, not enforced; the
- *   streaming routes (events/stream, ws) are not offered.
+ * - Simulation notes: the streaming routes (events/stream, ws) are not
+ *   offered.
  *
  * Every operation first reconciles with the guest (s0__sessions_sync):
  * output becomes events, ended attempts are recorded and restarted. A guest
@@ -214,8 +239,10 @@ int s0__sessions_pid(s0__sessions *s, const char *id, int32_t *pid_out, s0_error
 
 /**
  * Everything (sessions, specs, attempts, journals, idempotency keys, input
- * ids, terminal sizes) as one blob (format "S0SES002"; "S0SES001" blobs,
- * without the second-tier state, are still read).
+ * ids, terminal sizes, deadline state) as one blob (format "S0SES003";
+ * "S0SES002" blobs, without the deadline state, and "S0SES001" blobs,
+ * without the second-tier state either, are still read: their creation and
+ * attempt-start virtual times are taken at the next reconciliation).
  * @param[out] buf_out (transfer full) free().
  */
 int s0__sessions_serialize(s0__sessions *s, void **buf_out, size_t *len_out, s0_error **err);

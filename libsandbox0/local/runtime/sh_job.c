@@ -95,6 +95,7 @@ int s0__sh_spawn_job(s0__sh_run *r, const char *text, const sh_stmt *st)
 	if (s0__gproc_new(r->g, S0__PK_SCRIPT, r->p->pid, &c, NULL) < 0)
 		return 1;
 	c->owner = S0__OWN_JOB;
+	c->sig_ignored = r->p->sig_ignored; /* ignored signals are inherited */
 	c->seed = r->p->seed * 31 + (uint64_t)c->pid;
 	int rc = setup_job(r, text, st, c);
 	if (rc < 0) {

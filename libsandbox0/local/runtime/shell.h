@@ -50,7 +50,9 @@
  *   cat [FILES]         (no files: stdin)     read NAME  (one line of stdin; 1 at EOF)
  *                       (a session attempt's top-level `read` waits, in no virtual
  *                       time, until a whole line or EOF is queued on its stdin —
- *                       POST …/inputs; elsewhere stdin reads never wait)
+ *                       POST …/inputs — and its `cat` of stdin (no files, or `-`)
+ *                       until EOF; a waiter stopped by STOP looks again on CONT;
+ *                       elsewhere stdin reads never wait)
  *   ls [-a] [-l] [PATHS]                      pwd        cd [DIR]  (default $HOME or /)
  *   mkdir [-p] DIRS     rm [-r] [-f] PATHS    mv SRC DST   cp [-r] SRC DST
  *   touch FILES         chmod OCTAL PATHS
@@ -62,6 +64,12 @@
  *   memtouch OFF LEN    overwrite heap bytes with fresh content (dirties chunks)
  *   memhash             print "<16 hex digits> <bytes>": the heap's fingerprint
  *   listen PORT         open a listening socket (dropped by any checkpoint)
+ *   trap '' SIGS        ignore the signals (names or numbers; a job inherits it);
+ *   trap - SIGS         back to the default; bare `trap` lists the ignored ones
+ *                       ("trap -- '' N"). KILL and STOP cannot be trapped (status
+ *                       1); any other action is a usage error (2). A session
+ *                       attempt that ignores TERM ends with KILL after its
+ *                       stop grace period (sessions.h).
  *   nc [-z] [-u] [-v] [-w SECS] HOST PORT
  *                       open a connection through the simulated network
  *                       (netpolicy.h) and close it; no data is exchanged.
@@ -76,7 +84,7 @@
  *
  * SIGNALS (kill, context and session signals): KILL ends a process
  * `killed` (exit 137); TERM, HUP, QUIT, USR1, USR2 end it `stopped` (exit
- * 128+n); INT ends a script process the same way and is ignored by an
+ * 128+n) unless ignored with `trap`; INT ends a script process the same way and is ignored by an
  * interactive (REPL) shell; STOP pauses (`paused`, nothing runs), CONT
  * resumes; WINCH is ignored. PID 1 (procd) cannot be signalled.
  *

@@ -908,6 +908,68 @@ START_TEST(api_8_3_session_inputs_survive_memory_cycle)
 }
 END_TEST
 
+/* lifecycle.max_lifetime_seconds and stop_grace_period_seconds through the
+ * client on the backend clock: TERM exactly at creation + 5 s, ignored
+ * (trap '' TERM), KILL exactly 2 s later — across a memory pause and
+ * resume in the middle of the grace; the journal tells why. */
+START_TEST(api_8_3_session_lifetime_and_grace_through_client)
+{
+	LT_ROW("API-8.3");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	char *sid = mk_session(&t, id, "[\"sh\",\"-c\",\"trap '' TERM; sleep 1000\"]",
+	                       "{\"max_lifetime_seconds\":5,\"stop_grace_period_seconds\":2}");
+	lt_advance(&t, 4999);
+	cJSON *s = session_get(&t, id, sid);
+	ck_assert_str_eq(phase_of(s), "running");
+	int pid = attempt_pid(s);
+	cJSON_Delete(s);
+	lt_advance(&t, 1);
+	s = session_get(&t, id, sid);
+	ck_assert_str_eq(phase_of(s), "stopping");
+	cJSON_Delete(s);
+	mem_pause(&t, id);
+	mem_resume(&t, id);
+	s = session_get(&t, id, sid);
+	ck_assert_str_eq(phase_of(s), "stopping");
+	ck_assert_int_eq(attempt_pid(s), pid);
+	cJSON_Delete(s);
+	lt_advance(&t, 1999);
+	s = session_get(&t, id, sid);
+	ck_assert_str_eq(phase_of(s), "stopping");
+	cJSON_Delete(s);
+	lt_advance(&t, 1);
+	s = session_get(&t, id, sid);
+	ck_assert_str_eq(phase_of(s), "exited");
+	const cJSON *a = cJSON_GetObjectItem(s, "attempt");
+	ck_assert_str_eq(cJSON_GetObjectItem(a, "reason")->valuestring, "max_lifetime");
+	ck_assert_int_eq(cJSON_GetObjectItem(a, "exit_code")->valueint, 137);
+	cJSON_Delete(s);
+	char sfx[200];
+	snprintf(sfx, sizeof sfx, "/sessions/%s/events?after=0", sid);
+	cJSON *r = call(&t, "GET", id, sfx, NULL, NULL, NULL);
+	char seen[256] = "";
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(r, "events"))
+	{
+		const char *type = cJSON_GetObjectItem(ev, "type")->valuestring;
+		const cJSON *why = cJSON_GetObjectItem(ev, "reason");
+		if (strncmp(type, "attempt.st", 10) && strcmp(type, "attempt.exited") &&
+		    strcmp(type, "session.expired"))
+			continue;
+		snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s%s(%s)", seen[0] ? " " : "",
+		         type, why ? why->valuestring : "");
+	}
+	ck_assert_str_eq(seen, "attempt.starting() attempt.started() attempt.stopping(max_lifetime) "
+	                       "attempt.exited(max_lifetime) session.expired(max_lifetime)");
+	cJSON_Delete(r);
+	free(sid);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 /* ---- memory pause and resume: admission, fallbacks, inspection ---- */
 
 /* One raw POST …/{id}/<action> through the in-process transport (bodies the
@@ -1796,6 +1858,7 @@ Suite *s0_local_memory_suite(void)
 	TCase *tm = tcase_create("memory");
 	tcase_set_timeout(tm, 120);
 	tcase_add_test(tm, mem03_04_memory_cycle_restores_execution_image);
+	tcase_add_test(tm, api_8_3_session_lifetime_and_grace_through_client);
 	tcase_add_test(tm, mem06_plain_resume_is_filesystem_only);
 	tcase_add_test(tm, mem07_memory_resume_after_fs_pause);
 	tcase_add_test(tm, mfb07_capture_failure_reports_failed);

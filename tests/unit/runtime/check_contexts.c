@@ -526,28 +526,36 @@ START_TEST(deadlines_survive_checkpoint)
 }
 END_TEST
 
-/* A version 1 state blob (no deadlines) still restores; a damaged version does not. */
+/* Version 1 (no deadlines) and 2 (no stop grace, no ignored signals) state
+ * blobs still restore; a damaged version does not. */
 START_TEST(v1_state_blob_restores)
 {
 	void *blob = NULL;
 	size_t len = 0;
-	s0__guest_lock(F.g); /* procd only: its 26 deadline bytes precede the last 12 */
+	/* procd only: its 26 deadline bytes (v2) and 24 grace/trap bytes (v3)
+	 * precede the last 12 */
+	s0__guest_lock(F.g);
 	ck_assert_int_eq(s0__guest_state_locked(F.g, &blob, &len, NULL, NULL), S0_OK);
 	s0__guest_unlock(F.g);
-	ck_assert(!memcmp(blob, "S0GST002", 8));
+	ck_assert(!memcmp(blob, "S0GST003", 8));
 	s0__guest_opts o = {.clock = &F.clock};
 	s0__guest *g = NULL;
-	((char *)blob)[7] = '1';
-	ck_assert_int_eq(s0__guest_restore(blob, len, &o, NULL, 0, NULL, &g, NULL), S0_ECORRUPT);
 	char *b = blob;
-	memmove(b + len - 38, b + len - 12, 12);
-	ck_assert_int_eq(s0__guest_restore(blob, len - 26, &o, NULL, 0, NULL, &g, NULL), S0_OK);
-	rtfix_set_guest(&F, g);
-	char *r = rtfix_repl(&F);
-	char *o2 = rtfix_out(&F, r, "echo ok");
-	ASSERT_STR(o2, "ok\n");
-	free(o2);
-	free(r);
+	for (int v = 2; v >= 1; v--) {
+		size_t cut = v == 2 ? 24 : 26;
+		b[7] = (char)('0' + v); /* the longer layout under the older magic */
+		ck_assert_int_eq(s0__guest_restore(blob, len, &o, NULL, 0, NULL, &g, NULL),
+		                 S0_ECORRUPT);
+		memmove(b + len - 12 - cut, b + len - 12, 12);
+		len -= cut;
+		ck_assert_int_eq(s0__guest_restore(blob, len, &o, NULL, 0, NULL, &g, NULL), S0_OK);
+		rtfix_set_guest(&F, g);
+		char *r = rtfix_repl(&F);
+		char *o2 = rtfix_out(&F, r, "echo ok");
+		ASSERT_STR(o2, "ok\n");
+		free(o2);
+		free(r);
+	}
 	free(blob);
 }
 END_TEST

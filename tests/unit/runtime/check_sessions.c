@@ -867,7 +867,7 @@ START_TEST(api_8_3_tier2_state_serialized)
 	void *blob;
 	size_t len;
 	ck_assert_int_eq(s0__sessions_serialize(S, &blob, &len, NULL), S0_OK);
-	ck_assert_int_eq(memcmp(blob, "S0SES002", 8), 0);
+	ck_assert_int_eq(memcmp(blob, "S0SES003", 8), 0);
 	s0__sessions *s2;
 	s0__sessions_opts o = {.clock = &F.clock, .generation = 2};
 	ck_assert_int_eq(s0__sessions_deserialize(blob, len, &o, &s2, NULL), S0_OK);
@@ -888,6 +888,268 @@ START_TEST(api_8_3_tier2_state_serialized)
 	}
 	free(blob);
 	free(id);
+}
+END_TEST
+
+
+/* ---- deadlines: max lifetime, stop grace, readiness timeout (api.md §8.3
+ * ExecutionSessionSpec rows lifecycle.max_lifetime_seconds,
+ * stop_grace_period_seconds, readiness) ---- */
+
+/* Advance virtual time by ms, then the session is in phase want. */
+static void phase_after(const char *id, int64_t ms, const char *want)
+{
+	advance(ms);
+	ASSERT_STR(phase(id), want);
+}
+
+static cJSON *desired(const char *id, const char *state)
+{
+	char body[64];
+	snprintf(body, sizeof body, "{\"state\":\"%s\"}", state);
+	return t2(s0__sessions_desired_json, id, body, S0_OK, NULL);
+}
+
+/* The current attempt's number, and (reason non-NULL) its reason and exit code. */
+static void assert_attempt(const char *id, const char *reason, int exit_code, int number)
+{
+	cJSON *d = get(id), *att = cJSON_GetObjectItem(d, "attempt");
+	ck_assert_int_eq(rtfix_int(att, "number"), number);
+	if (reason) {
+		ASSERT_STR(rtfix_str(att, "reason"), reason);
+		ck_assert_int_eq(rtfix_int(att, "exit_code"), exit_code);
+	}
+	cJSON_Delete(d);
+}
+
+/* The journal ends with `tail`. */
+static void assert_tail(const char *id, const char *tail)
+{
+	const char *t = types(id, NULL);
+	size_t n = strlen(t), k = strlen(tail);
+	ck_assert_msg(n >= k && !strcmp(t + n - k, tail), "journal [%s] does not end [%s]", t, tail);
+}
+
+/* lifecycle.max_lifetime_seconds counts from the session's creation (not
+ * the attempt's start), ends the attempt exactly then (TERM: 143) and is
+ * not restarted; no new attempt may start afterwards. */
+START_TEST(max_lifetime_from_creation)
+{
+	char *id = sid(create("{\"command\":[\"sh\",\"-c\",\"sleep 3; exit 1\"],\"lifecycle\":{"
+	                      "\"max_lifetime_seconds\":5,\"restart\":{\"policy\":\"always\","
+	                      "\"initial_backoff_ms\":1000}}}", NULL, 201));
+	phase_after(id, 3000, "backoff");
+	phase_after(id, 1000, "running"); /* attempt 2 from 4000 */
+	phase_after(id, 999, "running");
+	phase_after(id, 1, "exited");
+	assert_attempt(id, "max_lifetime", 143, 2);
+	assert_tail(id, "attempt.stopping attempt.exited session.expired");
+	ASSERT_STR(last_reason(id, "session.expired"), "max_lifetime");
+	ASSERT_STR(last_reason(id, "attempt.stopping"), "max_lifetime");
+	phase_after(id, 60000, "exited");
+	t2(s0__sessions_attempt_json, id, NULL, S0_ECONFLICT, "session_conflict");
+	/* desired running past the lifetime records the expiry again, starts nothing */
+	cJSON_Delete(desired(id, "stopped"));
+	cJSON_Delete(desired(id, "running"));
+	ASSERT_STR(phase(id), "exited");
+	assert_tail(id, "session.expired");
+	ck_assert_int_eq(pid_of(id), 0);
+	/* a backoff that outlives the lifetime expires without an attempt */
+	char *b = sid(create("{\"command\":[\"false\"],\"lifecycle\":{\"max_lifetime_seconds\":2,"
+	                     "\"restart\":{\"policy\":\"always\",\"initial_backoff_ms\":5000}}}",
+	                     NULL, 201));
+	ASSERT_STR(phase(b), "backoff");
+	phase_after(b, 1999, "backoff");
+	phase_after(b, 1, "exited");
+	assert_tail(b, "session.backoff session.expired");
+	free(b);
+	free(id);
+}
+END_TEST
+
+/* stop_grace_period_seconds: a stop sends TERM; a process that ignores it
+ * (trap '' TERM) gets KILL exactly when the grace ends (137); one that
+ * does not ends at once (143). */
+START_TEST(stop_grace_then_kill)
+{
+	char *id = sid(create("{\"command\":[\"sh\",\"-c\",\"trap '' TERM; sleep 100\"],"
+	                      "\"lifecycle\":{\"stop_grace_period_seconds\":2}}", NULL, 201));
+	char *plain = sid(create("{\"command\":[\"sleep\",\"100\"],\"lifecycle\":{"
+	                         "\"stop_grace_period_seconds\":2}}", NULL, 201));
+	cJSON_Delete(desired(id, "stopped"));
+	cJSON_Delete(desired(plain, "stopped"));
+	ASSERT_STR(phase(plain), "stopped");
+	assert_attempt(plain, "stopped", 143, 1);
+	ASSERT_STR(phase(id), "stopping");
+	assert_tail(id, "attempt.stopping");
+	phase_after(id, 1999, "stopping");
+	phase_after(id, 1, "stopped");
+	assert_attempt(id, "stopped", 137, 1);
+	assert_tail(id, "attempt.stopping attempt.exited");
+	/* desired running during a grace starts the next attempt once it exits */
+	cJSON_Delete(desired(id, "running"));
+	ASSERT_STR(phase(id), "running");
+	cJSON_Delete(desired(id, "stopped"));
+	cJSON_Delete(desired(id, "running"));
+	ASSERT_STR(phase(id), "stopping");
+	phase_after(id, 2000, "running");
+	assert_attempt(id, NULL, 0, 3);
+	/* replace_current waits for the grace too */
+	cJSON_Delete(t2(s0__sessions_attempt_json, id, "{\"replace_current\":true}", S0_OK, NULL));
+	ASSERT_STR(phase(id), "stopping");
+	ASSERT_STR(last_reason(id, "attempt.stopping"), "replaced");
+	phase_after(id, 2000, "running");
+	assert_attempt(id, NULL, 0, 4);
+	/* delete: the process outlives its session until the grace ends, then is reaped */
+	int32_t pid = pid_of(id);
+	cJSON *d = NULL;
+	ck_assert_int_eq(s0__sessions_delete_json(S, F.g, id, &d, NULL), S0_OK);
+	cJSON_Delete(d);
+	s0__proc_info pi;
+	ck_assert_int_eq(s0__guest_proc_get(F.g, pid, &pi, NULL), S0_OK);
+	ck_assert(!pi.ended);
+	advance(1999);
+	ck_assert_int_eq(s0__guest_proc_get(F.g, pid, &pi, NULL), S0_OK);
+	advance(1);
+	ck_assert_int_eq(s0__guest_proc_get(F.g, pid, &pi, NULL), S0_ENOTFOUND);
+	free(plain);
+	free(id);
+}
+END_TEST
+
+/* An idle expiry is a stop too: TERM at the deadline, KILL after the grace;
+ * the journal shows attempt.stopping (idle_timeout) at the deadline. */
+START_TEST(idle_expiry_honours_grace)
+{
+	char *id = sid(create("{\"command\":[\"sh\",\"-c\",\"trap '' TERM; sleep 100\"],"
+	                      "\"lifecycle\":{\"idle_timeout_seconds\":3,"
+	                      "\"stop_grace_period_seconds\":1}}", NULL, 201));
+	phase_after(id, 2999, "running");
+	phase_after(id, 1, "stopping");
+	assert_tail(id, "attempt.stopping");
+	ASSERT_STR(last_reason(id, "attempt.stopping"), "idle_timeout");
+	phase_after(id, 999, "stopping");
+	phase_after(id, 1, "exited");
+	assert_attempt(id, "idle_timeout", 137, 1);
+	assert_tail(id, "attempt.stopping attempt.exited session.expired");
+	free(id);
+}
+END_TEST
+
+/* readiness timeout_ms ends an attempt that never became ready; it is an
+ * attempt failure: `never` ends `failed` (session.failed readiness_timeout),
+ * `on_failure` restarts. delay readiness is met delay_ms after the start. */
+START_TEST(readiness_timeout_and_delay)
+{
+	char *id = sid(create("{\"command\":[\"sleep\",\"100\"],\"readiness\":{\"type\":"
+	                      "\"output\",\"output\":\"ready\",\"timeout_ms\":2000}}", NULL, 201));
+	char *rs = sid(create("{\"command\":[\"sh\",\"-c\",\"trap '' TERM; sleep 100\"],"
+	                      "\"lifecycle\":{\"stop_grace_period_seconds\":1,\"restart\":{"
+	                      "\"policy\":\"on_failure\",\"initial_backoff_ms\":500}},"
+	                      "\"readiness\":{\"type\":\"output\",\"output\":\"ready\","
+	                      "\"timeout_ms\":2000}}", NULL, 201));
+	char *dl = sid(create("{\"command\":[\"sleep\",\"100\"],\"readiness\":{\"type\":"
+	                      "\"delay\",\"delay_ms\":1000}}", NULL, 201));
+	char *ok = sid(create("{\"command\":[\"sh\",\"-c\",\"sleep 1; echo ready; sleep 100\"],"
+	                      "\"readiness\":{\"type\":\"output\",\"output\":\"ready\","
+	                      "\"timeout_ms\":2000}}", NULL, 201));
+	ASSERT_STR(phase(dl), "starting");
+	phase_after(dl, 999, "starting");
+	phase_after(dl, 1, "running");
+	assert_tail(dl, "attempt.started session.ready");
+	phase_after(id, 999, "starting");
+	ASSERT_STR(phase(rs), "starting");
+	phase_after(id, 1, "failed");
+	assert_attempt(id, "readiness_timeout", 143, 1);
+	assert_tail(id, "attempt.stopping attempt.exited session.failed");
+	ASSERT_STR(last_reason(id, "session.failed"), "readiness_timeout");
+	ASSERT_STR(phase(rs), "stopping");
+	phase_after(rs, 1000, "backoff");
+	assert_attempt(rs, "readiness_timeout", 137, 1);
+	phase_after(rs, 500, "starting");
+	assert_attempt(rs, NULL, 0, 2);
+	ASSERT_STR(phase(ok), "running"); /* ready at 1000, before its timeout */
+	phase_after(ok, 60000, "running");
+	ASSERT_STR(phase(dl), "running");
+	free(ok);
+	free(dl);
+	free(rs);
+	free(id);
+}
+END_TEST
+
+/* A stop in its grace period and the session's deadlines survive a memory
+ * round trip (guest S0GST003, sessions S0SES003); an S0SES002 blob loads. */
+START_TEST(deadlines_survive_checkpoint)
+{
+	char *id = sid(create("{\"command\":[\"sh\",\"-c\",\"trap '' TERM; sleep 100\"],"
+	                      "\"lifecycle\":{\"stop_grace_period_seconds\":2,"
+	                      "\"max_lifetime_seconds\":10}}", NULL, 201));
+	cJSON_Delete(desired(id, "stopped"));
+	advance(1000);
+	rtfix_roundtrip(&F);
+	ck_assert_int_eq(s0__sessions_memory_restored(S, F.g, 2, NULL), S0_OK);
+	void *blob;
+	size_t len;
+	ck_assert_int_eq(s0__sessions_serialize(S, &blob, &len, NULL), S0_OK);
+	s0__sessions *s2;
+	s0__sessions_opts o = {.clock = &F.clock, .generation = 2};
+	ck_assert_int_eq(s0__sessions_deserialize(blob, len, &o, &s2, NULL), S0_OK);
+	s0__sessions_free(S);
+	S = s2;
+	ASSERT_STR(phase(id), "stopping");
+	phase_after(id, 999, "stopping");
+	phase_after(id, 1, "stopped");
+	assert_attempt(id, "stopped", 137, 1);
+	/* the creation time came through: the lifetime still ends at 10 s */
+	cJSON_Delete(desired(id, "running"));
+	phase_after(id, 7999, "running");
+	phase_after(id, 1, "stopping"); /* TERM is ignored: KILL after the grace */
+	ASSERT_STR(last_reason(id, "attempt.stopping"), "max_lifetime");
+	phase_after(id, 2000, "exited");
+	assert_attempt(id, "max_lifetime", 137, 2);
+	/* S0SES002: the same blob without the 18-byte deadline trailer */
+	free(blob);
+	ck_assert_int_eq(s0__sessions_serialize(S, &blob, &len, NULL), S0_OK);
+	((char *)blob)[7] = '2';
+	ck_assert_int_eq(s0__sessions_deserialize(blob, len, &o, &s2, NULL), S0_ECORRUPT);
+	ck_assert_int_eq(s0__sessions_deserialize(blob, len - 18, &o, &s2, NULL), S0_OK);
+	s0__sessions_free(S);
+	S = s2;
+	ASSERT_STR(phase(id), "exited");
+	cJSON_Delete(desired(id, "stopped"));
+	cJSON_Delete(desired(id, "running")); /* created_vt unknown: counted from now */
+	ASSERT_STR(phase(id), "running");
+	phase_after(id, 9999, "running");
+	phase_after(id, 1, "stopping");
+	phase_after(id, 2000, "exited");
+	assert_attempt(id, "max_lifetime", 137, 3);
+	free(blob);
+	free(id);
+}
+END_TEST
+
+/* `cat` of stdin in an attempt waits for EOF like `read` waits for a line;
+ * a `read` stopped (STOP) while its input came resumes on CONT. */
+START_TEST(cat_waits_and_read_resumes_after_cont)
+{
+	char *c = sid(create("{\"command\":[\"sh\",\"-c\",\"cat; echo done\"]}", NULL, 201));
+	cJSON_Delete(input(c, "{\"input_id\":\"a\",\"data_base64\":\"YWIK\"}", S0_OK, NULL));
+	ASSERT_STR(outputs(c), "");
+	ASSERT_STR(phase(c), "running");
+	cJSON_Delete(input(c, "{\"input_id\":\"b\",\"data_base64\":\"Yw==\",\"eof\":true}",
+	                   S0_OK, NULL));
+	ASSERT_STR(outputs(c), "YWIKY2RvbmUK"); /* "ab\ncdone\n" */
+	ASSERT_STR(phase(c), "exited");
+	char *r = sid(create("{\"command\":[\"sh\",\"-c\",\"read X; echo got $X\"]}", NULL, 201));
+	cJSON_Delete(t2(s0__sessions_signal_json, r, "{\"signal\":\"STOP\"}", S0_OK, NULL));
+	cJSON_Delete(input(r, "{\"input_id\":\"a\",\"data_base64\":\"aGkK\"}", S0_OK, NULL));
+	ASSERT_STR(outputs(r), "");
+	cJSON_Delete(t2(s0__sessions_signal_json, r, "{\"signal\":\"CONT\"}", S0_OK, NULL));
+	ASSERT_STR(outputs(r), "Z290IGhpCg=="); /* "got hi\n" */
+	ASSERT_STR(phase(r), "exited");
+	free(r);
+	free(c);
 }
 END_TEST
 
@@ -916,6 +1178,12 @@ Suite *rt_sessions_suite(void)
 	tcase_add_test(t, api_8_3_input_buffer_full);
 	tcase_add_test(t, api_8_3_terminal_resize);
 	tcase_add_test(t, api_8_3_tier2_state_serialized);
+	tcase_add_test(t, max_lifetime_from_creation);
+	tcase_add_test(t, stop_grace_then_kill);
+	tcase_add_test(t, idle_expiry_honours_grace);
+	tcase_add_test(t, readiness_timeout_and_delay);
+	tcase_add_test(t, deadlines_survive_checkpoint);
+	tcase_add_test(t, cat_waits_and_read_resumes_after_cont);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -263,6 +263,33 @@ START_TEST(kill_and_ps)
 }
 END_TEST
 
+/* trap '' SIG ignores a signal (a job inherits it), trap - SIG restores the
+ * default; KILL and STOP cannot be trapped; no other action is supported. */
+START_TEST(trap_ignores_signals)
+{
+	OUT_EQ(&F, R, "trap; echo $?", "0\n");
+	OUT_EQ(&F, R, "trap '' TERM SIGHUP; trap", "trap -- '' 1\ntrap -- '' 15\n");
+	OUT_EQ(&F, R, "kill $$; echo alive $?", "alive 0\n");
+	char *pid = rtfix_out(&F, R, "sleep 100 & echo $!");
+	pid[strcspn(pid, "\n")] = 0;
+	char cmd[160];
+	snprintf(cmd, sizeof cmd, "kill %s; kill -0 %s; echo $?; kill -HUP %s; kill -0 %s; echo $?",
+	         pid, pid, pid, pid);
+	OUT_EQ(&F, R, cmd, "0\n0\n"); /* the job inherited both */
+	snprintf(cmd, sizeof cmd, "kill -KILL %s; kill -0 %s; echo $?", pid, pid);
+	OUT_EQ(&F, R, cmd, "1\n");
+	OUT_EQ(&F, R, "trap - HUP; trap", "trap -- '' 15\n");
+	OUT_EQ(&F, R, "trap '' KILL; echo $?; trap '' STOP; echo $?; trap '' BOGUS; echo $?",
+	       "1\n1\n1\n");
+	char *e = rtfix_err(&F, R, "trap '' KILL");
+	ASSERT_STR(e, "trap: KILL: cannot be trapped\n");
+	free(e);
+	OUT_EQ(&F, R, "trap 'echo x' TERM; echo $?; trap ''; echo $?", "2\n2\n");
+	OUT_EQ(&F, R, "trap - TERM; trap; echo end", "end\n");
+	free(pid);
+}
+END_TEST
+
 START_TEST(memory_builtins)
 {
 	OUT_EQ(&F, R, "alloc 3M; alloc 1500K; alloc -z 8M; echo $?", "0\n");
@@ -326,6 +353,7 @@ Suite *rt_shell_suite(void)
 	tcase_add_test(t, background_jobs);
 	tcase_add_test(t, read_offsets);
 	tcase_add_test(t, kill_and_ps);
+	tcase_add_test(t, trap_ignores_signals);
 	tcase_add_test(t, memory_builtins);
 	tcase_add_test(t, memory_limit);
 	tcase_add_test(t, listen_sockets);

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *s0__json_str(const cJSON *obj, const char *key)
 {
@@ -39,6 +40,32 @@ int64_t s0__json_time(const cJSON *obj, const char *key)
 	if (!s || s0__time_parse_rfc3339(s, &t) < 0)
 		return 0;
 	return t;
+}
+
+const char *s0__json_unknown_key(const cJSON *obj, const char *const *keys)
+{
+	const cJSON *it;
+	if (!cJSON_IsObject(obj))
+		return NULL;
+	cJSON_ArrayForEach(it, obj)
+	{
+		size_t i = 0;
+		while (keys[i] && strcmp(keys[i], it->string))
+			i++;
+		if (!keys[i])
+			return it->string;
+	}
+	return NULL;
+}
+
+int s0__json_check_keys(const cJSON *obj, const char *const *keys, const char *path,
+                        const char *reason, s0_error **err)
+{
+	const char *k = s0__json_unknown_key(obj, keys);
+	if (!k)
+		return S0_OK;
+	return s0__error_set(err, S0_EINVAL, reason, "unknown field \"%s%s%.64s\"", path,
+	                     *path ? "." : "", k);
 }
 
 char *s0__json_print(const cJSON *node)

@@ -18,6 +18,16 @@ bool s0__json_bool(const cJSON *obj, const char *key, bool def);
 int64_t s0__json_i64(const cJSON *obj, const char *key, int64_t def);
 /* Timestamp member (RFC 3339) in unix ms; 0 when null, absent, zero time or bad. */
 int64_t s0__json_time(const cJSON *obj, const char *key);
+/*
+ * Request objects that must have only known members (a misspelt field must
+ * not pass as an absent one). @p keys is NULL-terminated. unknown_key gives
+ * the first member of @p obj not in @p keys, or NULL (also when obj is not an
+ * object). check_keys turns it into S0_EINVAL with @p reason and the message
+ * `unknown field "<path>.<key>"` (no dot when @p path is empty).
+ */
+const char *s0__json_unknown_key(const cJSON *obj, const char *const *keys);
+int s0__json_check_keys(const cJSON *obj, const char *const *keys, const char *path,
+                        const char *reason, s0_error **err);
 /* Compact text of a node (malloc'd), or NULL. */
 char *s0__json_print(const cJSON *node);
 /* Add helpers returning 0 or -1 (OOM). */

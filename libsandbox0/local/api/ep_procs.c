@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "local/api/api_internal.h"
 #include "local/lifecycle/engine.h"
 #include "local/runtime/contexts.h"
@@ -49,13 +50,14 @@ static void finish(s0__rctx *c, int rc, int status, cJSON *data, s0_error *err)
 typedef int (*ctx_fn)(s0__guest *g, const char *id, const cJSON *body, cJSON **out,
                       s0_error **err);
 
-/* One context call under a pinned runtime. */
+/* One context call under a pinned runtime; fn_b gets the body (required
+ * when has_body, else optional). */
 static void ctx_call(s0__rctx *c, const char *action, bool has_body, int status,
                      int (*fn_id)(s0__guest *, const char *, cJSON **, s0_error **), ctx_fn fn_b)
 {
 	c->action = action;
 	cJSON *b = NULL;
-	if (has_body && !body(c, true, &b))
+	if (fn_b && !body(c, has_body, &b))
 		return;
 	s0__runtime_access *acc;
 	if (!begin(c, &acc)) {
@@ -113,9 +115,19 @@ void s0__ep_ctx_delete(s0__rctx *c)
 	ctx_call(c, "delete context", false, 200, s0__ctx_delete_json, NULL);
 }
 
+/* Restart takes no request body (api.md §8.1): none, null or `{}`; any
+ * member is unknown, like a misspelt one elsewhere. */
+static int ctx_restart(s0__guest *g, const char *id, const cJSON *b, cJSON **out, s0_error **err)
+{
+	static const char *const none[] = {NULL};
+	if (s0__json_check_keys(b, none, "", "invalid_request", err) < 0)
+		return S0_EINVAL;
+	return s0__ctx_restart_json(g, id, out, err);
+}
+
 void s0__ep_ctx_restart(s0__rctx *c)
 {
-	ctx_call(c, "restart context", false, 200, s0__ctx_restart_json, NULL);
+	ctx_call(c, "restart context", false, 200, NULL, ctx_restart);
 }
 
 void s0__ep_ctx_input(s0__rctx *c)

@@ -13,6 +13,14 @@
  *   (404), S0_ECONFLICT `process_not_running` / `input_buffer_full` /
  *   `pty_unavailable` (409), S0_EGONE `process_finished` (410),
  *   S0_ETIMEDOUT `exec_timeout` (408, "execution timed out").
+ * A body member that is not a wire key of the official SDK's model
+ * (CreateContextRequest and the models it nests, ContextInputRequest,
+ * SignalContextRequest, ResizeContextRequest) is S0_EINVAL `unknown
+ * field "<path>"` (e.g. "pty_size.colums"), so a misspelt "tll_sec" no
+ * longer gives a context without a TTL. Restart takes no body, so any
+ * member there is unknown (the router's check). ContextResponse has no
+ * deadline fields (api.md §8.1, the SDK's model): ttl_sec and
+ * idle_timeout_sec are not echoed.
  *
  * Simulation notes: the REPL is the built-in shell whatever the alias
  * (alias defaults to "sh"); a cmd context runs at once — to its end when

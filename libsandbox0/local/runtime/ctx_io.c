@@ -69,9 +69,19 @@ int s0__ctx_run_lines(s0__guest *g, s0__proc *p, s0__shout *o, int64_t deadline_
 	return rc;
 }
 
+/* The body has only the SDK model's wire keys (ContextInputRequest,
+ * SignalContextRequest, ResizeContextRequest): a misspelt one is refused. */
+static int only(const cJSON *body, const char *const *keys, s0_error **err)
+{
+	return s0__json_check_keys(body, keys, "", "invalid_request", err);
+}
+
 /* The body's `data`: a non-empty string. */
 static int data_of(const cJSON *body, const char **out, s0_error **err)
 {
+	static const char *const keys[] = {"data", NULL};
+	if (only(body, keys, err) < 0)
+		return S0_EINVAL;
 	const char *d = cJSON_IsObject(body) ? s0__json_str(body, "data") : NULL;
 	if (!d || !*d)
 		return s0__error_set(err, S0_EINVAL, "invalid_request", "data is required");
@@ -164,8 +174,11 @@ int s0__ctx_exec_json(s0__guest *g, const char *id, const cJSON *body, cJSON **d
 int s0__ctx_signal_json(s0__guest *g, const char *id, const cJSON *body, cJSON **data_out,
                         s0_error **err)
 {
+	static const char *const keys[] = {"signal", NULL};
 	const char *name = cJSON_IsObject(body) ? s0__json_str(body, "signal") : NULL;
 	int sig;
+	if (only(body, keys, err) < 0)
+		return S0_EINVAL;
 	if (!name || !*name)
 		return s0__error_set(err, S0_EINVAL, "invalid_request", "signal is required");
 	int rc = s0__signal_parse(name, &sig, err);
@@ -193,8 +206,11 @@ int s0__ctx_signal_json(s0__guest *g, const char *id, const cJSON *body, cJSON *
 int s0__ctx_resize_json(s0__guest *g, const char *id, const cJSON *body, cJSON **data_out,
                         s0_error **err)
 {
+	static const char *const keys[] = {"rows", "cols", NULL};
 	const cJSON *rows = cJSON_GetObjectItemCaseSensitive(body, "rows");
 	const cJSON *cols = cJSON_GetObjectItemCaseSensitive(body, "cols");
+	if (only(body, keys, err) < 0)
+		return S0_EINVAL;
 	if (!cJSON_IsNumber(rows) || !cJSON_IsNumber(cols) || rows->valuedouble < 1 ||
 	    cols->valuedouble < 1 || rows->valuedouble > INT32_MAX || cols->valuedouble > INT32_MAX)
 		return s0__error_set(err, S0_EINVAL, "invalid_request", "rows and cols must be > 0");

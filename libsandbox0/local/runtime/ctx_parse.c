@@ -3,12 +3,20 @@
 
 #include "common/json.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int bad(s0_error **err, const char *msg)
 {
 	return s0__error_set(err, S0_EINVAL, "invalid_request", "%s", msg);
+}
+
+/* Only the wire keys of the SDK's models (CreateContextRequestToJSON and
+ * the models it nests): a misspelt field ("tll_sec") is refused, not ignored. */
+static int only(const cJSON *o, const char *const *keys, const char *path, s0_error **err)
+{
+	return s0__json_check_keys(o, keys, path, "invalid_request", err);
 }
 
 /* Optional string member into *out (copied). */
@@ -24,25 +32,33 @@ static int opt_str(const cJSON *o, const char *key, char **out, s0_error **err)
 	return *out ? S0_OK : s0__error_nomem(err);
 }
 
-/* Optional int32 member (>= min). */
+/* Optional int32 member (>= min; below it: msg). */
 static int opt_i32(const cJSON *o, const char *key, int32_t min, int32_t *out, const char *msg,
                    s0_error **err)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 	if (!v || cJSON_IsNull(v))
 		return S0_OK;
-	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int32_t)v->valuedouble)
-		return s0__error_set(err, S0_EINVAL, "invalid_request", "%s must be an integer", key);
-	if ((int32_t)v->valuedouble < min)
+	double d = v->valuedouble; /* the range test first: out of it, the cast is undefined */
+	if (!cJSON_IsNumber(v) || !(d >= (double)INT32_MIN && d <= (double)INT32_MAX) ||
+	    d != (double)(int32_t)d)
+		return s0__error_set(err, S0_EINVAL, "invalid_request",
+		                     "%s must be an integer in %d..%d", key, (int)min, (int)INT32_MAX);
+	if ((int32_t)d < min)
 		return bad(err, msg);
-	*out = (int32_t)v->valuedouble;
+	*out = (int32_t)d;
 	return S0_OK;
 }
 
 static int parse_command(const cJSON *cmd, ctx_req *r, s0_error **err)
 {
+	static const char *const keys[] = {"command", NULL};
 	const cJSON *c = cJSON_GetObjectItemCaseSensitive(cmd, "command");
 	int n = cJSON_IsArray(c) ? cJSON_GetArraySize(c) : 0;
+	if (only(cmd, keys, "cmd", err) < 0)
+		return S0_EINVAL;
+	if (c && !cJSON_IsNull(c) && !cJSON_IsArray(c))
+		return bad(err, "cmd.command must be an array of strings");
 	if (n < 1)
 		return bad(err, "cmd.command is required");
 	if (!(r->command = calloc((size_t)n + 1, sizeof *r->command)))
@@ -60,14 +76,57 @@ static int parse_command(const cJSON *cmd, ctx_req *r, s0_error **err)
 	return S0_OK;
 }
 
+/* Each object of @p arr (REPLConfig's candidates / env lists) against @p keys. */
+static int only_each(const cJSON *arr, const char *const *keys, const char *path, s0_error **err)
+{
+	const cJSON *it;
+	int i = 0;
+	if (!cJSON_IsArray(arr))
+		return S0_OK;
+	cJSON_ArrayForEach(it, arr)
+	{
+		char p[64];
+		snprintf(p, sizeof p, "%s[%d]", path, i++);
+		if (only(it, keys, p, err) < 0)
+			return S0_EINVAL;
+	}
+	return S0_OK;
+}
+
+/* REPLConfig (REPLConfigToJSON and the models it nests): only name is used. */
+static int repl_config_keys(const cJSON *cfg, s0_error **err)
+{
+	static const char *const keys[] = {"name", "display_name", "description", "candidates",
+	                                   "env",  "default_term", "prompt",      "ready", NULL};
+	static const char *const cand[] = {"name", "args", NULL};
+	static const char *const env[] = {"name", "value", "value_from", NULL};
+	static const char *const prompt[] = {"custom_prompt", NULL};
+	static const char *const ready[] = {"mode", "token", "startup_delay_ms", NULL};
+#define P "repl.repl_config"
+	if (only(cfg, keys, P, err) < 0 ||
+	    only(cJSON_GetObjectItemCaseSensitive(cfg, "prompt"), prompt, P ".prompt", err) < 0 ||
+	    only(cJSON_GetObjectItemCaseSensitive(cfg, "ready"), ready, P ".ready", err) < 0 ||
+	    only_each(cJSON_GetObjectItemCaseSensitive(cfg, "candidates"), cand, P ".candidates",
+	              err) < 0 ||
+	    only_each(cJSON_GetObjectItemCaseSensitive(cfg, "env"), env, P ".env", err) < 0)
+		return S0_EINVAL;
+#undef P
+	return S0_OK;
+}
+
 static int parse_repl(const cJSON *repl, ctx_req *r, s0_error **err)
 {
-	int rc = opt_str(repl, "alias", &r->alias, err);
+	static const char *const keys[] = {"alias", "input", "repl_config", NULL};
+	int rc = only(repl, keys, "repl", err);
+	if (rc == S0_OK)
+		rc = opt_str(repl, "alias", &r->alias, err);
 	if (rc == S0_OK)
 		rc = opt_str(repl, "input", &r->input, err);
 	const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(repl, "repl_config");
 	if (rc < 0 || !cfg || cJSON_IsNull(cfg))
 		return rc;
+	if (cJSON_IsObject(cfg) && repl_config_keys(cfg, err) < 0)
+		return S0_EINVAL;
 	const char *name = cJSON_IsObject(cfg) ? s0__json_str(cfg, "name") : NULL;
 	if (!name || !*name)
 		return bad(err, "repl_config.name is required");
@@ -103,6 +162,9 @@ static int parse_pty(const cJSON *body, ctx_req *r, s0_error **err)
 		return S0_OK;
 	if (!cJSON_IsObject(pty))
 		return bad(err, "pty_size must be an object");
+	static const char *const keys[] = {"rows", "cols", NULL};
+	if (only(pty, keys, "pty_size", err) < 0)
+		return S0_EINVAL;
 	r->rows = 24, r->cols = 80;
 	int rc = opt_i32(pty, "rows", 1, &r->rows, "pty_size rows and cols must be > 0", err);
 	if (rc == S0_OK)
@@ -145,6 +207,11 @@ int s0__ctx_req_parse(const cJSON *body, ctx_req *out, s0_error **err)
 	memset(out, 0, sizeof *out);
 	if (!cJSON_IsObject(body))
 		return bad(err, "request body is required");
+	static const char *const keys[] = {
+		"type",     "repl",     "cmd",  "wait_until_done", "cwd", "env_vars",
+		"pty_size", "idle_timeout_sec", "ttl_sec",         NULL};
+	if (only(body, keys, "", err) < 0)
+		return S0_EINVAL;
 	const cJSON *repl, *cmd, *w = cJSON_GetObjectItemCaseSensitive(body, "wait_until_done");
 	int rc = parse_type(body, out, &repl, &cmd, err);
 	if (rc == S0_OK && w && !cJSON_IsNull(w) && !cJSON_IsBool(w))

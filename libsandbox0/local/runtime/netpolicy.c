@@ -166,16 +166,8 @@ static int bad(walk *w, const char *field, const char *fmt, ...)
  * ("deniedDomain") must not pass as an empty one. */
 static int known_keys(walk *w, const cJSON *obj, const char *field, const char *const *keys)
 {
-	const cJSON *it;
-	cJSON_ArrayForEach(it, obj)
-	{
-		size_t i = 0;
-		while (keys[i] && strcmp(keys[i], it->string))
-			i++;
-		if (!keys[i])
-			return bad(w, field, "unknown field \"%.64s\"", it->string);
-	}
-	return S0_OK;
+	const char *k = s0__json_unknown_key(obj, keys);
+	return k ? bad(w, field, "unknown field \"%.64s\"", k) : S0_OK;
 }
 
 static const char *const policy_keys[] = {"mode", "egress", "credentialBindings", NULL};

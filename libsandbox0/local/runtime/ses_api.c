@@ -27,7 +27,10 @@ static void set_desired(s0__sessions *s, ses *x, bool running)
 int s0__sessions_desired_json(s0__sessions *s, s0__guest *g, const char *id, const cJSON *body,
                               cJSON **data_out, s0_error **err)
 {
+	static const char *const keys[] = {"state", NULL}; /* ExecutionSessionDesiredStateRequest */
 	const char *st = cJSON_IsObject(body) ? s0__json_str(body, "state") : NULL;
+	if (s0__json_check_keys(body, keys, "", "invalid_request", err) < 0)
+		return S0_EINVAL;
 	if (!st || (strcmp(st, "running") && strcmp(st, "stopped")))
 		return s0__error_set(err, S0_EINVAL, "invalid_request",
 		                     "state is required and must be running or stopped");
@@ -70,7 +73,10 @@ int s0__sessions_signal_json(s0__sessions *s, s0__guest *g, const char *id, cons
 {
 	const char *name = cJSON_IsObject(body) ? s0__json_str(body, "signal") : NULL;
 	const char *expected = cJSON_IsObject(body) ? s0__json_str(body, "expected_attempt_id") : NULL;
+	static const char *const keys[] = {"signal", "expected_attempt_id", NULL};
 	int sig;
+	if (s0__json_check_keys(body, keys, "", "invalid_request", err) < 0)
+		return S0_EINVAL;
 	if (!name || !*name)
 		return s0__error_set(err, S0_EINVAL, "invalid_request", "signal is required");
 	int rc = s0__signal_parse(name, &sig, err);

@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A reader of one JSON object with the path prefix used in messages. */
+#include "common/json.h"
+
+/* A reader of one JSON object with the path prefix used in messages (and in
+ * `unknown field "lifecycle.restart.polcy"`). */
 typedef struct rdr {
 	const cJSON *o;
 	const char *path;
@@ -26,12 +29,23 @@ static const cJSON *member(rdr *r, const char *key)
 	return cJSON_IsNull(v) ? NULL : v;
 }
 
-static rdr sub(rdr *r, const char *key, const char *path)
+/* Refuse a member not in keys (the SDK model's wire keys, ExecutionSession*ToJSON):
+ * a misspelt "lifecyle" must not pass as an absent lifecycle. */
+static void only(rdr *r, const char *const *keys)
+{
+	if (r->rc == S0_OK)
+		r->rc = s0__json_check_keys(r->o, keys, r->path, "invalid_request", r->err);
+}
+
+/* The object member key (at path), its members limited to keys. */
+static rdr sub(rdr *r, const char *key, const char *path, const char *const *keys)
 {
 	const cJSON *v = member(r, key);
 	if (v && !cJSON_IsObject(v))
 		bad(r, key, "must be an object");
-	return (rdr){.o = cJSON_IsObject(v) ? v : NULL, .path = path, .err = r->err, .rc = r->rc};
+	rdr s = {.o = cJSON_IsObject(v) ? v : NULL, .path = path, .err = r->err, .rc = r->rc};
+	only(&s, keys);
+	return s;
 }
 
 static int64_t num(rdr *r, const char *key, int64_t def, int64_t lo, int64_t hi)
@@ -81,6 +95,10 @@ static void top_fields(rdr *r, ses_spec *sp, cJSON *out)
 		cJSON_AddStringToObject(out, "name", name);
 	const cJSON *c = member(r, "command");
 	int n = cJSON_IsArray(c) ? cJSON_GetArraySize(c) : 0;
+	if (c && !cJSON_IsArray(c)) {
+		bad(r, "command", "must be an array of strings");
+		return;
+	}
 	if (n < 1) {
 		bad(r, "command", "is required");
 		return;
@@ -139,9 +157,11 @@ static void env_field(rdr *r, cJSON *out)
 static void io_fields(rdr *r, ses_spec *sp, cJSON *out)
 {
 	static const char *const modes[] = {"pipes", "pty"};
-	rdr io = sub(r, "io", "io");
+	static const char *const io_keys[] = {"mode", "terminal", NULL};
+	static const char *const term_keys[] = {"rows", "cols", "term", NULL};
+	rdr io = sub(r, "io", "io", io_keys);
 	sp->pty = pick(&io, "mode", modes, 2, 0) == 1;
-	rdr t = sub(&io, "terminal", "io.terminal");
+	rdr t = sub(&io, "terminal", "io.terminal", term_keys);
 	cJSON *o = cJSON_AddObjectToObject(out, "io"), *term = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "mode", modes[sp->pty]);
 	add_num(term, "rows", num(&t, "rows", 24, 1, 65535));
@@ -155,7 +175,9 @@ static void io_fields(rdr *r, ses_spec *sp, cJSON *out)
 static void restart_fields(rdr *l, ses_spec *sp, cJSON *lo)
 {
 	static const char *const pol[] = {"never", "on_failure", "always"};
-	rdr rs = sub(l, "restart", "lifecycle.restart");
+	static const char *const keys[] = {"policy", "max_restarts", "window_seconds",
+	                                   "initial_backoff_ms", "max_backoff_ms", NULL};
+	rdr rs = sub(l, "restart", "lifecycle.restart", keys);
 	cJSON *o = cJSON_AddObjectToObject(lo, "restart");
 	sp->restart = pick(&rs, "policy", pol, 3, RESTART_NEVER);
 	cJSON_AddStringToObject(o, "policy", pol[sp->restart]);
@@ -169,7 +191,11 @@ static void restart_fields(rdr *l, ses_spec *sp, cJSON *lo)
 static void lifecycle_fields(rdr *r, ses_spec *sp, cJSON *out)
 {
 	static const char *const desired[] = {"running", "stopped"}, *const rec[] = {"restart", "stop"};
-	rdr l = sub(r, "lifecycle", "lifecycle");
+	static const char *const keys[] = {"desired_state",        "restart",
+	                                   "runtime_recovery",     "idle_timeout_seconds",
+	                                   "max_lifetime_seconds", "stop_grace_period_seconds",
+	                                   NULL};
+	rdr l = sub(r, "lifecycle", "lifecycle", keys);
 	cJSON *o = cJSON_AddObjectToObject(out, "lifecycle");
 	int d = pick(&l, "desired_state", desired, 2, 0);
 	sp->want_running = d == 0;
@@ -190,7 +216,9 @@ static void lifecycle_fields(rdr *r, ses_spec *sp, cJSON *out)
 static void readiness_fields(rdr *r, ses_spec *sp, cJSON *out)
 {
 	static const char *const types[] = {"process", "delay", "output"};
-	rdr rd = sub(r, "readiness", "readiness");
+	static const char *const keys[] = {"type", "delay_ms", "output", "timeout_ms", NULL};
+	static const char *const er_keys[] = {"max_bytes", "max_age_seconds", NULL};
+	rdr rd = sub(r, "readiness", "readiness", keys);
 	cJSON *o = cJSON_AddObjectToObject(out, "readiness");
 	sp->readiness = pick(&rd, "type", types, 3, 0);
 	cJSON_AddStringToObject(o, "type", types[sp->readiness]);
@@ -204,7 +232,7 @@ static void readiness_fields(rdr *r, ses_spec *sp, cJSON *out)
 		cJSON_AddStringToObject(o, "output", want);
 	}
 	add_num(o, "timeout_ms", sp->ready_timeout_ms = num(&rd, "timeout_ms", 30000, 0, INT32_MAX));
-	rdr er = sub(r, "event_retention", "event_retention");
+	rdr er = sub(r, "event_retention", "event_retention", er_keys);
 	cJSON *e = cJSON_AddObjectToObject(out, "event_retention");
 	add_num(e, "max_bytes", sp->keep_bytes = num(&er, "max_bytes", 67108864, 1, INT64_MAX));
 	add_num(e, "max_age_seconds", sp->keep_age_s = num(&er, "max_age_seconds", 86400, 1, INT64_MAX / 1000));
@@ -217,6 +245,12 @@ int s0__ses_spec_parse(const cJSON *body, ses_spec *out, s0_error **err)
 	rdr r = {.o = body, .path = "", .err = err};
 	if (!cJSON_IsObject(body))
 		return s0__error_set(err, S0_EINVAL, "invalid_request", "session spec is required");
+	static const char *const keys[] = {"name", "command",   "cwd",       "env",
+	                                   "io",   "lifecycle", "readiness", "event_retention",
+	                                   NULL};
+	only(&r, keys);
+	if (r.rc < 0)
+		return r.rc;
 	cJSON *n = cJSON_CreateObject();
 	if (!n)
 		return s0__error_nomem(err);

@@ -35,6 +35,14 @@ ses *s0__ses_lock_find(s0__sessions *s, s0__guest *g, const char *id, int *rc, s
 	return x;
 }
 
+/* Only the SDK model's wire keys (CreateExecutionSessionAttemptRequest,
+ * ExecutionSessionInputRequest, ExecutionSessionTerminalResizeRequest): a
+ * misspelt "data" for "data_base64" is refused, not accepted as no data. */
+static int only(const cJSON *b, const char *const *keys, s0_error **err)
+{
+	return s0__json_check_keys(b, keys, "", "invalid_request", err);
+}
+
 /* An optional string member (absent or null: NULL). */
 static int opt_str(const cJSON *b, const char *key, const char **out, s0_error **err)
 {
@@ -120,8 +128,11 @@ int s0__sessions_replace_json(s0__sessions *s, s0__guest *g, const char *id, con
 int s0__sessions_attempt_json(s0__sessions *s, s0__guest *g, const char *id, const cJSON *body,
                               cJSON **data_out, s0_error **err)
 {
+	static const char *const keys[] = {"replace_current", NULL};
 	bool replace;
-	int rc = opt_bool(body, "replace_current", &replace, err);
+	int rc = only(body, keys, err);
+	if (rc == S0_OK)
+		rc = opt_bool(body, "replace_current", &replace, err);
 	if (rc < 0)
 		return rc;
 	ses *x = s0__ses_lock_find(s, g, id, &rc, err);
@@ -158,8 +169,12 @@ typedef struct input_req {
 
 static int parse_input(const cJSON *b, input_req *q, s0_error **err)
 {
-	const char *b64;
-	int rc = opt_str(b, "input_id", &q->id, err);
+	static const char *const keys[] = {"input_id", "expected_attempt_id", "data_base64", "eof",
+	                                   NULL};
+	const char *b64 = NULL;
+	int rc = only(b, keys, err);
+	if (rc == S0_OK)
+		rc = opt_str(b, "input_id", &q->id, err);
 	if (rc == S0_OK && (!q->id || !*q->id || strlen(q->id) > INPUT_ID_MAX))
 		rc = s0__error_set(err, S0_EINVAL, "invalid_request",
 		                   "input_id is required (1..%d bytes)", INPUT_ID_MAX);
@@ -321,8 +336,11 @@ static int resize(s0__sessions *s, ses *x, s0__guest *g, int32_t rows, int32_t c
 int s0__sessions_terminal_json(s0__sessions *s, s0__guest *g, const char *id, const cJSON *body,
                                cJSON **data_out, s0_error **err)
 {
+	static const char *const keys[] = {"rows", "cols", "expected_attempt_id", NULL};
 	int32_t rows, cols;
 	const char *expected;
+	if (only(body, keys, err) < 0)
+		return S0_EINVAL;
 	if (dimension(body, "rows", &rows) < 0 || dimension(body, "cols", &cols) < 0)
 		return s0__error_set(err, S0_EINVAL, "invalid_request",
 		                     "rows and cols are required and must be between 1 and 65535");

@@ -6,6 +6,12 @@
  * filesystem-only replacement; the lead persists them (the sink below and
  * s0__sessions_serialize()).
  *
+ * Request bodies (the spec at every level, desired-state, signals, inputs,
+ * terminal, attempts) take only the wire keys of the official SDK's models
+ * (ExecutionSession*ToJSON); any other member is 400 `invalid_request`
+ * `unknown field "<path>"` (e.g. "lifecycle.restart.polcy"), so a misspelt
+ * field is never taken for an absent one.
+ *
  * Behaviour:
  * - create starts the first attempt at once (desired state `running`):
  *   events `session.created`, `attempt.starting`, `attempt.started`,

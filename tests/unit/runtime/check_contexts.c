@@ -171,6 +171,78 @@ START_TEST(invalid_requests)
 }
 END_TEST
 
+/* A body op refused with invalid_request and exactly msg. */
+static void refused(body_op op, const char *id, const char *json, const char *msg)
+{
+	cJSON *b = rtfix_json(json), *d = NULL;
+	s0_error *e = NULL;
+	ck_assert_msg(op(F.g, id, b, &d, &e) == S0_EINVAL, "accepted: %s", json);
+	ck_assert_ptr_null(d);
+	ASSERT_STR(s0_error_reason(e), "invalid_request");
+	ASSERT_STR(s0_error_message(e), msg);
+	s0_error_free(e);
+	cJSON_Delete(b);
+}
+
+/* A misspelt member is refused naming its path (the SDK's wire keys pass). */
+START_TEST(unknown_fields_refused)
+{
+	create_fails("{\"type\":\"repl\",\"tll_sec\":5}", S0_EINVAL, "invalid_request",
+	             "unknown field \"tll_sec\"");
+	create_fails("{\"type\":\"cmd\",\"cmd\":{\"command\":[\"ls\"],\"args\":[]}}", S0_EINVAL,
+	             "invalid_request", "unknown field \"cmd.args\"");
+	create_fails("{\"repl\":{\"alais\":\"sh\"}}", S0_EINVAL, "invalid_request",
+	             "unknown field \"repl.alais\"");
+	create_fails("{\"pty_size\":{\"rows\":24,\"colums\":80}}", S0_EINVAL, "invalid_request",
+	             "unknown field \"pty_size.colums\"");
+	create_fails("{\"repl\":{\"repl_config\":{\"name\":\"sh\",\"promt\":{}}}}", S0_EINVAL,
+	             "invalid_request", "unknown field \"repl.repl_config.promt\"");
+	create_fails("{\"repl\":{\"repl_config\":{\"name\":\"sh\",\"ready\":{\"mod\":\"x\"}}}}",
+	             S0_EINVAL, "invalid_request", "unknown field \"repl.repl_config.ready.mod\"");
+	create_fails("{\"repl\":{\"repl_config\":{\"name\":\"sh\",\"candidates\":[{\"name\":\"sh\"},"
+	             "{\"nam\":\"x\"}]}}}",
+	             S0_EINVAL, "invalid_request",
+	             "unknown field \"repl.repl_config.candidates[1].nam\"");
+	/* the messages of the same report */
+	create_fails("{\"ttl_sec\":100000000000000000000}", S0_EINVAL, "invalid_request",
+	             "ttl_sec must be an integer in 0..2147483647");
+	create_fails("{\"idle_timeout_sec\":1.5}", S0_EINVAL, "invalid_request",
+	             "idle_timeout_sec must be an integer in 0..2147483647");
+	create_fails("{\"type\":\"cmd\",\"cmd\":{\"command\":\"ls\"}}", S0_EINVAL, "invalid_request",
+	             "cmd.command must be an array of strings");
+	/* every wire key of CreateContextRequestToJSON (and the models it nests) */
+	cJSON *d = create("{\"type\":\"repl\",\"repl\":{\"alias\":\"sh\",\"input\":\"X=1\","
+	                  "\"repl_config\":{\"name\":\"sh\",\"display_name\":\"Shell\",\"description\":"
+	                  "\"d\",\"candidates\":[{\"name\":\"sh\",\"args\":[]}],\"env\":[{\"name\":\"A\","
+	                  "\"value\":\"1\",\"value_from\":\"x\"}],\"default_term\":\"xterm\",\"prompt\":"
+	                  "{\"custom_prompt\":\"$ \"},\"ready\":{\"mode\":\"m\",\"token\":\"t\","
+	                  "\"startup_delay_ms\":0}}},\"wait_until_done\":true,\"cwd\":\"/tmp\","
+	                  "\"env_vars\":{\"B\":\"2\"},\"idle_timeout_sec\":0,\"ttl_sec\":0}");
+	char *id = strdup(rtfix_str(d, "id"));
+	cJSON_Delete(d);
+	d = create("{\"type\":\"cmd\",\"cmd\":{\"command\":[\"sleep\",\"100\"]},"
+	           "\"pty_size\":{\"rows\":24,\"cols\":80}}");
+	char *cmd = strdup(rtfix_str(d, "id"));
+	cJSON_Delete(d);
+	refused(s0__ctx_input_json, id, "{\"dat\":\"echo hi\\n\"}", "unknown field \"dat\"");
+	refused(s0__ctx_exec_json, id, "{\"data\":\"echo hi\",\"timeout\":5}",
+	        "unknown field \"timeout\"");
+	refused(s0__ctx_signal_json, cmd, "{\"signal\":\"TERM\",\"pid\":1}", "unknown field \"pid\"");
+	refused(s0__ctx_resize_json, id, "{\"rows\":30,\"cols\":100,\"width\":1}",
+	        "unknown field \"width\"");
+	/* nothing was done: the REPL still has X=1, the cmd still runs */
+	char reason[64];
+	ck_assert_int_eq(call(s0__ctx_exec_json, id, "{\"data\":\"echo $X\"}", &d, reason), S0_OK);
+	ASSERT_STR(rtfix_str(d, "stdout"), "1\n");
+	cJSON_Delete(d);
+	ck_assert_int_eq(s0__ctx_get_json(F.g, cmd, &d, NULL), S0_OK);
+	ck_assert(is_true(d, "running"));
+	cJSON_Delete(d);
+	free(id);
+	free(cmd);
+}
+END_TEST
+
 START_TEST(list_get_delete)
 {
 	char *a = rtfix_repl(&F);
@@ -569,6 +641,7 @@ Suite *rt_contexts_suite(void)
 	tcase_add_test(t, cmd_wait_until_done);
 	tcase_add_test(t, cmd_async_and_get);
 	tcase_add_test(t, invalid_requests);
+	tcase_add_test(t, unknown_fields_refused);
 	tcase_add_test(t, list_get_delete);
 	tcase_add_test(t, input_and_exec);
 	tcase_add_test(t, signals);

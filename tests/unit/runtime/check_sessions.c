@@ -247,6 +247,20 @@ START_TEST(idempotency_key)
 }
 END_TEST
 
+/* A create refused with invalid_request (and msg, when given). */
+static void spec_refused(const char *json, const char *msg)
+{
+	cJSON *b = rtfix_json(json), *d = NULL;
+	s0_error *e = NULL;
+	int st;
+	ck_assert_int_eq(s0__sessions_create_json(S, F.g, b, NULL, &d, &st, &e), S0_EINVAL);
+	ASSERT_STR(s0_error_reason(e), "invalid_request");
+	if (msg)
+		ASSERT_STR(s0_error_message(e), msg);
+	s0_error_free(e);
+	cJSON_Delete(b);
+}
+
 START_TEST(invalid_specs)
 {
 	static const char *const bad[][2] = {
@@ -264,17 +278,8 @@ START_TEST(invalid_specs)
 		{"{\"command\":[\"ls\"],\"event_retention\":{\"max_bytes\":0}}", NULL},
 		{"{\"command\":[\"ls\"],\"lifecycle\":\"x\"}", "lifecycle must be an object"},
 	};
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		cJSON *b = rtfix_json(bad[i][0]), *d = NULL;
-		s0_error *e = NULL;
-		int st;
-		ck_assert_int_eq(s0__sessions_create_json(S, F.g, b, NULL, &d, &st, &e), S0_EINVAL);
-		ASSERT_STR(s0_error_reason(e), "invalid_request");
-		if (bad[i][1])
-			ASSERT_STR(s0_error_message(e), bad[i][1]);
-		s0_error_free(e);
-		cJSON_Delete(b);
-	}
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		spec_refused(bad[i][0], bad[i][1]);
 }
 END_TEST
 
@@ -1131,6 +1136,72 @@ END_TEST
 
 /* `cat` of stdin in an attempt waits for EOF like `read` waits for a line;
  * a `read` stopped (STOP) while its input came resumes on CONT. */
+/* A misspelt member of a spec (at any level) or of a body is refused naming
+ * its path; every wire key of the SDK's ExecutionSession* models passes. */
+START_TEST(unknown_fields_refused)
+{
+	static const char *const bad[][2] = {
+		{"{\"command\":[\"ls\"],\"lifecyle\":{}}", "unknown field \"lifecyle\""},
+		{"{\"command\":[\"ls\"],\"lifecycle\":{\"restart\":{\"polcy\":\"always\"}}}",
+		 "unknown field \"lifecycle.restart.polcy\""},
+		{"{\"command\":[\"ls\"],\"lifecycle\":{\"idle_timeout\":5}}",
+		 "unknown field \"lifecycle.idle_timeout\""},
+		{"{\"command\":[\"ls\"],\"io\":{\"mod\":\"pty\"}}", "unknown field \"io.mod\""},
+		{"{\"command\":[\"ls\"],\"io\":{\"terminal\":{\"rows\":5,\"colz\":5}}}",
+		 "unknown field \"io.terminal.colz\""},
+		{"{\"command\":[\"ls\"],\"readiness\":{\"timeout\":5}}",
+		 "unknown field \"readiness.timeout\""},
+		{"{\"command\":[\"ls\"],\"event_retention\":{\"max_age\":5}}",
+		 "unknown field \"event_retention.max_age\""},
+		{"{\"comand\":[\"ls\"]}", "unknown field \"comand\""},
+		{"{\"command\":\"sh\"}", "command must be an array of strings"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		spec_refused(bad[i][0], bad[i][1]);
+	static const char full[] =
+		"{\"name\":\"n\",\"command\":[\"sh\",\"-c\",\"read X; echo got $X; sleep 100\"],"
+		"\"cwd\":\"/tmp\",\"env\":{\"A\":\"1\"},\"io\":{\"mode\":\"pipes\",\"terminal\":{\"rows\":"
+		"24,\"cols\":80,\"term\":\"xterm\"}},\"lifecycle\":{\"desired_state\":\"running\","
+		"\"restart\":{\"policy\":\"never\",\"max_restarts\":1,\"window_seconds\":60,"
+		"\"initial_backoff_ms\":10,\"max_backoff_ms\":20},\"runtime_recovery\":\"stop\","
+		"\"idle_timeout_seconds\":0,\"max_lifetime_seconds\":0,\"stop_grace_period_seconds\":1},"
+		"\"readiness\":{\"type\":\"process\",\"delay_ms\":0,\"output\":\"x\",\"timeout_ms\":100},"
+		"\"event_retention\":{\"max_bytes\":1048576,\"max_age_seconds\":600}}";
+	char *id = sid(create(full, NULL, 201));
+	ASSERT_STR(phase(id), "running");
+	cJSON_Delete(t2(s0__sessions_replace_json, id, "{\"command\":[\"ls\"],\"readiness\":"
+	                "{\"type\":\"process\",\"delay\":1}}",
+	                S0_EINVAL, "invalid_request"));
+	cJSON_Delete(t2(s0__sessions_desired_json, id, "{\"state\":\"stopped\",\"force\":true}",
+	                S0_EINVAL, "invalid_request"));
+	cJSON_Delete(t2(s0__sessions_signal_json, id, "{\"signal\":\"TERM\",\"expected\":\"x\"}",
+	                S0_EINVAL, "invalid_request"));
+	cJSON_Delete(t2(s0__sessions_attempt_json, id, "{\"replace\":true}", S0_EINVAL,
+	                "invalid_request"));
+	cJSON_Delete(t2(s0__sessions_terminal_json, id, "{\"rows\":5,\"cols\":5,\"pty\":true}",
+	                S0_EINVAL, "invalid_request"));
+	/* the report's case: "data" for "data_base64" delivered nothing with 202 */
+	cJSON *b = rtfix_json("{\"input_id\":\"d1\",\"data\":\"hello\\n\"}"), *d = NULL;
+	s0_error *e = NULL;
+	ck_assert_int_eq(s0__sessions_input_json(S, F.g, id, b, &d, &e), S0_EINVAL);
+	ASSERT_STR(s0_error_message(e), "unknown field \"data\"");
+	s0_error_free(e);
+	cJSON_Delete(b);
+	ASSERT_STR(phase(id), "running");
+	d = get(id);
+	ck_assert_int_eq(rtfix_int(d, "spec_version"), 1); /* the refused PUT and desired-state */
+	cJSON_Delete(d);
+	/* the refused input_id is still free; every wire key of the input model */
+	cJSON_Delete(input(id, "{\"input_id\":\"d1\",\"expected_attempt_id\":null,"
+	                       "\"data_base64\":\"aGVsbG8K\",\"eof\":false}",
+	                   S0_OK, NULL));
+	ASSERT_STR(outputs(id), "Z290IGhlbGxvCg=="); /* "got hello\n" */
+	cJSON_Delete(t2(s0__sessions_signal_json, id,
+	                "{\"signal\":\"TERM\",\"expected_attempt_id\":null}", S0_OK, NULL));
+	free(id);
+}
+END_TEST
+
 START_TEST(cat_waits_and_read_resumes_after_cont)
 {
 	char *c = sid(create("{\"command\":[\"sh\",\"-c\",\"cat; echo done\"]}", NULL, 201));
@@ -1184,6 +1255,7 @@ Suite *rt_sessions_suite(void)
 	tcase_add_test(t, readiness_timeout_and_delay);
 	tcase_add_test(t, deadlines_survive_checkpoint);
 	tcase_add_test(t, cat_waits_and_read_resumes_after_cont);
+	tcase_add_test(t, unknown_fields_refused);
 	suite_add_tcase(s, t);
 	return s;
 }

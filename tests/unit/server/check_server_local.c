@@ -161,6 +161,77 @@ START_TEST(duplicate_keys_refused_over_http)
 }
 END_TEST
 
+/* A misspelt member of a process-API body is 400 invalid_request naming it
+ * (api.md §8), over HTTP as in process; nothing is created or delivered. */
+START_TEST(unknown_process_fields_refused_over_http)
+{
+	start(0);
+	s0_client *a = http_client(KEY_A);
+	s0_sandbox_info *info = NULL;
+	ck_assert_int_eq(s0_sandbox_claim(a, "default", NULL, NULL, &info, NULL), S0_OK);
+	char base[128], path[256];
+	snprintf(base, sizeof base, "/api/v1/sandboxes/%s", s0_sandbox_info_id(info));
+	s0_sandbox_info_free(info);
+	static const char *const bad[][3] = {
+		{"/contexts", "{\"type\":\"repl\",\"tll_sec\":5}", "unknown field \"tll_sec\""},
+		{"/contexts", "{\"type\":\"cmd\",\"cmd\":{\"comand\":[\"ls\"]}}",
+		 "unknown field \"cmd.comand\""},
+		{"/sessions", "{\"command\":[\"ls\"],\"lifecyle\":{}}", "unknown field \"lifecyle\""},
+		{"/sessions", "{\"command\":[\"ls\"],\"lifecycle\":{\"restart\":{\"polcy\":\"always\"}}}",
+		 "unknown field \"lifecycle.restart.polcy\""},
+	};
+	cJSON *j = NULL;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(path, sizeof path, "%s%s", base, bad[i][0]);
+		ck_assert_int_eq(raw_status("POST", path, KEY_A, bad[i][1], &j), 400);
+		ck_assert_str_eq(err_code(j), "invalid_request");
+		ck_assert_str_eq(err_message(j), bad[i][2]);
+		cJSON_Delete(j);
+	}
+	snprintf(path, sizeof path, "%s/contexts", base);
+	ck_assert_int_eq(raw_status("GET", path, KEY_A, NULL, &j), 200);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"),
+	                                                        "contexts")),
+	                 0);
+	cJSON_Delete(j);
+	/* a context: restart takes no body member */
+	ck_assert_int_eq(raw_status("POST", path, KEY_A, "{\"type\":\"repl\"}", &j), 201);
+	char ctx[64];
+	snprintf(ctx, sizeof ctx, "%s", s0__json_str0(cJSON_GetObjectItem(j, "data"), "id"));
+	cJSON_Delete(j);
+	snprintf(path, sizeof path, "%s/contexts/%s/restart", base, ctx);
+	ck_assert_int_eq(raw_status("POST", path, KEY_A, "{\"force\":true}", &j), 400);
+	ck_assert_str_eq(err_message(j), "unknown field \"force\"");
+	cJSON_Delete(j);
+	ck_assert_int_eq(raw_status("POST", path, KEY_A, "{}", NULL), 200);
+	ck_assert_int_eq(raw_status("POST", path, KEY_A, NULL, NULL), 200);
+	snprintf(path, sizeof path, "%s/contexts/%s/exec", base, ctx);
+	ck_assert_int_eq(raw_status("POST", path, KEY_A, "{\"dat\":\"echo hi\"}", &j), 400);
+	ck_assert_str_eq(err_message(j), "unknown field \"dat\"");
+	cJSON_Delete(j);
+	/* a session: the report's input with "data" for "data_base64" */
+	snprintf(path, sizeof path, "%s/sessions", base);
+	ck_assert_int_eq(raw_status("POST", path, KEY_A, "{\"command\":[\"sh\",\"-c\",\"read X\"]}",
+	                            &j),
+	                 201);
+	char ses[64];
+	snprintf(ses, sizeof ses, "%s", s0__json_str0(cJSON_GetObjectItem(j, "data"), "id"));
+	cJSON_Delete(j);
+	snprintf(path, sizeof path, "%s/sessions/%s/inputs", base, ses);
+	ck_assert_int_eq(raw_status("POST", path, KEY_A, "{\"input_id\":\"d1\",\"data\":\"hello\\n\"}",
+	                            &j),
+	                 400);
+	ck_assert_str_eq(err_code(j), "invalid_request");
+	ck_assert_str_eq(err_message(j), "unknown field \"data\"");
+	cJSON_Delete(j);
+	snprintf(path, sizeof path, "%s/sessions/%s", base, ses);
+	ck_assert_int_eq(raw_status("GET", path, KEY_A, NULL, &j), 200);
+	ck_assert_str_eq(s0__json_str0(cJSON_GetObjectItem(j, "data"), "phase"), "running");
+	cJSON_Delete(j);
+	s0_client_free(a);
+}
+END_TEST
+
 START_TEST(admin_routes_reach_the_backend)
 {
 	start(S0_SERVER_ENABLE_ADMIN);
@@ -266,6 +337,7 @@ Suite *s0_server_local_suite(void)
 	tcase_add_test(tc, lifecycle_over_http);
 	tcase_add_test(tc, http_and_in_process_clients_agree);
 	tcase_add_test(tc, duplicate_keys_refused_over_http);
+	tcase_add_test(tc, unknown_process_fields_refused_over_http);
 	tcase_add_test(tc, admin_routes_reach_the_backend);
 	tcase_add_test(tc, waking_requests_do_not_block_the_server);
 	suite_add_tcase(s, tc);

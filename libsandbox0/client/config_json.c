@@ -39,14 +39,10 @@ int s0__config_to_json(const s0_sandbox_config *c, cJSON **out, s0_error **err)
 		return s0__error_set(err, S0_EINVAL, "options_version",
 		                     "s0_sandbox_config.version %u is not %u", c->version,
 		                     S0_SANDBOX_CONFIG_VERSION);
-	cJSON *cfg = c->extra_json ? cJSON_Parse(c->extra_json) : cJSON_CreateObject();
-	if (c->extra_json && !cJSON_IsObject(cfg)) {
-		cJSON_Delete(cfg);
-		return s0__error_set(err, S0_EINVAL, "invalid_argument",
-		                     "extra_json is not a JSON object");
-	}
+	cJSON *cfg = c->extra_json ? s0__json_parse_arg(c->extra_json, "extra_json", err)
+	                           : cJSON_CreateObject();
 	if (!cfg)
-		return s0__error_nomem(err);
+		return c->extra_json ? S0_EINVAL : s0__error_nomem(err);
 	int rc = S0_OK;
 	if ((c->set & S0_CONFIG_SET_TTL) && set_i64(cfg, "ttl", c->ttl_sec) < 0)
 		rc = s0__error_nomem(err);

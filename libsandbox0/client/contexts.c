@@ -28,11 +28,8 @@ int s0_runtime_call(s0_client *c, const char *method, const char *sandbox_id, co
 		return s0__error_set(err, S0_EINVAL, "invalid_argument",
 		                     "a method and a /contexts or /sessions suffix are required");
 	cJSON *body = NULL;
-	if (body_json && !cJSON_IsObject(body = cJSON_Parse(body_json))) {
-		cJSON_Delete(body);
-		return s0__error_set(err, S0_EINVAL, "invalid_argument",
-		                     "the request body is not a JSON object");
-	}
+	if (body_json && !(body = s0__json_parse_arg(body_json, "the request body", err)))
+		return S0_EINVAL;
 	char *sfx = s0__strdup(suffix);
 	char *q = sfx ? strchr(sfx, '?') : NULL;
 	if (q)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "client/client_internal.h"
+#include "common/json.h"
 
 /* data (a SandboxNetworkPolicy object) as compact JSON text. */
 static int policy_text(const cJSON *d, int st, void **out, s0_error **err)
@@ -47,12 +48,9 @@ int s0_sandbox_update_network_policy(s0_client *c, const char *sandbox_id, const
 {
 	if (policy_json_out)
 		*policy_json_out = NULL;
-	cJSON *body = policy_json ? cJSON_Parse(policy_json) : NULL;
-	if (!cJSON_IsObject(body)) {
-		cJSON_Delete(body);
-		return s0__error_set(err, S0_EINVAL, "invalid_argument",
-		                     "the network policy is not a JSON object");
-	}
+	cJSON *body = s0__json_parse_arg(policy_json, "the network policy", err);
+	if (!body)
+		return S0_EINVAL;
 	char *out = NULL;
 	int rc = network_call(c, "PUT", sandbox_id, body, &out, err);
 	cJSON_Delete(body);

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <string.h>
 
 const char *s0__json_str(const cJSON *obj, const char *key)
 {
@@ -98,4 +99,53 @@ int s0__json_add_time(cJSON *obj, const char *key, int64_t unix_ms, bool zero_ti
 	char buf[40];
 	s0__time_format_rfc3339(unix_ms, buf, sizeof buf);
 	return s0__json_add_str(obj, key, buf);
+}
+
+/* The hostile-input checks cJSON does not make: nesting depth, NUL bytes
+ * (raw, or escaped as \u0000, which cJSON would silently truncate at) and
+ * raw control characters inside strings (RFC 8259 §7). */
+const char *s0__json_check(const char *s, size_t len, int max_depth)
+{
+	int depth = 0;
+	bool in_str = false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (!ch)
+			return "NUL byte in JSON";
+		if (in_str) {
+			if (ch < 0x20)
+				return "control character in a JSON string";
+			if (ch == '\\' && i + 1 < len) {
+				if (len - i >= 6 && !memcmp(s + i + 1, "u0000", 5))
+					return "NUL character in a JSON string";
+				i++;
+			} else if (ch == '"') {
+				in_str = false;
+			}
+		} else if (ch == '"') {
+			in_str = true;
+		} else if (ch == '{' || ch == '[') {
+			if (++depth > max_depth)
+				return "JSON nested too deeply";
+		} else if (ch == '}' || ch == ']') {
+			depth--;
+		}
+	}
+	return NULL;
+}
+
+cJSON *s0__json_parse_arg(const char *text, const char *what, s0_error **err)
+{
+	const char *bad = text ? s0__json_check(text, strlen(text), S0__JSON_ARG_DEPTH_MAX) : NULL;
+	if (bad) {
+		s0__error_set(err, S0_EINVAL, "invalid_argument", "%s: %s", what, bad);
+		return NULL;
+	}
+	cJSON *v = text ? cJSON_Parse(text) : NULL;
+	if (!cJSON_IsObject(v)) {
+		cJSON_Delete(v);
+		s0__error_set(err, S0_EINVAL, "invalid_argument", "%s is not a JSON object", what);
+		return NULL;
+	}
+	return v;
 }

@@ -50,4 +50,24 @@ void s0__time_format_rfc3339(int64_t unix_ms, char *buf, size_t n);
 /* Retry-After value (delta seconds or HTTP date) -> ms from now_unix_ms; -1 if invalid. */
 int64_t s0__retry_after_parse(const char *value, int64_t now_unix_ms);
 
+/*
+ * Checks to make on hostile JSON text before cJSON parses it: nesting
+ * deeper than max_depth, NUL bytes (raw or \u0000, which cJSON would
+ * silently cut a string at) and raw control characters in strings
+ * (RFC 8259 §7). Returns NULL when fine, else a static message.
+ */
+const char *s0__json_check(const char *s, size_t len, int max_depth);
+
+/* Nesting accepted in JSON text a caller hands the client (cJSON's own cap). */
+#define S0__JSON_ARG_DEPTH_MAX 1000
+
+/*
+ * A caller's JSON object argument (extra_json, a policy, a request body),
+ * checked with s0__json_check first. NULL with S0_EINVAL
+ * `invalid_argument` ("<what> is not a JSON object", or "<what>: NUL
+ * character in a JSON string"…) when @p text is NULL, not an object or
+ * hostile. @return (transfer full)
+ */
+cJSON *s0__json_parse_arg(const char *text, const char *what, s0_error **err);
+
 #endif

@@ -104,6 +104,15 @@ class NetworkPolicy(BackendCase):
             self.client.sandboxes.update_network_policy(
                 sb.id, {"mode": "allow-all", "egress": {"allowedCidrs": ["10.0.0.0/99"]}})
         self.assertIn("network.egress.allowedCidrs", str(cm.exception))
+        # a NUL inside a string would be cut short by any C JSON reader:
+        # refused before sending, never stored shortened
+        for policy in ({"mode": "allow-all\u0000zzz"},
+                       {"mode": "block-all", "egress": {"allowedDomains": ["pypi.org\u0000x.io"]}}):
+            with self.assertRaises(errors.InvalidArgumentError) as cm:
+                self.client.sandboxes.update_network_policy(sb.id, policy)
+            self.assertIn("NUL character", str(cm.exception))
+        with self.assertRaises(errors.InvalidArgumentError):
+            self.client.sandboxes.update(sb.id, network={"mode": "allow-all\u0000"})
         self.assertEqual(self.client.sandboxes.get_network_policy(sb.id), BLOCK_PYPI)
         ctx = self.repl(sb.id)
         self.assertEqual(self.nc(sb.id, ctx, "example.com"), "1")

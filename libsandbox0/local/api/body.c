@@ -3,40 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "local/api/api_internal.h"
-
-/* The hostile-input checks cJSON does not make: nesting depth, NUL bytes
- * (raw, or escaped as \u0000, which cJSON would silently truncate at) and
- * raw control characters inside strings (RFC 8259 §7). */
-const char *s0__json_check(const char *s, size_t len, int max_depth)
-{
-	int depth = 0;
-	bool in_str = false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (!ch)
-			return "NUL byte in JSON";
-		if (in_str) {
-			if (ch < 0x20)
-				return "control character in a JSON string";
-			if (ch == '\\' && i + 1 < len) {
-				if (len - i >= 6 && !memcmp(s + i + 1, "u0000", 5))
-					return "NUL character in a JSON string";
-				i++;
-			} else if (ch == '"') {
-				in_str = false;
-			}
-		} else if (ch == '"') {
-			in_str = true;
-		} else if (ch == '{' || ch == '[') {
-			if (++depth > max_depth)
-				return "JSON nested too deeply";
-		} else if (ch == '}' || ch == ']') {
-			depth--;
-		}
-	}
-	return NULL;
-}
 
 /* Objects with more members than this are checked by sorting their names. */
 #define DUP_SORT_MIN 16

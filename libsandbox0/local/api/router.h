@@ -93,12 +93,6 @@ int s0__router_decode_path(const char *raw, char **out);
  */
 void s0__router_request_id(const s0__headers *h, char out[S0__REQUEST_ID_MAX]);
 
-/*
- * Checks to make on hostile JSON text before cJSON parses it: nesting
- * deeper than max_depth, NUL bytes (raw or \u0000) and raw control
- * characters in strings. Returns NULL when fine, else a static message.
- */
-const char *s0__json_check(const char *s, size_t len, int max_depth);
 
 /*
  * A member name that appears twice in one object anywhere in v (cJSON keeps

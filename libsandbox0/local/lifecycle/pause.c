@@ -156,10 +156,13 @@ static int step_publish(s0__engine *e, s0__op_row *op)
 {
 	pthread_mutex_lock(&e->mu);
 	s0__runtime *rt = s0__node_find(&e->node, op->runtime_id);
+	bool fencing = rt && !rt->fenced;
 	if (rt)
 		rt->fenced = true; /* no new runtime requests from here on (INS-05) */
 	int pins = rt ? rt->pins : 0;
 	pthread_mutex_unlock(&e->mu);
+	if (fencing) /* the guest stops here: its deadlines catch up with the clock */
+		s0__engine_guest_sync(e, rt);
 	if (!rt) /* the runtime died with a previous process: nothing to publish */
 		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
 	if (pins)

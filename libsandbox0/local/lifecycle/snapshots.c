@@ -243,6 +243,7 @@ static int mem_fork_locked(s0__engine *e, s0__sandbox_row *row, const s0__fork_r
 			                     "lifecycle operation");
 		bool recorded = false;
 		s0_error *ferr = NULL;
+		s0__engine_guest_sync(e, rt); /* the image holds the guest as of now */
 		int rc = s0__engine_mem_fork_capture(e, row, rt, gen, image, &recorded, &ferr);
 		if (rc < 0) {
 			if (recorded) { /* final for this key (MFB-14) */

@@ -162,6 +162,13 @@ static int bad(walk *w, const char *field, const char *fmt, ...)
 	                     w->what, field, msg);
 }
 
+/* "<f>[<i>]": the field of one list element, for messages. */
+static const char *at(char buf[128], const char *f, size_t i)
+{
+	snprintf(buf, 128, "%s[%zu]", f, i);
+	return buf;
+}
+
 /* Refuse a member not in @p keys (NULL-terminated): a misspelt rule
  * ("deniedDomain") must not pass as an empty one. */
 static int known_keys(walk *w, const cJSON *obj, const char *field, const char *const *keys)
@@ -193,18 +200,27 @@ static int string_list(walk *w, const cJSON *obj, const char *key, const char *f
 	if (!cJSON_IsArray(*arr))
 		return bad(w, f, "must be an array of strings");
 	const cJSON *it;
-	cJSON_ArrayForEach(it, *arr) if (!cJSON_IsString(it)) return bad(
-		w, f, "must be an array of strings");
+	size_t i = 0;
+	char fi[128];
+	cJSON_ArrayForEach(it, *arr)
+	{
+		if (!cJSON_IsString(it))
+			return bad(w, at(fi, f, i), "must be a string");
+		i++;
+	}
 	return S0_OK;
 }
 
 static int add_domains(walk *w, np_rule *r, const cJSON *arr, const char *f)
 {
 	const cJSON *it;
+	size_t i = 0;
+	char fi[128];
 	cJSON_ArrayForEach(it, arr)
 	{
 		if (!valid_domain(it->valuestring))
-			return bad(w, f, "invalid domain \"%s\"", it->valuestring);
+			return bad(w, at(fi, f, i), "invalid domain \"%.80s\"", it->valuestring);
+		i++;
 		if (!r)
 			continue;
 		char *d = s0__strdup(it->valuestring);
@@ -222,11 +238,14 @@ static int add_domains(walk *w, np_rule *r, const cJSON *arr, const char *f)
 static int add_cidrs(walk *w, np_rule *r, const cJSON *arr, const char *f)
 {
 	const cJSON *it;
+	size_t i = 0;
+	char fi[128];
 	cJSON_ArrayForEach(it, arr)
 	{
 		np_cidr c;
 		if (!parse_cidr(it->valuestring, &c))
-			return bad(w, f, "invalid CIDR \"%s\"", it->valuestring);
+			return bad(w, at(fi, f, i), "invalid CIDR \"%.80s\"", it->valuestring);
+		i++;
 		if (!r)
 			continue;
 		np_cidr *nc = realloc(r->cidrs, (r->ncidrs + 1) * sizeof *nc);
@@ -276,10 +295,12 @@ static int add_ports(walk *w, np_rule *r, const cJSON *obj, const char *key, con
 	if (!cJSON_IsArray(arr))
 		return bad(w, f, "must be an array of port specs");
 	const cJSON *it;
+	size_t i = 0;
+	char fi[128];
 	cJSON_ArrayForEach(it, arr)
 	{
 		np_port p;
-		int rc = parse_port(w, it, f, &p);
+		int rc = parse_port(w, it, at(fi, f, i++), &p);
 		if (rc < 0)
 			return rc;
 		if (!r)

@@ -229,6 +229,71 @@ START_TEST(ctx_ttl_ends_on_backend_clock)
 }
 END_TEST
 
+/* The state of context cid ("running" while it runs). */
+static char *ctx_state(lt *t, const char *id, const char *cid)
+{
+	char *out = NULL;
+	LT_OK(s0_context_get(t->c, id, cid, &out, &e_));
+	cJSON *c = parse_ok(out);
+	const cJSON *st = cJSON_GetObjectItem(c, "state");
+	char *s = strdup(cJSON_IsTrue(cJSON_GetObjectItem(c, "running")) ? "running"
+	                 : cJSON_IsString(st)                             ? st->valuestring
+	                                                                  : "?");
+	cJSON_Delete(c);
+	return s;
+}
+
+static char *mk_ctx(lt *t, const char *id, const char *body)
+{
+	char *out = NULL;
+	LT_OK(s0_context_create(t->c, id, body, &out, &e_));
+	cJSON *c = parse_ok(out);
+	char *cid = strdup(cJSON_GetObjectItem(c, "id")->valuestring);
+	cJSON_Delete(c);
+	return cid;
+}
+
+/* Time that passed with no request still counts: a memory image holds the
+ * guest as of the pause, so deadlines due before it fire, and the rest of
+ * a lifetime runs on after the resume. */
+START_TEST(ctx_deadlines_count_time_before_a_memory_pause)
+{
+	LT_ROW("API-8.1");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	char *due = mk_ctx(&t, id, "{\"type\":\"repl\",\"ttl_sec\":30}");
+	char *idle = mk_ctx(&t, id, "{\"type\":\"repl\",\"idle_timeout_sec\":30}");
+	char *later = mk_ctx(&t, id, "{\"type\":\"repl\",\"ttl_sec\":60}");
+	lt_advance(&t, 40000); /* nobody looks */
+	LT_OK(lt_wait_rc(&t, id, true, S0_BOOL_TRUE, &e_));
+	lt_advance(&t, 100000); /* paused time does not count */
+	LT_OK(lt_wait_rc(&t, id, false, S0_BOOL_TRUE, &e_));
+	char *s = ctx_state(&t, id, due);
+	ck_assert_str_eq(s, "killed");
+	free(s);
+	s = ctx_state(&t, id, idle);
+	ck_assert_str_eq(s, "killed");
+	free(s);
+	s = ctx_state(&t, id, later);
+	ck_assert_str_eq(s, "running");
+	free(s);
+	lt_advance(&t, 19999);
+	s = ctx_state(&t, id, later);
+	ck_assert_str_eq(s, "running");
+	free(s);
+	lt_advance(&t, 1);
+	s = ctx_state(&t, id, later);
+	ck_assert_str_eq(s, "killed");
+	free(s);
+	free(due);
+	free(idle);
+	free(later);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 /* Whether the events page of a session holds an output event with data
  * (base64) before an event of type `later` (seq order). */
 static bool output_before(lt *t, const char *id, const char *sid, const char *b64,
@@ -1854,6 +1919,7 @@ Suite *s0_local_memory_suite(void)
 	tcase_add_test(tc, ses_idempotency_events_delete);
 	tcase_add_test(tc, ttl07_fs_wake_by_context_request);
 	tcase_add_test(tc, ctx_ttl_ends_on_backend_clock);
+	tcase_add_test(tc, ctx_deadlines_count_time_before_a_memory_pause);
 	suite_add_tcase(s, tc);
 	TCase *tm = tcase_create("memory");
 	tcase_set_timeout(tm, 120);

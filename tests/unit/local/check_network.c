@@ -238,6 +238,8 @@ START_TEST(network_bad_policies_change_nothing)
 	ck_assert_int_eq(lt_runtimes_of(&t, NULL), 0);
 
 	char *id = claim_with_network(&t, BLOCK_ALL_PYPI);
+	char path0[160];
+	snprintf(path0, sizeof path0, "/api/v1/sandboxes/%s/network", id);
 	static const char *const bad[] = {
 		"{}",
 		"{\"mode\":\"block-all\",\"egress\":{\"allowedCidrs\":[\"10.0.0.0/40\"]}}",
@@ -252,6 +254,23 @@ START_TEST(network_bad_policies_change_nothing)
 		cfg.extra_json = extra;
 		LT_EXPECT(s0_sandbox_update(t.c, id, &cfg, &info, &err), err, S0_EINVAL, "bad_request");
 	}
+	/* a NUL escape would cut the string short in any C JSON reader:
+	 * refused before sending, never stored shortened */
+	err = NULL;
+	ck_assert_int_eq(s0_sandbox_update_network_policy(
+				 t.c, id, "{\"mode\":\"allow-all\\u0000zz\"}", NULL, &err),
+	                 S0_EINVAL);
+	ck_assert_msg(strstr(s0_error_message(err), "NUL character"), "%s", s0_error_message(err));
+	s0_error_free(err);
+	err = NULL;
+	cfg.extra_json = "{\"network\":{\"mode\":\"block-all\",\"egress\":{\"allowedDomains\":"
+	                 "[\"pypi.org\\u0000evil.com\"]}}}";
+	LT_EXPECT(s0_sandbox_update(t.c, id, &cfg, &info, &err), err, S0_EINVAL, NULL);
+	LT_EXPECT(s0_runtime_call(t.c, "POST", id, "/contexts", "{\"type\":\"repl\\u0000\"}", NULL,
+	                          NULL, NULL, &err),
+	          err, S0_EINVAL, NULL);
+	/* and the server refuses such bodies from any other client */
+	ck_assert_int_eq(lt_raw(&t, "PUT", path0, "{\"mode\":\"allow-all\\u0000zz\"}", NULL), 400);
 	/* not JSON objects: refused before sending */
 	LT_EXPECT(s0_sandbox_update_network_policy(t.c, id, "[1]", NULL, &err), err, S0_EINVAL, NULL);
 	LT_EXPECT(s0_sandbox_update_network_policy(t.c, id, NULL, NULL, &err), err, S0_EINVAL, NULL);

@@ -61,14 +61,18 @@ START_TEST(validation_names_the_field)
 	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedCidrs\":[\"10.0.0.0/33\"]}}",
 	        "invalid CIDR \"10.0.0.0/33\"");
 	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"deniedCidrs\":[\"300.1.1.1\"]}}",
-	        "network.egress.deniedCidrs: invalid CIDR");
+	        "network.egress.deniedCidrs[0]: invalid CIDR");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedCidrs\":[\"10.0.0.0/8\",\"10.0.0.0/x\"]}}",
+	        "network.egress.allowedCidrs[1]: invalid CIDR \"10.0.0.0/x\"");
+	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"deniedDomains\":[\"a.io\",7]}}",
+	        "network.egress.deniedDomains[1]: must be a string");
 	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedDomains\":[\"a..b\"]}}",
 	        "invalid domain \"a..b\"");
 	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedDomains\":[\"\"]}}", "invalid domain");
 	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedDomains\":[\"x/y\"]}}",
 	        "invalid domain");
 	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedPorts\":[{\"port\":0}]}}",
-	        "network.egress.allowedPorts: port must be an integer in 1..65535");
+	        "network.egress.allowedPorts[0]: port must be an integer in 1..65535");
 	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedPorts\":[{\"port\":80,\"endPort\":79}]}}",
 	        "endPort");
 	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"deniedPorts\":[{\"port\":1.5}]}}", "port must");
@@ -78,7 +82,7 @@ START_TEST(validation_names_the_field)
 	        "network.egress.trafficRules[0]: action");
 	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"trafficRules\":[{\"action\":\"allow\","
 	        "\"cidrs\":[\"1.2.3.4/99\"]}]}}",
-	        "network.egress.trafficRules[0].cidrs: invalid CIDR");
+	        "network.egress.trafficRules[0].cidrs[0]: invalid CIDR");
 	REJECTS("{\"mode\":\"block-all\",\"credentialBindings\":{}}", "credentialBindings");
 	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"proxy\":[]}}", "proxy");
 	/* misspelt members never pass as "no rule" */
@@ -89,7 +93,7 @@ START_TEST(validation_names_the_field)
 	        "\"cidr\":[\"1.2.3.4\"]}]}}",
 	        "network.egress.trafficRules[0]: unknown field \"cidr\"");
 	REJECTS("{\"mode\":\"block-all\",\"egress\":{\"allowedPorts\":[{\"port\":1,\"end\":2}]}}",
-	        "network.egress.allowedPorts: unknown field \"end\"");
+	        "network.egress.allowedPorts[0]: unknown field \"end\"");
 }
 END_TEST
 

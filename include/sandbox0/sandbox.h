@@ -181,7 +181,10 @@ S0_API int s0_sandbox_status(s0_client *c, const char *sandbox_id, s0_sandbox_in
 
 /**
  * Update the durable configuration: `PUT /api/v1/sandboxes/{id}` with
- * `{"config": …}` (api.md §3.5). A sent ttl re-arms `expires_at`.
+ * `{"config": …}` (api.md §3.5). A sent ttl re-arms `expires_at`; a JSON
+ * null member counts as not sent. Blocks for one request; the local
+ * backend serialises it after a lifecycle step of the same sandbox that
+ * is in flight (a resume's readiness: at most the 45 s wake budget).
  * @param[in] config the fields to change (required).
  * @param[out] out (transfer full) the updated sandbox.
  * @retval S0_EINVAL config NULL, or 400 (ttl > hard_ttl…); unchanged.
@@ -211,8 +214,9 @@ S0_API int s0_sandbox_get_network_policy(s0_client *c, const char *sandbox_id,
  * with a `SandboxNetworkPolicy` body (`{"mode":"allow-all"|"block-all",
  * "egress":{…}}`). Stored as `config.network`; a running sandbox's current
  * runtime applies it at once, a paused one applies it when it resumes
- * (seed "Filesystem Resume Transaction" step 4). Blocks for one request;
- * thread-safe.
+ * (seed "Filesystem Resume Transaction" step 4). Blocks for one request
+ * (like s0_sandbox_update(), after an in-flight lifecycle step of the same
+ * sandbox); thread-safe.
  * @param[in] policy_json the policy, a JSON object (copied).
  * @param[out] policy_json_out (nullable; transfer full) the stored policy as
  *             compact JSON text; free with s0_free().

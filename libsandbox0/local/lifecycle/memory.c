@@ -233,6 +233,8 @@ int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt,
 		.runtime_generation = op->generation,
 		.fingerprint = &fp,
 		.tmpfs = rt->tmpfs,
+		/* sessions ride along, for a backend that reopens before the resume */
+		.sessions = s0__engine_sessions_find(e, op->sandbox_id),
 	};
 	s0__ckpt_image_info info;
 	s0_error *cerr = NULL;

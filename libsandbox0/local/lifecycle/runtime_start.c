@@ -173,11 +173,15 @@ static int restore_image(s0__engine *e, const s0__sandbox_row *row, const char *
 	s0__ckpt_fp fp;
 	s0__engine_fingerprint(e, row, &fp);
 	s0__guest_opts go = {.clock = &e->opt.clock};
+	/* the image's sessions when this process no longer holds the registry
+	 * (the backend restarted since the capture) */
+	s0__sessions_opts so = {.clock = &e->opt.clock, .generation = row->rec.runtime_generation};
 	s0__ckpt_restore_opts ro = {
 		.sandbox_id = row->rec.id,
 		.rootfs_generation = row->head,
 		.dest = &fp,
 		.guest = &go,
+		.sessions = s0__engine_sessions_find(e, row->rec.id) ? NULL : &so,
 		.prefetch = true,
 	};
 	s0_error *rerr = NULL;
@@ -273,6 +277,10 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 		if (rc == S0_OK && restored) {
 			rt->guest = rs.guest;
 			rs.guest = NULL;
+			if (rs.sessions) { /* the image's, for a registry this process lost */
+				s0__engine_sessions_set(e, row->rec.id, rs.sessions);
+				rs.sessions = NULL;
+			}
 			s0__strlcpy(rt->restored_image, mem_image, sizeof rt->restored_image);
 		} else if (rc == S0_OK) {
 			rc = s0__engine_guest_new(e, row, &rt->guest, &cause);

@@ -804,6 +804,21 @@ START_TEST(ses06_memory_restore_keeps_sessions)
 	ck_assert_int_eq(attempt_number(s), n);
 	ck_assert_int_eq(cJSON_GetObjectItem(s, "restart_count")->valueint, 0);
 	cJSON_Delete(s);
+
+	/* the image carries them: a backend that reopened in between (its
+	 * in-memory registry gone) restores the same sessions and journal */
+	mem_pause(&t, id);
+	lt_reopen(&t);
+	mem_resume(&t, id);
+	s = session_get(&t, id, sid);
+	ck_assert_str_eq(phase_of(s), "running");
+	ck_assert_int_eq(attempt_pid(s), pid);
+	ck_assert_int_eq(attempt_number(s), n);
+	ck_assert_int_eq(cJSON_GetObjectItem(s, "restart_count")->valueint, 0);
+	cJSON_Delete(s);
+	cJSON *l = call(&t, "GET", id, "/sessions", NULL, NULL, NULL);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(l, "sessions")), 1);
+	cJSON_Delete(l);
 	free(sid);
 	free(id);
 	lt_close(&t);

@@ -191,6 +191,8 @@ void s0__ep_ses_create(s0__rctx *c)
 	s0_error *err = NULL;
 	int status = 201;
 	int rc = s0__sessions_create_json(s, g, b, key && *key ? key : NULL, &data, &status, &err);
+	if (rc == S0_OK && status == 201) /* a new identity: keep it across a restart */
+		s0__engine_sessions_save(c->e, c->id);
 	s0__engine_runtime_end(acc);
 	cJSON_Delete(b);
 	finish(c, rc, status, data, err);
@@ -280,6 +282,8 @@ static void ses_call(s0__rctx *c, ses_op op)
 		rc = s0__sessions_events_json(s, g, c->id2, after, limit, &data, &err);
 		break;
 	}
+	if (rc == S0_OK && (op == SES_DELETE || op == SES_REPLACE || op == SES_DESIRED))
+		s0__engine_sessions_save(c->e, c->id); /* identity or spec changed */
 	s0__engine_runtime_end(acc);
 	cJSON_Delete(b);
 	free(after);

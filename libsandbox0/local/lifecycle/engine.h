@@ -183,6 +183,11 @@ struct s0__guest *s0__runtime_access_guest(s0__runtime_access *a);
 struct s0__sessions;
 struct s0__sessions *s0__runtime_access_sessions(s0__runtime_access *a);
 
+/* Keep sandbox id's sessions registry in the metadata store (best effort;
+ * sessions_store.c): after a session is created, deleted or re-specified,
+ * so its identity outlives a backend restart. */
+void s0__engine_sessions_save(s0__engine *e, const char *id);
+
 /*
  * The node identity (REC-06; test support): durable UID, boot credential
  * and incarnation. A successor boot after `node_reboot` reconciles the old

@@ -195,8 +195,14 @@ int s0__config_apply(const cJSON *cfg, bool update, s0__sandbox_row *row, int64_
 /* procs.c: the sessions registry of a sandbox (created on first use with
  * the given generation; NULL only when OOM), and its removal (delete). */
 struct s0__sessions *s0__engine_sessions(s0__engine *e, const char *id, int64_t generation);
-/* The registry if one exists (NULL otherwise). */
+/* The registry if one exists, held or stored (loaded then); NULL otherwise. */
 struct s0__sessions *s0__engine_sessions_find(s0__engine *e, const char *id);
+/* The registry this process holds (never loads); NULL otherwise. */
+struct s0__sessions *s0__engine_sessions_held(s0__engine *e, const char *id);
+/* sessions_store.c (and s0__engine_sessions_save in engine.h): load a
+ * stored registry (NULL when none or damaged); save every held one. */
+struct s0__sessions *s0__engine_sessions_load(s0__engine *e, const char *id);
+void s0__engine_sessions_save_all(s0__engine *e);
 void s0__engine_sessions_drop(s0__engine *e, const char *id);
 /* Replace a sandbox's registry (memory restore carried one); takes s. */
 void s0__engine_sessions_set(s0__engine *e, const char *id, struct s0__sessions *s);

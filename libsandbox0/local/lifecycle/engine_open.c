@@ -49,6 +49,7 @@ void s0__engine_close(s0__engine *e)
 	while (e->wake_threads > 0)
 		pthread_cond_wait(&e->cv, &e->mu);
 	pthread_mutex_unlock(&e->mu);
+	s0__engine_sessions_save_all(e); /* before the runtimes stop: as they ran */
 	free_runtimes(e);
 	drop_memory_state(e);
 	s0__engine_sessions_free_all(e);

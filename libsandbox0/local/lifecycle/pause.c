@@ -234,6 +234,8 @@ static int step_commit(s0__engine *e, s0__op_row *op)
 	int rc = s0__engine_save(e, &row, NULL);
 	if (rc == S0_OK)
 		rc = s0__meta_op_update(e->meta, op, NULL);
+	if (rc == S0_OK) /* the sessions as of the pause, in the same transaction */
+		s0__engine_sessions_save(e, op->sandbox_id);
 	if (rc == S0_OK)
 		rc = s0__meta_commit(e->meta, NULL);
 	else

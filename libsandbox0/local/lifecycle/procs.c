@@ -5,7 +5,8 @@
  * (runtime/sessions.h) that the engine keeps across runtime generations,
  * so a filesystem-only replacement keeps session identities and journals
  * (seed "TTL And Auto Resume"). Registries live on the node side: a
- * manager restart keeps them; closing the backend drops them.
+ * manager restart keeps them; the metadata store keeps a copy for a
+ * reopened backend (sessions_store.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static s0__sesreg *find_locked(s0__engine *e, const char *id)
 	return NULL;
 }
 
-s0__sessions *s0__engine_sessions_find(s0__engine *e, const char *id)
+s0__sessions *s0__engine_sessions_held(s0__engine *e, const char *id)
 {
 	pthread_mutex_lock(&e->mu);
 	s0__sesreg *r = find_locked(e, id);
@@ -31,8 +32,36 @@ s0__sessions *s0__engine_sessions_find(s0__engine *e, const char *id)
 	return s;
 }
 
+/* Insert a loaded registry unless another thread did first; the one in use. */
+static s0__sessions *adopt(s0__engine *e, const char *id, s0__sessions *loaded)
+{
+	pthread_mutex_lock(&e->mu);
+	s0__sesreg *r = find_locked(e, id);
+	if (!r && (r = calloc(1, sizeof *r))) {
+		s0__strlcpy(r->id, id, sizeof r->id);
+		r->s = loaded;
+		loaded = NULL;
+		r->next = e->sesregs;
+		e->sesregs = r;
+	}
+	s0__sessions *s = r ? r->s : NULL;
+	pthread_mutex_unlock(&e->mu);
+	s0__sessions_free(loaded);
+	return s;
+}
+
+s0__sessions *s0__engine_sessions_find(s0__engine *e, const char *id)
+{
+	s0__sessions *s = s0__engine_sessions_held(e, id);
+	if (s)
+		return s;
+	s0__sessions *loaded = s0__engine_sessions_load(e, id);
+	return loaded ? adopt(e, id, loaded) : NULL;
+}
+
 s0__sessions *s0__engine_sessions(s0__engine *e, const char *id, int64_t generation)
 {
+	s0__engine_sessions_find(e, id); /* a stored registry first */
 	pthread_mutex_lock(&e->mu);
 	s0__sesreg *r = find_locked(e, id);
 	if (!r && (r = calloc(1, sizeof *r))) {
@@ -86,6 +115,7 @@ void s0__engine_sessions_drop(s0__engine *e, const char *id)
 		s0__sessions_free(gone->s);
 		free(gone);
 	}
+	s0__meta_sessions_delete(e->meta, id, NULL);
 }
 
 void s0__engine_sessions_free_all(s0__engine *e)

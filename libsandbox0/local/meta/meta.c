@@ -45,6 +45,9 @@ static const char *const migrations[] = {
 	"ALTER TABLE sandboxes ADD COLUMN mem_image TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE sandboxes ADD COLUMN mem_image_gen TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE operations ADD COLUMN image TEXT NOT NULL DEFAULT '';",
+	/* 3: each sandbox's supervised sessions (sessions.h blob), saved when
+	 * they are created or deleted, at a pause commit and at close */
+	"CREATE TABLE sessions(sandbox_id TEXT PRIMARY KEY, blob BLOB NOT NULL);",
 };
 
 static int migrate(s0__meta *m, s0_error **err)

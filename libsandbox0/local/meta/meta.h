@@ -132,6 +132,17 @@ int s0__meta_live_generations(s0__meta *m, char ***ids, size_t *n, s0_error **er
 int s0__meta_kv_get(s0__meta *m, const char *k, char **out, s0_error **err);
 int s0__meta_kv_put(s0__meta *m, const char *k, const char *v, s0_error **err);
 
+/*
+ * The sessions blob of a sandbox (meta_sessions.c): get answers
+ * S0_ENOTFOUND when none is stored (*blob malloc'd otherwise); put
+ * replaces it; delete removes it (no error when absent).
+ */
+int s0__meta_sessions_get(s0__meta *m, const char *sandbox_id, void **blob, size_t *len,
+                          s0_error **err);
+int s0__meta_sessions_put(s0__meta *m, const char *sandbox_id, const void *blob, size_t len,
+                          s0_error **err);
+int s0__meta_sessions_delete(s0__meta *m, const char *sandbox_id, s0_error **err);
+
 /* Fork idempotency (API 6.7): the child or the recorded failure of a key. */
 int s0__meta_fork_key_get(s0__meta *m, const char *sandbox_id, const char *key, char **child,
                           char **error_json, s0_error **err);

@@ -352,6 +352,53 @@ START_TEST(ses01_02_journal_survives_and_restart_recovery)
 }
 END_TEST
 
+/* The same across a backend restart (api.md §8: "a durable event
+ * journal"): the metadata store keeps the registry, saved at the pause
+ * commit and at close, so a reopened backend keeps the session's id and
+ * journal and recovers it by its runtime_recovery. */
+START_TEST(ses01_02_sessions_survive_a_backend_reopen)
+{
+	LT_ROW("SES-01");
+	LT_ROW("SES-02");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	char *sid = mk_session(&t, id, "[\"sh\",\"-c\",\"echo one; sleep 1000\"]", NULL);
+	cJSON *s = session_get(&t, id, sid);
+	int n0 = attempt_number(s);
+	cJSON_Delete(s);
+	lt_pause(&t, id); /* FS pause, then a restart while paused */
+	lt_reopen(&t);
+	lt_resume(&t, id);
+	s = session_get(&t, id, sid);
+	ck_assert_str_eq(phase_of(s), "running");
+	ck_assert_int_eq(attempt_number(s), n0 + 1);
+	cJSON_Delete(s);
+	ck_assert(output_before(&t, id, sid, "b25lCg==", "attempt.started"));
+
+	lt_reopen(&t); /* running: saved at close, recovered on the next open */
+	lt_quiesce(&t);
+	lt_assert_running(&t, id);
+	s = session_get(&t, id, sid);
+	ck_assert_str_eq(phase_of(s), "running");
+	ck_assert_int_eq(attempt_number(s), n0 + 2);
+	cJSON_Delete(s);
+
+	/* deleting a session or the sandbox removes what is stored */
+	char sfx[160];
+	snprintf(sfx, sizeof sfx, "/sessions/%s", sid);
+	cJSON_Delete(call(&t, "DELETE", id, sfx, NULL, NULL, NULL));
+	lt_reopen(&t);
+	lt_quiesce(&t);
+	cJSON *l = call(&t, "GET", id, "/sessions", NULL, NULL, NULL);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(l, "sessions")), 0);
+	cJSON_Delete(l);
+	free(sid);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 /* SES-03: runtime_recovery stop leaves the session stopped, journal kept. */
 START_TEST(ses03_recovery_stop)
 {
@@ -1929,6 +1976,7 @@ Suite *s0_local_memory_suite(void)
 	tcase_add_test(tc, fs02_env_vars_in_new_generation);
 	tcase_add_test(tc, ctx_endpoints_through_client);
 	tcase_add_test(tc, ses01_02_journal_survives_and_restart_recovery);
+	tcase_add_test(tc, ses01_02_sessions_survive_a_backend_reopen);
 	tcase_add_test(tc, ses03_recovery_stop);
 	tcase_add_test(tc, ses04_05_only_active_sessions_restart);
 	tcase_add_test(tc, ses_idempotency_events_delete);

@@ -69,7 +69,7 @@ struct cli {
 	int depth;
 	cli_opt opts[64];
 	int nopts;
-	const char *args[16];
+	const char *args[256];
 	int nargs;
 
 	/* resolved global settings */

@@ -119,7 +119,10 @@ static int run_run(cli *c)
 		s0_free(res);
 		if (!made)
 			return cli_failf("creating a REPL context", "the reply names no context id");
-		fprintf(stderr, "context %s (reuse it with --context %s)\n", made, made);
+		if (opt_str(c, "local")) /* each --local command ends with an FS pause */
+			fprintf(stderr, "context %s (gone after this --local command)\n", made);
+		else
+			fprintf(stderr, "context %s (reuse it with --context %s)\n", made, made);
 		ctx = made;
 	}
 	char *line = join_args(c, 1);
@@ -137,7 +140,7 @@ static const cli_flag exec_flags[] = {
 const cli_cmd cmd_sandbox_exec = {
 	.name = "exec", .args = "<sandbox-id> <command> [args…]",
 	.summary = "Run a command in a sandbox and print its output",
-	.flags = exec_flags, .min_args = 2, .max_args = 16, .flags_end_after = 2, .run = run_exec,
+	.flags = exec_flags, .min_args = 2, .max_args = 256, .flags_end_after = 2, .run = run_exec,
 	.details = "Runs the command as a one-shot `cmd` context and waits for it; the exit\n"
 	           "status is the command's. s0's own flags go before the command word: what\n"
 	           "follows it is the command's (`exec ID sh -c 'exit 3'`); put `--` before a\n"
@@ -150,9 +153,10 @@ const cli_cmd cmd_sandbox_exec = {
 const cli_cmd cmd_sandbox_run = {
 	.name = "run", .args = "<sandbox-id> <shell line…>",
 	.summary = "Run a shell line in a REPL context (state persists)",
-	.flags = exec_flags, .min_args = 2, .max_args = 16, .flags_end_after = 2, .run = run_run,
+	.flags = exec_flags, .min_args = 2, .max_args = 256, .flags_end_after = 2, .run = run_run,
 	.details = "Creates a REPL context (its id is printed on stderr) unless --context names\n"
 	           "one, and runs the line there: variables, the working directory and\n"
 	           "background jobs live in the context's process memory, so they persist to\n"
-	           "the next run and across a memory pause and resume.\n",
+	           "the next run and across a memory pause and resume (against a server: each\n"
+	           "--local command ends with a filesystem pause, which ends the context).\n",
 };

@@ -223,8 +223,11 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 			rc = s0__node_lease(&e->node, row->rec.id, cpu, mem, &rt, err);
 		pthread_mutex_unlock(&e->mu);
 	}
-	if (rc < 0)
+	if (rc < 0) { /* no carrier, capacity or quota now: worth a retry (Retry-After: 1) */
+		if (err && *err)
+			s0__error_set_http(*err, 0, NULL, NULL, 1000);
 		return rc;
+	}
 	rt->generation = row->rec.runtime_generation + 1;
 	rt->started_at_ms = s0__engine_now(e);
 	if ((rc = make_allocation(e, rt, err)) < 0) {

@@ -67,8 +67,6 @@ int s0__engine_claim(s0__engine *e, const char *team, const s0__claim_req *req,
 	int64_t hard = row.rec.hard_expires_at_ms;
 	rc = s0__engine_start_runtime(e, &row, mounts, &rt, err);
 	free(mounts);
-	if ((rc == S0_EUNAVAILABLE || rc == S0_EQUOTA) && err && *err)
-		s0__error_set_http(*err, 0, NULL, NULL, 1000); /* claim: Retry-After: 1 (api.md §3.1) */
 	row.rec.hard_expires_at_ms = hard;
 	if (rc == S0_OK) {
 		rc = s0__engine_save(e, &row, err);

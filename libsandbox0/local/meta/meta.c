@@ -254,3 +254,22 @@ oom:
 	s0__meta_free_ids(v, len);
 	return s0__error_nomem(err);
 }
+
+int64_t s0__meta_latest_time(s0__meta *m)
+{
+	static const char sql[] =
+		"SELECT MAX(t) FROM (SELECT MAX(updated_at) AS t FROM sandboxes"
+		" UNION ALL SELECT MAX(claimed_at) FROM sandboxes"
+		" UNION ALL SELECT MAX(updated_at) FROM operations"
+		" UNION ALL SELECT MAX(created_at) FROM snapshots)";
+	sqlite3_stmt *st = NULL;
+	int64_t t = 0;
+	s0__meta_lock(m);
+	if (s0__sql_prepare(m, sql, &st, NULL) == S0_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			t = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	s0__meta_unlock(m);
+	return t;
+}

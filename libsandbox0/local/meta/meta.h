@@ -128,6 +128,10 @@ void s0__template_row_clear(s0__template_row *t);
 /* Live generation ids for GC roots (heads, snapshots, templates, op heads). */
 int s0__meta_live_generations(s0__meta *m, char ***ids, size_t *n, s0_error **err);
 
+/* The latest time (unix ms) the store recorded (updates, claims,
+ * operations, snapshots); 0 for an empty store. */
+int64_t s0__meta_latest_time(s0__meta *m);
+
 /* Small key/value settings (node uid, api keys…). *out malloc'd or NULL. */
 int s0__meta_kv_get(s0__meta *m, const char *k, char **out, s0_error **err);
 int s0__meta_kv_put(s0__meta *m, const char *k, const char *v, s0_error **err);

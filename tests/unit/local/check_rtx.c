@@ -369,8 +369,11 @@ START_TEST(rtx08_resume_errors)
 	char *head = lt_head(&t, id);
 	int64_t g = lt_generation(&t, id);
 	char *a = lt_claim(&t, NULL, NULL), *b = lt_claim(&t, NULL, NULL);
-	LT_EXPECT(s0_sandbox_resume(t.c, id, S0_BOOL_UNSET, &lr, &err), err, S0_EQUOTA,
-	          "quota_exceeded");
+	ck_assert_int_eq(s0_sandbox_resume(t.c, id, S0_BOOL_UNSET, &lr, &err), S0_EQUOTA);
+	ck_assert_str_eq(s0_error_reason(err), "quota_exceeded");
+	ck_assert_int_eq(s0_error_retry_after_ms(err), 1000); /* worth a retry */
+	s0_error_free(err);
+	err = NULL;
 	assert_paused_intact(&t, id, head, g);
 	/* a claim refused for quota or placement carries Retry-After: 1 (api.md §3.1) */
 	s0_sandbox_info *sb = NULL;

@@ -546,6 +546,25 @@ START_TEST(gw03_metadata_prompt_during_wake)
 }
 END_TEST
 
+/* A manual clock never goes back across a reopen: it resumes no earlier
+ * than the latest time the data directory recorded, so recorded
+ * timestamps never lie in the future and TTLs do not slip. */
+START_TEST(manual_clock_never_goes_back_across_a_reopen)
+{
+	lt t;
+	lt_open(&t, NULL);
+	lt_advance(&t, 86400000); /* a day ahead of the wall clock */
+	char *id = lt_claim(&t, NULL, NULL);
+	s0_sandbox_info *sb = lt_get(&t, id);
+	int64_t created = s0_sandbox_info_created_at_unix_ms(sb);
+	s0_sandbox_info_free(sb);
+	lt_reopen(&t);
+	ck_assert_int_ge(s0_local_now_unix_ms(t.local), created);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 Suite *s0_local_ttl_suite(void)
 {
 	Suite *s = suite_create("local-ttl");
@@ -560,6 +579,7 @@ Suite *s0_local_ttl_suite(void)
 	tcase_add_test(tc, ttl10_waking_up_until_commit);
 	tcase_add_test(tc, ttl11_failed_wake_is_resume_failed);
 	tcase_add_test(tc, ttl16_typical_pattern);
+	tcase_add_test(tc, manual_clock_never_goes_back_across_a_reopen);
 	suite_add_tcase(s, tc);
 	TCase *gw = tcase_create("gw");
 	tcase_set_timeout(gw, 120);

@@ -36,7 +36,9 @@ typedef struct s0_local_options {
 	uint32_t version; /**< S0_LOCAL_OPTIONS_VERSION */
 	/**
 	 * Non-zero: the backend runs on its own manual clock, starting at
-	 * manual_clock_start_unix_ms (0 = now). Time then moves only through
+	 * manual_clock_start_unix_ms (0 = now), or at the latest time the data
+	 * directory recorded when that is later: a reopened backend's clock
+	 * never goes back. Time then moves only through
 	 * s0_local_clock_advance() and through waits of clients made by
 	 * s0_client_new_local(), which advance it virtually (tests).
 	 */

@@ -113,6 +113,12 @@ int s0_local_open(const char *data_dir, const s0_local_options *opts, s0_local *
 		s0_local_close(l);
 		return rc;
 	}
+	if (l->manual) { /* a manual clock never goes back across a reopen */
+		int64_t last = s0__engine_latest_recorded_ms(l->engine);
+		int64_t now = s0_manual_clock_now(l->manual);
+		if (last > now)
+			s0_manual_clock_advance(l->manual, last - now);
+	}
 	s0__obj_inc();
 	l->counted = true;
 	*out = l;

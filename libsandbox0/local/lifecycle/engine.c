@@ -12,6 +12,11 @@ int64_t s0__engine_now(s0__engine *e)
 	return e->opt.clock.now_unix_ms(e->opt.clock.ctx);
 }
 
+int64_t s0__engine_latest_recorded_ms(s0__engine *e)
+{
+	return s0__meta_latest_time(e->meta);
+}
+
 void s0__engine_new_id(const char *prefix, char *out, size_t n)
 {
 	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";

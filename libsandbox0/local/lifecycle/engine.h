@@ -177,6 +177,11 @@ const struct s0__files_ns *s0__runtime_access_files(s0__runtime_access *a);
 struct s0__guest;
 struct s0__guest *s0__runtime_access_guest(s0__runtime_access *a);
 
+/* The latest time (unix ms) the data directory recorded; 0 when empty.
+ * A manual clock starts no earlier (local.c), so it never goes back
+ * across a reopen. */
+int64_t s0__engine_latest_recorded_ms(s0__engine *e);
+
 /* The sandbox's sessions registry (runtime/sessions.h), created on first
  * use; it outlives runtime generations and goes with the sandbox. NULL
  * only when out of memory. Use it with the pinned runtime's guest. */

@@ -205,10 +205,8 @@ START_TEST(ctx_ttl_ends_on_backend_clock)
 	char *id = lt_claim(&t, NULL, NULL);
 	char *out = NULL;
 	s0_error *err = NULL;
-	LT_OK(s0_context_create(t.c, id, "{\"type\":\"repl\",\"ttl_sec\":5}", &out, &e_));
-	cJSON *c = parse_ok(out);
-	char *cid = strdup(cJSON_GetObjectItem(c, "id")->valuestring);
-	cJSON_Delete(c);
+	char *cid = lt_context(&t, id, "{\"type\":\"repl\",\"ttl_sec\":5}");
+	cJSON *c = NULL;
 	lt_advance(&t, 4999);
 	LT_OK(s0_context_get(t.c, id, cid, &out, &e_));
 	c = parse_ok(out);
@@ -243,16 +241,6 @@ static char *ctx_state(lt *t, const char *id, const char *cid)
 	return s;
 }
 
-static char *mk_ctx(lt *t, const char *id, const char *body)
-{
-	char *out = NULL;
-	LT_OK(s0_context_create(t->c, id, body, &out, &e_));
-	cJSON *c = parse_ok(out);
-	char *cid = strdup(cJSON_GetObjectItem(c, "id")->valuestring);
-	cJSON_Delete(c);
-	return cid;
-}
-
 /* Time that passed with no request still counts: a memory image holds the
  * guest as of the pause, so deadlines due before it fire, and the rest of
  * a lifetime runs on after the resume. */
@@ -262,9 +250,9 @@ START_TEST(ctx_deadlines_count_time_before_a_memory_pause)
 	lt t;
 	lt_open(&t, NULL);
 	char *id = lt_claim(&t, NULL, NULL);
-	char *due = mk_ctx(&t, id, "{\"type\":\"repl\",\"ttl_sec\":30}");
-	char *idle = mk_ctx(&t, id, "{\"type\":\"repl\",\"idle_timeout_sec\":30}");
-	char *later = mk_ctx(&t, id, "{\"type\":\"repl\",\"ttl_sec\":60}");
+	char *due = lt_context(&t, id, "{\"type\":\"repl\",\"ttl_sec\":30}");
+	char *idle = lt_context(&t, id, "{\"type\":\"repl\",\"idle_timeout_sec\":30}");
+	char *later = lt_context(&t, id, "{\"type\":\"repl\",\"ttl_sec\":60}");
 	lt_advance(&t, 40000); /* nobody looks */
 	LT_OK(lt_wait_rc(&t, id, true, S0_BOOL_TRUE, &e_));
 	lt_advance(&t, 100000); /* paused time does not count */

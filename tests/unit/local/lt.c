@@ -543,14 +543,19 @@ static cJSON *parse_owned(char *text)
 	return j;
 }
 
-char *lt_repl(lt *t, const char *id)
+char *lt_context(lt *t, const char *id, const char *body)
 {
 	char *out = NULL;
-	LT_OK(s0_context_create(t->c, id, "{\"type\":\"repl\"}", &out, &e_));
+	LT_OK(s0_context_create(t->c, id, body, &out, &e_));
 	cJSON *j = parse_owned(out);
 	char *ctx = strdup(cJSON_GetObjectItem(j, "id")->valuestring);
 	cJSON_Delete(j);
 	return ctx;
+}
+
+char *lt_repl(lt *t, const char *id)
+{
+	return lt_context(t, id, "{\"type\":\"repl\"}");
 }
 
 static char *member_copy(const cJSON *j, const char *key)

@@ -148,7 +148,9 @@ void lt_wait_fault_hits(lt *t, const char *name, int64_t n);
  * status, *reply (nullable, malloc'd) the body. */
 int lt_raw(lt *t, const char *method, const char *path, const char *body, char **reply);
 
-/* A REPL context in the sandbox (sandbox0/contexts.h); its id (malloc'd). */
+/* A context made from a create body (sandbox0/contexts.h); its id (malloc'd). */
+char *lt_context(lt *t, const char *id, const char *body);
+/* A REPL context in the sandbox; its id (malloc'd). */
 char *lt_repl(lt *t, const char *id);
 /* Exec cmd in context ctx; its stdout (malloc'd, one trailing newline cut);
  * err_out (nullable) gets stderr the same way. A REPL keeps running, so

@@ -70,6 +70,14 @@ static int start_wake(s0__engine *e, s0__wake *w)
 	return j->attempt;
 }
 
+/* A wake that failed or is still going is worth another try: Retry-After: 1. */
+static int retry_soon(s0_error **err, int rc)
+{
+	if (err && *err)
+		s0__error_set_http(*err, 0, NULL, NULL, 1000);
+	return rc;
+}
+
 /* Pin the running runtime of row (under e->mu). */
 static s0__runtime *pin(s0__engine *e, const s0__sandbox_row *row)
 {
@@ -124,7 +132,8 @@ static int try_access(s0__engine *e, const char *team, const char *id, int *my_a
 	else if (w->running)
 		*my_attempt = w->attempt;
 	else if (*my_attempt && w->failed_attempt == *my_attempt)
-		rc = s0__error_set(err, S0_ERESUME, "resume_failed", "sandbox resume failed");
+		rc = retry_soon(err, s0__error_set(err, S0_ERESUME, "resume_failed",
+		                                   "sandbox resume failed"));
 	else if (!(*my_attempt = start_wake(e, w)))
 		rc = s0__error_set(err, S0_EUNAVAILABLE, "unavailable", "sandbox unavailable");
 	if (rc == 0)
@@ -144,7 +153,8 @@ int s0__engine_runtime_begin(s0__engine *e, const char *team, const char *id,
 	int attempt = 0, rc;
 	while ((rc = try_access(e, team, id, &attempt, &a->rt, err)) == 0) {
 		if (s0__engine_now(e) >= deadline) {
-			rc = s0__error_set(err, S0_EUNAVAILABLE, "waking_up", "sandbox is waking up");
+			rc = retry_soon(err, s0__error_set(err, S0_EUNAVAILABLE, "waking_up",
+			                                   "sandbox is waking up"));
 			break;
 		}
 	}

@@ -91,6 +91,22 @@ static int translate_lifecycle(cJSON *cfg, const char *what, s0_error **err)
 	return rc;
 }
 
+/* null means "not given" inside `resources` too: {"memory": null} keeps
+ * the memory, and a `resources` left empty is not given at all. */
+static void drop_null_resources(cJSON *cfg)
+{
+	cJSON *res = cJSON_GetObjectItemCaseSensitive(cfg, "resources");
+	if (!cJSON_IsObject(res))
+		return;
+	for (cJSON *m = res->child, *next; m; m = next) {
+		next = m->next;
+		if (cJSON_IsNull(m))
+			cJSON_Delete(cJSON_DetachItemViaPointer(res, m));
+	}
+	if (!res->child)
+		cJSON_DeleteItemFromObjectCaseSensitive(cfg, "resources");
+}
+
 /* Merge the given keys into the stored config object. */
 static int merge(s0__sandbox_row *row, const cJSON *cfg, s0_error **err)
 {
@@ -128,6 +144,7 @@ int s0__config_apply(const cJSON *in, bool update, s0__sandbox_row *row, int64_t
 	int32_t ttl = row->rec.ttl_sec, hard = row->rec.hard_ttl_sec;
 	bool has_ttl = false, has_hard = false;
 	int rc = translate_lifecycle(cfg, what, err);
+	drop_null_resources(cfg);
 	if (rc == S0_OK)
 		rc = check_shapes(cfg, what, update, err);
 	if (rc == S0_OK)

@@ -292,9 +292,17 @@ START_TEST(network_bad_policies_change_nothing)
 	ck_assert_str_eq(pol, BLOCK_ALL_PYPI);
 	s0_free(pol);
 	assert_denied_by(&t, id, "example.com", "block-all");
-	/* null is "not given" in an update (api.md §3.5): the policy stays */
-	cfg.extra_json = "{\"network\":null,\"env_vars\":null}";
+	/* null is "not given" in an update (api.md §3.5): the policy stays,
+	 * and so does the memory (null inside resources too) */
+	s0_sandbox_config mem = S0_SANDBOX_CONFIG_INIT;
+	mem.memory = "256Mi";
+	LT_OK(s0_sandbox_update(t.c, id, &mem, &info, &e_));
+	s0_sandbox_info_free(info);
+	cfg.extra_json = "{\"network\":null,\"env_vars\":null,\"resources\":{\"memory\":null}}";
 	LT_OK(s0_sandbox_update(t.c, id, &cfg, &info, &e_));
+	cJSON *ij = cJSON_Parse(s0_sandbox_info_json(info));
+	ck_assert_str_eq(lt_str(ij, "resources.memory"), "256Mi");
+	cJSON_Delete(ij);
 	s0_sandbox_info_free(info);
 	LT_OK(s0_sandbox_get_network_policy(t.c, id, &pol, &e_));
 	ck_assert_str_eq(pol, BLOCK_ALL_PYPI);

@@ -340,6 +340,7 @@ START_TEST(ttl10_waking_up_until_commit)
 	ck_assert_int_eq(s0_error_http_status(bg.err), 503);
 	ck_assert_str_eq(s0_error_reason(bg.err), "waking_up");
 	ck_assert_str_eq(s0_error_message(bg.err), "sandbox is waking up");
+	ck_assert_int_eq(s0_error_retry_after_ms(bg.err), 1000);
 	lt_bg_free(&bg);
 	lt_assert_paused(&t, id); /* not committed yet */
 	LT_OK(s0_local_fault_release(t.local, "resume_delay", &e_));
@@ -369,6 +370,7 @@ START_TEST(ttl11_failed_wake_is_resume_failed)
 	ck_assert_int_eq(s0_error_http_status(err), 503);
 	ck_assert_str_eq(s0_error_wire_code(err), "sandbox_resume_failed");
 	ck_assert_str_eq(s0_error_message(err), "sandbox resume failed");
+	ck_assert_int_eq(s0_error_retry_after_ms(err), 1000); /* worth another try */
 	s0_error_free(err);
 	lt_assert_paused(&t, id);
 	LT_OK(s0_local_fault_release(t.local, "capacity", &e_));

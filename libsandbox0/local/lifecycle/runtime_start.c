@@ -15,6 +15,7 @@
 #include "local/lifecycle/engine_internal.h"
 #include "local/checkpoint/ckpt.h"
 #include "local/objects/objid.h"
+#include "local/rootfs/rootfs.h"
 #include "local/runtime/guest.h"
 #include "local/runtime/sessions.h"
 #include "local/runtime/tmpfs.h"
@@ -141,9 +142,10 @@ static void abandon(s0__engine *e, s0__runtime *rt)
 
 /* A fresh runtime tmpfs (/tmp, /proc, /dev, /sys) plus the template's
  * ephemeral mounts with their size limits. */
-static int new_tmpfs(s0__runtime *rt, const uint64_t *limits, s0_error **err)
+static int new_tmpfs(s0__runtime *rt, const s0_clock *clock, const uint64_t *limits,
+                     s0_error **err)
 {
-	int rc = s0__tmpfs_new_runtime(NULL, 0, &rt->tmpfs, err);
+	int rc = s0__tmpfs_new_runtime_clock(clock, NULL, 0, &rt->tmpfs, err);
 	for (size_t i = 0; rc == S0_OK && i < rt->n_ephemeral; i++) {
 		s0_error *e = NULL;
 		rc = s0__tmpfs_add_mount(rt->tmpfs, rt->ephemeral[i], strlen(rt->ephemeral[i]), 0777, 0,
@@ -249,6 +251,8 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 		s0_error *cause = NULL;
 		s0__strlcpy(rt->attached, row->head, sizeof rt->attached);
 		rc = s0__volume_attach(e->storage, row->head, &rt->volume, &cause);
+		if (rc == S0_OK) /* file times follow the engine clock */
+			s0__rootfs_set_clock(s0__volume_rootfs(rt->volume), &e->opt.clock);
 		if (rc == S0_OK && mem_image) {
 			int r = restore_image(e, row, mem_image, &rs, err);
 			if (r < 0) {
@@ -270,8 +274,10 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 			rt->tmpfs = rs.tmpfs; /* /tmp and ephemeral mounts as captured */
 			rs.tmpfs = NULL;
 		} else if (rc == S0_OK) {
-			rc = new_tmpfs(rt, mounts.limits, &cause);
+			rc = new_tmpfs(rt, &e->opt.clock, mounts.limits, &cause);
 		}
+		if (rc == S0_OK) /* a restored one too: its new times follow the engine clock */
+			s0__tmpfs_set_clock(rt->tmpfs, &e->opt.clock);
 		if (rc == S0_OK)
 			rc = s0__files_ns_init(&rt->ns, s0__volume_rootfs(rt->volume), rt->tmpfs,
 			                       (const char *const *)rt->ephemeral, rt->n_ephemeral,

@@ -20,9 +20,12 @@ struct s0__rootfs {
 	s0__blockdev dev;      /* copy of the device descriptor */
 	bool rw;
 	int64_t fixed_sec;     /* non-zero: the clock for every timestamp */
+	bool has_clock;        /* clock set (s0__rootfs_set_clock) */
+	s0_clock clock;        /* copy; used when fixed_sec is 0 */
 };
 
-/* Now, from the fixed clock when set, else CLOCK_REALTIME. */
+/* Now: the fixed time when set, else the handle's clock, else
+ * CLOCK_REALTIME. With a clock, also keeps fs->now in step. */
 void s0__rfs_now(const s0__rootfs *r, struct timespec *ts);
 
 /*

@@ -89,6 +89,8 @@ static int flush_locked(s0__rootfs *r, s0_error **err)
 		return S0_OK;
 	int dirty = EXT2_FLAG_DIRTY | EXT2_FLAG_IB_DIRTY | EXT2_FLAG_BB_DIRTY;
 	if (r->fs->flags & dirty) {
+		struct timespec ts;
+		s0__rfs_now(r, &ts); /* with a clock: fs->now for the write time */
 		errcode_t ec = ext2fs_flush2(r->fs, EXT2_FLAG_FLUSH_NO_SYNC);
 		if (ec)
 			return s0__rfs_fail(r, ec, "flush filesystem metadata", err);
@@ -138,7 +140,23 @@ void s0__rootfs_set_fixed_time(s0__rootfs *r, int64_t unix_sec)
 {
 	s0__rootfs_lock();
 	r->fixed_sec = unix_sec;
-	r->fs->now = (time_t)unix_sec;
+	struct timespec ts;
+	s0__rfs_now(r, &ts);
+	r->fs->now = unix_sec || r->has_clock ? ts.tv_sec : 0;
+	s0__rootfs_unlock();
+}
+
+void s0__rootfs_set_clock(s0__rootfs *r, const s0_clock *clock)
+{
+	s0__rootfs_lock();
+	r->has_clock = clock && clock->now_unix_ms;
+	if (r->has_clock)
+		r->clock = *clock;
+	if (!r->fixed_sec) {
+		struct timespec ts;
+		s0__rfs_now(r, &ts);
+		r->fs->now = r->has_clock ? ts.tv_sec : 0; /* 0: libext2fs reads time() */
+	}
 	s0__rootfs_unlock();
 }
 
@@ -147,6 +165,16 @@ void s0__rfs_now(const s0__rootfs *r, struct timespec *ts)
 	if (r->fixed_sec) {
 		ts->tv_sec = (time_t)r->fixed_sec;
 		ts->tv_nsec = 0;
+	} else if (r->has_clock) {
+		int64_t ms = r->clock.now_unix_ms(r->clock.ctx);
+		int64_t sec = ms / 1000, rem = ms % 1000;
+		if (rem < 0) {
+			sec--;
+			rem += 1000;
+		}
+		ts->tv_sec = (time_t)sec;
+		ts->tv_nsec = (long)(rem * 1000000);
+		r->fs->now = ts->tv_sec; /* superblock and libext2fs-internal times */
 	} else {
 		clock_gettime(CLOCK_REALTIME, ts);
 	}

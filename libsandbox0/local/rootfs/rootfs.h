@@ -22,6 +22,7 @@
 
 #include "common/internal.h"
 #include "local/blocks/blockdev.h"
+#include "sandbox0/clock.h"
 
 typedef struct s0__rootfs s0__rootfs;
 
@@ -91,6 +92,17 @@ bool s0__rootfs_is_writable(const s0__rootfs *fs);
  * @threadsafety safe; takes the process-wide lock.
  */
 void s0__rootfs_set_fixed_time(s0__rootfs *fs, int64_t unix_sec);
+
+/**
+ * Read the time for every timestamp this handle writes (inode times,
+ * superblock write time) from @p clock's now_unix_ms, e.g. the engine's
+ * (possibly manual) clock. A fixed time (s0__rootfs_set_fixed_time) still
+ * wins over the clock.
+ * @param clock (nullable) copied; its ctx must outlive the handle. NULL
+ *        returns to the real clock (CLOCK_REALTIME).
+ * @threadsafety safe; takes the process-wide lock.
+ */
+void s0__rootfs_set_clock(s0__rootfs *fs, const s0_clock *clock);
 
 /** Space figures of an open filesystem. */
 typedef struct s0__rootfs_usage {

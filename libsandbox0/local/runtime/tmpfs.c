@@ -34,18 +34,28 @@ struct s0__tmpfs {
 	pthread_mutex_t mu;
 	tnode *root;
 	uint64_t used;
+	bool has_clock; /* s0__tmpfs_set_clock: read clock, else CLOCK_REALTIME */
+	s0_clock clock;
 };
 
 /* ---- nodes ---- */
 
-static int64_t now_ns(void)
+/* Now in ns since the epoch, from the tmpfs's clock. */
+static int64_t now_ns(const s0__tmpfs *t)
 {
+	if (t->has_clock) {
+		int64_t ms = t->clock.now_unix_ms(t->clock.ctx);
+		return ms > INT64_MAX / 1000000 ? INT64_MAX
+		       : ms < INT64_MIN / 1000000 ? INT64_MIN : ms * 1000000;
+	}
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static tnode *node_new(const char *name, size_t len, uint8_t kind, uint32_t perm)
+/* A node stamped with @p mtime_ns (now_ns(), or a recorded time). */
+static tnode *node_new(const char *name, size_t len, uint8_t kind, uint32_t perm,
+                       int64_t mtime_ns)
 {
 	tnode *n = calloc(1, sizeof *n);
 	if (!n || !(n->name = s0__strndup(name, len))) {
@@ -54,7 +64,7 @@ static tnode *node_new(const char *name, size_t len, uint8_t kind, uint32_t perm
 	}
 	n->kind = kind;
 	n->perm = perm & 07777;
-	n->mtime_ns = now_ns();
+	n->mtime_ns = mtime_ns;
 	return n;
 }
 
@@ -311,13 +321,13 @@ static int step(s0__tmpfs *t, walker *k, twalk *w, unsigned fl, const char *c, s
 		return stop(k, w, TW_NOPARENT, c, n, err);
 	}
 	if (!child) {
-		child = node_new(c, n, K_DIR, 0755);
+		child = node_new(c, n, K_DIR, 0755, now_ns(t));
 		if (!child || kid_insert(k->cur, child) < 0) {
 			if (child)
 				node_free1(child);
 			return s0__error_nomem(err);
 		}
-		k->cur->mtime_ns = now_ns();
+		k->cur->mtime_ns = child->mtime_ns;
 	}
 	if (child->kind == K_LINK && (!last || (fl & TW_FOLLOW))) {
 		int rc = expand(k, child, err);
@@ -402,13 +412,22 @@ static int denied_ro(const tnode *dir, const char *path, s0_error **err)
 int s0__tmpfs_new(s0__tmpfs **out, s0_error **err)
 {
 	s0__tmpfs *t = calloc(1, sizeof *t);
-	if (!t || !(t->root = node_new("", 0, K_DIR, 0755))) {
+	if (!t || !(t->root = node_new("", 0, K_DIR, 0755, now_ns(t)))) {
 		free(t);
 		return s0__error_nomem(err);
 	}
 	pthread_mutex_init(&t->mu, NULL);
 	*out = t;
 	return S0_OK;
+}
+
+void s0__tmpfs_set_clock(s0__tmpfs *t, const s0_clock *clock)
+{
+	pthread_mutex_lock(&t->mu);
+	t->has_clock = clock && clock->now_unix_ms;
+	if (t->has_clock)
+		t->clock = *clock;
+	pthread_mutex_unlock(&t->mu);
 }
 
 void s0__tmpfs_free(s0__tmpfs *t)
@@ -435,7 +454,7 @@ static tnode *lexical(s0__tmpfs *t, const char *p, bool create, bool *notdir)
 		}
 		tnode *child = kid_find(cur, c, n, NULL);
 		if (!child && create && more(p)) {
-			child = node_new(c, n, K_DIR, 0755);
+			child = node_new(c, n, K_DIR, 0755, now_ns(t));
 			if (!child || kid_insert(cur, child) < 0) {
 				if (child)
 					node_free1(child);
@@ -500,7 +519,7 @@ static int add_mount_locked(s0__tmpfs *t, const char *p, uint32_t mode, unsigned
 		return notdir ? s0__error_set(err, S0_ECONFLICT, S0__R_NOT_DIR, "not a directory: %s", p)
 		              : s0__error_nomem(err);
 	const char *base = s0__path_base(p);
-	tnode *m = node_new(base, strlen(base), K_DIR, mode);
+	tnode *m = node_new(base, strlen(base), K_DIR, mode, now_ns(t));
 	if (!m)
 		return s0__error_nomem(err);
 	m->is_mount = true;
@@ -532,6 +551,12 @@ int s0__tmpfs_add_mount(s0__tmpfs *t, const char *path, size_t path_len, uint32_
 
 int s0__tmpfs_new_runtime(const char *const *eph, size_t n_eph, s0__tmpfs **out, s0_error **err)
 {
+	return s0__tmpfs_new_runtime_clock(NULL, eph, n_eph, out, err);
+}
+
+int s0__tmpfs_new_runtime_clock(const s0_clock *clock, const char *const *eph, size_t n_eph,
+                                s0__tmpfs **out, s0_error **err)
+{
 	static const struct {
 		const char *path;
 		uint32_t mode;
@@ -542,6 +567,10 @@ int s0__tmpfs_new_runtime(const char *const *eph, size_t n_eph, s0__tmpfs **out,
 	            {"/sys", 0555, S0__TMPFS_RDONLY}};
 	s0__tmpfs *t = NULL;
 	int rc = s0__tmpfs_new(&t, err);
+	if (rc == S0_OK && clock) {
+		s0__tmpfs_set_clock(t, clock);
+		t->root->mtime_ns = now_ns(t);
+	}
 	for (size_t i = 0; rc == S0_OK && i < sizeof base / sizeof base[0]; i++)
 		rc = s0__tmpfs_add_mount(t, base[i].path, strlen(base[i].path), base[i].mode,
 		                         base[i].flags, 0, err);
@@ -766,7 +795,7 @@ static int write_locked(opctx *o, const void *data, size_t len, s0_error **err)
 		rc = s0__error_nomem(err);
 	tnode *n = rc == S0_OK ? w.node : NULL;
 	if (rc == S0_OK && !n) {
-		n = node_new(w.name, strlen(w.name), K_FILE, 0644);
+		n = node_new(w.name, strlen(w.name), K_FILE, 0644, now_ns(o->t));
 		if (!n || kid_insert(w.dir, n) < 0) {
 			if (n)
 				node_free1(n);
@@ -783,7 +812,7 @@ static int write_locked(opctx *o, const void *data, size_t len, s0_error **err)
 		n->size = len;
 		n->kind = K_FILE;
 		n->perm = 0644;
-		n->mtime_ns = w.dir->mtime_ns = now_ns();
+		n->mtime_ns = w.dir->mtime_ns = now_ns(o->t);
 		account(o->t, n->mnt, (int64_t)len - old);
 		copy = NULL;
 	}
@@ -866,7 +895,7 @@ static int mkdir_locked(opctx *o, void *arg, s0_error **err)
 		twalk_clear(&w);
 		rc = twalk_run(o->t, o->p, TW_MKDIRS, &w, err);
 		tnode *d = rc == S0_OK && w.status == TW_OK && !w.node
-		               ? node_new(w.name, strlen(w.name), K_DIR, 0755)
+		               ? node_new(w.name, strlen(w.name), K_DIR, 0755, now_ns(o->t))
 		               : NULL;
 		if (rc == S0_OK && (!d || kid_insert(w.dir, d) < 0)) {
 			if (d)
@@ -875,7 +904,7 @@ static int mkdir_locked(opctx *o, void *arg, s0_error **err)
 			                       : walk_fail(&w, S0__R_DIR_NOT_FOUND, o->p, o->route, 0, err);
 		}
 		if (rc == S0_OK)
-			w.dir->mtime_ns = now_ns();
+			w.dir->mtime_ns = now_ns(o->t);
 	}
 	twalk_clear(&w);
 	return rc;
@@ -911,7 +940,7 @@ static int delete_locked(opctx *o, void *arg, s0_error **err)
 		account(o->t, n->mnt, -(int64_t)tree_bytes(n));
 		kid_remove(w.dir, n);
 		tree_free(n);
-		w.dir->mtime_ns = now_ns();
+		w.dir->mtime_ns = now_ns(o->t);
 	}
 	twalk_clear(&w);
 	return rc;
@@ -1032,14 +1061,15 @@ static int symlink_locked(opctx *o, void *arg, s0_error **err)
 		rc = s0__error_set(err, S0_ECONFLICT, S0__R_EXISTS, "path exists: %s", o->p);
 	else
 		rc = denied_ro(w.dir, o->p, err);
-	tnode *n = rc == S0_OK ? node_new(w.name, strlen(w.name), K_LINK, 0777) : NULL;
+	tnode *n =
+	    rc == S0_OK ? node_new(w.name, strlen(w.name), K_LINK, 0777, now_ns(o->t)) : NULL;
 	if (rc == S0_OK && (!n || !(n->target = s0__strdup(arg)) || kid_insert(w.dir, n) < 0)) {
 		if (n)
 			node_free1(n);
 		rc = s0__error_nomem(err);
 	}
 	if (rc == S0_OK)
-		w.dir->mtime_ns = now_ns();
+		w.dir->mtime_ns = now_ns(o->t);
 	twalk_clear(&w);
 	return rc;
 }
@@ -1188,7 +1218,7 @@ static int move_locked(opctx *o, void *arg, s0_error **err)
 	free(s->name);
 	s->name = name;
 	kid_insert(m->d.dir, s); /* cannot fail: name free, room reserved */
-	m->s.dir->mtime_ns = m->d.dir->mtime_ns = now_ns();
+	m->s.dir->mtime_ns = m->d.dir->mtime_ns = now_ns(o->t);
 	return S0_OK;
 }
 
@@ -1311,10 +1341,9 @@ static tnode *get_node(reader *r, bool root, uint32_t *nkids)
 	bool ok = !r->bad && kind >= K_DIR && kind <= K_LINK && !(flags & ~(F_MOUNT | F_RO)) &&
 	          (!(flags & F_MOUNT) || (kind == K_DIR && !root)) && !(perm & ~07777u) &&
 	          good_name(name, nl, root);
-	tnode *n = ok ? node_new(name, nl, (uint8_t)kind, perm) : NULL;
+	tnode *n = ok ? node_new(name, nl, (uint8_t)kind, perm, mtime) : NULL; /* recorded */
 	if (!n)
 		return NULL;
-	n->mtime_ns = mtime;
 	n->is_mount = flags & F_MOUNT;
 	n->ro = flags & F_RO;
 	n->limit = limit;

@@ -41,6 +41,7 @@
 #include "common/internal.h"
 #include "local/rootfs/files.h"
 #include "local/rootfs/path.h"
+#include "sandbox0/clock.h"
 
 typedef struct s0__tmpfs s0__tmpfs;
 
@@ -64,6 +65,25 @@ int s0__tmpfs_new(s0__tmpfs **out, s0_error **err);
  */
 int s0__tmpfs_new_runtime(const char *const *ephemeral, size_t n_ephemeral, s0__tmpfs **out,
                           s0_error **err);
+
+/**
+ * s0__tmpfs_new_runtime() with its times read from @p clock from the start
+ * (see s0__tmpfs_set_clock()).
+ * @param clock (nullable) copied; NULL is the real clock.
+ */
+int s0__tmpfs_new_runtime_clock(const s0_clock *clock, const char *const *ephemeral,
+                                size_t n_ephemeral, s0__tmpfs **out, s0_error **err);
+
+/**
+ * Read the time for every modification time this tmpfs stamps (new nodes,
+ * writes, directory changes) from @p clock's now_unix_ms, e.g. the
+ * engine's (possibly manual) clock. Nodes already present, including those
+ * of a deserialised tmpfs, keep their recorded times. A new tmpfs uses the
+ * real clock (CLOCK_REALTIME) until this is called.
+ * @param clock (nullable) copied; its ctx must outlive the tmpfs. NULL
+ *        returns to the real clock.
+ */
+void s0__tmpfs_set_clock(s0__tmpfs *t, const s0_clock *clock);
 
 /** Free the tmpfs and all its content. NULL-safe. */
 void s0__tmpfs_free(s0__tmpfs *t);

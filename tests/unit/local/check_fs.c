@@ -627,6 +627,52 @@ START_TEST(eph05_tmp_writes_never_reach_block_device)
 }
 END_TEST
 
+static int64_t lt_mod_time(lt *t, const char *id, const char *path)
+{
+	s0_file_info *fi = NULL;
+	s0_error *err = NULL;
+	int rc = s0_files_stat(t->c, id, path, &fi, &err);
+	ck_assert_msg(rc == S0_OK, "stat %s: %s", path, s0_error_message(err));
+	int64_t ms = s0_file_info_mod_time_unix_ms(fi);
+	s0_file_info_free(fi);
+	return ms;
+}
+
+/* File modification times follow the backend clock (manual here), in the
+ * RootFS (/workspace) and the runtime tmpfs (/tmp), across a cycle. */
+START_TEST(fs_mod_time_follows_backend_clock)
+{
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	lt_advance(&t, 5000);
+	int64_t now = s0_local_now_unix_ms(t.local);
+	ck_assert_int_ge(now, 1700000005000LL);
+	lt_write(&t, id, "/workspace/mt.txt", "rootfs");
+	lt_write(&t, id, "/tmp/mt.txt", "tmpfs");
+	ck_assert_int_eq(lt_mod_time(&t, id, "/workspace/mt.txt"), now);
+	ck_assert_int_eq(lt_mod_time(&t, id, "/tmp/mt.txt"), now);
+	ck_assert_int_le(lt_mod_time(&t, id, "/tmp"), now);
+	lt_advance(&t, 2000);
+	lt_write(&t, id, "/workspace/mt.txt", "rootfs again");
+	lt_write(&t, id, "/tmp/mt.txt", "tmpfs again");
+	ck_assert_int_eq(lt_mod_time(&t, id, "/workspace/mt.txt"), now + 2000);
+	ck_assert_int_eq(lt_mod_time(&t, id, "/tmp/mt.txt"), now + 2000);
+	/* a new runtime after an FS cycle: the same clock, the file's time kept */
+	lt_pause(&t, id);
+	lt_advance(&t, 3000);
+	lt_resume(&t, id);
+	int64_t later = s0_local_now_unix_ms(t.local);
+	ck_assert_int_eq(lt_mod_time(&t, id, "/workspace/mt.txt"), now + 2000);
+	lt_write(&t, id, "/workspace/mt2.txt", "rootfs");
+	lt_write(&t, id, "/tmp/mt2.txt", "tmpfs");
+	ck_assert_int_eq(lt_mod_time(&t, id, "/workspace/mt2.txt"), later);
+	ck_assert_int_eq(lt_mod_time(&t, id, "/tmp/mt2.txt"), later);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 Suite *s0_local_fs_suite(void)
 {
 	Suite *s = suite_create("local-fs");
@@ -639,6 +685,7 @@ Suite *s0_local_fs_suite(void)
 	tcase_add_test(tc, fs07_snapshots_independent_of_sandbox);
 	tcase_add_test(tc, fs07_snapshots_of_running_sandbox_under_traffic);
 	tcase_add_test(tc, fs08_delete_removes_everything_but_snapshots);
+	tcase_add_test(tc, fs_mod_time_follows_backend_clock);
 	suite_add_tcase(s, tc);
 	TCase *eph = tcase_create("eph");
 	tcase_set_timeout(eph, 120);

@@ -564,6 +564,54 @@ START_TEST(test_large_directory)
 }
 END_TEST
 
+static int64_t mtime_of(rt_fs *t, const char *path)
+{
+	s0__fileinfo *fi = NULL;
+	ck_assert_int_eq(s0__rootfs_stat(t->fs, P(path), NULL, &fi, NULL), S0_OK);
+	int64_t ns = fi->mod_time_unix_ns;
+	s0__fileinfo_free(fi);
+	return ns;
+}
+
+/* With a clock set, every timestamp is that clock's now; a fixed time wins. */
+START_TEST(test_clock)
+{
+	const int64_t start_ms = 1700000000123;
+	s0_manual_clock *mc = NULL;
+	ck_assert_int_eq(s0_manual_clock_new(start_ms, 0, &mc, NULL), S0_OK);
+	s0_clock c;
+	s0_manual_clock_get(mc, &c);
+	rt_fs t;
+	rt_open_fresh(&t, 64 * MiB);
+	s0__rootfs_set_clock(t.fs, &c);
+	rt_mkdir_p(&t, "/workspace/d");
+	rt_write_str(&t, "/workspace/d/f", "x");
+	ck_assert_int_eq(mtime_of(&t, "/workspace/d/f"), start_ms * 1000000);
+	ck_assert_int_eq(mtime_of(&t, "/workspace/d"), start_ms * 1000000);
+	s0_manual_clock_advance(mc, 60500);
+	rt_write_str(&t, "/workspace/d/f", "yy");
+	ck_assert_int_eq(mtime_of(&t, "/workspace/d/f"), (start_ms + 60500) * 1000000);
+	s0_manual_clock_advance(mc, 1000);
+	rt_write_str(&t, "/workspace/d/g", "z");
+	ck_assert_int_eq(mtime_of(&t, "/workspace/d/g"), (start_ms + 61500) * 1000000);
+	ck_assert_int_eq(mtime_of(&t, "/workspace/d"), (start_ms + 61500) * 1000000);
+	/* the fixed time (templates) still wins; 0 returns to the clock */
+	s0__rootfs_set_fixed_time(t.fs, 1600000000);
+	rt_write_str(&t, "/workspace/d/f", "z");
+	ck_assert_int_eq(mtime_of(&t, "/workspace/d/f"), (int64_t)1600000000 * 1000000000);
+	s0__rootfs_set_fixed_time(t.fs, 0);
+	rt_write_str(&t, "/workspace/d/f", "w");
+	ck_assert_int_eq(mtime_of(&t, "/workspace/d/f"), (start_ms + 61500) * 1000000);
+	/* NULL: back to real time */
+	s0__rootfs_set_clock(t.fs, NULL);
+	rt_write_str(&t, "/workspace/d/f", "v");
+	ck_assert_int_gt(mtime_of(&t, "/workspace/d/f"), (int64_t)1750000000 * 1000000000);
+	RT_ASSERT_FSCK(&t);
+	rt_close(&t);
+	s0_manual_clock_free(mc);
+}
+END_TEST
+
 static Suite *files_suite(void)
 {
 	Suite *s = suite_create("rootfs_files");
@@ -582,6 +630,7 @@ static Suite *files_suite(void)
 	tcase_add_test(tc, test_fileinfo_json);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_large_directory);
+	tcase_add_test(tc, test_clock);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -355,6 +355,72 @@ START_TEST(test_threads)
 }
 END_TEST
 
+static int64_t tmtime(s0__tmpfs *t, const char *path)
+{
+	s0__fileinfo *fi = NULL;
+	ck_assert_int_eq(s0__tmpfs_stat(t, P(path), NULL, &fi, NULL), S0_OK);
+	int64_t ns = fi->mod_time_unix_ns;
+	s0__fileinfo_free(fi);
+	return ns;
+}
+
+/* Modification times come from the tmpfs's clock; images keep theirs. */
+START_TEST(test_clock)
+{
+	const int64_t start_ms = 1700000000123, ns = 1000000;
+	s0_manual_clock *mc = NULL;
+	ck_assert_int_eq(s0_manual_clock_new(start_ms, 0, &mc, NULL), S0_OK);
+	s0_clock c;
+	s0_manual_clock_get(mc, &c);
+	s0__tmpfs *t = NULL;
+	ck_assert_int_eq(s0__tmpfs_new_runtime_clock(&c, NULL, 0, &t, NULL), S0_OK);
+	ck_assert_int_eq(tmtime(t, "/tmp"), start_ms * ns);
+	s0_manual_clock_advance(mc, 1000);
+	put(t, "/tmp/f", "x");
+	ck_assert_int_eq(tmtime(t, "/tmp/f"), (start_ms + 1000) * ns);
+	ck_assert_int_eq(tmtime(t, "/tmp"), (start_ms + 1000) * ns);
+	s0_manual_clock_advance(mc, 2500);
+	put(t, "/tmp/f", "yy");
+	ck_assert_int_eq(tmtime(t, "/tmp/f"), (start_ms + 3500) * ns);
+	s0_manual_clock_advance(mc, 500);
+	ck_assert_int_eq(s0__tmpfs_mkdir(t, P("/tmp/a/b"), true, NULL, NULL), S0_OK);
+	ck_assert_int_eq(tmtime(t, "/tmp/a/b"), (start_ms + 4000) * ns);
+	ck_assert_int_eq(tmtime(t, "/tmp/a"), (start_ms + 4000) * ns);
+	s0_manual_clock_advance(mc, 500);
+	ck_assert_int_eq(s0__tmpfs_symlink(t, P("f"), P("/tmp/l"), NULL, NULL), S0_OK);
+	ck_assert_int_eq(tmtime(t, "/tmp/l"), (start_ms + 4500) * ns);
+	s0_manual_clock_advance(mc, 500);
+	ck_assert_int_eq(s0__tmpfs_move(t, P("/tmp/f"), P("/tmp/a/f"), NULL, NULL), S0_OK);
+	ck_assert_int_eq(tmtime(t, "/tmp/a"), (start_ms + 5000) * ns);
+	s0_manual_clock_advance(mc, 500);
+	ck_assert_int_eq(s0__tmpfs_delete(t, P("/tmp/l"), NULL, NULL), S0_OK);
+	ck_assert_int_eq(tmtime(t, "/tmp"), (start_ms + 5500) * ns);
+	/* an image keeps its recorded times, whatever the new tmpfs's clock */
+	void *buf = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(s0__tmpfs_serialize(t, &buf, &n, NULL), S0_OK);
+	s0__tmpfs *u = NULL;
+	ck_assert_int_eq(s0__tmpfs_deserialize(buf, n, &u, NULL), S0_OK);
+	free(buf);
+	s0_manual_clock_advance(mc, 100000);
+	s0__tmpfs_set_clock(u, &c);
+	ck_assert_int_eq(tmtime(u, "/tmp/a/f"), (start_ms + 3500) * ns);
+	ck_assert_int_eq(tmtime(u, "/tmp"), (start_ms + 5500) * ns);
+	put(u, "/tmp/g", "g");
+	ck_assert_int_eq(tmtime(u, "/tmp/g"), (start_ms + 105500) * ns);
+	/* the real clock without one, and after NULL */
+	s0__tmpfs_set_clock(u, NULL);
+	put(u, "/tmp/h", "h");
+	ck_assert_int_gt(tmtime(u, "/tmp/h"), (int64_t)1750000000 * 1000000000);
+	s0__tmpfs *r = fresh();
+	ck_assert_int_gt(tmtime(r, "/tmp"), (int64_t)1750000000 * 1000000000);
+	s0__tmpfs_free(r);
+	s0__tmpfs_free(u);
+	s0__tmpfs_free(t);
+	s0_manual_clock_free(mc);
+}
+END_TEST
+
 static Suite *tmpfs_suite(void)
 {
 	Suite *s = suite_create("tmpfs");
@@ -366,6 +432,7 @@ static Suite *tmpfs_suite(void)
 	tcase_add_test(tc, test_serialize_roundtrip);
 	tcase_add_test(tc, test_deep_tree_no_recursion);
 	tcase_add_test(tc, test_threads);
+	tcase_add_test(tc, test_clock);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -250,37 +250,29 @@ static void ses_call(s0__rctx *c, ses_op op)
 	cJSON *data = NULL;
 	s0_error *err = NULL;
 	int rc, status = 200;
-	switch (op) {
-	case SES_GET:
+	/* the calls that take a body, with their success status (api.md §8.3) */
+	typedef int (*body_fn)(s0__sessions *, s0__guest *, const char *, const cJSON *, cJSON **,
+	                       s0_error **);
+	static const struct {
+		body_fn fn;
+		int status;
+	} with_body[] = {
+		[SES_DESIRED] = {s0__sessions_desired_json, 200},
+		[SES_SIGNAL] = {s0__sessions_signal_json, 202},
+		[SES_REPLACE] = {s0__sessions_replace_json, 200},
+		[SES_ATTEMPT] = {s0__sessions_attempt_json, 201},
+		[SES_INPUT] = {s0__sessions_input_json, 202},
+		[SES_TERMINAL] = {s0__sessions_terminal_json, 200},
+	};
+	if (op == SES_GET)
 		rc = s0__sessions_get_json(s, g, c->id2, &data, &err);
-		break;
-	case SES_DELETE:
+	else if (op == SES_DELETE)
 		rc = s0__sessions_delete_json(s, g, c->id2, &data, &err);
-		break;
-	case SES_DESIRED:
-		rc = s0__sessions_desired_json(s, g, c->id2, b, &data, &err);
-		break;
-	case SES_SIGNAL:
-		rc = s0__sessions_signal_json(s, g, c->id2, b, &data, &err);
-		status = 202;
-		break;
-	case SES_REPLACE:
-		rc = s0__sessions_replace_json(s, g, c->id2, b, &data, &err);
-		break;
-	case SES_ATTEMPT:
-		rc = s0__sessions_attempt_json(s, g, c->id2, b, &data, &err);
-		status = 201;
-		break;
-	case SES_INPUT:
-		rc = s0__sessions_input_json(s, g, c->id2, b, &data, &err);
-		status = 202;
-		break;
-	case SES_TERMINAL:
-		rc = s0__sessions_terminal_json(s, g, c->id2, b, &data, &err);
-		break;
-	default:
+	else if (op == SES_EVENTS)
 		rc = s0__sessions_events_json(s, g, c->id2, after, limit, &data, &err);
-		break;
+	else {
+		rc = with_body[op].fn(s, g, c->id2, b, &data, &err);
+		status = with_body[op].status;
 	}
 	if (rc == S0_OK && (op == SES_DELETE || op == SES_REPLACE || op == SES_DESIRED))
 		s0__engine_sessions_save(c->e, c->id); /* identity or spec changed */

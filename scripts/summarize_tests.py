@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Print each test runner's closing line and one final 'N passed, N failed' line.
 
-Reads meson's testlog.json files (one JSON object per test). Each check
+Reads meson's testlog.json files (one JSON object per test); --tag NAME labels\nthe lines (scripts/test's parts call it so). Each check
 runner prints its own closing line ("100%: Checks: N, Failures: F, Errors: E"),
 pytest its "N passed" line and node:test its TAP summary ("# pass N",
 "# fail N", "# cancelled N"); these are echoed here, and the totals count
@@ -19,10 +19,13 @@ NODE_FAIL = re.compile(r"^# fail (\d+)$", re.M)
 NODE_CANCELLED = re.compile(r"^# cancelled (\d+)$", re.M)
 
 
-def main(paths):
+def main(args):
+    fixed_tag = None
+    if args[:1] == ["--tag"]:
+        fixed_tag, args = args[1], args[2:]
     passed = failed = skipped = 0
-    for path in paths:
-        tag = "asan" if "asan" in path else "main"
+    for path in args:
+        tag = fixed_tag or ("asan" if "asan" in path else "main")
         with open(path) as f:
             for line in f:
                 if not line.strip():

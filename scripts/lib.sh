@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Shared helpers of scripts/demo, scripts/test and the test parts in
+# scripts/test.d/. Sourced, never run.
+
+# Install Debian packages that are missing (as root or through sudo); quiet
+# when everything is there. s0_apt_install PKG...
+s0_apt_install() {
+  local p missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "need root or sudo to install: ${missing[*]}" >&2; return 1; }
+    sudo="sudo"
+  fi
+  echo "==> installing: ${missing[*]}"
+  if [ -z "${S0_APT_UPDATED:-}" ]; then
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq || return 1
+    export S0_APT_UPDATED=1
+  fi
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# Configure (once) and build a meson tree: s0_build DIR [meson options…]
+s0_build() {
+  local dir=$1; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" --wrap-mode=nofallback "$@" || return 1
+  fi
+  ninja -C "$dir"
+}
+
+# A test part's result, for scripts/test's final line:
+#   s0_tally NAME PASSED FAILED SKIPPED
+# prints "[NAME] N passed, N failed, N skipped" and records it in
+# $S0_RESULTS (set by scripts/test).
+s0_tally() {
+  local name=$1 p=$2 f=$3 s=${4:-0}
+  echo "[$name] $p passed, $f failed, $s skipped"
+  [ -n "${S0_RESULTS:-}" ] && echo "$p $f $s" > "$S0_RESULTS/$name"
+  return 0
+}
+
+# Run meson tests of one or more suites and tally them from meson's log:
+#   s0_meson_suites NAME BUILDDIR SUITE... [-- extra meson test args]
+s0_meson_suites() {
+  local name=$1 dir=$2; shift 2
+  local args=() rc=0
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=(--suite "$1"); shift; done
+  [ "${1:-}" = -- ] && shift
+  meson test -C "$dir" --print-errorlogs --num-processes 2 "${args[@]}" "$@" || rc=1
+  local counts
+  counts=$(python3 scripts/summarize_tests.py --tag "$name" "$dir/meson-logs/testlog.json" |
+           tee /dev/stderr | tail -1) || rc=1
+  # "N passed, N failed, N skipped"
+  set -- $(echo "$counts" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/')
+  s0_tally "$name" "${1:-0}" "${2:-1}" "${3:-0}" >/dev/null
+  [ "${2:-1}" = 0 ] || rc=1
+  return $rc
+}

@@ -8,41 +8,45 @@
 
 #include "local/lifecycle/engine_internal.h"
 
-static int record_delete(s0__engine *e, s0__sandbox_row *row, const char *kind, s0_error **err)
+/* In the intent's transaction: an unfinished pause (or recovery) is
+ * superseded by the termination; ctx receives a published, uncommitted
+ * generation to unpin. */
+static int supersede(s0__engine *e, s0__op_row *op, void *ctx, s0_error **err)
 {
-	s0__op_row op = {0};
-	s0__strlcpy(op.sandbox_id, row->rec.id, sizeof op.sandbox_id);
-	s0__strlcpy(op.kind, kind, sizeof op.kind);
-	s0__strlcpy(op.state, "intent", sizeof op.state);
-	s0__strlcpy(op.runtime_id, row->rec.runtime_id, sizeof op.runtime_id);
-	op.generation = row->rec.runtime_generation;
-	op.created_at_ms = op.updated_at_ms = s0__engine_now(e);
-	int rc = s0__meta_begin(e->meta, err);
-	if (rc < 0)
-		return rc;
-	/* an unfinished pause (or recovery) is superseded by the termination */
+	char *unpin = ctx;
 	s0__op_row cur;
-	char unpin[S0__GEN_MAX] = ""; /* a published, uncommitted generation */
-	while (s0__meta_op_active(e->meta, row->rec.id, &cur, NULL) == S0_OK) {
-		if (!strcmp(cur.state, "published"))
-			s0__strlcpy(unpin, cur.new_head, sizeof unpin);
-		s0__strlcpy(cur.state, "failed", sizeof cur.state);
+	int rc = S0_OK;
+	while (s0__meta_op_active(e->meta, op->sandbox_id, &cur, NULL) == S0_OK) {
+		if (cur.state == S0__OPS_PUBLISHED)
+			s0__strlcpy(unpin, cur.new_head, S0__GEN_MAX);
+		cur.state = S0__OPS_FAILED;
 		if ((rc = s0__meta_op_update(e->meta, &cur, err)) < 0)
 			break;
 	}
+	return rc;
+}
+
+static int record_delete(s0__engine *e, s0__sandbox_row *row, s0__op_kind kind, s0_error **err)
+{
+	s0__op_row op = {0};
+	s0__strlcpy(op.sandbox_id, row->rec.id, sizeof op.sandbox_id);
+	op.kind = kind;
+	s0__strlcpy(op.runtime_id, row->rec.runtime_id, sizeof op.runtime_id);
+	op.generation = row->rec.runtime_generation;
+	char unpin[S0__GEN_MAX] = ""; /* a published, uncommitted generation */
 	row->rec.status = S0_STATUS_TERMINATING;
-	if (rc == S0_OK)
-		rc = s0__engine_save(e, row, err);
-	if (rc == S0_OK)
-		rc = s0__meta_op_insert(e->meta, &op, err);
-	if (rc < 0) {
-		s0__meta_rollback(e->meta);
-		return rc;
-	}
-	rc = s0__meta_commit(e->meta, err);
+	s0__op_step step = {.write = supersede, .row = row, .ctx = unpin};
+	int rc = s0__op_advance(e, &op, S0__OPS_INTENT, &step, err);
 	if (rc == S0_OK && unpin[0]) /* no longer needed by anyone: GC may collect it */
 		s0__storage_unpin(e->storage, unpin);
 	return rc;
+}
+
+/* In the done transaction: identity, configuration and head go. */
+static int drop_row(s0__engine *e, s0__op_row *op, void *ctx, s0_error **err)
+{
+	(void)ctx;
+	return s0__meta_sandbox_delete(e->meta, op->sandbox_id, err);
 }
 
 static int finish_delete_locked(s0__engine *e, s0__op_row *op)
@@ -64,16 +68,7 @@ static int finish_delete_locked(s0__engine *e, s0__op_row *op)
 		s0__engine_release_runtime(e, rt);
 	}
 	s0__fault_hit(e->faults, "manager_restart", "delete-reclaimed"); /* crash point */
-	if (s0__meta_begin(e->meta, NULL) < 0)
-		return S0_EIO;
-	s0__strlcpy(op->state, "done", sizeof op->state);
-	op->updated_at_ms = s0__engine_now(e);
-	int rc = s0__meta_sandbox_delete(e->meta, op->sandbox_id, NULL);
-	if (rc == S0_OK)
-		rc = s0__meta_op_update(e->meta, op, NULL);
-	if (rc == S0_OK) {
-		if (s0__meta_commit(e->meta, NULL) < 0)
-			return S0_EIO;
+	if (s0__op_advance(e, op, S0__OPS_DONE, &(s0__op_step){.write = drop_row}, NULL) == S0_OK) {
 		s0__engine_sessions_drop(e, op->sandbox_id); /* sessions and journals go too */
 		pthread_mutex_lock(&e->mu);
 		e->gc_wanted = true; /* its unique blocks and image are garbage now (COST-04) */
@@ -82,7 +77,6 @@ static int finish_delete_locked(s0__engine *e, s0__op_row *op)
 		pthread_mutex_unlock(&e->mu);
 		return S0_OK;
 	}
-	s0__meta_rollback(e->meta);
 	return S0_EIO;
 }
 
@@ -97,7 +91,7 @@ int s0__engine_run_delete(s0__engine *e, s0__op_row *op)
 	return rc;
 }
 
-int s0__engine_delete_kind(s0__engine *e, const char *team, const char *id, const char *kind,
+int s0__engine_delete_kind(s0__engine *e, const char *team, const char *id, s0__op_kind kind,
                            s0_error **err)
 {
 	s0__sblock *l = s0__engine_lock(e, id);
@@ -121,5 +115,5 @@ int s0__engine_delete_kind(s0__engine *e, const char *team, const char *id, cons
 
 int s0__engine_delete(s0__engine *e, const char *team, const char *id, s0_error **err)
 {
-	return s0__engine_delete_kind(e, team, id, "delete", err);
+	return s0__engine_delete_kind(e, team, id, S0__OP_DELETE, err);
 }

@@ -195,12 +195,11 @@ void s0__engine_controller_pass(s0__engine *e)
 	bool again = false;
 	if (s0__meta_op_pending(e->meta, &ops, &n, NULL) == S0_OK) {
 		for (size_t i = 0; i < n; i++) {
-			const char *k = ops[i].kind;
-			int rc = !strcmp(k, "delete") || !strcmp(k, "hard_delete")
-			             ? s0__engine_run_delete(e, &ops[i])
-			         : !strcmp(k, "recover")         ? s0__engine_run_recover(e, &ops[i])
-			         : !strcmp(k, "resume_fallback") ? s0__engine_run_fallback(e, &ops[i])
-			                                         : s0__engine_run_pause(e, &ops[i]);
+			s0__op_kind k = ops[i].kind;
+			int rc = s0__op_kind_is_delete(k)          ? s0__engine_run_delete(e, &ops[i])
+			         : k == S0__OP_RECOVER         ? s0__engine_run_recover(e, &ops[i])
+			         : k == S0__OP_RESUME_FALLBACK ? s0__engine_run_fallback(e, &ops[i])
+			                                       : s0__engine_run_pause(e, &ops[i]);
 			if (rc != S0_OK)
 				again = true;
 		}

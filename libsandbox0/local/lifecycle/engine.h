@@ -17,39 +17,9 @@
 #include <stdint.h>
 
 #include "common/internal.h"
+#include "local/meta/records.h" /* s0__sandbox_rec, s0__snapshot_rec, s0__list_filter */
 
 typedef struct s0__engine s0__engine;
-
-#define S0__ID_MAX 96
-
-/* A sandbox as the wire shows it (api.md §3.3 plus runtime_id, §6.2). */
-typedef struct s0__sandbox_rec {
-	char id[S0__ID_MAX];
-	char team_id[S0__ID_MAX];
-	char template_id[256];
-	char pod_name[S0__ID_MAX];
-	char runtime_id[S0__ID_MAX]; /* "" while paused */
-	int status;                  /* s0_status */
-	bool paused;
-	bool auto_resume;
-	int64_t runtime_generation;
-	int32_t ttl_sec, hard_ttl_sec;
-	int64_t created_at_ms, updated_at_ms, claimed_at_ms;
-	int64_t expires_at_ms, hard_expires_at_ms; /* 0 = unset */
-	char *config_json; /* durable SandboxConfig (owned; free with s0__sandbox_rec_clear) */
-} s0__sandbox_rec;
-
-void s0__sandbox_rec_clear(s0__sandbox_rec *r);
-
-/* A named RootFS snapshot (api.md §3.8). */
-typedef struct s0__snapshot_rec {
-	char id[S0__ID_MAX];
-	char sandbox_id[S0__ID_MAX];
-	char name[256];
-	char description[1024];
-	int64_t created_at_ms;
-	int64_t expires_at_ms; /* 0 = never */
-} s0__snapshot_rec;
 
 /* ---- claim, read, list, update, delete ---- */
 
@@ -69,13 +39,6 @@ int s0__engine_claim(s0__engine *e, const char *team, const s0__claim_req *req,
                      s0__sandbox_rec *out, s0_error **err);
 int s0__engine_get(s0__engine *e, const char *team, const char *id, s0__sandbox_rec *out,
                    s0_error **err);
-
-typedef struct s0__list_filter {
-	int status;              /* 0 = any */
-	int paused;              /* -1 any, 0 false, 1 true */
-	const char *template_id; /* nullable */
-	int32_t limit, offset;   /* validated by the router */
-} s0__list_filter;
 
 /* Newest first. *out is an array of *n records (free each, then the array). */
 int s0__engine_list(s0__engine *e, const char *team, const s0__list_filter *f,

@@ -7,6 +7,7 @@
 #include "local/lifecycle/engine.h"
 #include "local/lifecycle/faults.h"
 #include "local/lifecycle/node.h"
+#include "local/lifecycle/optxn.h"
 #include "local/lifecycle/storage.h"
 #include "local/meta/meta.h"
 
@@ -168,12 +169,19 @@ char *s0__engine_template_mounts(s0__engine *e, const char *template_id);
 int s0__engine_run_pause(s0__engine *e, s0__op_row *op);
 /* One pass of a pause operation with the sandbox lock held (resume joins it). */
 int s0__engine_pause_step_locked(s0__engine *e, s0__op_row *op);
-/* Replacement of a failed memory restore (resume.c, kind "resume_fallback"). */
+/* Replacement of a failed memory restore (resume.c, S0__OP_RESUME_FALLBACK). */
 int s0__engine_run_fallback(s0__engine *e, s0__op_row *op);
 int s0__engine_fallback_step_locked(s0__engine *e, s0__op_row *op);
-/* Recovery executor (recover.c): advance a "recover" operation. */
+/* Recovery executor (recover.c): advance a S0__OP_RECOVER operation. */
 int s0__engine_run_recover(s0__engine *e, s0__op_row *op);
 int s0__engine_recover_step_locked(s0__engine *e, s0__op_row *op);
+/* The done step of a recovery or a fallback (recover.c): start a runtime
+ * for next (a copy of the sandbox row) on its head, then commit next with
+ * op done in one transaction; a failed commit stops the runtime again.
+ * *placed tells whether the start succeeded (next's generation is consumed
+ * either way). Sandbox lock held. */
+int s0__engine_replace_runtime(s0__engine *e, s0__op_row *op, s0__sandbox_row *next,
+                               bool *placed);
 /* Crash the runtimes a `runtime_crash` fault names (controller pass). */
 void s0__engine_crash_scan(s0__engine *e);
 /* Reopen: recover a sandbox whose runtime died with the previous process. */
@@ -182,8 +190,8 @@ void s0__engine_recover_after_restart(s0__engine *e, const char *id);
 #define S0__RESUME_WAIT_MS 45000
 /* Delete executor: reclaim runtime and identity of a sandbox. */
 int s0__engine_run_delete(s0__engine *e, s0__op_row *op);
-/* Delete with an operation kind ("delete", "hard_delete"); team NULL = any. */
-int s0__engine_delete_kind(s0__engine *e, const char *team, const char *id, const char *kind,
+/* Delete with an operation kind (S0__OP_DELETE, S0__OP_HARD_DELETE); team NULL = any. */
+int s0__engine_delete_kind(s0__engine *e, const char *team, const char *id, s0__op_kind kind,
                            s0_error **err);
 /* TTL scan: soft TTL pauses and hard TTL deletes that are due. */
 void s0__engine_ttl_scan(s0__engine *e);

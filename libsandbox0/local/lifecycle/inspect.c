@@ -101,8 +101,8 @@ static cJSON *ops_json(s0__engine *e, const char *sandbox_id)
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddNumberToObject(o, "id", (double)ops[i].id);
 		cJSON_AddStringToObject(o, "sandbox_id", ops[i].sandbox_id);
-		cJSON_AddStringToObject(o, "kind", ops[i].kind);
-		cJSON_AddStringToObject(o, "state", ops[i].state);
+		cJSON_AddStringToObject(o, "kind", s0__op_kind_name(ops[i].kind));
+		cJSON_AddStringToObject(o, "state", s0__op_state_name(ops[i].state));
 		cJSON_AddStringToObject(o, "runtime_id", ops[i].runtime_id);
 		cJSON_AddNumberToObject(o, "runtime_generation", (double)ops[i].generation);
 		cJSON_AddStringToObject(o, "new_head", ops[i].new_head);
@@ -125,13 +125,11 @@ static void add_sandbox_facts(s0__engine *e, cJSON *root, const char *sandbox_id
 	cJSON_AddNumberToObject(s, "runtime_generation", (double)row.rec.runtime_generation);
 	cJSON_AddStringToObject(s, "mem_image", row.mem_image);
 	cJSON_AddStringToObject(s, "mem_image_generation", row.mem_image_gen);
-	static const char *kinds[] = {"pause",       "ttl_pause", "delete",
-	                              "hard_delete", "recover",   "resume_fallback"};
 	cJSON *counts = cJSON_AddObjectToObject(s, "operation_counts");
-	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+	for (int k = 0; k < S0__OP_KIND_COUNT; k++) {
 		int64_t c = 0;
-		s0__meta_op_count(e->meta, sandbox_id, kinds[i], &c, NULL);
-		cJSON_AddNumberToObject(counts, kinds[i], (double)c);
+		s0__meta_op_count(e->meta, sandbox_id, (s0__op_kind)k, &c, NULL);
+		cJSON_AddNumberToObject(counts, s0__op_kind_name((s0__op_kind)k), (double)c);
 	}
 	s0__sandbox_rec_clear(&row.rec);
 }

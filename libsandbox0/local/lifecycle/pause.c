@@ -24,7 +24,7 @@
 
 static bool active_pause(const s0__op_row *op)
 {
-	return !strcmp(op->kind, "pause") || !strcmp(op->kind, "ttl_pause");
+	return s0__op_kind_is_pause(op->kind);
 }
 
 int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memory,
@@ -120,14 +120,13 @@ int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memor
 		                   "failed to pause sandbox: metadata store unavailable");
 		goto out;
 	}
+	memset(&op, 0, sizeof op);
 	s0__strlcpy(op.sandbox_id, id, sizeof op.sandbox_id);
-	s0__strlcpy(op.kind, "pause", sizeof op.kind);
-	s0__strlcpy(op.state, "intent", sizeof op.state);
+	op.kind = S0__OP_PAUSE;
 	s0__strlcpy(op.runtime_id, row.rec.runtime_id, sizeof op.runtime_id);
 	op.generation = row.rec.runtime_generation;
 	op.memory = memory;
-	op.created_at_ms = op.updated_at_ms = s0__engine_now(e);
-	rc = s0__meta_op_insert(e->meta, &op, err);
+	rc = s0__op_advance(e, &op, S0__OPS_INTENT, NULL, err);
 	if (rc < 0) {
 		if (memory)
 			s0__engine_mem_finish(e, id);
@@ -144,11 +143,9 @@ out:
 	return rc;
 }
 
-static int set_state(s0__engine *e, s0__op_row *op, const char *state)
+static int set_state(s0__engine *e, s0__op_row *op, s0__op_state state)
 {
-	s0__strlcpy(op->state, state, sizeof op->state);
-	op->updated_at_ms = s0__engine_now(e);
-	return s0__meta_op_update(e->meta, op, NULL);
+	return s0__op_advance(e, op, state, NULL, NULL);
 }
 
 /* Steps 2–3: retire the runtime and publish its branch. */
@@ -164,7 +161,7 @@ static int step_publish(s0__engine *e, s0__op_row *op)
 	if (fencing) /* the guest stops here: its deadlines catch up with the clock */
 		s0__engine_guest_sync(e, rt);
 	if (!rt) /* the runtime died with a previous process: nothing to publish */
-		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
+		return set_state(e, op, S0__OPS_FAILED) == S0_OK ? S0_OK : S0_EIO;
 	if (pins)
 		return S0_EUNAVAILABLE; /* a request is finishing; retry shortly */
 	if (s0__fault_hit(e->faults, "node_channel", "pause") != S0__FAULT_NONE)
@@ -190,7 +187,7 @@ static int step_publish(s0__engine *e, s0__op_row *op)
 		char hex[S0__OBJID_HEX_BYTES];
 		if (s0__engine_mem_capture(e, op, rt, gen, hex) < 0) {
 			s0__storage_unpin(e->storage, gen); /* the head stays where it was */
-			return set_state(e, op, "capture_failed") == S0_OK ? S0_OK : S0_EIO;
+			return set_state(e, op, S0__OPS_CAPTURE_FAILED) == S0_OK ? S0_OK : S0_EIO;
 		}
 		s0__strlcpy(op->image, hex, sizeof op->image);
 	}
@@ -201,9 +198,17 @@ static int step_publish(s0__engine *e, s0__op_row *op)
 		return S0_EUNAVAILABLE; /* killed before answering: the standby finishes it */
 published:
 	s0__strlcpy(op->new_head, gen, sizeof op->new_head);
-	if (set_state(e, op, "published") < 0)
+	if (set_state(e, op, S0__OPS_PUBLISHED) < 0)
 		return S0_EIO;
 	s0__fault_hit(e->faults, "manager_restart", "published"); /* crash point */
+	return S0_OK;
+}
+
+static int save_sessions(s0__engine *e, s0__op_row *op, void *ctx, s0_error **err)
+{
+	(void)ctx;
+	(void)err;
+	s0__engine_sessions_save(e, op->sandbox_id); /* best effort */
 	return S0_OK;
 }
 
@@ -214,11 +219,7 @@ static int step_commit(s0__engine *e, s0__op_row *op)
 		return S0_EUNAVAILABLE;
 	s0__sandbox_row row = {0};
 	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) < 0)
-		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
-	if (s0__meta_begin(e->meta, NULL) < 0) {
-		s0__sandbox_rec_clear(&row.rec);
-		return S0_EIO;
-	}
+		return set_state(e, op, S0__OPS_FAILED) == S0_OK ? S0_OK : S0_EIO;
 	s0__strlcpy(row.head, op->new_head, sizeof row.head);
 	/* a memory pause retains its image with the generation it matches; a
 	 * filesystem-only pause discards any earlier one (MEM-07, MEM-08) */
@@ -229,17 +230,9 @@ static int step_commit(s0__engine *e, s0__op_row *op)
 	row.rec.runtime_id[0] = '\0';
 	row.rec.pod_name[0] = '\0';
 	row.rec.expires_at_ms = 0;
-	s0__strlcpy(op->state, "committed", sizeof op->state);
-	op->updated_at_ms = s0__engine_now(e);
-	int rc = s0__engine_save(e, &row, NULL);
-	if (rc == S0_OK)
-		rc = s0__meta_op_update(e->meta, op, NULL);
-	if (rc == S0_OK) /* the sessions as of the pause, in the same transaction */
-		s0__engine_sessions_save(e, op->sandbox_id);
-	if (rc == S0_OK)
-		rc = s0__meta_commit(e->meta, NULL);
-	else
-		s0__meta_rollback(e->meta);
+	/* the sessions as of the pause, in the same transaction */
+	s0__op_step step = {.write = save_sessions, .row = &row};
+	int rc = s0__op_advance(e, op, S0__OPS_COMMITTED, &step, NULL);
 	s0__sandbox_rec_clear(&row.rec);
 	if (rc == S0_OK)
 		s0__storage_unpin(e->storage, op->new_head);
@@ -292,32 +285,22 @@ static int step_release(s0__engine *e, s0__op_row *op)
 	if (s0__ctld_primary_fails(e, "release"))
 		return S0_EUNAVAILABLE; /* killed before answering: the standby finishes it */
 released:;
-	bool failed = !strcmp(op->state, "capture_failed");
+	bool failed = op->state == S0__OPS_CAPTURE_FAILED;
 	s0__sandbox_row row = {0};
 	int rc = s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL);
 	if (rc < 0)
-		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
-	if ((rc = s0__meta_begin(e->meta, NULL)) == S0_OK) {
-		/* a failed capture: filesystem recovery from the last committed head
-		 * stays available, shown as `failed` with paused true (MFB-07/08) */
-		row.rec.status = failed ? S0_STATUS_FAILED : S0_STATUS_PAUSED;
-		row.rec.paused = true;
-		if (failed) {
-			row.rec.runtime_id[0] = '\0';
-			row.rec.pod_name[0] = '\0';
-			row.rec.expires_at_ms = 0;
-			row.mem_image[0] = row.mem_image_gen[0] = '\0';
-		}
-		s0__strlcpy(op->state, "done", sizeof op->state);
-		op->updated_at_ms = s0__engine_now(e);
-		rc = s0__engine_save(e, &row, NULL);
-		if (rc == S0_OK)
-			rc = s0__meta_op_update(e->meta, op, NULL);
-		if (rc == S0_OK)
-			rc = s0__meta_commit(e->meta, NULL);
-		else
-			s0__meta_rollback(e->meta);
+		return set_state(e, op, S0__OPS_FAILED) == S0_OK ? S0_OK : S0_EIO;
+	/* a failed capture: filesystem recovery from the last committed head
+	 * stays available, shown as `failed` with paused true (MFB-07/08) */
+	row.rec.status = failed ? S0_STATUS_FAILED : S0_STATUS_PAUSED;
+	row.rec.paused = true;
+	if (failed) {
+		row.rec.runtime_id[0] = '\0';
+		row.rec.pod_name[0] = '\0';
+		row.rec.expires_at_ms = 0;
+		row.mem_image[0] = row.mem_image_gen[0] = '\0';
 	}
+	rc = s0__op_advance(e, op, S0__OPS_DONE, &(s0__op_step){.row = &row}, NULL);
 	s0__sandbox_rec_clear(&row.rec);
 	return rc == S0_OK ? S0_OK : S0_EIO;
 }
@@ -337,11 +320,11 @@ int s0__engine_pause_step_locked(s0__engine *e, s0__op_row *op)
 		return S0_OK; /* finished meanwhile */
 	*op = cur;
 	int rc = S0_OK;
-	if (rc == S0_OK && !strcmp(op->state, "intent"))
+	if (rc == S0_OK && op->state == S0__OPS_INTENT)
 		rc = step_publish(e, op);
-	if (rc == S0_OK && !strcmp(op->state, "published"))
+	if (rc == S0_OK && op->state == S0__OPS_PUBLISHED)
 		rc = step_commit(e, op);
-	if (rc == S0_OK && (!strcmp(op->state, "committed") || !strcmp(op->state, "capture_failed")))
+	if (rc == S0_OK && (op->state == S0__OPS_COMMITTED || op->state == S0__OPS_CAPTURE_FAILED))
 		rc = step_release(e, op);
 	return rc;
 }

@@ -18,11 +18,20 @@
 
 #include "local/lifecycle/engine_internal.h"
 
-static int set_state(s0__engine *e, s0__op_row *op, const char *state)
+static int set_state(s0__engine *e, s0__op_row *op, s0__op_state state)
 {
-	s0__strlcpy(op->state, state, sizeof op->state);
-	op->updated_at_ms = s0__engine_now(e);
-	return s0__meta_op_update(e->meta, op, NULL);
+	return s0__op_advance(e, op, state, NULL, NULL);
+}
+
+/* In the recovery intent's transaction: the unpublished pause (ctx) of the
+ * dead runtime fails. */
+static int supersede_pause(s0__engine *e, s0__op_row *op, void *ctx, s0_error **err)
+{
+	(void)op;
+	s0__op_row p = *(const s0__op_row *)ctx;
+	p.state = S0__OPS_FAILED;
+	p.updated_at_ms = s0__engine_now(e);
+	return s0__meta_op_update(e->meta, &p, err);
 }
 
 /* Record the recovery intent (one transaction) for the runtime rt_id. */
@@ -30,30 +39,16 @@ static int record_crash(s0__engine *e, s0__sandbox_row *row, const s0__op_row *p
 {
 	s0__op_row op = {0};
 	s0__strlcpy(op.sandbox_id, row->rec.id, sizeof op.sandbox_id);
-	s0__strlcpy(op.kind, "recover", sizeof op.kind);
-	s0__strlcpy(op.state, "intent", sizeof op.state);
+	op.kind = S0__OP_RECOVER;
 	s0__strlcpy(op.runtime_id, row->rec.runtime_id, sizeof op.runtime_id);
 	op.generation = row->rec.runtime_generation;
-	op.created_at_ms = op.updated_at_ms = s0__engine_now(e);
-	int rc = s0__meta_begin(e->meta, NULL);
-	if (rc < 0)
-		return rc;
-	if (pause_op) {
-		s0__op_row p = *pause_op;
-		rc = set_state(e, &p, "failed");
-	}
 	row->rec.status = S0_STATUS_STARTING;
 	row->rec.paused = false;
 	row->rec.runtime_id[0] = '\0';
 	row->rec.pod_name[0] = '\0';
-	if (rc == S0_OK)
-		rc = s0__engine_save(e, row, NULL);
-	if (rc == S0_OK)
-		rc = s0__meta_op_insert(e->meta, &op, NULL);
-	if (rc == S0_OK)
-		return s0__meta_commit(e->meta, NULL);
-	s0__meta_rollback(e->meta);
-	return rc;
+	s0__op_step step = {.write = pause_op ? supersede_pause : NULL, .row = row,
+	                    .ctx = (void *)pause_op};
+	return s0__op_advance(e, &op, S0__OPS_INTENT, &step, NULL);
 }
 
 /* One runtime that the fault says has crashed (sandbox lock held). */
@@ -64,8 +59,8 @@ static void crash_one(s0__engine *e, const char *sandbox_id, const char *runtime
 	if (s0__meta_sandbox_get(e->meta, NULL, sandbox_id, &row, NULL) < 0)
 		return;
 	bool has_op = s0__meta_op_active(e->meta, sandbox_id, &op, NULL) == S0_OK;
-	bool unpublished_pause = has_op && (!strcmp(op.kind, "pause") || !strcmp(op.kind, "ttl_pause")) &&
-	                         !strcmp(op.state, "intent");
+	bool unpublished_pause = has_op && s0__op_kind_is_pause(op.kind) &&
+	                         op.state == S0__OPS_INTENT;
 	/* only a bound runtime with nothing past the point of no return */
 	if (strcmp(row.rec.runtime_id, runtime_id) || row.rec.status != S0_STATUS_RUNNING ||
 	    (has_op && !unpublished_pause))
@@ -133,10 +128,46 @@ static int step_release(s0__engine *e, s0__op_row *op)
 		return S0_EUNAVAILABLE; /* capacity stays fenced: no replacement yet */
 	if (rt)
 		s0__engine_release_runtime(e, rt);
-	if (set_state(e, op, "released") < 0)
+	if (set_state(e, op, S0__OPS_RELEASED) < 0)
 		return S0_EIO;
 	s0__fault_hit(e->faults, "manager_restart", "recover-released"); /* crash point */
 	return S0_OK;
+}
+
+/* A replacement's start (the side effect of a recovery's or a fallback's
+ * done step): the runtime on the committed head, filling next. */
+typedef struct replacement {
+	s0__sandbox_row *next;
+	s0__runtime *rt;
+	bool placed; /* the start succeeded (the commit may still fail) */
+} replacement;
+
+static int start_replacement(s0__engine *e, s0__op_row *op, void *ctx)
+{
+	(void)op;
+	replacement *r = ctx;
+	char *mounts = s0__engine_template_mounts(e, r->next->rec.template_id);
+	int rc = s0__engine_start_runtime(e, r->next, mounts, &r->rt, NULL);
+	free(mounts);
+	r->placed = rc == S0_OK;
+	return rc;
+}
+
+static void stop_replacement(s0__engine *e, s0__op_row *op, void *ctx)
+{
+	(void)op;
+	s0__engine_stop_runtime(e, ((replacement *)ctx)->rt);
+}
+
+int s0__engine_replace_runtime(s0__engine *e, s0__op_row *op, s0__sandbox_row *next,
+                               bool *placed)
+{
+	replacement r = {.next = next};
+	s0__op_step step = {.effect = start_replacement, .undo = stop_replacement, .row = next,
+	                    .ctx = &r};
+	int rc = s0__op_advance(e, op, S0__OPS_DONE, &step, NULL);
+	*placed = r.placed;
+	return rc;
 }
 
 /* Start the replacement on the last committed head and commit running. */
@@ -144,14 +175,12 @@ static int step_replace(s0__engine *e, s0__op_row *op)
 {
 	s0__sandbox_row row = {0};
 	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) < 0)
-		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
-	char *mounts = s0__engine_template_mounts(e, row.rec.template_id);
-	s0__runtime *rt = NULL;
+		return set_state(e, op, S0__OPS_FAILED) == S0_OK ? S0_OK : S0_EIO;
 	s0__sandbox_row next = row;
 	next.rec.config_json = s0__strdup(row.rec.config_json);
-	int rc = s0__engine_start_runtime(e, &next, mounts, &rt, NULL);
-	free(mounts);
-	if (rc < 0) {
+	bool placed;
+	int rc = s0__engine_replace_runtime(e, op, &next, &placed);
+	if (rc < 0 && !placed) {
 		/* nothing placed: report failed (paused stays false) and retry later */
 		if (row.rec.status != S0_STATUS_FAILED ||
 		    next.rec.runtime_generation != row.rec.runtime_generation) {
@@ -163,20 +192,6 @@ static int step_replace(s0__engine *e, s0__op_row *op)
 		s0__sandbox_rec_clear(&row.rec);
 		return S0_EUNAVAILABLE;
 	}
-	rc = s0__meta_begin(e->meta, NULL);
-	if (rc == S0_OK) {
-		s0__strlcpy(op->state, "done", sizeof op->state);
-		op->updated_at_ms = s0__engine_now(e);
-		rc = s0__engine_save(e, &next, NULL);
-		if (rc == S0_OK)
-			rc = s0__meta_op_update(e->meta, op, NULL);
-		if (rc == S0_OK)
-			rc = s0__meta_commit(e->meta, NULL);
-		else
-			s0__meta_rollback(e->meta);
-	}
-	if (rc < 0)
-		s0__engine_stop_runtime(e, rt);
 	s0__sandbox_rec_clear(&next.rec);
 	s0__sandbox_rec_clear(&row.rec);
 	return rc == S0_OK ? S0_OK : S0_EIO;
@@ -189,9 +204,9 @@ int s0__engine_recover_step_locked(s0__engine *e, s0__op_row *op)
 		return S0_OK; /* finished meanwhile */
 	*op = cur;
 	int rc = S0_OK;
-	if (!strcmp(op->state, "intent"))
+	if (op->state == S0__OPS_INTENT)
 		rc = step_release(e, op);
-	if (rc == S0_OK && !strcmp(op->state, "released"))
+	if (rc == S0_OK && op->state == S0__OPS_RELEASED)
 		rc = step_replace(e, op);
 	return rc;
 }
@@ -212,8 +227,8 @@ void s0__engine_recover_after_restart(s0__engine *e, const char *id)
 	if (s0__meta_sandbox_get(e->meta, NULL, id, &row, NULL) < 0)
 		goto out;
 	bool has_op = s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK;
-	bool unpublished_pause = has_op && (!strcmp(op.kind, "pause") || !strcmp(op.kind, "ttl_pause")) &&
-	                         !strcmp(op.state, "intent");
+	bool unpublished_pause = has_op && s0__op_kind_is_pause(op.kind) &&
+	                         op.state == S0__OPS_INTENT;
 	bool had_runtime = row.rec.runtime_id[0] && !row.rec.paused &&
 	                   row.rec.status == S0_STATUS_RUNNING;
 	if (had_runtime && (!has_op || unpublished_pause)) {
@@ -221,7 +236,7 @@ void s0__engine_recover_after_restart(s0__engine *e, const char *id)
 		if (record_crash(e, &row, unpublished_pause ? &op : NULL) < 0 ||
 		    s0__meta_op_active(e->meta, id, &op, NULL) < 0)
 			goto out;
-	} else if (!has_op || strcmp(op.kind, "recover")) {
+	} else if (!has_op || op.kind != S0__OP_RECOVER) {
 		goto out; /* nothing, or a published pause / delete the controller finishes */
 	}
 	s0__engine_recover_step_locked(e, &op);

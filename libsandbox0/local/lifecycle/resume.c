@@ -19,6 +19,21 @@ typedef enum settle {
 	FALLBACK,    /* a failed memory restore's replacement is still pending */
 } settle;
 
+/* In the cancel's transaction: the soft TTL starts over. */
+static int rearm_ttl(s0__engine *e, s0__op_row *op, void *ctx, s0_error **err)
+{
+	(void)ctx;
+	s0__sandbox_row row = {0};
+	int rc = S0_OK;
+	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) == S0_OK &&
+	    row.rec.ttl_sec > 0) {
+		row.rec.expires_at_ms = s0__engine_now(e) + row.rec.ttl_sec * 1000LL;
+		rc = s0__engine_save(e, &row, err);
+	}
+	s0__sandbox_rec_clear(&row.rec);
+	return rc;
+}
+
 /* Cancel an automatic TTL pause that has not published: the runtime stays,
  * and the request re-arms the soft TTL (it counts as activity). */
 static void cancel_ttl_pause(s0__engine *e, s0__op_row *op)
@@ -28,22 +43,7 @@ static void cancel_ttl_pause(s0__engine *e, s0__op_row *op)
 	if (rt)
 		rt->fenced = false;
 	pthread_mutex_unlock(&e->mu);
-	s0__sandbox_row row = {0};
-	if (s0__meta_begin(e->meta, NULL) < 0)
-		return;
-	s0__strlcpy(op->state, "failed", sizeof op->state);
-	op->updated_at_ms = s0__engine_now(e);
-	int rc = s0__meta_op_update(e->meta, op, NULL);
-	if (rc == S0_OK && s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) == S0_OK &&
-	    row.rec.ttl_sec > 0) {
-		row.rec.expires_at_ms = s0__engine_now(e) + row.rec.ttl_sec * 1000LL;
-		rc = s0__engine_save(e, &row, NULL);
-	}
-	s0__sandbox_rec_clear(&row.rec);
-	if (rc == S0_OK)
-		s0__meta_commit(e->meta, NULL);
-	else
-		s0__meta_rollback(e->meta);
+	s0__op_advance(e, op, S0__OPS_FAILED, &(s0__op_step){.write = rearm_ttl}, NULL);
 }
 
 static settle settle_op(s0__engine *e, const char *id)
@@ -51,8 +51,8 @@ static settle settle_op(s0__engine *e, const char *id)
 	s0__op_row op;
 	if (s0__meta_op_active(e->meta, id, &op, NULL) < 0)
 		return SETTLED;
-	bool ttl = !strcmp(op.kind, "ttl_pause");
-	if (ttl && !strcmp(op.state, "intent")) {
+	bool ttl = op.kind == S0__OP_TTL_PAUSE;
+	if (ttl && op.state == S0__OPS_INTENT) {
 		pthread_mutex_lock(&e->mu);
 		s0__runtime *rt = s0__node_find(&e->node, op.runtime_id);
 		bool sealing = rt && s0__volume_sealed(rt->volume);
@@ -62,20 +62,20 @@ static settle settle_op(s0__engine *e, const char *id)
 			return SETTLED;
 		}
 	}
-	if (!strcmp(op.kind, "recover")) {
+	if (op.kind == S0__OP_RECOVER) {
 		s0__engine_recover_step_locked(e, &op);
 		return s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK ? RELEASING : SETTLED;
 	}
-	if (!strcmp(op.kind, "resume_fallback")) {
+	if (op.kind == S0__OP_RESUME_FALLBACK) {
 		s0__engine_fallback_step_locked(e, &op);
 		return s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK ? FALLBACK : SETTLED;
 	}
-	if (strcmp(op.kind, "pause") && !ttl)
+	if (op.kind != S0__OP_PAUSE && !ttl)
 		return TERMINATING;
 	s0__engine_pause_step_locked(e, &op);
 	if (s0__meta_op_active(e->meta, id, &op, NULL) < 0)
 		return SETTLED;
-	return !strcmp(op.state, "committed") ? RELEASING : WAIT;
+	return op.state == S0__OPS_COMMITTED ? RELEASING : WAIT;
 }
 
 /* Take the lock with the sandbox's operation settled; a pause still on
@@ -105,18 +105,11 @@ static int schedule_fallback(s0__engine *e, s0__sandbox_row *row, const char *ta
 	s0__op_row op = {0};
 	s0__strlcpy(op.sandbox_id, row->rec.id, sizeof op.sandbox_id);
 	s0__strlcpy(op.runtime_id, target ? target : "", sizeof op.runtime_id);
-	s0__strlcpy(op.kind, "resume_fallback", sizeof op.kind);
-	s0__strlcpy(op.state, "intent", sizeof op.state);
+	op.kind = S0__OP_RESUME_FALLBACK;
 	op.generation = row->rec.runtime_generation;
-	op.created_at_ms = op.updated_at_ms = s0__engine_now(e);
 	row->rec.status = S0_STATUS_STARTING;
 	row->rec.paused = true;
-	int rc = s0__meta_begin(e->meta, err);
-	if (rc == S0_OK && (rc = s0__engine_save(e, row, err)) == S0_OK &&
-	    (rc = s0__meta_op_insert(e->meta, &op, err)) == S0_OK)
-		rc = s0__meta_commit(e->meta, err);
-	else if (rc == S0_OK)
-		s0__meta_rollback(e->meta);
+	int rc = s0__op_advance(e, &op, S0__OPS_INTENT, &(s0__op_step){.row = row}, err);
 	if (rc == S0_OK) {
 		s0__fault_hit(e->faults, "manager_restart", "fallback-recorded"); /* crash point */
 		s0__engine_kick(e);
@@ -150,37 +143,19 @@ int s0__engine_fallback_step_locked(s0__engine *e, s0__op_row *op)
 	if (reclaim_target(e, op) < 0)
 		return S0_EUNAVAILABLE;
 	s0__sandbox_row row = {0};
-	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) < 0) {
-		s0__strlcpy(op->state, "failed", sizeof op->state);
-		return s0__meta_op_update(e->meta, op, NULL) == S0_OK ? S0_OK : S0_EIO;
-	}
+	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) < 0)
+		return s0__op_advance(e, op, S0__OPS_FAILED, NULL, NULL) == S0_OK ? S0_OK : S0_EIO;
 	/* `carrier@fallback`: no carrier for the replacement yet (MFB-04/06);
 	 * the durable intent stays and the controller retries */
 	if (s0__fault_hit(e->faults, "carrier", "fallback") != S0__FAULT_NONE) {
 		s0__sandbox_rec_clear(&row.rec);
 		return S0_EUNAVAILABLE;
 	}
-	char *mounts = s0__engine_template_mounts(e, row.rec.template_id);
-	s0__runtime *rt = NULL;
 	s0__sandbox_row next = row;
 	next.rec.config_json = s0__strdup(row.rec.config_json);
-	int rc = s0__engine_start_runtime(e, &next, mounts, &rt, NULL);
-	free(mounts);
-	if (rc == S0_OK) {
-		s0__strlcpy(op->state, "done", sizeof op->state);
-		op->updated_at_ms = s0__engine_now(e);
-		if ((rc = s0__meta_begin(e->meta, NULL)) == S0_OK) {
-			rc = s0__engine_save(e, &next, NULL);
-			if (rc == S0_OK)
-				rc = s0__meta_op_update(e->meta, op, NULL);
-			if (rc == S0_OK)
-				rc = s0__meta_commit(e->meta, NULL);
-			else
-				s0__meta_rollback(e->meta);
-		}
-		if (rc < 0)
-			s0__engine_stop_runtime(e, rt);
-	} else if (next.rec.runtime_generation != row.rec.runtime_generation) {
+	bool placed;
+	int rc = s0__engine_replace_runtime(e, op, &next, &placed);
+	if (rc < 0 && !placed && next.rec.runtime_generation != row.rec.runtime_generation) {
 		row.rec.runtime_generation = next.rec.runtime_generation; /* consumed */
 		s0__engine_save(e, &row, NULL);
 	}

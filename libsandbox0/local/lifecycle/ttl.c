@@ -15,12 +15,10 @@ static void request_ttl_pause(s0__engine *e, s0__sandbox_row *row)
 	if (row->rec.status != S0_STATUS_RUNNING || row->rec.paused)
 		return;
 	s0__strlcpy(op.sandbox_id, row->rec.id, sizeof op.sandbox_id);
-	s0__strlcpy(op.kind, "ttl_pause", sizeof op.kind);
-	s0__strlcpy(op.state, "intent", sizeof op.state);
+	op.kind = S0__OP_TTL_PAUSE;
 	s0__strlcpy(op.runtime_id, row->rec.runtime_id, sizeof op.runtime_id);
 	op.generation = row->rec.runtime_generation;
-	op.created_at_ms = op.updated_at_ms = s0__engine_now(e);
-	if (s0__meta_op_insert(e->meta, &op, NULL) == S0_OK)
+	if (s0__op_advance(e, &op, S0__OPS_INTENT, NULL, NULL) == S0_OK)
 		s0__fault_hit(e->faults, "manager_restart", "intent-recorded"); /* crash point */
 }
 
@@ -39,7 +37,7 @@ void s0__engine_ttl_scan(s0__engine *e)
 		if (row.rec.status == S0_STATUS_TERMINATING) {
 			/* its delete is a pending operation: the pass retries it */
 		} else if (hard) {
-			s0__engine_delete_kind(e, NULL, ids[i], "hard_delete", NULL);
+			s0__engine_delete_kind(e, NULL, ids[i], S0__OP_HARD_DELETE, NULL);
 		} else {
 			s0__sblock *l = s0__engine_lock(e, ids[i]);
 			request_ttl_pause(e, &row);

@@ -1,275 +1,311 @@
-/* Opening, migrating and transactions of the SQLite metadata store. */
-#include <pthread.h>
-#include <stdlib.h>
+/*
+ * The dispatching side of meta.h: argument checks common to every
+ * implementation, then the call through the handle's vtable.
+ */
 #include <string.h>
 
 #include "local/meta/meta.h"
-#include "local/meta/meta_sql.h"
 
-struct s0__meta {
-	sqlite3 *db;
-	pthread_mutex_t mu; /* recursive */
-};
-
-static const char *const migrations[] = {
-	/* 1: the initial schema */
-	"CREATE TABLE sandboxes("
-	" id TEXT PRIMARY KEY, team_id TEXT NOT NULL, template_id TEXT NOT NULL,"
-	" status INTEGER NOT NULL, paused INTEGER NOT NULL, auto_resume INTEGER NOT NULL,"
-	" runtime_id TEXT NOT NULL DEFAULT '', runtime_generation INTEGER NOT NULL,"
-	" head TEXT NOT NULL, config TEXT NOT NULL, ttl INTEGER NOT NULL, hard_ttl INTEGER NOT NULL,"
-	" created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, claimed_at INTEGER NOT NULL,"
-	" expires_at INTEGER NOT NULL, hard_expires_at INTEGER NOT NULL, pod_name TEXT NOT NULL,"
-	" image TEXT NOT NULL, seq INTEGER NOT NULL);"
-	"CREATE INDEX sandboxes_team ON sandboxes(team_id, seq);"
-	"CREATE TABLE operations("
-	" id INTEGER PRIMARY KEY AUTOINCREMENT, sandbox_id TEXT NOT NULL, kind TEXT NOT NULL,"
-	" state TEXT NOT NULL, memory INTEGER NOT NULL, runtime_id TEXT NOT NULL,"
-	" generation INTEGER NOT NULL, new_head TEXT NOT NULL, created_at INTEGER NOT NULL,"
-	" updated_at INTEGER NOT NULL);"
-	"CREATE INDEX operations_sandbox ON operations(sandbox_id, state);"
-	"CREATE TABLE snapshots("
-	" id TEXT PRIMARY KEY, sandbox_id TEXT NOT NULL, team_id TEXT NOT NULL, name TEXT NOT NULL,"
-	" description TEXT NOT NULL, generation TEXT NOT NULL, created_at INTEGER NOT NULL,"
-	" expires_at INTEGER NOT NULL, seq INTEGER NOT NULL);"
-	"CREATE TABLE templates("
-	" name TEXT PRIMARY KEY, generation TEXT NOT NULL, ephemeral_mounts TEXT NOT NULL,"
-	" volume_bytes INTEGER NOT NULL, image TEXT NOT NULL);"
-	"CREATE TABLE fork_keys("
-	" sandbox_id TEXT NOT NULL, key TEXT NOT NULL, child TEXT, error TEXT,"
-	" PRIMARY KEY(sandbox_id, key));"
-	"CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT NOT NULL);",
-	/* 2: retained memory images (design.md §6 "Memory pause acceptance"):
-	 * the image of a memory pause and the RootFS generation it matches, on
-	 * the sandbox once committed and on the pause operation before */
-	"ALTER TABLE sandboxes ADD COLUMN mem_image TEXT NOT NULL DEFAULT '';"
-	"ALTER TABLE sandboxes ADD COLUMN mem_image_gen TEXT NOT NULL DEFAULT '';"
-	"ALTER TABLE operations ADD COLUMN image TEXT NOT NULL DEFAULT '';",
-	/* 3: each sandbox's supervised sessions (sessions.h blob), saved when
-	 * they are created or deleted, at a pause commit and at close */
-	"CREATE TABLE sessions(sandbox_id TEXT PRIMARY KEY, blob BLOB NOT NULL);",
-};
-
-static int migrate(s0__meta *m, s0_error **err)
+/* A programming error of the caller, not a store condition. */
+static int bad(s0_error **err, const char *what)
 {
-	sqlite3_stmt *st = NULL;
-	int version = 0;
-	if (sqlite3_prepare_v2(m->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return s0__meta_fail(m, err, "read schema version");
-	if (sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	int n = (int)(sizeof migrations / sizeof migrations[0]);
-	if (version > n)
-		return s0__error_set(err, S0_EUNSUPPORTED, "schema_too_new",
-		                     "metadata schema %d is newer than this library (%d)", version, n);
-	for (int v = version; v < n; v++) {
-		char pragma[48];
-		snprintf(pragma, sizeof pragma, "PRAGMA user_version=%d;", v + 1);
-		int rc = s0__meta_begin(m, err);
-		if (rc < 0)
-			return rc;
-		if (sqlite3_exec(m->db, migrations[v], NULL, NULL, NULL) != SQLITE_OK ||
-		    sqlite3_exec(m->db, pragma, NULL, NULL, NULL) != SQLITE_OK) {
-			rc = s0__meta_fail(m, err, "migrate schema");
-			s0__meta_rollback(m);
-			return rc;
-		}
-		if ((rc = s0__meta_commit(m, err)) < 0)
-			return rc;
-	}
-	return S0_OK;
+	return s0__error_set(err, S0_EINVAL, "bad_request", "metadata store: %s", what);
 }
 
-int s0__meta_open(const char *dir, s0__meta **out, s0_error **err)
+#define NEED(cond, what)                                                                \
+	do {                                                                            \
+		if (!(cond))                                                            \
+			return bad(err, what);                                          \
+	} while (0)
+
+/* A non-empty string that fits a buffer of cap bytes. */
+static bool fits(const char *s, size_t cap)
 {
-	s0__meta *m = calloc(1, sizeof *m);
-	if (!m)
-		return s0__error_nomem(err);
-	pthread_mutexattr_t a;
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&m->mu, &a);
-	pthread_mutexattr_destroy(&a);
-	char *path = s0__asprintf("%s/meta.db", dir);
-	int rc = S0_OK;
-	if (!path) {
-		rc = s0__error_nomem(err);
-	} else if (sqlite3_open_v2(path, &m->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-	                                             SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
-		rc = s0__meta_fail(m, err, "open meta.db");
-	} else {
-		sqlite3_busy_timeout(m->db, 5000);
-		if (sqlite3_exec(m->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-		                        "PRAGMA foreign_keys=ON;", NULL, NULL, NULL) != SQLITE_OK)
-			rc = s0__meta_fail(m, err, "configure meta.db");
-		else
-			rc = migrate(m, err);
-	}
-	free(path);
-	if (rc < 0) {
-		s0__meta_close(m);
-		return rc;
-	}
-	*out = m;
-	return S0_OK;
+	return s && *s && strnlen(s, cap) < cap;
+}
+
+static bool op_valid(const s0__op_row *op)
+{
+	return op && (unsigned)op->kind < S0__OP_KIND_COUNT &&
+	       (unsigned)op->state < S0__OPS_STATE_COUNT && op->sandbox_id[0];
 }
 
 void s0__meta_close(s0__meta *m)
 {
-	if (!m)
-		return;
-	sqlite3_close_v2(m->db);
-	pthread_mutex_destroy(&m->mu);
-	free(m);
+	if (m)
+		m->ops->close(m);
 }
 
-void s0__meta_lock(s0__meta *m) { pthread_mutex_lock(&m->mu); }
-void s0__meta_unlock(s0__meta *m) { pthread_mutex_unlock(&m->mu); }
-sqlite3 *s0__meta_db(s0__meta *m) { return m->db; }
-
-int s0__meta_fail(s0__meta *m, s0_error **err, const char *what)
+const char *s0__meta_backend_name(const s0__meta *m)
 {
-	return s0__error_set(err, S0_EIO, "meta_store", "metadata store: %s: %s", what,
-	                     m->db ? sqlite3_errmsg(m->db) : "cannot open");
+	return m->ops->name;
+}
+
+int s0__meta_schema_version(s0__meta *m)
+{
+	return m->ops->schema_version(m);
 }
 
 int s0__meta_begin(s0__meta *m, s0_error **err)
 {
-	pthread_mutex_lock(&m->mu);
-	if (sqlite3_exec(m->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-		int rc = s0__meta_fail(m, err, "begin");
-		pthread_mutex_unlock(&m->mu);
-		return rc;
-	}
-	return S0_OK;
+	return m->ops->begin(m, err);
 }
 
 int s0__meta_commit(s0__meta *m, s0_error **err)
 {
-	int rc = S0_OK;
-	if (sqlite3_exec(m->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		rc = s0__meta_fail(m, err, "commit");
-		sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
-	}
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	return m->ops->commit(m, err);
 }
 
 void s0__meta_rollback(s0__meta *m)
 {
-	sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
-	pthread_mutex_unlock(&m->mu);
+	m->ops->rollback(m);
 }
 
-/* ---- statement helpers (meta_sql.h) ---- */
-
-int s0__sql_prepare(s0__meta *m, const char *sql, sqlite3_stmt **st, s0_error **err)
+int s0__meta_sandbox_get(s0__meta *m, const char *team, const char *id, s0__sandbox_row *out,
+                         s0_error **err)
 {
-	if (sqlite3_prepare_v2(m->db, sql, -1, st, NULL) != SQLITE_OK)
-		return s0__meta_fail(m, err, "prepare");
-	return S0_OK;
+	NEED(id && out, "sandbox_get: id and out are required");
+	return m->ops->sandbox_get(m, team, id, out, err);
 }
 
-int s0__sql_done(s0__meta *m, sqlite3_stmt *st, s0_error **err)
+int s0__meta_sandbox_put(s0__meta *m, const s0__sandbox_row *row, s0_error **err)
 {
-	int r = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return r == SQLITE_DONE || r == SQLITE_ROW ? S0_OK : s0__meta_fail(m, err, "step");
+	NEED(row && row->rec.id[0], "sandbox_put: a row with an id is required");
+	return m->ops->sandbox_put(m, row, err);
 }
 
-void s0__sql_text(sqlite3_stmt *st, int col, char *dst, size_t n)
+int s0__meta_sandbox_delete(s0__meta *m, const char *id, s0_error **err)
 {
-	s0__strlcpy(dst, (const char *)sqlite3_column_text(st, col), n);
+	NEED(id, "sandbox_delete: id is required");
+	return m->ops->sandbox_delete(m, id, err);
 }
 
-int s0__meta_kv_get(s0__meta *m, const char *k, char **out, s0_error **err)
+int s0__meta_sandbox_list(s0__meta *m, const char *team, const s0__list_filter *f,
+                          s0__sandbox_rec **out, size_t *n, int64_t *count, s0_error **err)
 {
-	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
-	int rc = s0__sql_prepare(m, "SELECT v FROM kv WHERE k=?1", &st, err);
-	*out = NULL;
-	if (rc == S0_OK) {
-		sqlite3_bind_text(st, 1, k, -1, SQLITE_TRANSIENT);
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			*out = s0__strdup((const char *)sqlite3_column_text(st, 0));
-			if (!*out)
-				rc = s0__error_nomem(err);
-		}
-		sqlite3_finalize(st);
-	}
-	s0__meta_unlock(m);
-	return rc;
+	NEED(team && f && out && n && count, "sandbox_list: team, filter and outputs are required");
+	NEED(f->limit >= 0 && f->offset >= 0, "sandbox_list: negative limit or offset");
+	return m->ops->sandbox_list(m, team, f, out, n, count, err);
 }
 
-int s0__meta_kv_put(s0__meta *m, const char *k, const char *v, s0_error **err)
+int s0__meta_sandbox_due(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err)
 {
-	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
-	int rc = s0__sql_prepare(m, "INSERT OR REPLACE INTO kv(k,v) VALUES(?1,?2)", &st, err);
-	if (rc == S0_OK) {
-		sqlite3_bind_text(st, 1, k, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 2, v, -1, SQLITE_TRANSIENT);
-		rc = s0__sql_done(m, st, err);
-	}
-	s0__meta_unlock(m);
-	return rc;
+	NEED(ids && n, "sandbox_due: outputs are required");
+	return m->ops->sandbox_due(m, now_ms, ids, n, err);
 }
 
-void s0__meta_free_ids(char **ids, size_t n)
+int s0__meta_sandbox_all(s0__meta *m, char ***ids, size_t *n, s0_error **err)
 {
-	for (size_t i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
+	NEED(ids && n, "sandbox_all: outputs are required");
+	return m->ops->sandbox_all(m, ids, n, err);
 }
 
-/* Collect column 0 of every row as strings. */
-int s0__sql_collect_ids(s0__meta *m, sqlite3_stmt *st, char ***ids, size_t *n, s0_error **err)
+int s0__meta_op_insert(s0__meta *m, s0__op_row *op, s0_error **err)
 {
-	size_t cap = 0, len = 0;
-	char **v = NULL;
-	int r;
-	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		if (len == cap) {
-			cap = cap ? cap * 2 : 16;
-			char **nv = realloc(v, cap * sizeof *nv);
-			if (!nv)
-				goto oom;
-			v = nv;
-		}
-		if (!(v[len] = s0__strdup((const char *)sqlite3_column_text(st, 0))))
-			goto oom;
-		len++;
-	}
-	sqlite3_finalize(st);
-	if (r != SQLITE_DONE) {
-		s0__meta_free_ids(v, len);
-		return s0__meta_fail(m, err, "collect");
-	}
-	*ids = v;
-	*n = len;
-	return S0_OK;
-oom:
-	sqlite3_finalize(st);
-	s0__meta_free_ids(v, len);
-	return s0__error_nomem(err);
+	NEED(op_valid(op), "op_insert: a sandbox id, a known kind and state are required");
+	return m->ops->op_insert(m, op, err);
+}
+
+int s0__meta_op_update(s0__meta *m, const s0__op_row *op, s0_error **err)
+{
+	NEED(op_valid(op) && op->id > 0, "op_update: a stored operation is required");
+	return m->ops->op_update(m, op, err);
+}
+
+int s0__meta_op_active(s0__meta *m, const char *sandbox_id, s0__op_row *out, s0_error **err)
+{
+	NEED(sandbox_id && out, "op_active: sandbox id and out are required");
+	return m->ops->op_active(m, sandbox_id, out, err);
+}
+
+int s0__meta_op_pending(s0__meta *m, s0__op_row **out, size_t *n, s0_error **err)
+{
+	NEED(out && n, "op_pending: outputs are required");
+	return m->ops->op_pending(m, out, n, err);
+}
+
+int s0__meta_op_count(s0__meta *m, const char *sandbox_id, s0__op_kind kind, int64_t *out,
+                      s0_error **err)
+{
+	NEED(sandbox_id && out && (unsigned)kind < S0__OP_KIND_COUNT,
+	     "op_count: sandbox id, a known kind and out are required");
+	return m->ops->op_count(m, sandbox_id, kind, out, err);
+}
+
+int s0__meta_mem_images(s0__meta *m, char ***ids, size_t *n, s0_error **err)
+{
+	NEED(ids && n, "mem_images: outputs are required");
+	return m->ops->mem_images(m, ids, n, err);
+}
+
+int s0__meta_mem_image_rows(s0__meta *m, s0__mem_image_row **out, size_t *n, s0_error **err)
+{
+	NEED(out && n, "mem_image_rows: outputs are required");
+	return m->ops->mem_image_rows(m, out, n, err);
+}
+
+int s0__meta_live_generations(s0__meta *m, char ***ids, size_t *n, s0_error **err)
+{
+	NEED(ids && n, "live_generations: outputs are required");
+	return m->ops->live_generations(m, ids, n, err);
 }
 
 int64_t s0__meta_latest_time(s0__meta *m)
 {
-	static const char sql[] =
-		"SELECT MAX(t) FROM (SELECT MAX(updated_at) AS t FROM sandboxes"
-		" UNION ALL SELECT MAX(claimed_at) FROM sandboxes"
-		" UNION ALL SELECT MAX(updated_at) FROM operations"
-		" UNION ALL SELECT MAX(created_at) FROM snapshots)";
-	sqlite3_stmt *st = NULL;
-	int64_t t = 0;
-	s0__meta_lock(m);
-	if (s0__sql_prepare(m, sql, &st, NULL) == S0_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			t = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
-	s0__meta_unlock(m);
-	return t;
+	return m->ops->latest_time(m);
+}
+
+int s0__meta_snapshot_put(s0__meta *m, const s0__snapshot_row *row, s0_error **err)
+{
+	NEED(row && row->rec.id[0], "snapshot_put: a row with an id is required");
+	return m->ops->snapshot_put(m, row, err);
+}
+
+int s0__meta_snapshot_get(s0__meta *m, const char *team, const char *id, s0__snapshot_row *out,
+                          s0_error **err)
+{
+	NEED(id && out, "snapshot_get: id and out are required");
+	return m->ops->snapshot_get(m, team, id, out, err);
+}
+
+int s0__meta_snapshot_delete(s0__meta *m, const char *id, s0_error **err)
+{
+	NEED(id, "snapshot_delete: id is required");
+	return m->ops->snapshot_delete(m, id, err);
+}
+
+int s0__meta_snapshot_list(s0__meta *m, const char *team, const char *sandbox_id,
+                           s0__snapshot_rec **out, size_t *n, s0_error **err)
+{
+	NEED(team && sandbox_id && out && n, "snapshot_list: team, sandbox id and outputs are required");
+	return m->ops->snapshot_list(m, team, sandbox_id, out, n, err);
+}
+
+int s0__meta_snapshot_expire(s0__meta *m, int64_t now_ms, s0_error **err)
+{
+	return m->ops->snapshot_expire(m, now_ms, err);
+}
+
+int s0__meta_template_get(s0__meta *m, const char *name, s0__template_row *out, s0_error **err)
+{
+	NEED(name && out, "template_get: name and out are required");
+	return m->ops->template_get(m, name, out, err);
+}
+
+int s0__meta_template_put(s0__meta *m, const s0__template_row *row, s0_error **err)
+{
+	NEED(row && row->name[0], "template_put: a row with a name is required");
+	return m->ops->template_put(m, row, err);
+}
+
+int s0__meta_kv_get(s0__meta *m, const char *k, char **out, s0_error **err)
+{
+	NEED(k && out, "kv_get: key and out are required");
+	return m->ops->kv_get(m, k, out, err);
+}
+
+int s0__meta_kv_put(s0__meta *m, const char *k, const char *v, s0_error **err)
+{
+	NEED(k && v, "kv_put: key and value are required");
+	return m->ops->kv_put(m, k, v, err);
+}
+
+int s0__meta_sessions_get(s0__meta *m, const char *sandbox_id, void **blob, size_t *len,
+                          s0_error **err)
+{
+	NEED(sandbox_id && blob && len, "sessions_get: sandbox id and outputs are required");
+	return m->ops->sessions_get(m, sandbox_id, blob, len, err);
+}
+
+int s0__meta_sessions_put(s0__meta *m, const char *sandbox_id, const void *blob, size_t len,
+                          s0_error **err)
+{
+	NEED(sandbox_id && (blob || !len), "sessions_put: sandbox id and blob are required");
+	return m->ops->sessions_put(m, sandbox_id, blob, len, err);
+}
+
+int s0__meta_sessions_delete(s0__meta *m, const char *sandbox_id, s0_error **err)
+{
+	NEED(sandbox_id, "sessions_delete: sandbox id is required");
+	return m->ops->sessions_delete(m, sandbox_id, err);
+}
+
+int s0__meta_fork_key_get(s0__meta *m, const char *sandbox_id, const char *key, char **child,
+                          char **error_json, s0_error **err)
+{
+	NEED(sandbox_id && key && child && error_json, "fork_key_get: ids and outputs are required");
+	return m->ops->fork_key_get(m, sandbox_id, key, child, error_json, err);
+}
+
+int s0__meta_fork_key_put(s0__meta *m, const char *sandbox_id, const char *key,
+                          const char *child, const char *error_json, s0_error **err)
+{
+	NEED(sandbox_id && key, "fork_key_put: sandbox id and key are required");
+	return m->ops->fork_key_put(m, sandbox_id, key, child, error_json, err);
+}
+
+int s0__meta_team_put(s0__meta *m, const s0__team_row *row, s0_error **err)
+{
+	NEED(row && fits(row->id, sizeof row->id) && fits(row->name, sizeof row->name),
+	     "team_put: a team needs a non-empty id and name");
+	return m->ops->team_put(m, row, err);
+}
+
+int s0__meta_team_get(s0__meta *m, const char *id, s0__team_row *out, s0_error **err)
+{
+	NEED(id && out, "team_get: id and out are required");
+	return m->ops->team_get(m, id, out, err);
+}
+
+int s0__meta_team_list(s0__meta *m, s0__team_row **out, size_t *n, s0_error **err)
+{
+	NEED(out && n, "team_list: outputs are required");
+	return m->ops->team_list(m, out, n, err);
+}
+
+/* 64 lowercase hex digits. */
+static bool hash_ok(const char *h)
+{
+	size_t i = 0;
+	for (; h && h[i]; i++)
+		if (!((h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' && h[i] <= 'f')))
+			return false;
+	return i == S0__APIKEY_HASH_HEX - 1;
+}
+
+int s0__meta_apikey_create(s0__meta *m, const s0__apikey_row *row, s0_error **err)
+{
+	NEED(row, "apikey_create: a row is required");
+	NEED(fits(row->id, sizeof row->id), "apikey_create: the key needs a non-empty id");
+	NEED(fits(row->name, sizeof row->name), "apikey_create: the key needs a non-empty name");
+	NEED(fits(row->team_id, sizeof row->team_id), "apikey_create: the key needs a team");
+	NEED(hash_ok(row->hash), "apikey_create: the hash must be 64 lowercase hex digits");
+	NEED(row->revoked_at_ms == 0, "apikey_create: a new key cannot be revoked");
+	return m->ops->apikey_create(m, row, err);
+}
+
+int s0__meta_apikey_get(s0__meta *m, const char *id, s0__apikey_row *out, s0_error **err)
+{
+	NEED(id && out, "apikey_get: id and out are required");
+	return m->ops->apikey_get(m, id, out, err);
+}
+
+int s0__meta_apikey_get_by_hash(s0__meta *m, const char *hash, s0__apikey_row *out,
+                                s0_error **err)
+{
+	NEED(hash && out, "apikey_get_by_hash: hash and out are required");
+	return m->ops->apikey_get_by_hash(m, hash, out, err);
+}
+
+int s0__meta_apikey_list(s0__meta *m, const char *team, s0__apikey_row **out, size_t *n,
+                         s0_error **err)
+{
+	NEED(out && n, "apikey_list: outputs are required");
+	return m->ops->apikey_list(m, team, out, n, err);
+}
+
+int s0__meta_apikey_revoke(s0__meta *m, const char *id, int64_t now_ms, s0_error **err)
+{
+	NEED(id && now_ms > 0, "apikey_revoke: id and a positive time are required");
+	return m->ops->apikey_revoke(m, id, now_ms, err);
 }

@@ -1,156 +1,302 @@
 /*
- * The metadata store of the local backend: SQLite in WAL mode in the data
- * directory, standing in for the product's PostgreSQL (design.md §5). Every
- * lifecycle step records its durable intent here before side effects and
- * commits its outcome in one transaction.
+ * The metadata store of the local backend: every durable table the
+ * lifecycle engine keeps (sandboxes, operations, snapshots, templates,
+ * fork keys, kv, sessions, teams and API keys), behind one interface so a
+ * second implementation (PostgreSQL, a later issue) is one folder plus one
+ * row of the registration table (registry.c). SQLite in WAL mode in the
+ * data directory (meta/sqlite/) is the implementation today and the
+ * default; nothing outside its folder sees SQL.
  *
- * Thread safety: one s0__meta may be used from several threads; calls are
- * serialised by an internal mutex (SQLite handles are not shared across
- * threads concurrently). s0__meta_begin/commit bracket multi-statement
- * transactions and hold that mutex between them (recursive).
+ * Every lifecycle step records its durable intent here before side
+ * effects and commits its outcome in one transaction (lifecycle/optxn.h).
+ *
+ * Contract of an implementation (the same suite, tests/unit/local/
+ * check_meta.c, runs against every registered one):
+ *  - thread safety: one s0__meta may be used from several threads; calls
+ *    are serialised. begin/commit (or rollback) bracket a transaction that
+ *    holds the store for the calling thread: calls from that thread in
+ *    between are part of it, other threads block until it ends;
+ *  - crash safety: a commit that returned S0_OK is durable (survives a
+ *    SIGKILL of the process right after); nothing of a rolled-back or
+ *    interrupted transaction is ever visible; each single call outside a
+ *    transaction is atomic;
+ *  - calls block on the store (disk or network), never on the engine;
+ *  - errors: S0_EIO reason "meta_store" for a failure of the store,
+ *    S0_ENOTFOUND where documented, S0_EINVAL for bad input and for a
+ *    stored row this library cannot read (an unknown operation kind or
+ *    state: reason "unknown_op_kind"/"unknown_op_state");
+ *  - schema: opening migrates an older schema forward in place (data
+ *    kept); a newer one is S0_EUNSUPPORTED "schema_too_new".
  */
 #ifndef S0_META_H
 #define S0_META_H
 
-#include <sqlite3.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/internal.h"
-#include "local/lifecycle/engine.h"
+#include "local/meta/records.h"
 
 typedef struct s0__meta s0__meta;
+typedef struct s0__meta_ops s0__meta_ops;
 
-/* Open (creating and migrating) <dir>/meta.db. S0_EIO on SQLite failure. */
+/*
+ * The calls of an implementation; the s0__meta_* functions below check
+ * their arguments and dispatch here, so an implementation sees valid
+ * input only (non-NULL handles and outputs, ids within S0__ID_MAX).
+ * Semantics are those of the dispatching function of the same name.
+ */
+struct s0__meta_ops {
+	const char *name;
+	void (*close)(s0__meta *m);
+	int (*begin)(s0__meta *m, s0_error **err);
+	int (*commit)(s0__meta *m, s0_error **err);
+	void (*rollback)(s0__meta *m);
+	int (*sandbox_get)(s0__meta *m, const char *team, const char *id, s0__sandbox_row *out,
+	                   s0_error **err);
+	int (*sandbox_put)(s0__meta *m, const s0__sandbox_row *row, s0_error **err);
+	int (*sandbox_delete)(s0__meta *m, const char *id, s0_error **err);
+	int (*sandbox_list)(s0__meta *m, const char *team, const s0__list_filter *f,
+	                    s0__sandbox_rec **out, size_t *n, int64_t *count, s0_error **err);
+	int (*sandbox_due)(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err);
+	int (*sandbox_all)(s0__meta *m, char ***ids, size_t *n, s0_error **err);
+	int (*op_insert)(s0__meta *m, s0__op_row *op, s0_error **err);
+	int (*op_update)(s0__meta *m, const s0__op_row *op, s0_error **err);
+	int (*op_active)(s0__meta *m, const char *sandbox_id, s0__op_row *out, s0_error **err);
+	int (*op_pending)(s0__meta *m, s0__op_row **out, size_t *n, s0_error **err);
+	int (*op_count)(s0__meta *m, const char *sandbox_id, s0__op_kind kind, int64_t *out,
+	                s0_error **err);
+	int (*mem_images)(s0__meta *m, char ***ids, size_t *n, s0_error **err);
+	int (*mem_image_rows)(s0__meta *m, s0__mem_image_row **out, size_t *n, s0_error **err);
+	int (*snapshot_put)(s0__meta *m, const s0__snapshot_row *row, s0_error **err);
+	int (*snapshot_get)(s0__meta *m, const char *team, const char *id, s0__snapshot_row *out,
+	                    s0_error **err);
+	int (*snapshot_delete)(s0__meta *m, const char *id, s0_error **err);
+	int (*snapshot_list)(s0__meta *m, const char *team, const char *sandbox_id,
+	                     s0__snapshot_rec **out, size_t *n, s0_error **err);
+	int (*snapshot_expire)(s0__meta *m, int64_t now_ms, s0_error **err);
+	int (*template_get)(s0__meta *m, const char *name, s0__template_row *out, s0_error **err);
+	int (*template_put)(s0__meta *m, const s0__template_row *row, s0_error **err);
+	int (*live_generations)(s0__meta *m, char ***ids, size_t *n, s0_error **err);
+	int64_t (*latest_time)(s0__meta *m);
+	int (*kv_get)(s0__meta *m, const char *k, char **out, s0_error **err);
+	int (*kv_put)(s0__meta *m, const char *k, const char *v, s0_error **err);
+	int (*sessions_get)(s0__meta *m, const char *sandbox_id, void **blob, size_t *len,
+	                    s0_error **err);
+	int (*sessions_put)(s0__meta *m, const char *sandbox_id, const void *blob, size_t len,
+	                    s0_error **err);
+	int (*sessions_delete)(s0__meta *m, const char *sandbox_id, s0_error **err);
+	int (*fork_key_get)(s0__meta *m, const char *sandbox_id, const char *key, char **child,
+	                    char **error_json, s0_error **err);
+	int (*fork_key_put)(s0__meta *m, const char *sandbox_id, const char *key,
+	                    const char *child, const char *error_json, s0_error **err);
+	int (*team_put)(s0__meta *m, const s0__team_row *row, s0_error **err);
+	int (*team_get)(s0__meta *m, const char *id, s0__team_row *out, s0_error **err);
+	int (*team_list)(s0__meta *m, s0__team_row **out, size_t *n, s0_error **err);
+	int (*apikey_create)(s0__meta *m, const s0__apikey_row *row, s0_error **err);
+	int (*apikey_get)(s0__meta *m, const char *id, s0__apikey_row *out, s0_error **err);
+	int (*apikey_get_by_hash)(s0__meta *m, const char *hash, s0__apikey_row *out,
+	                          s0_error **err);
+	int (*apikey_list)(s0__meta *m, const char *team, s0__apikey_row **out, size_t *n,
+	                   s0_error **err);
+	int (*apikey_revoke)(s0__meta *m, const char *id, int64_t now_ms, s0_error **err);
+	/* The schema version the open store is at (tests, inspection). */
+	int (*schema_version)(s0__meta *m);
+};
+
+/* The common head of every implementation's handle (embed it first). */
+struct s0__meta {
+	const s0__meta_ops *ops;
+};
+
+/* ---- opening: the registration table ---- */
+
+/*
+ * Open an implementation: location is what it stores in (SQLite: the data
+ * directory, holding meta.db). Creates and migrates the schema. *out is
+ * the handle (s0__meta_close frees it). S0_EIO when the store cannot be
+ * opened, S0_EUNSUPPORTED schema_too_new.
+ */
+typedef int (*s0__meta_open_fn)(const char *location, s0__meta **out, s0_error **err);
+
+/* One row of the registration table (registry.c). */
+typedef struct s0__meta_backend {
+	const char *name; /* "sqlite", … */
+	s0__meta_open_fn open;
+} s0__meta_backend;
+
+/* The registration table: *n rows, the default first. Static storage. */
+const s0__meta_backend *s0__meta_backends(size_t *n);
+
+/* Open the implementation named name (NULL or "" = the default, SQLite) at
+ * location. S0_EINVAL unknown_meta_backend for a name not in the table. */
+int s0__meta_open_backend(const char *name, const char *location, s0__meta **out,
+                          s0_error **err);
+
+/* Open the default implementation in the data directory dir. */
 int s0__meta_open(const char *dir, s0__meta **out, s0_error **err);
+/* Close and free; NULL-safe. No transaction may be open. */
 void s0__meta_close(s0__meta *m);
+/* The implementation's name ("sqlite"). */
+const char *s0__meta_backend_name(const s0__meta *m);
+/* The schema version the store is at (the number of migrations applied). */
+int s0__meta_schema_version(s0__meta *m);
 
-/* Transactions (BEGIN IMMEDIATE … COMMIT); rollback on failure paths. */
+/* ---- transactions ---- */
+
+/* Begin a transaction held by the calling thread (see the contract above);
+ * every begin that returned S0_OK ends in exactly one commit or rollback.
+ * S0_EIO when the store refuses (nothing is held then). */
 int s0__meta_begin(s0__meta *m, s0_error **err);
+/* Commit; on failure (S0_EIO) everything since begin is rolled back. The
+ * transaction has ended either way. */
 int s0__meta_commit(s0__meta *m, s0_error **err);
+/* Discard everything since begin and end the transaction. */
 void s0__meta_rollback(s0__meta *m);
 
-/* Prepared statement helpers: prepare with the mutex held (call inside
- * begin/commit, or use s0__meta_lock/unlock around single statements). */
-void s0__meta_lock(s0__meta *m);
-void s0__meta_unlock(s0__meta *m);
-sqlite3 *s0__meta_db(s0__meta *m);
-/* Map a SQLite failure to S0_EIO with context. */
-int s0__meta_fail(s0__meta *m, s0_error **err, const char *what);
+/* ---- sandboxes ---- */
 
-/* Extra sandbox columns the engine keeps beside the wire record. */
-typedef struct s0__sandbox_row {
-	s0__sandbox_rec rec;
-	char head[128];    /* committed RootFS generation id */
-	int64_t seq;       /* creation order */
-	char image[64];    /* recorded template image id (RTX-02) */
-	char mem_image[160];     /* retained memory image (hex object id), "" = none */
-	char mem_image_gen[128]; /* the RootFS generation that image matches */
-} s0__sandbox_row;
-
-/* Sandboxes. team NULL = any team. S0_ENOTFOUND when absent. */
+/* The row of sandbox id; team NULL = any team. S0_ENOTFOUND (reason
+ * not_found) when absent or another team's. out->rec.config_json is owned
+ * by the caller (s0__sandbox_rec_clear). */
 int s0__meta_sandbox_get(s0__meta *m, const char *team, const char *id, s0__sandbox_row *out,
                          s0_error **err);
+/* Insert or replace the row of row->rec.id (id must not be empty). */
 int s0__meta_sandbox_put(s0__meta *m, const s0__sandbox_row *row, s0_error **err);
+/* Remove the row of id (no error when absent). */
 int s0__meta_sandbox_delete(s0__meta *m, const char *id, s0_error **err);
+/* One page of team's sandboxes matching f, newest first (created_at, then
+ * creation order); *count = every match. *out holds *n records (clear
+ * each, then free the array). */
 int s0__meta_sandbox_list(s0__meta *m, const char *team, const s0__list_filter *f,
                           s0__sandbox_rec **out, size_t *n, int64_t *count, s0_error **err);
-/* Ids of sandboxes with a due expiry (expires_at or hard_expires_at <= now). */
+/* Ids of sandboxes with a due expiry, in creation order: a soft expiry
+ * (expires_at, not paused) or a hard one (hard_expires_at) <= now_ms. */
 int s0__meta_sandbox_due(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err);
-/* Every sandbox id (recovery). */
+/* Every sandbox id in creation order (recovery). */
 int s0__meta_sandbox_all(s0__meta *m, char ***ids, size_t *n, s0_error **err);
-void s0__meta_free_ids(char **ids, size_t n);
 
-/* Durable lifecycle operations (pause, ttl_pause, delete, …). */
-typedef struct s0__op_row {
-	int64_t id;
-	char sandbox_id[S0__ID_MAX];
-	char kind[32];   /* "pause", "ttl_pause", "delete", "hard_delete" */
-	char state[32];  /* "intent", "published", "committed", "done", "failed" */
-	bool memory;
-	char runtime_id[S0__ID_MAX];
-	int64_t generation;
-	char new_head[128];
-	int64_t created_at_ms, updated_at_ms;
-	char image[160]; /* memory pause: the captured image (hex), once published */
-} s0__op_row;
+/* ---- durable lifecycle operations ---- */
 
-int s0__meta_op_insert(s0__meta *m, s0__op_row *op, s0_error **err); /* sets op->id */
+/* Insert op (kind and state within their enums); sets op->id, increasing. */
+int s0__meta_op_insert(s0__meta *m, s0__op_row *op, s0_error **err);
+/* Replace the row of op->id with op. */
 int s0__meta_op_update(s0__meta *m, const s0__op_row *op, s0_error **err);
-/* The unfinished (not done/failed) operation of a sandbox, S0_ENOTFOUND if none. */
+/* The oldest unfinished (not done/failed) operation of a sandbox.
+ * S0_ENOTFOUND without an error object when there is none; S0_EINVAL
+ * unknown_op_kind/unknown_op_state for a row with a name not in the table. */
 int s0__meta_op_active(s0__meta *m, const char *sandbox_id, s0__op_row *out, s0_error **err);
-/* All unfinished operations, oldest first. */
+/* All unfinished operations, oldest first; *out malloc'd (free()). S0_EINVAL
+ * as op_active for an unreadable row (nothing returned then). */
 int s0__meta_op_pending(s0__meta *m, s0__op_row **out, size_t *n, s0_error **err);
-int s0__meta_op_count(s0__meta *m, const char *sandbox_id, const char *kind, int64_t *out,
+/* How many operations of kind a sandbox has had (any state). */
+int s0__meta_op_count(s0__meta *m, const char *sandbox_id, s0__op_kind kind, int64_t *out,
                       s0_error **err);
+
+/* ---- GC roots and memory images ---- */
 
 /* Every retained memory image (hex ids): committed on sandboxes, and
  * published by unfinished pause operations (GC roots). */
 int s0__meta_mem_images(s0__meta *m, char ***ids, size_t *n, s0_error **err);
-/* Retained images committed on sandboxes (inspection, MEM-04). */
-typedef struct s0__mem_image_row {
-	char sandbox_id[S0__ID_MAX];
-	char image[160];
-	char generation[128];
-} s0__mem_image_row;
-/* *out malloc'd (free()); *n rows. */
+/* Retained images committed on sandboxes, by sandbox id; *out malloc'd
+ * (free()), *n rows. */
 int s0__meta_mem_image_rows(s0__meta *m, s0__mem_image_row **out, size_t *n, s0_error **err);
-
-/* Snapshots. */
-typedef struct s0__snapshot_row {
-	s0__snapshot_rec rec;
-	char team_id[S0__ID_MAX];
-	char generation[128];
-} s0__snapshot_row;
-
-int s0__meta_snapshot_put(s0__meta *m, const s0__snapshot_row *row, s0_error **err);
-int s0__meta_snapshot_get(s0__meta *m, const char *team, const char *id, s0__snapshot_row *out,
-                          s0_error **err);
-int s0__meta_snapshot_delete(s0__meta *m, const char *id, s0_error **err);
-int s0__meta_snapshot_list(s0__meta *m, const char *team, const char *sandbox_id,
-                           s0__snapshot_rec **out, size_t *n, s0_error **err);
-/* Delete snapshots whose expires_at has passed. */
-int s0__meta_snapshot_expire(s0__meta *m, int64_t now_ms, s0_error **err);
-
-/* Templates. */
-typedef struct s0__template_row {
-	char name[256];
-	char generation[128];
-	char *ephemeral_mounts_json; /* owned JSON array of mount paths */
-	int64_t volume_bytes;
-	char image[64];
-} s0__template_row;
-
-int s0__meta_template_get(s0__meta *m, const char *name, s0__template_row *out, s0_error **err);
-int s0__meta_template_put(s0__meta *m, const s0__template_row *row, s0_error **err);
-void s0__template_row_clear(s0__template_row *t);
-
-/* Live generation ids for GC roots (heads, snapshots, templates, op heads). */
+/* Live generation ids for GC roots: heads, snapshots, templates and the
+ * new heads of unfinished operations (distinct). */
 int s0__meta_live_generations(s0__meta *m, char ***ids, size_t *n, s0_error **err);
-
 /* The latest time (unix ms) the store recorded (updates, claims,
- * operations, snapshots); 0 for an empty store. */
+ * operations, snapshots); 0 for an empty store or on failure. */
 int64_t s0__meta_latest_time(s0__meta *m);
 
-/* Small key/value settings (node uid, api keys…). *out malloc'd or NULL. */
+/* ---- snapshots ---- */
+
+/* Insert or replace a snapshot (it goes last in creation order). */
+int s0__meta_snapshot_put(s0__meta *m, const s0__snapshot_row *row, s0_error **err);
+/* team NULL = any. S0_ENOTFOUND not_found when absent. */
+int s0__meta_snapshot_get(s0__meta *m, const char *team, const char *id, s0__snapshot_row *out,
+                          s0_error **err);
+/* No error when absent. */
+int s0__meta_snapshot_delete(s0__meta *m, const char *id, s0_error **err);
+/* team's snapshots of sandbox_id, newest first; *out malloc'd (free()). */
+int s0__meta_snapshot_list(s0__meta *m, const char *team, const char *sandbox_id,
+                           s0__snapshot_rec **out, size_t *n, s0_error **err);
+/* Delete snapshots whose expires_at (non-zero) is <= now_ms. */
+int s0__meta_snapshot_expire(s0__meta *m, int64_t now_ms, s0_error **err);
+
+/* ---- templates ---- */
+
+/* S0_ENOTFOUND not_found when absent; out's JSON is the caller's
+ * (s0__template_row_clear). */
+int s0__meta_template_get(s0__meta *m, const char *name, s0__template_row *out, s0_error **err);
+/* Insert or replace by name (NULL mounts store "[]"). */
+int s0__meta_template_put(s0__meta *m, const s0__template_row *row, s0_error **err);
+
+/* ---- small settings, sessions, fork keys ---- */
+
+/* Small key/value settings (node uid…). *out malloc'd, or NULL when k is
+ * not set (S0_OK). */
 int s0__meta_kv_get(s0__meta *m, const char *k, char **out, s0_error **err);
 int s0__meta_kv_put(s0__meta *m, const char *k, const char *v, s0_error **err);
 
-/*
- * The sessions blob of a sandbox (meta_sessions.c): get answers
- * S0_ENOTFOUND when none is stored (*blob malloc'd otherwise); put
- * replaces it; delete removes it (no error when absent).
- */
+/* The sessions blob of a sandbox: get answers S0_ENOTFOUND (no error
+ * object) when none is stored (*blob malloc'd otherwise, free()); put
+ * replaces it; delete removes it (no error when absent). */
 int s0__meta_sessions_get(s0__meta *m, const char *sandbox_id, void **blob, size_t *len,
                           s0_error **err);
 int s0__meta_sessions_put(s0__meta *m, const char *sandbox_id, const void *blob, size_t len,
                           s0_error **err);
 int s0__meta_sessions_delete(s0__meta *m, const char *sandbox_id, s0_error **err);
 
-/* Fork idempotency (API 6.7): the child or the recorded failure of a key. */
+/* Fork idempotency (API 6.7): the child or the recorded failure of a key
+ * (either may be NULL; both malloc'd). S0_ENOTFOUND (no error object) for
+ * an unknown key. put replaces. */
 int s0__meta_fork_key_get(s0__meta *m, const char *sandbox_id, const char *key, char **child,
                           char **error_json, s0_error **err);
 int s0__meta_fork_key_put(s0__meta *m, const char *sandbox_id, const char *key,
                           const char *child, const char *error_json, s0_error **err);
+
+/* ---- teams and API keys (schema 4) ---- */
+
+/* Insert or rename a team (id and name non-empty, within their buffers:
+ * S0_EINVAL bad_request otherwise). created_at_ms is kept from the first
+ * put. */
+int s0__meta_team_put(s0__meta *m, const s0__team_row *row, s0_error **err);
+/* S0_ENOTFOUND not_found when absent. */
+int s0__meta_team_get(s0__meta *m, const char *id, s0__team_row *out, s0_error **err);
+/* Every team by id; *out malloc'd (free()). */
+int s0__meta_team_list(s0__meta *m, s0__team_row **out, size_t *n, s0_error **err);
+
+/*
+ * Store a new API key row: id, name and team non-empty; hash exactly 64
+ * lowercase hex digits (s0__apikey_hash); revoked_at_ms 0. S0_EINVAL
+ * bad_request for bad fields, S0_ENOTFOUND team_not_found for a team not
+ * stored, S0_ECONFLICT key_exists for an id or hash already stored.
+ */
+int s0__meta_apikey_create(s0__meta *m, const s0__apikey_row *row, s0_error **err);
+/* By id, revoked or not. S0_ENOTFOUND not_found when absent. */
+int s0__meta_apikey_get(s0__meta *m, const char *id, s0__apikey_row *out, s0_error **err);
+/* By hash (the authentication lookup), revoked or not: the caller checks
+ * revoked_at_ms. S0_ENOTFOUND not_found when absent. */
+int s0__meta_apikey_get_by_hash(s0__meta *m, const char *hash, s0__apikey_row *out,
+                                s0_error **err);
+/* team's keys (NULL = every team), oldest first; *out malloc'd (free()). */
+int s0__meta_apikey_list(s0__meta *m, const char *team, s0__apikey_row **out, size_t *n,
+                         s0_error **err);
+/* Revoke key id at now_ms; revoking a revoked key keeps its first time.
+ * S0_ENOTFOUND not_found when absent. */
+int s0__meta_apikey_revoke(s0__meta *m, const char *id, int64_t now_ms, s0_error **err);
+
+/*
+ * The hash an API key is stored under: a keyed BLAKE2b-256 (libsodium
+ * crypto_generichash) of the key text, keyed by this store's 32-byte
+ * secret (kv "apikey_hash_key", created at random on first use), as 64
+ * lowercase hex digits in out. Keys are high-entropy random tokens, so a
+ * fast keyed hash suffices and allows lookup by hash (a per-row salt, as
+ * in crypto_pwhash_str, would not). S0_EINVAL for an empty key; S0_EIO
+ * when the secret cannot be read or stored. Thread-safe.
+ */
+int s0__apikey_hash(s0__meta *m, const char *key, char out[S0__APIKEY_HASH_HEX],
+                    s0_error **err);
 
 #endif

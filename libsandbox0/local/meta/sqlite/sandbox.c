@@ -1,22 +1,13 @@
-/* Sandbox rows of the metadata store. */
+/* Sandbox rows of the SQLite metadata store. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "local/meta/meta.h"
-#include "local/meta/meta_sql.h"
+#include "local/meta/sqlite/msql.h"
 
 #define SANDBOX_COLS                                                                    \
 	"id, team_id, template_id, status, paused, auto_resume, runtime_id,"             \
 	" runtime_generation, head, config, ttl, hard_ttl, created_at, updated_at,"       \
 	" claimed_at, expires_at, hard_expires_at, pod_name, image, seq, mem_image, mem_image_gen"
-
-void s0__sandbox_rec_clear(s0__sandbox_rec *r)
-{
-	if (!r)
-		return;
-	free(r->config_json);
-	r->config_json = NULL;
-}
 
 static int read_row(sqlite3_stmt *st, s0__sandbox_row *o, s0_error **err)
 {
@@ -47,11 +38,11 @@ static int read_row(sqlite3_stmt *st, s0__sandbox_row *o, s0_error **err)
 	return r->config_json ? S0_OK : s0__error_nomem(err);
 }
 
-int s0__meta_sandbox_get(s0__meta *m, const char *team, const char *id, s0__sandbox_row *out,
+int s0__msql_sandbox_get(s0__meta *m, const char *team, const char *id, s0__sandbox_row *out,
                          s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "SELECT " SANDBOX_COLS " FROM sandboxes WHERE id=?1"
 	                            " AND (?2 IS NULL OR team_id=?2)", &st, err);
 	if (rc == S0_OK) {
@@ -64,18 +55,18 @@ int s0__meta_sandbox_get(s0__meta *m, const char *team, const char *id, s0__sand
 		else if (r == SQLITE_DONE)
 			rc = s0__error_set(err, S0_ENOTFOUND, "not_found", "sandbox not found");
 		else
-			rc = s0__meta_fail(m, err, "read sandbox");
+			rc = s0__msql_fail(m, err, "read sandbox");
 		sqlite3_finalize(st);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_sandbox_put(s0__meta *m, const s0__sandbox_row *o, s0_error **err)
+int s0__msql_sandbox_put(s0__meta *m, const s0__sandbox_row *o, s0_error **err)
 {
 	const s0__sandbox_rec *r = &o->rec;
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "INSERT OR REPLACE INTO sandboxes(" SANDBOX_COLS ") VALUES("
 	                            "?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
 	                            "?18,?19,?20,?21,?22)", &st, err);
@@ -104,20 +95,20 @@ int s0__meta_sandbox_put(s0__meta *m, const s0__sandbox_row *o, s0_error **err)
 		sqlite3_bind_text(st, 22, o->mem_image_gen, -1, SQLITE_TRANSIENT);
 		rc = s0__sql_done(m, st, err);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_sandbox_delete(s0__meta *m, const char *id, s0_error **err)
+int s0__msql_sandbox_delete(s0__meta *m, const char *id, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "DELETE FROM sandboxes WHERE id=?1", &st, err);
 	if (rc == S0_OK) {
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
 		rc = s0__sql_done(m, st, err);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
@@ -147,18 +138,18 @@ static int list_count(s0__meta *m, const char *team, const s0__list_filter *f, i
 	return S0_OK;
 }
 
-int s0__meta_sandbox_list(s0__meta *m, const char *team, const s0__list_filter *f,
+int s0__msql_sandbox_list(s0__meta *m, const char *team, const s0__list_filter *f,
                           s0__sandbox_rec **out, size_t *n, int64_t *count, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = list_count(m, team, f, count, err);
 	if (rc == S0_OK)
 		rc = s0__sql_prepare(m, "SELECT " SANDBOX_COLS " FROM sandboxes" LIST_WHERE
 		                        " ORDER BY created_at DESC, seq DESC LIMIT ?5 OFFSET ?6",
 		                     &st, err);
 	if (rc < 0) {
-		s0__meta_unlock(m);
+		s0__msql_unlock(m);
 		return rc;
 	}
 	bind_filter(st, team, f);
@@ -175,7 +166,7 @@ int s0__meta_sandbox_list(s0__meta *m, const char *team, const s0__list_filter *
 			v[len++] = row.rec;
 	}
 	sqlite3_finalize(st);
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	if (rc < 0) {
 		for (size_t i = 0; i < len; i++)
 			s0__sandbox_rec_clear(&v[i]);
@@ -187,10 +178,10 @@ int s0__meta_sandbox_list(s0__meta *m, const char *team, const s0__list_filter *
 	return S0_OK;
 }
 
-int s0__meta_sandbox_due(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err)
+int s0__msql_sandbox_due(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "SELECT id FROM sandboxes WHERE"
 	                            " (expires_at > 0 AND expires_at <= ?1 AND paused = 0)"
 	                            " OR (hard_expires_at > 0 AND hard_expires_at <= ?1)"
@@ -199,17 +190,17 @@ int s0__meta_sandbox_due(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0
 		sqlite3_bind_int64(st, 1, now_ms);
 		rc = s0__sql_collect_ids(m, st, ids, n, err);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_sandbox_all(s0__meta *m, char ***ids, size_t *n, s0_error **err)
+int s0__msql_sandbox_all(s0__meta *m, char ***ids, size_t *n, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "SELECT id FROM sandboxes ORDER BY seq", &st, err);
 	if (rc == S0_OK)
 		rc = s0__sql_collect_ids(m, st, ids, n, err);
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }

@@ -3,16 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "local/meta/meta.h"
-#include "local/meta/meta_sql.h"
+#include "local/meta/sqlite/msql.h"
 
-int s0__meta_sessions_get(s0__meta *m, const char *sandbox_id, void **blob, size_t *len,
+int s0__msql_sessions_get(s0__meta *m, const char *sandbox_id, void **blob, size_t *len,
                           s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
 	*blob = NULL;
 	*len = 0;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "SELECT blob FROM sessions WHERE sandbox_id=?1", &st, err);
 	if (rc == S0_OK) {
 		sqlite3_bind_text(st, 1, sandbox_id, -1, SQLITE_TRANSIENT);
@@ -30,15 +29,15 @@ int s0__meta_sessions_get(s0__meta *m, const char *sandbox_id, void **blob, size
 		}
 		sqlite3_finalize(st);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_sessions_put(s0__meta *m, const char *sandbox_id, const void *blob, size_t len,
+int s0__msql_sessions_put(s0__meta *m, const char *sandbox_id, const void *blob, size_t len,
                           s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "INSERT OR REPLACE INTO sessions(sandbox_id, blob) VALUES(?1,?2)",
 	                         &st, err);
 	if (rc == S0_OK) {
@@ -46,19 +45,19 @@ int s0__meta_sessions_put(s0__meta *m, const char *sandbox_id, const void *blob,
 		sqlite3_bind_blob64(st, 2, blob, len, SQLITE_TRANSIENT);
 		rc = s0__sql_done(m, st, err);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_sessions_delete(s0__meta *m, const char *sandbox_id, s0_error **err)
+int s0__msql_sessions_delete(s0__meta *m, const char *sandbox_id, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "DELETE FROM sessions WHERE sandbox_id=?1", &st, err);
 	if (rc == S0_OK) {
 		sqlite3_bind_text(st, 1, sandbox_id, -1, SQLITE_TRANSIENT);
 		rc = s0__sql_done(m, st, err);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }

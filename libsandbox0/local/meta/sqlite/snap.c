@@ -2,8 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "local/meta/meta.h"
-#include "local/meta/meta_sql.h"
+#include "local/meta/sqlite/msql.h"
 
 #define SNAP_COLS "id, sandbox_id, team_id, name, description, generation, created_at, expires_at"
 
@@ -20,10 +19,10 @@ static void read_snap(sqlite3_stmt *st, s0__snapshot_row *o)
 	o->rec.expires_at_ms = sqlite3_column_int64(st, 7);
 }
 
-int s0__meta_snapshot_put(s0__meta *m, const s0__snapshot_row *o, s0_error **err)
+int s0__msql_snapshot_put(s0__meta *m, const s0__snapshot_row *o, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "INSERT OR REPLACE INTO snapshots(" SNAP_COLS ", seq) VALUES("
 	                            "?1,?2,?3,?4,?5,?6,?7,?8,"
 	                            "(SELECT COALESCE(MAX(seq),0)+1 FROM snapshots))", &st, err);
@@ -38,15 +37,15 @@ int s0__meta_snapshot_put(s0__meta *m, const s0__snapshot_row *o, s0_error **err
 		sqlite3_bind_int64(st, 8, o->rec.expires_at_ms);
 		rc = s0__sql_done(m, st, err);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_snapshot_get(s0__meta *m, const char *team, const char *id, s0__snapshot_row *out,
+int s0__msql_snapshot_get(s0__meta *m, const char *team, const char *id, s0__snapshot_row *out,
                           s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "SELECT " SNAP_COLS " FROM snapshots WHERE id=?1"
 	                            " AND (?2 IS NULL OR team_id=?2)", &st, err);
 	if (rc == S0_OK) {
@@ -59,28 +58,28 @@ int s0__meta_snapshot_get(s0__meta *m, const char *team, const char *id, s0__sna
 			rc = s0__error_set(err, S0_ENOTFOUND, "not_found", "not found");
 		sqlite3_finalize(st);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_snapshot_delete(s0__meta *m, const char *id, s0_error **err)
+int s0__msql_snapshot_delete(s0__meta *m, const char *id, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "DELETE FROM snapshots WHERE id=?1", &st, err);
 	if (rc == S0_OK) {
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
 		rc = s0__sql_done(m, st, err);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_snapshot_list(s0__meta *m, const char *team, const char *sandbox_id,
+int s0__msql_snapshot_list(s0__meta *m, const char *team, const char *sandbox_id,
                            s0__snapshot_rec **out, size_t *n, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "SELECT " SNAP_COLS " FROM snapshots WHERE sandbox_id=?1"
 	                            " AND team_id=?2 ORDER BY created_at DESC, seq DESC", &st, err);
 	size_t len = 0, cap = 0;
@@ -105,7 +104,7 @@ int s0__meta_snapshot_list(s0__meta *m, const char *team, const char *sandbox_id
 	}
 	if (st)
 		sqlite3_finalize(st);
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	if (rc < 0) {
 		free(v);
 		return rc;
@@ -115,30 +114,24 @@ int s0__meta_snapshot_list(s0__meta *m, const char *team, const char *sandbox_id
 	return S0_OK;
 }
 
-int s0__meta_snapshot_expire(s0__meta *m, int64_t now_ms, s0_error **err)
+int s0__msql_snapshot_expire(s0__meta *m, int64_t now_ms, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "DELETE FROM snapshots WHERE expires_at > 0 AND expires_at <= ?1",
 	                         &st, err);
 	if (rc == S0_OK) {
 		sqlite3_bind_int64(st, 1, now_ms);
 		rc = s0__sql_done(m, st, err);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-void s0__template_row_clear(s0__template_row *t)
-{
-	free(t->ephemeral_mounts_json);
-	t->ephemeral_mounts_json = NULL;
-}
-
-int s0__meta_template_get(s0__meta *m, const char *name, s0__template_row *out, s0_error **err)
+int s0__msql_template_get(s0__meta *m, const char *name, s0__template_row *out, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "SELECT name, generation, ephemeral_mounts, volume_bytes, image"
 	                            " FROM templates WHERE name=?1", &st, err);
 	if (rc == S0_OK) {
@@ -157,14 +150,14 @@ int s0__meta_template_get(s0__meta *m, const char *name, s0__template_row *out, 
 		}
 		sqlite3_finalize(st);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_template_put(s0__meta *m, const s0__template_row *t, s0_error **err)
+int s0__msql_template_put(s0__meta *m, const s0__template_row *t, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "INSERT OR REPLACE INTO templates(name, generation,"
 	                            " ephemeral_mounts, volume_bytes, image) VALUES(?1,?2,?3,?4,?5)",
 	                         &st, err);
@@ -177,16 +170,16 @@ int s0__meta_template_put(s0__meta *m, const s0__template_row *t, s0_error **err
 		sqlite3_bind_text(st, 5, t->image, -1, SQLITE_TRANSIENT);
 		rc = s0__sql_done(m, st, err);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_fork_key_get(s0__meta *m, const char *sandbox_id, const char *key, char **child,
+int s0__msql_fork_key_get(s0__meta *m, const char *sandbox_id, const char *key, char **child,
                           char **error_json, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
 	*child = *error_json = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "SELECT child, error FROM fork_keys WHERE sandbox_id=?1 AND key=?2",
 	                         &st, err);
 	if (rc == S0_OK) {
@@ -200,15 +193,15 @@ int s0__meta_fork_key_get(s0__meta *m, const char *sandbox_id, const char *key, 
 		}
 		sqlite3_finalize(st);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_fork_key_put(s0__meta *m, const char *sandbox_id, const char *key,
+int s0__msql_fork_key_put(s0__meta *m, const char *sandbox_id, const char *key,
                           const char *child, const char *error_json, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "INSERT OR REPLACE INTO fork_keys(sandbox_id, key, child, error)"
 	                            " VALUES(?1,?2,?3,?4)", &st, err);
 	if (rc == S0_OK) {
@@ -220,14 +213,14 @@ int s0__meta_fork_key_put(s0__meta *m, const char *sandbox_id, const char *key,
 			sqlite3_bind_text(st, 4, error_json, -1, SQLITE_TRANSIENT);
 		rc = s0__sql_done(m, st, err);
 	}
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_live_generations(s0__meta *m, char ***ids, size_t *n, s0_error **err)
+int s0__msql_live_generations(s0__meta *m, char ***ids, size_t *n, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "SELECT head FROM sandboxes WHERE head != ''"
 	                            " UNION SELECT generation FROM snapshots"
 	                            " UNION SELECT generation FROM templates"
@@ -235,29 +228,29 @@ int s0__meta_live_generations(s0__meta *m, char ***ids, size_t *n, s0_error **er
 	                            "  AND state NOT IN ('done','failed')", &st, err);
 	if (rc == S0_OK)
 		rc = s0__sql_collect_ids(m, st, ids, n, err);
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_mem_images(s0__meta *m, char ***ids, size_t *n, s0_error **err)
+int s0__msql_mem_images(s0__meta *m, char ***ids, size_t *n, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "SELECT mem_image FROM sandboxes WHERE mem_image != ''"
 	                            " UNION SELECT image FROM operations WHERE image != ''"
 	                            "  AND state NOT IN ('done','failed')", &st, err);
 	if (rc == S0_OK)
 		rc = s0__sql_collect_ids(m, st, ids, n, err);
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	return rc;
 }
 
-int s0__meta_mem_image_rows(s0__meta *m, s0__mem_image_row **out, size_t *n, s0_error **err)
+int s0__msql_mem_image_rows(s0__meta *m, s0__mem_image_row **out, size_t *n, s0_error **err)
 {
 	sqlite3_stmt *st = NULL;
 	*out = NULL;
 	*n = 0;
-	s0__meta_lock(m);
+	s0__msql_lock(m);
 	int rc = s0__sql_prepare(m, "SELECT id, mem_image, mem_image_gen FROM sandboxes"
 	                            " WHERE mem_image != '' ORDER BY id", &st, err);
 	size_t cap = 0;
@@ -278,7 +271,7 @@ int s0__meta_mem_image_rows(s0__meta *m, s0__mem_image_row **out, size_t *n, s0_
 	}
 	if (st)
 		sqlite3_finalize(st);
-	s0__meta_unlock(m);
+	s0__msql_unlock(m);
 	if (rc < 0) {
 		free(*out);
 		*out = NULL;

@@ -1,0 +1,767 @@
+/*
+ * check_meta: the metadata store interface (local/meta/meta.h). The
+ * contract suite runs once per row of the registration table, so every
+ * implementation answers the same questions: each table's calls,
+ * transactions, operation kinds and states by name, teams and API keys,
+ * bad input. The SQLite specifics follow: opening a data directory
+ * written by the previous schema (version 3) and refusing rows this
+ * library cannot read (an unknown operation kind or state).
+ */
+#include <check.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "local/meta/meta.h"
+
+/* ---- fixture: one fresh store of the implementation under test ---- */
+
+typedef struct fx {
+	char *dir;
+	s0__meta *m;
+} fx;
+
+static fx open_fx(int backend)
+{
+	size_t n = 0;
+	const s0__meta_backend *b = s0__meta_backends(&n);
+	ck_assert_int_lt(backend, (int)n);
+	fx f = {.dir = s0_test_tmpdir("meta")};
+	s0_error *err = NULL;
+	int rc = s0__meta_open_backend(b[backend].name, f.dir, &f.m, &err);
+	ck_assert_msg(rc == S0_OK, "open %s: %s", b[backend].name, err ? s0_error_message(err) : "");
+	ck_assert_str_eq(s0__meta_backend_name(f.m), b[backend].name);
+	return f;
+}
+
+static void reopen_fx(fx *f)
+{
+	const char *name = s0__meta_backend_name(f->m);
+	char nm[32];
+	snprintf(nm, sizeof nm, "%s", name);
+	s0__meta_close(f->m);
+	ck_assert_int_eq(s0__meta_open_backend(nm, f->dir, &f->m, NULL), S0_OK);
+}
+
+static void close_fx(fx *f)
+{
+	s0__meta_close(f->m);
+	s0_test_rmrf(f->dir);
+	free(f->dir);
+}
+
+static s0__sandbox_row sandbox(const char *id, const char *team, int64_t created)
+{
+	s0__sandbox_row r = {0};
+	snprintf(r.rec.id, sizeof r.rec.id, "%s", id);
+	snprintf(r.rec.team_id, sizeof r.rec.team_id, "%s", team);
+	snprintf(r.rec.template_id, sizeof r.rec.template_id, "base");
+	snprintf(r.head, sizeof r.head, "gen-%s", id);
+	r.rec.status = S0_STATUS_RUNNING;
+	r.rec.created_at_ms = r.rec.updated_at_ms = created;
+	r.rec.config_json = (char *)"{\"k\":1}";
+	r.seq = created;
+	return r;
+}
+
+static s0__op_row op_of(const char *sandbox_id, s0__op_kind kind, s0__op_state state)
+{
+	s0__op_row o = {0};
+	snprintf(o.sandbox_id, sizeof o.sandbox_id, "%s", sandbox_id);
+	o.kind = kind;
+	o.state = state;
+	o.created_at_ms = o.updated_at_ms = 1000;
+	return o;
+}
+
+static bool has_id(char **ids, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(ids[i], id))
+			return true;
+	return false;
+}
+
+/* ---- the contract suite (one loop iteration per implementation) ---- */
+
+START_TEST(meta_sandbox_rows)
+{
+	fx f = open_fx(_i);
+	s0__sandbox_row a = sandbox("sb_a", "t1", 100), b = sandbox("sb_b", "t1", 200),
+	                c = sandbox("sb_c", "t2", 300);
+	b.rec.paused = true;
+	b.rec.status = S0_STATUS_PAUSED;
+	snprintf(a.mem_image, sizeof a.mem_image, "img-a");
+	snprintf(a.mem_image_gen, sizeof a.mem_image_gen, "gen-sb_a");
+	ck_assert_int_eq(s0__meta_sandbox_put(f.m, &a, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sandbox_put(f.m, &b, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sandbox_put(f.m, &c, NULL), S0_OK);
+	reopen_fx(&f); /* durable */
+
+	s0__sandbox_row got = {0};
+	ck_assert_int_eq(s0__meta_sandbox_get(f.m, "t1", "sb_a", &got, NULL), S0_OK);
+	ck_assert_str_eq(got.rec.config_json, "{\"k\":1}");
+	ck_assert_str_eq(got.head, "gen-sb_a");
+	ck_assert_str_eq(got.mem_image, "img-a");
+	s0__sandbox_rec_clear(&got.rec);
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__meta_sandbox_get(f.m, "t2", "sb_a", &got, &err), S0_ENOTFOUND);
+	ck_assert_str_eq(s0_error_reason(err), "not_found");
+	s0_error_free(err);
+	ck_assert_int_eq(s0__meta_sandbox_get(f.m, NULL, "sb_c", &got, NULL), S0_OK); /* any team */
+	s0__sandbox_rec_clear(&got.rec);
+
+	s0__list_filter lf = {.status = 0, .paused = -1, .limit = 10};
+	s0__sandbox_rec *v = NULL;
+	size_t n = 0;
+	int64_t count = 0;
+	ck_assert_int_eq(s0__meta_sandbox_list(f.m, "t1", &lf, &v, &n, &count, NULL), S0_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(count, 2);
+	ck_assert_str_eq(v[0].id, "sb_b"); /* newest first */
+	for (size_t i = 0; i < n; i++)
+		s0__sandbox_rec_clear(&v[i]);
+	free(v);
+	lf.paused = 1;
+	lf.limit = 1;
+	ck_assert_int_eq(s0__meta_sandbox_list(f.m, "t1", &lf, &v, &n, &count, NULL), S0_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(v[0].id, "sb_b");
+	s0__sandbox_rec_clear(&v[0]);
+	free(v);
+
+	char **ids = NULL;
+	ck_assert_int_eq(s0__meta_sandbox_all(f.m, &ids, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(ids[0], "sb_a"); /* creation order */
+	s0__meta_free_ids(ids, n);
+
+	ck_assert_int_eq(s0__meta_sandbox_delete(f.m, "sb_b", NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sandbox_delete(f.m, "sb_b", NULL), S0_OK); /* absent: fine */
+	ck_assert_int_eq(s0__meta_sandbox_get(f.m, NULL, "sb_b", &got, NULL), S0_ENOTFOUND);
+	close_fx(&f);
+}
+END_TEST
+
+START_TEST(meta_sandbox_due)
+{
+	fx f = open_fx(_i);
+	s0__sandbox_row soft = sandbox("sb_soft", "t", 1), paused = sandbox("sb_paused", "t", 2),
+	                hard = sandbox("sb_hard", "t", 3), later = sandbox("sb_later", "t", 4);
+	soft.rec.expires_at_ms = 500;
+	paused.rec.expires_at_ms = 500;
+	paused.rec.paused = true; /* a paused sandbox's soft TTL is not due */
+	hard.rec.hard_expires_at_ms = 500;
+	hard.rec.paused = true;
+	later.rec.expires_at_ms = 5000;
+	const s0__sandbox_row *all[] = {&soft, &paused, &hard, &later};
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(s0__meta_sandbox_put(f.m, all[i], NULL), S0_OK);
+	char **ids = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(s0__meta_sandbox_due(f.m, 1000, &ids, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(ids[0], "sb_soft");
+	ck_assert_str_eq(ids[1], "sb_hard");
+	s0__meta_free_ids(ids, n);
+	close_fx(&f);
+}
+END_TEST
+
+START_TEST(meta_operations_by_name)
+{
+	fx f = open_fx(_i);
+	/* every kind and state round-trips through the store */
+	for (int k = 0; k < S0__OP_KIND_COUNT; k++) {
+		for (int s = 0; s < S0__OPS_STATE_COUNT; s++) {
+			char sb[32];
+			snprintf(sb, sizeof sb, "sb_%d_%d", k, s);
+			s0__op_row o = op_of(sb, (s0__op_kind)k, (s0__op_state)s);
+			ck_assert_int_eq(s0__meta_op_insert(f.m, &o, NULL), S0_OK);
+			ck_assert_int_gt(o.id, 0);
+			s0__op_row got;
+			int rc = s0__meta_op_active(f.m, sb, &got, NULL);
+			if (s0__op_state_final((s0__op_state)s)) {
+				ck_assert_int_eq(rc, S0_ENOTFOUND);
+			} else {
+				ck_assert_int_eq(rc, S0_OK);
+				ck_assert_int_eq(got.kind, k);
+				ck_assert_int_eq(got.state, s);
+			}
+		}
+	}
+	close_fx(&f);
+}
+END_TEST
+
+START_TEST(meta_operations_lifecycle)
+{
+	fx f = open_fx(_i);
+	s0__op_row a = op_of("sb_1", S0__OP_PAUSE, S0__OPS_INTENT);
+	a.memory = true;
+	snprintf(a.runtime_id, sizeof a.runtime_id, "rt_1");
+	a.generation = 3;
+	s0__op_row b = op_of("sb_2", S0__OP_HARD_DELETE, S0__OPS_INTENT);
+	ck_assert_int_eq(s0__meta_op_insert(f.m, &a, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_op_insert(f.m, &b, NULL), S0_OK);
+	ck_assert_int_gt(b.id, a.id);
+
+	a.state = S0__OPS_PUBLISHED;
+	snprintf(a.new_head, sizeof a.new_head, "gen-new");
+	snprintf(a.image, sizeof a.image, "img-new");
+	ck_assert_int_eq(s0__meta_op_update(f.m, &a, NULL), S0_OK);
+	reopen_fx(&f);
+
+	s0__op_row got;
+	ck_assert_int_eq(s0__meta_op_active(f.m, "sb_1", &got, NULL), S0_OK);
+	ck_assert_int_eq(got.id, a.id);
+	ck_assert_int_eq(got.kind, S0__OP_PAUSE);
+	ck_assert_int_eq(got.state, S0__OPS_PUBLISHED);
+	ck_assert(got.memory);
+	ck_assert_str_eq(got.runtime_id, "rt_1");
+	ck_assert_int_eq(got.generation, 3);
+
+	/* a published operation's head and image are GC roots until it ends */
+	char **ids = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(s0__meta_live_generations(f.m, &ids, &n, NULL), S0_OK);
+	ck_assert(has_id(ids, n, "gen-new"));
+	s0__meta_free_ids(ids, n);
+	ck_assert_int_eq(s0__meta_mem_images(f.m, &ids, &n, NULL), S0_OK);
+	ck_assert(has_id(ids, n, "img-new"));
+	s0__meta_free_ids(ids, n);
+
+	s0__op_row *v = NULL;
+	ck_assert_int_eq(s0__meta_op_pending(f.m, &v, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(v[0].id, a.id); /* oldest first */
+	ck_assert_int_eq(v[1].kind, S0__OP_HARD_DELETE);
+	free(v);
+
+	a.state = S0__OPS_DONE;
+	ck_assert_int_eq(s0__meta_op_update(f.m, &a, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_op_active(f.m, "sb_1", &got, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_live_generations(f.m, &ids, &n, NULL), S0_OK);
+	ck_assert(!has_id(ids, n, "gen-new"));
+	s0__meta_free_ids(ids, n);
+
+	int64_t c = -1;
+	ck_assert_int_eq(s0__meta_op_count(f.m, "sb_1", S0__OP_PAUSE, &c, NULL), S0_OK);
+	ck_assert_int_eq(c, 1);
+	ck_assert_int_eq(s0__meta_op_count(f.m, "sb_1", S0__OP_TTL_PAUSE, &c, NULL), S0_OK);
+	ck_assert_int_eq(c, 0);
+	ck_assert_int_eq(s0__meta_latest_time(f.m), 1000);
+	close_fx(&f);
+}
+END_TEST
+
+START_TEST(meta_transactions)
+{
+	fx f = open_fx(_i);
+	s0__sandbox_row a = sandbox("sb_t", "t", 1);
+	ck_assert_int_eq(s0__meta_begin(f.m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sandbox_put(f.m, &a, NULL), S0_OK);
+	s0__op_row o = op_of("sb_t", S0__OP_DELETE, S0__OPS_INTENT);
+	ck_assert_int_eq(s0__meta_op_insert(f.m, &o, NULL), S0_OK);
+	s0__sandbox_row got = {0};
+	ck_assert_int_eq(s0__meta_sandbox_get(f.m, NULL, "sb_t", &got, NULL), S0_OK); /* own writes */
+	s0__sandbox_rec_clear(&got.rec);
+	s0__meta_rollback(f.m);
+	ck_assert_int_eq(s0__meta_sandbox_get(f.m, NULL, "sb_t", &got, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_op_active(f.m, "sb_t", &o, NULL), S0_ENOTFOUND);
+
+	ck_assert_int_eq(s0__meta_begin(f.m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sandbox_put(f.m, &a, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_commit(f.m, NULL), S0_OK);
+	reopen_fx(&f);
+	ck_assert_int_eq(s0__meta_sandbox_get(f.m, NULL, "sb_t", &got, NULL), S0_OK);
+	s0__sandbox_rec_clear(&got.rec);
+	close_fx(&f);
+}
+END_TEST
+
+START_TEST(meta_snapshots_templates)
+{
+	fx f = open_fx(_i);
+	s0__snapshot_row s = {0};
+	snprintf(s.rec.id, sizeof s.rec.id, "snap_1");
+	snprintf(s.rec.sandbox_id, sizeof s.rec.sandbox_id, "sb_1");
+	snprintf(s.rec.name, sizeof s.rec.name, "first");
+	snprintf(s.team_id, sizeof s.team_id, "t");
+	snprintf(s.generation, sizeof s.generation, "gen-snap");
+	s.rec.created_at_ms = 10;
+	s.rec.expires_at_ms = 100;
+	ck_assert_int_eq(s0__meta_snapshot_put(f.m, &s, NULL), S0_OK);
+	s0__snapshot_row got;
+	ck_assert_int_eq(s0__meta_snapshot_get(f.m, "t", "snap_1", &got, NULL), S0_OK);
+	ck_assert_str_eq(got.generation, "gen-snap");
+	ck_assert_int_eq(s0__meta_snapshot_get(f.m, "u", "snap_1", &got, NULL), S0_ENOTFOUND);
+	s0__snapshot_rec *v = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(s0__meta_snapshot_list(f.m, "t", "sb_1", &v, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 1);
+	free(v);
+	ck_assert_int_eq(s0__meta_snapshot_expire(f.m, 99, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_snapshot_get(f.m, NULL, "snap_1", &got, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_snapshot_expire(f.m, 100, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_snapshot_get(f.m, NULL, "snap_1", &got, NULL), S0_ENOTFOUND);
+
+	s0__template_row t = {0};
+	snprintf(t.name, sizeof t.name, "base");
+	snprintf(t.generation, sizeof t.generation, "gen-base");
+	t.volume_bytes = 1 << 20;
+	ck_assert_int_eq(s0__meta_template_put(f.m, &t, NULL), S0_OK);
+	s0__template_row tg = {0};
+	ck_assert_int_eq(s0__meta_template_get(f.m, "base", &tg, NULL), S0_OK);
+	ck_assert_str_eq(tg.ephemeral_mounts_json, "[]");
+	ck_assert_int_eq(tg.volume_bytes, 1 << 20);
+	s0__template_row_clear(&tg);
+	ck_assert_int_eq(s0__meta_template_get(f.m, "nope", &tg, NULL), S0_ENOTFOUND);
+	char **ids = NULL;
+	ck_assert_int_eq(s0__meta_live_generations(f.m, &ids, &n, NULL), S0_OK);
+	ck_assert(has_id(ids, n, "gen-base"));
+	s0__meta_free_ids(ids, n);
+	close_fx(&f);
+}
+END_TEST
+
+START_TEST(meta_kv_sessions_forks)
+{
+	fx f = open_fx(_i);
+	char *v = NULL;
+	ck_assert_int_eq(s0__meta_kv_get(f.m, "node_uid", &v, NULL), S0_OK);
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(s0__meta_kv_put(f.m, "node_uid", "n1", NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_kv_put(f.m, "node_uid", "n2", NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_kv_get(f.m, "node_uid", &v, NULL), S0_OK);
+	ck_assert_str_eq(v, "n2");
+	free(v);
+
+	void *blob = NULL;
+	size_t len = 0;
+	ck_assert_int_eq(s0__meta_sessions_get(f.m, "sb_1", &blob, &len, NULL), S0_ENOTFOUND);
+	const char data[] = {1, 0, 2, 0, 3};
+	ck_assert_int_eq(s0__meta_sessions_put(f.m, "sb_1", data, sizeof data, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sessions_get(f.m, "sb_1", &blob, &len, NULL), S0_OK);
+	ck_assert_uint_eq(len, sizeof data);
+	ck_assert_mem_eq(blob, data, sizeof data);
+	free(blob);
+	ck_assert_int_eq(s0__meta_sessions_delete(f.m, "sb_1", NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sessions_get(f.m, "sb_1", &blob, &len, NULL), S0_ENOTFOUND);
+
+	char *child = NULL, *ej = NULL;
+	ck_assert_int_eq(s0__meta_fork_key_get(f.m, "sb_1", "k", &child, &ej, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_fork_key_put(f.m, "sb_1", "k", "sb_child", NULL, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_fork_key_get(f.m, "sb_1", "k", &child, &ej, NULL), S0_OK);
+	ck_assert_str_eq(child, "sb_child");
+	ck_assert_ptr_null(ej);
+	free(child);
+	close_fx(&f);
+}
+END_TEST
+
+static s0__apikey_row key_of(fx *f, const char *id, const char *team, const char *secret)
+{
+	s0__apikey_row k = {0};
+	snprintf(k.id, sizeof k.id, "%s", id);
+	snprintf(k.name, sizeof k.name, "key %s", id);
+	snprintf(k.team_id, sizeof k.team_id, "%s", team);
+	ck_assert_int_eq(s0__apikey_hash(f->m, secret, k.hash, NULL), S0_OK);
+	k.created_at_ms = 5000;
+	return k;
+}
+
+START_TEST(meta_teams_and_keys)
+{
+	fx f = open_fx(_i);
+	s0__team_row t = {.created_at_ms = 1};
+	snprintf(t.id, sizeof t.id, "team_a");
+	snprintf(t.name, sizeof t.name, "Team A");
+	ck_assert_int_eq(s0__meta_team_put(f.m, &t, NULL), S0_OK);
+	snprintf(t.name, sizeof t.name, "Team A renamed");
+	t.created_at_ms = 99;
+	ck_assert_int_eq(s0__meta_team_put(f.m, &t, NULL), S0_OK);
+	snprintf(t.id, sizeof t.id, "team_b");
+	ck_assert_int_eq(s0__meta_team_put(f.m, &t, NULL), S0_OK);
+	s0__team_row tg;
+	ck_assert_int_eq(s0__meta_team_get(f.m, "team_a", &tg, NULL), S0_OK);
+	ck_assert_str_eq(tg.name, "Team A renamed");
+	ck_assert_int_eq(tg.created_at_ms, 1); /* kept from the first put */
+	s0__team_row *tv = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(s0__meta_team_list(f.m, &tv, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 2);
+	free(tv);
+
+	/* the hash is stable per store, differs per key, and is 64 hex digits */
+	char h1[S0__APIKEY_HASH_HEX], h2[S0__APIKEY_HASH_HEX];
+	ck_assert_int_eq(s0__apikey_hash(f.m, "s0k_secret_one", h1, NULL), S0_OK);
+	ck_assert_int_eq(s0__apikey_hash(f.m, "s0k_secret_one", h2, NULL), S0_OK);
+	ck_assert_str_eq(h1, h2);
+	ck_assert_uint_eq(strlen(h1), 64);
+	ck_assert_int_eq(s0__apikey_hash(f.m, "s0k_secret_two", h2, NULL), S0_OK);
+	ck_assert_str_ne(h1, h2);
+
+	s0__apikey_row k1 = key_of(&f, "key_1", "team_a", "s0k_secret_one");
+	s0__apikey_row k2 = key_of(&f, "key_2", "team_b", "s0k_secret_two");
+	s0__apikey_row k3 = key_of(&f, "key_3", "team_a", "s0k_secret_three");
+	ck_assert_int_eq(s0__meta_apikey_create(f.m, &k1, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_apikey_create(f.m, &k2, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_apikey_create(f.m, &k3, NULL), S0_OK);
+	reopen_fx(&f);
+
+	/* the secret persists: the same key hashes the same after a reopen */
+	ck_assert_int_eq(s0__apikey_hash(f.m, "s0k_secret_one", h2, NULL), S0_OK);
+	ck_assert_str_eq(h1, h2);
+	s0__apikey_row got;
+	ck_assert_int_eq(s0__meta_apikey_get_by_hash(f.m, h1, &got, NULL), S0_OK);
+	ck_assert_str_eq(got.id, "key_1");
+	ck_assert_str_eq(got.team_id, "team_a");
+	ck_assert_str_eq(got.name, "key key_1");
+	ck_assert_int_eq(got.created_at_ms, 5000);
+	ck_assert_int_eq(got.revoked_at_ms, 0);
+	ck_assert_int_eq(s0__meta_apikey_get(f.m, "key_2", &got, NULL), S0_OK);
+	ck_assert_str_eq(got.hash, k2.hash);
+
+	s0__apikey_row *kv = NULL;
+	ck_assert_int_eq(s0__meta_apikey_list(f.m, "team_a", &kv, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(kv[0].id, "key_1"); /* oldest first */
+	ck_assert_str_eq(kv[1].id, "key_3");
+	free(kv);
+	ck_assert_int_eq(s0__meta_apikey_list(f.m, NULL, &kv, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 3);
+	free(kv);
+
+	ck_assert_int_eq(s0__meta_apikey_revoke(f.m, "key_1", 7000, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_apikey_revoke(f.m, "key_1", 8000, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_apikey_get_by_hash(f.m, h1, &got, NULL), S0_OK);
+	ck_assert_int_eq(got.revoked_at_ms, 7000); /* the first revocation stands */
+	ck_assert_int_eq(s0__meta_apikey_get(f.m, "key_3", &got, NULL), S0_OK);
+	ck_assert_int_eq(got.revoked_at_ms, 0);
+	close_fx(&f);
+}
+END_TEST
+
+/* Expect code and reason from a call, freeing the error. */
+#define EXPECT(call, code, reason)                                                      \
+	do {                                                                            \
+		s0_error *e_ = NULL;                                                    \
+		s0_error **err = &e_;                                                   \
+		ck_assert_int_eq((call), (code));                                       \
+		ck_assert_ptr_nonnull(e_);                                              \
+		ck_assert_str_eq(s0_error_reason(e_), (reason));                        \
+		s0_error_free(e_);                                                      \
+	} while (0)
+
+START_TEST(meta_keys_bad_input)
+{
+	fx f = open_fx(_i);
+	s0__team_row t = {0};
+	EXPECT(s0__meta_team_put(f.m, &t, err), S0_EINVAL, "bad_request"); /* empty id */
+	snprintf(t.id, sizeof t.id, "team_a");
+	EXPECT(s0__meta_team_put(f.m, &t, err), S0_EINVAL, "bad_request"); /* empty name */
+	snprintf(t.name, sizeof t.name, "A");
+	ck_assert_int_eq(s0__meta_team_put(f.m, &t, NULL), S0_OK);
+	EXPECT(s0__meta_team_get(f.m, "nope", &t, err), S0_ENOTFOUND, "not_found");
+
+	s0__apikey_row k = key_of(&f, "key_1", "team_a", "s0k_x");
+	s0__apikey_row bad = k;
+	bad.id[0] = '\0';
+	EXPECT(s0__meta_apikey_create(f.m, &bad, err), S0_EINVAL, "bad_request");
+	bad = k;
+	bad.name[0] = '\0';
+	EXPECT(s0__meta_apikey_create(f.m, &bad, err), S0_EINVAL, "bad_request");
+	bad = k;
+	snprintf(bad.hash, sizeof bad.hash, "not-a-hash");
+	EXPECT(s0__meta_apikey_create(f.m, &bad, err), S0_EINVAL, "bad_request");
+	bad = k;
+	bad.hash[0] = 'G'; /* upper case / non-hex */
+	EXPECT(s0__meta_apikey_create(f.m, &bad, err), S0_EINVAL, "bad_request");
+	bad = k;
+	bad.revoked_at_ms = 1;
+	EXPECT(s0__meta_apikey_create(f.m, &bad, err), S0_EINVAL, "bad_request");
+	bad = k;
+	snprintf(bad.team_id, sizeof bad.team_id, "team_missing");
+	EXPECT(s0__meta_apikey_create(f.m, &bad, err), S0_ENOTFOUND, "team_not_found");
+
+	ck_assert_int_eq(s0__meta_apikey_create(f.m, &k, NULL), S0_OK);
+	EXPECT(s0__meta_apikey_create(f.m, &k, err), S0_ECONFLICT, "key_exists"); /* same id */
+	bad = k;
+	snprintf(bad.id, sizeof bad.id, "key_2"); /* same hash, other id */
+	EXPECT(s0__meta_apikey_create(f.m, &bad, err), S0_ECONFLICT, "key_exists");
+	EXPECT(s0__meta_apikey_get(f.m, "key_9", &bad, err), S0_ENOTFOUND, "not_found");
+	EXPECT(s0__meta_apikey_get_by_hash(f.m, "00", &bad, err), S0_ENOTFOUND, "not_found");
+	EXPECT(s0__meta_apikey_revoke(f.m, "key_9", 1, err), S0_ENOTFOUND, "not_found");
+	EXPECT(s0__meta_apikey_revoke(f.m, "key_1", 0, err), S0_EINVAL, "bad_request");
+	char h[S0__APIKEY_HASH_HEX];
+	EXPECT(s0__apikey_hash(f.m, "", h, err), S0_EINVAL, "bad_request");
+
+	/* operations: outside the enums, without a sandbox, or never stored */
+	s0__op_row o = op_of("sb", (s0__op_kind)S0__OP_KIND_COUNT, S0__OPS_INTENT);
+	EXPECT(s0__meta_op_insert(f.m, &o, err), S0_EINVAL, "bad_request");
+	o = op_of("sb", S0__OP_PAUSE, (s0__op_state)-1);
+	EXPECT(s0__meta_op_insert(f.m, &o, err), S0_EINVAL, "bad_request");
+	o = op_of("", S0__OP_PAUSE, S0__OPS_INTENT);
+	EXPECT(s0__meta_op_insert(f.m, &o, err), S0_EINVAL, "bad_request");
+	o = op_of("sb", S0__OP_PAUSE, S0__OPS_INTENT);
+	EXPECT(s0__meta_op_update(f.m, &o, err), S0_EINVAL, "bad_request"); /* id 0 */
+	close_fx(&f);
+}
+END_TEST
+
+START_TEST(meta_names_table)
+{
+	/* one table: every enum value has a distinct name that parses back */
+	for (int k = 0; k < S0__OP_KIND_COUNT; k++) {
+		s0__op_kind back;
+		ck_assert_int_eq(s0__op_kind_parse(s0__op_kind_name((s0__op_kind)k), &back, NULL), S0_OK);
+		ck_assert_int_eq(back, k);
+	}
+	for (int s = 0; s < S0__OPS_STATE_COUNT; s++) {
+		s0__op_state back;
+		ck_assert_int_eq(s0__op_state_parse(s0__op_state_name((s0__op_state)s), &back, NULL),
+		                 S0_OK);
+		ck_assert_int_eq(back, s);
+	}
+	/* the stored spellings (data directories of earlier versions use them) */
+	ck_assert_str_eq(s0__op_kind_name(S0__OP_TTL_PAUSE), "ttl_pause");
+	ck_assert_str_eq(s0__op_kind_name(S0__OP_HARD_DELETE), "hard_delete");
+	ck_assert_str_eq(s0__op_kind_name(S0__OP_RESUME_FALLBACK), "resume_fallback");
+	ck_assert_str_eq(s0__op_state_name(S0__OPS_CAPTURE_FAILED), "capture_failed");
+	ck_assert_str_eq(s0__op_state_name(S0__OPS_RELEASED), "released");
+	ck_assert_str_eq(s0__op_kind_name((s0__op_kind)99), "?");
+	s0__op_kind k = S0__OP_PAUSE;
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__op_kind_parse("Pause", &k, &err), S0_EINVAL);
+	ck_assert_str_eq(s0_error_reason(err), "unknown_op_kind");
+	ck_assert_ptr_nonnull(strstr(s0_error_message(err), "\"Pause\""));
+	s0_error_free(err);
+	ck_assert_int_eq(k, S0__OP_PAUSE); /* untouched */
+	ck_assert_int_eq(s0__op_kind_parse(NULL, &k, NULL), S0_EINVAL);
+	s0__op_state st;
+	ck_assert_int_eq(s0__op_state_parse("", &st, NULL), S0_EINVAL);
+}
+END_TEST
+
+START_TEST(meta_unknown_backend)
+{
+	char *dir = s0_test_tmpdir("meta");
+	s0__meta *m = NULL;
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__meta_open_backend("oracle", dir, &m, &err), S0_EINVAL);
+	ck_assert_str_eq(s0_error_reason(err), "unknown_meta_backend");
+	s0_error_free(err);
+	ck_assert_ptr_null(m);
+	size_t n = 0;
+	const s0__meta_backend *b = s0__meta_backends(&n);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_str_eq(b[0].name, "sqlite"); /* the default first */
+	ck_assert_int_eq(s0__meta_open(dir, &m, NULL), S0_OK);
+	ck_assert_str_eq(s0__meta_backend_name(m), "sqlite");
+	s0__meta_close(m);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+/* ---- SQLite specifics: the previous schema, unreadable rows ---- */
+
+/* Schema version 3 exactly as the previous release wrote it (frozen here
+ * so a change to an old migration fails this test), with rows as that
+ * release stored them. */
+static const char v3_schema[] =
+	"CREATE TABLE sandboxes("
+	" id TEXT PRIMARY KEY, team_id TEXT NOT NULL, template_id TEXT NOT NULL,"
+	" status INTEGER NOT NULL, paused INTEGER NOT NULL, auto_resume INTEGER NOT NULL,"
+	" runtime_id TEXT NOT NULL DEFAULT '', runtime_generation INTEGER NOT NULL,"
+	" head TEXT NOT NULL, config TEXT NOT NULL, ttl INTEGER NOT NULL, hard_ttl INTEGER NOT NULL,"
+	" created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, claimed_at INTEGER NOT NULL,"
+	" expires_at INTEGER NOT NULL, hard_expires_at INTEGER NOT NULL, pod_name TEXT NOT NULL,"
+	" image TEXT NOT NULL, seq INTEGER NOT NULL);"
+	"CREATE INDEX sandboxes_team ON sandboxes(team_id, seq);"
+	"CREATE TABLE operations("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT, sandbox_id TEXT NOT NULL, kind TEXT NOT NULL,"
+	" state TEXT NOT NULL, memory INTEGER NOT NULL, runtime_id TEXT NOT NULL,"
+	" generation INTEGER NOT NULL, new_head TEXT NOT NULL, created_at INTEGER NOT NULL,"
+	" updated_at INTEGER NOT NULL);"
+	"CREATE INDEX operations_sandbox ON operations(sandbox_id, state);"
+	"CREATE TABLE snapshots("
+	" id TEXT PRIMARY KEY, sandbox_id TEXT NOT NULL, team_id TEXT NOT NULL, name TEXT NOT NULL,"
+	" description TEXT NOT NULL, generation TEXT NOT NULL, created_at INTEGER NOT NULL,"
+	" expires_at INTEGER NOT NULL, seq INTEGER NOT NULL);"
+	"CREATE TABLE templates("
+	" name TEXT PRIMARY KEY, generation TEXT NOT NULL, ephemeral_mounts TEXT NOT NULL,"
+	" volume_bytes INTEGER NOT NULL, image TEXT NOT NULL);"
+	"CREATE TABLE fork_keys("
+	" sandbox_id TEXT NOT NULL, key TEXT NOT NULL, child TEXT, error TEXT,"
+	" PRIMARY KEY(sandbox_id, key));"
+	"CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT NOT NULL);"
+	"ALTER TABLE sandboxes ADD COLUMN mem_image TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE sandboxes ADD COLUMN mem_image_gen TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE operations ADD COLUMN image TEXT NOT NULL DEFAULT '';"
+	"CREATE TABLE sessions(sandbox_id TEXT PRIMARY KEY, blob BLOB NOT NULL);"
+	"PRAGMA user_version=3;";
+
+static const char v3_rows[] =
+	"INSERT INTO sandboxes VALUES('sb_old','team_a','base',3,1,1,'',4,'gen-head','{}',300,0,"
+	" 1000,2000,1000,0,0,'','img-base',1,'img-mem','gen-head');"
+	"INSERT INTO operations(sandbox_id,kind,state,memory,runtime_id,generation,new_head,"
+	" created_at,updated_at,image) VALUES"
+	" ('sb_old','ttl_pause','published',0,'rt_9',4,'gen-new',1500,2500,''),"
+	" ('sb_old','pause','done',1,'rt_8',3,'gen-head',900,950,'img-mem');"
+	"INSERT INTO kv VALUES('node_uid','node-old');"
+	"INSERT INTO sessions VALUES('sb_old', x'0102');";
+
+/* Run SQL on <dir>/meta.db with SQLite directly (what another writer left). */
+static void raw_sql(const char *dir, const char *sql)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/meta.db", dir);
+	sqlite3 *db = NULL;
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	char *msg = NULL;
+	int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+	ck_assert_msg(rc == SQLITE_OK, "raw sql: %s", msg ? msg : "");
+	sqlite3_close(db);
+}
+
+START_TEST(sqlite_migrates_version_3)
+{
+	char *dir = s0_test_tmpdir("meta");
+	raw_sql(dir, v3_schema);
+	raw_sql(dir, v3_rows);
+	s0__meta *m = NULL;
+	s0_error *err = NULL;
+	ck_assert_msg(s0__meta_open(dir, &m, &err) == S0_OK, "%s", err ? s0_error_message(err) : "");
+	ck_assert_int_eq(s0__meta_schema_version(m), 4);
+
+	/* the old rows read as before, operation names included */
+	s0__sandbox_row row = {0};
+	ck_assert_int_eq(s0__meta_sandbox_get(m, "team_a", "sb_old", &row, NULL), S0_OK);
+	ck_assert_str_eq(row.head, "gen-head");
+	ck_assert_str_eq(row.mem_image, "img-mem");
+	ck_assert(row.rec.paused);
+	s0__sandbox_rec_clear(&row.rec);
+	s0__op_row op;
+	ck_assert_int_eq(s0__meta_op_active(m, "sb_old", &op, NULL), S0_OK);
+	ck_assert_int_eq(op.kind, S0__OP_TTL_PAUSE);
+	ck_assert_int_eq(op.state, S0__OPS_PUBLISHED);
+	ck_assert_str_eq(op.new_head, "gen-new");
+	int64_t c = 0;
+	ck_assert_int_eq(s0__meta_op_count(m, "sb_old", S0__OP_PAUSE, &c, NULL), S0_OK);
+	ck_assert_int_eq(c, 1);
+	char *v = NULL;
+	ck_assert_int_eq(s0__meta_kv_get(m, "node_uid", &v, NULL), S0_OK);
+	ck_assert_str_eq(v, "node-old");
+	free(v);
+	void *blob = NULL;
+	size_t len = 0;
+	ck_assert_int_eq(s0__meta_sessions_get(m, "sb_old", &blob, &len, NULL), S0_OK);
+	ck_assert_uint_eq(len, 2);
+	free(blob);
+	ck_assert_int_eq(s0__meta_latest_time(m), 2500);
+
+	/* and the new tables work */
+	s0__team_row t = {.created_at_ms = 1};
+	snprintf(t.id, sizeof t.id, "team_a");
+	snprintf(t.name, sizeof t.name, "A");
+	ck_assert_int_eq(s0__meta_team_put(m, &t, NULL), S0_OK);
+	s0__apikey_row k = {.created_at_ms = 2};
+	snprintf(k.id, sizeof k.id, "key_1");
+	snprintf(k.name, sizeof k.name, "ci");
+	snprintf(k.team_id, sizeof k.team_id, "team_a");
+	ck_assert_int_eq(s0__apikey_hash(m, "s0k_abc", k.hash, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_apikey_create(m, &k, NULL), S0_OK);
+	s0__meta_close(m);
+
+	/* reopening a migrated store migrates nothing and keeps everything */
+	ck_assert_int_eq(s0__meta_open(dir, &m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_schema_version(m), 4);
+	ck_assert_int_eq(s0__meta_apikey_get(m, "key_1", &k, NULL), S0_OK);
+	s0__meta_close(m);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(sqlite_refuses_newer_schema)
+{
+	char *dir = s0_test_tmpdir("meta");
+	raw_sql(dir, "PRAGMA user_version=99;");
+	s0__meta *m = NULL;
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__meta_open(dir, &m, &err), S0_EUNSUPPORTED);
+	ck_assert_str_eq(s0_error_reason(err), "schema_too_new");
+	s0_error_free(err);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(sqlite_unknown_op_names_are_errors)
+{
+	char *dir = s0_test_tmpdir("meta");
+	s0__meta *m = NULL;
+	ck_assert_int_eq(s0__meta_open(dir, &m, NULL), S0_OK);
+	s0__op_row good = op_of("sb_good", S0__OP_DELETE, S0__OPS_INTENT);
+	ck_assert_int_eq(s0__meta_op_insert(m, &good, NULL), S0_OK);
+	raw_sql(dir, "INSERT INTO operations(sandbox_id,kind,state,memory,runtime_id,generation,"
+	             "new_head,created_at,updated_at,image) VALUES"
+	             " ('sb_bad','snooze','intent',0,'',1,'',1,1,''),"
+	             " ('sb_worse','pause','dozing',0,'',1,'',1,1,'')");
+	s0__op_row op;
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__meta_op_active(m, "sb_bad", &op, &err), S0_EINVAL);
+	ck_assert_str_eq(s0_error_reason(err), "unknown_op_kind");
+	ck_assert_ptr_nonnull(strstr(s0_error_message(err), "\"snooze\""));
+	s0_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(s0__meta_op_active(m, "sb_worse", &op, &err), S0_EINVAL);
+	ck_assert_str_eq(s0_error_reason(err), "unknown_op_state");
+	ck_assert_ptr_nonnull(strstr(s0_error_message(err), "\"dozing\""));
+	s0_error_free(err);
+	err = NULL;
+	s0__op_row *v = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(s0__meta_op_pending(m, &v, &n, &err), S0_EINVAL);
+	ck_assert_str_eq(s0_error_reason(err), "unknown_op_kind");
+	s0_error_free(err);
+	/* the readable rows still read */
+	ck_assert_int_eq(s0__meta_op_active(m, "sb_good", &op, NULL), S0_OK);
+	ck_assert_int_eq(op.kind, S0__OP_DELETE);
+	s0__meta_close(m);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+static Suite *meta_suite(void)
+{
+	Suite *s = suite_create("meta");
+	size_t n = 0;
+	s0__meta_backends(&n);
+	TCase *c = tcase_create("contract");
+	tcase_add_loop_test(c, meta_sandbox_rows, 0, (int)n);
+	tcase_add_loop_test(c, meta_sandbox_due, 0, (int)n);
+	tcase_add_loop_test(c, meta_operations_by_name, 0, (int)n);
+	tcase_add_loop_test(c, meta_operations_lifecycle, 0, (int)n);
+	tcase_add_loop_test(c, meta_transactions, 0, (int)n);
+	tcase_add_loop_test(c, meta_snapshots_templates, 0, (int)n);
+	tcase_add_loop_test(c, meta_kv_sessions_forks, 0, (int)n);
+	tcase_add_loop_test(c, meta_teams_and_keys, 0, (int)n);
+	tcase_add_loop_test(c, meta_keys_bad_input, 0, (int)n);
+	tcase_add_test(c, meta_names_table);
+	tcase_add_test(c, meta_unknown_backend);
+	suite_add_tcase(s, c);
+	TCase *q = tcase_create("sqlite");
+	tcase_add_test(q, sqlite_migrates_version_3);
+	tcase_add_test(q, sqlite_refuses_newer_schema);
+	tcase_add_test(q, sqlite_unknown_op_names_are_errors);
+	suite_add_tcase(s, q);
+	return s;
+}
+
+S0_TEST_MAIN(meta_suite)

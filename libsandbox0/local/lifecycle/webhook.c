@@ -4,8 +4,8 @@
  * `config.webhook {url, secret, watch_dir}`, claim-time only).
  *
  * Lifecycle events of a sandbox whose config has a webhook are appended to
- * a durable outbox: a SQLite file `<data>/webhook-outbox.db` next to the
- * metadata store (kept apart from its schema), WAL, synchronous=FULL, so an
+ * a durable outbox (local/meta/outbox.h, the metadata implementation's;
+ * SQLite: `<data>/webhook-outbox.db` next to meta.db), so an
  * event recorded before a capture survives a manager restart and is
  * delivered again until acknowledged. One delivery worker posts the oldest
  * unacknowledged event (JSON body; headers X-S0-Event, X-S0-Delivery and
@@ -30,7 +30,6 @@
  */
 #include <curl/curl.h>
 #include <sodium.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,15 +37,16 @@
 
 #include "local/lifecycle/engine_internal.h"
 #include "local/lifecycle/webhook.h"
+#include "local/meta/outbox.h"
 
 #define DRAIN_REAL_MAX_MS 30000
 #define RETRY_MS 100
 
 struct s0__webhooks {
 	s0__engine *e;
-	sqlite3 *db;
+	s0__outbox *box;
 	bool durable;
-	pthread_mutex_t mu; /* db, tick, flags */
+	pthread_mutex_t mu; /* box, tick, flags */
 	pthread_cond_t cv;  /* outbox changed / stop */
 	pthread_t worker;
 	bool running, stopping;
@@ -65,70 +65,7 @@ static void real_deadline(struct timespec *ts, int ms)
 	}
 }
 
-static int exec_sql(sqlite3 *db, const char *sql)
-{
-	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
-}
-
-static int64_t scalar(sqlite3 *db, const char *sql, const char *arg)
-{
-	sqlite3_stmt *st = NULL;
-	int64_t v = 0;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	if (arg)
-		sqlite3_bind_text(st, 1, arg, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 /* ---- delivery ---- */
-
-typedef struct pending {
-	int64_t seq;
-	char *url, *secret, *event, *body;
-} pending;
-
-static void pending_clear(pending *p)
-{
-	free(p->url);
-	free(p->secret);
-	free(p->event);
-	free(p->body);
-	memset(p, 0, sizeof *p);
-}
-
-static char *col_dup(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-	return strdup(s ? (const char *)s : "");
-}
-
-/* The oldest unacknowledged event (under mu). */
-static bool next_pending(s0__webhooks *w, pending *p)
-{
-	sqlite3_stmt *st = NULL;
-	bool found = false;
-	if (sqlite3_prepare_v2(w->db,
-	                       "SELECT seq, url, secret, event, body FROM outbox WHERE acked = 0 "
-	                       "ORDER BY attempts, seq LIMIT 1",
-	                       -1, &st, NULL) != SQLITE_OK)
-		return false;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		p->seq = sqlite3_column_int64(st, 0);
-		p->url = col_dup(st, 1);
-		p->secret = col_dup(st, 2);
-		p->event = col_dup(st, 3);
-		p->body = col_dup(st, 4);
-		found = p->url && p->secret && p->event && p->body;
-		if (!found)
-			pending_clear(p);
-	}
-	sqlite3_finalize(st);
-	return found;
-}
 
 static size_t discard(char *ptr, size_t size, size_t n, void *ud)
 {
@@ -138,7 +75,7 @@ static size_t discard(char *ptr, size_t size, size_t n, void *ud)
 }
 
 /* POST one event; the HTTP status, or 0 on a transport failure. */
-static long post(const pending *p)
+static long post(const s0__outbox_event *p)
 {
 	unsigned char mac[crypto_auth_hmacsha256_BYTES];
 	crypto_auth_hmacsha256_state hs;
@@ -180,8 +117,8 @@ static void *worker(void *arg)
 	s0__webhooks *w = arg;
 	pthread_mutex_lock(&w->mu);
 	while (!w->stopping) {
-		pending p = {0};
-		if (!next_pending(w, &p)) {
+		s0__outbox_event p = {0};
+		if (s0__outbox_next(w->box, &p, NULL) != 1) {
 			struct timespec ts;
 			real_deadline(&ts, 500);
 			pthread_cond_timedwait(&w->cv, &w->mu, &ts);
@@ -195,34 +132,18 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&w->mu);
 		w->posts++;
 		if (ok) {
-			sqlite3_stmt *st = NULL;
-			if (sqlite3_prepare_v2(w->db,
-			                       "UPDATE outbox SET acked = 1, attempts = attempts + 1, "
-			                       "ack_tick = ? WHERE seq = ?",
-			                       -1, &st, NULL) == SQLITE_OK) {
-				sqlite3_bind_int64(st, 1, ++w->tick);
-				sqlite3_bind_int64(st, 2, p.seq);
-				sqlite3_step(st);
-				sqlite3_finalize(st);
-			}
+			s0__outbox_attempted(w->box, p.seq, true, ++w->tick, NULL);
 			pthread_cond_broadcast(&w->cv);
 		} else {
 			w->failures++;
-			sqlite3_stmt *st = NULL;
-			if (sqlite3_prepare_v2(w->db,
-			                       "UPDATE outbox SET attempts = attempts + 1 WHERE seq = ?",
-			                       -1, &st, NULL) == SQLITE_OK) {
-				sqlite3_bind_int64(st, 1, p.seq);
-				sqlite3_step(st);
-				sqlite3_finalize(st);
-			}
+			s0__outbox_attempted(w->box, p.seq, false, 0, NULL);
 			if (!w->stopping) {
 				struct timespec ts;
 				real_deadline(&ts, RETRY_MS);
 				pthread_cond_timedwait(&w->cv, &w->mu, &ts);
 			}
 		}
-		pending_clear(&p);
+		s0__outbox_event_clear(&p);
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
@@ -240,34 +161,11 @@ int s0__webhooks_new(s0__engine *e, bool durable, s0__webhooks **out, s0_error *
 	w->durable = durable;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
-	char *path = NULL;
-	if (durable) {
-		size_t n = strlen(e->dir) + 32;
-		path = malloc(n);
-		if (path)
-			snprintf(path, n, "%s/webhook-outbox.db", e->dir);
-	}
-	int rc = S0_OK;
-	if (durable && !path)
-		rc = s0__error_nomem(err);
-	else if (sqlite3_open_v2(durable ? path : ":memory:", &w->db,
-	                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-	                         NULL) != SQLITE_OK ||
-	         (durable && exec_sql(w->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;")) ||
-	         exec_sql(w->db, "CREATE TABLE IF NOT EXISTS outbox ("
-	                         " seq INTEGER PRIMARY KEY AUTOINCREMENT, sandbox_id TEXT NOT NULL,"
-	                         " event TEXT NOT NULL, url TEXT NOT NULL, secret TEXT NOT NULL,"
-	                         " body TEXT NOT NULL, created_ms INTEGER NOT NULL,"
-	                         " attempts INTEGER NOT NULL DEFAULT 0,"
-	                         " acked INTEGER NOT NULL DEFAULT 0, ack_tick INTEGER);"
-	                         "CREATE TABLE IF NOT EXISTS captures ("
-	                         " sandbox_id TEXT PRIMARY KEY, tick INTEGER NOT NULL);"))
-		rc = s0__error_set(err, S0_EINTERNAL, "webhook_outbox",
-		                   "webhook outbox: %s", w->db ? sqlite3_errmsg(w->db) : "open failed");
-	free(path);
-	if (rc == S0_OK) {
-		int64_t a = scalar(w->db, "SELECT COALESCE(MAX(ack_tick), 0) FROM outbox", NULL);
-		int64_t c = scalar(w->db, "SELECT COALESCE(MAX(tick), 0) FROM captures", NULL);
+	/* the outbox of the metadata implementation the engine uses */
+	int rc = s0__outbox_open(s0__meta_backend_name(e->meta), durable ? e->dir : NULL, &w->box,
+	                         err);
+	int64_t a = 0, c = 0;
+	if (rc == S0_OK && (rc = s0__outbox_max_ticks(w->box, &a, &c, err)) == S0_OK) {
 		w->tick = a > c ? a : c;
 		if (pthread_create(&w->worker, NULL, worker, w) == 0)
 			w->running = true;
@@ -294,8 +192,7 @@ void s0__webhooks_free(s0__webhooks *w)
 		s0__faults_release(w->e->faults, "webhook_ack_delay"); /* a held ack ends */
 		pthread_join(w->worker, NULL);
 	}
-	if (w->db)
-		sqlite3_close(w->db);
+	s0__outbox_close(w->box);
 	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
@@ -341,23 +238,10 @@ static int append(s0__webhooks *w, const char *id, const char *event, const char
 	cJSON_Delete(b);
 	if (!body)
 		return S0_ENOMEM;
-	int rc = S0_EINTERNAL;
-	sqlite3_stmt *st = NULL;
+	s0__outbox_event ev = {.sandbox_id = (char *)id, .event = (char *)event, .url = (char *)url,
+	                       .secret = (char *)secret, .body = body};
 	pthread_mutex_lock(&w->mu);
-	if (sqlite3_prepare_v2(w->db,
-	                       "INSERT INTO outbox (sandbox_id, event, url, secret, body, created_ms) "
-	                       "VALUES (?, ?, ?, ?, ?, ?)",
-	                       -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 2, event, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 3, url, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 4, secret, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 5, body, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 6, now);
-		if (sqlite3_step(st) == SQLITE_DONE)
-			rc = S0_OK;
-	}
-	sqlite3_finalize(st);
+	int rc = s0__outbox_append(w->box, &ev, now, NULL) == S0_OK ? S0_OK : S0_EINTERNAL;
 	pthread_cond_broadcast(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 	free(body);
@@ -400,8 +284,8 @@ int s0__webhook_before_capture(s0__engine *e, const char *id, int64_t deadline_m
 	real_deadline(&real_end, DRAIN_REAL_MAX_MS);
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		if (scalar(w->db, "SELECT COUNT(*) FROM outbox WHERE sandbox_id = ? AND acked = 0",
-		           id) == 0)
+		int64_t unacked = 1;
+		if (s0__outbox_count(w->box, id, false, &unacked, NULL) == S0_OK && unacked == 0)
 			break;
 		if (cancel && s0_cancel_token_is_canceled(cancel)) {
 			rc = s0__error_set(err, S0_ECANCELED, NULL, "memory pause cancelled");
@@ -431,15 +315,27 @@ void s0__webhook_capture_started(s0__engine *e, const char *id)
 	if (!w)
 		return;
 	pthread_mutex_lock(&w->mu);
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(w->db, "INSERT OR REPLACE INTO captures (sandbox_id, tick) VALUES (?, ?)",
-	                       -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 2, ++w->tick);
-		sqlite3_step(st);
-	}
-	sqlite3_finalize(st);
+	s0__outbox_capture_put(w->box, id, ++w->tick, NULL);
 	pthread_mutex_unlock(&w->mu);
+}
+
+static void add_event(const s0__outbox_event *ev, void *ud)
+{
+	cJSON *r = cJSON_CreateObject();
+	if (!r)
+		return;
+	cJSON_AddNumberToObject(r, "seq", (double)ev->seq);
+	cJSON_AddStringToObject(r, "sandbox_id", ev->sandbox_id);
+	cJSON_AddStringToObject(r, "event", ev->event);
+	cJSON_AddNumberToObject(r, "attempts", (double)ev->attempts);
+	cJSON_AddBoolToObject(r, "acked", ev->acked);
+	cJSON_AddNumberToObject(r, "ack_tick", (double)ev->ack_tick);
+	cJSON_AddItemToArray(ud, r);
+}
+
+static void add_capture(const char *sandbox_id, int64_t tick, void *ud)
+{
+	cJSON_AddNumberToObject(ud, sandbox_id, (double)tick);
 }
 
 cJSON *s0__webhooks_inspect(s0__engine *e)
@@ -453,43 +349,19 @@ cJSON *s0__webhooks_inspect(s0__engine *e)
 	cJSON_AddNumberToObject(o, "tick", (double)w->tick);
 	cJSON_AddNumberToObject(o, "posts", (double)w->posts);
 	cJSON_AddNumberToObject(o, "failures", (double)w->failures);
-	cJSON_AddNumberToObject(o, "pending",
-	                        (double)scalar(w->db, "SELECT COUNT(*) FROM outbox WHERE acked = 0",
-	                                       NULL));
-	cJSON_AddNumberToObject(o, "acked",
-	                        (double)scalar(w->db, "SELECT COUNT(*) FROM outbox WHERE acked = 1",
-	                                       NULL));
-	cJSON_AddNumberToObject(o, "last_ack_tick",
-	                        (double)scalar(w->db, "SELECT COALESCE(MAX(ack_tick), 0) FROM outbox",
-	                                       NULL));
+	int64_t pending = 0, acked = 0, last_ack = 0, last_capture = 0;
+	s0__outbox_count(w->box, NULL, false, &pending, NULL);
+	s0__outbox_count(w->box, NULL, true, &acked, NULL);
+	s0__outbox_max_ticks(w->box, &last_ack, &last_capture, NULL);
+	cJSON_AddNumberToObject(o, "pending", (double)pending);
+	cJSON_AddNumberToObject(o, "acked", (double)acked);
+	cJSON_AddNumberToObject(o, "last_ack_tick", (double)last_ack);
 	cJSON *ev = cJSON_AddArrayToObject(o, "events");
-	sqlite3_stmt *st = NULL;
-	if (ev && sqlite3_prepare_v2(w->db,
-	                             "SELECT seq, sandbox_id, event, attempts, acked, "
-	                             "COALESCE(ack_tick, 0) FROM outbox ORDER BY seq",
-	                             -1, &st, NULL) == SQLITE_OK) {
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			cJSON *r = cJSON_CreateObject();
-			if (!r)
-				break;
-			cJSON_AddNumberToObject(r, "seq", (double)sqlite3_column_int64(st, 0));
-			cJSON_AddStringToObject(r, "sandbox_id", (const char *)sqlite3_column_text(st, 1));
-			cJSON_AddStringToObject(r, "event", (const char *)sqlite3_column_text(st, 2));
-			cJSON_AddNumberToObject(r, "attempts", (double)sqlite3_column_int64(st, 3));
-			cJSON_AddBoolToObject(r, "acked", sqlite3_column_int64(st, 4) != 0);
-			cJSON_AddNumberToObject(r, "ack_tick", (double)sqlite3_column_int64(st, 5));
-			cJSON_AddItemToArray(ev, r);
-		}
-	}
-	sqlite3_finalize(st);
+	if (ev)
+		s0__outbox_each_event(w->box, add_event, ev, NULL);
 	cJSON *cap = cJSON_AddObjectToObject(o, "capture_started_tick");
-	st = NULL;
-	if (cap && sqlite3_prepare_v2(w->db, "SELECT sandbox_id, tick FROM captures", -1, &st,
-	                              NULL) == SQLITE_OK)
-		while (sqlite3_step(st) == SQLITE_ROW)
-			cJSON_AddNumberToObject(cap, (const char *)sqlite3_column_text(st, 0),
-			                        (double)sqlite3_column_int64(st, 1));
-	sqlite3_finalize(st);
+	if (cap)
+		s0__outbox_each_capture(w->box, add_capture, cap, NULL);
 	pthread_mutex_unlock(&w->mu);
 	return o;
 }

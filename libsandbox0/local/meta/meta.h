@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "common/internal.h"
+#include "local/meta/outbox.h"
 #include "local/meta/records.h"
 
 typedef struct s0__meta s0__meta;
@@ -124,6 +125,7 @@ typedef int (*s0__meta_open_fn)(const char *location, s0__meta **out, s0_error *
 typedef struct s0__meta_backend {
 	const char *name; /* "sqlite", … */
 	s0__meta_open_fn open;
+	s0__outbox_open_fn outbox_open; /* its webhook outbox (outbox.h) */
 } s0__meta_backend;
 
 /* The registration table: *n rows, the default first. Static storage. */

@@ -3,7 +3,7 @@
  * contract suite runs once per row of the registration table, so every
  * implementation answers the same questions: each table's calls,
  * transactions, operation kinds and states by name, teams and API keys,
- * bad input. The SQLite specifics follow: opening a data directory
+ * bad input, the webhook outbox. The SQLite specifics follow: opening a data directory
  * written by the previous schema (version 3) and refusing rows this
  * library cannot read (an unknown operation kind or state).
  */
@@ -567,6 +567,100 @@ START_TEST(meta_unknown_backend)
 }
 END_TEST
 
+/* ---- the webhook outbox of each implementation (outbox.h) ---- */
+
+static void append_ev(s0__outbox *o, const char *sb, const char *event, int64_t now)
+{
+	s0__outbox_event ev = {.sandbox_id = (char *)sb, .event = (char *)event,
+	                       .url = (char *)"http://127.0.0.1:1/hook", .secret = (char *)"k",
+	                       .body = (char *)"{}"};
+	ck_assert_int_eq(s0__outbox_append(o, &ev, now, NULL), S0_OK);
+}
+
+static void count_events(const s0__outbox_event *ev, void *ud)
+{
+	int *n = ud;
+	ck_assert_ptr_nonnull(ev->sandbox_id);
+	(*n)++;
+}
+
+static void last_capture(const char *sandbox_id, int64_t tick, void *ud)
+{
+	ck_assert_str_eq(sandbox_id, "sb_1");
+	*(int64_t *)ud = tick;
+}
+
+START_TEST(meta_outbox)
+{
+	size_t nb = 0;
+	const s0__meta_backend *b = s0__meta_backends(&nb);
+	char *dir = s0_test_tmpdir("outbox");
+	s0__outbox *o = NULL;
+	ck_assert_int_eq(s0__outbox_open(b[_i].name, dir, &o, NULL), S0_OK);
+	append_ev(o, "sb_1", "sandbox.paused", 10);
+	append_ev(o, "sb_2", "sandbox.pausing", 20);
+	append_ev(o, "sb_1", "sandbox.resumed", 30);
+
+	/* oldest first; a failed attempt goes behind events with fewer */
+	s0__outbox_event ev;
+	ck_assert_int_eq(s0__outbox_next(o, &ev, NULL), 1);
+	ck_assert_str_eq(ev.event, "sandbox.paused");
+	ck_assert_str_eq(ev.url, "http://127.0.0.1:1/hook");
+	int64_t first = ev.seq;
+	s0__outbox_event_clear(&ev);
+	ck_assert_int_eq(s0__outbox_attempted(o, first, false, 0, NULL), S0_OK);
+	ck_assert_int_eq(s0__outbox_next(o, &ev, NULL), 1);
+	ck_assert_str_eq(ev.event, "sandbox.pausing");
+	ck_assert_int_eq(s0__outbox_attempted(o, ev.seq, true, 7, NULL), S0_OK);
+	s0__outbox_event_clear(&ev);
+
+	int64_t n = -1;
+	ck_assert_int_eq(s0__outbox_count(o, "sb_1", false, &n, NULL), S0_OK);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(s0__outbox_count(o, "sb_2", false, &n, NULL), S0_OK);
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(s0__outbox_count(o, NULL, true, &n, NULL), S0_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(s0__outbox_capture_put(o, "sb_1", 8, NULL), S0_OK);
+	s0__outbox_close(o);
+
+	/* durable: everything is there after a reopen */
+	ck_assert_int_eq(s0__outbox_open(b[_i].name, dir, &o, NULL), S0_OK);
+	int64_t at = 0, ct = 0;
+	ck_assert_int_eq(s0__outbox_max_ticks(o, &at, &ct, NULL), S0_OK);
+	ck_assert_int_eq(at, 7);
+	ck_assert_int_eq(ct, 8);
+	int events = 0;
+	ck_assert_int_eq(s0__outbox_each_event(o, count_events, &events, NULL), S0_OK);
+	ck_assert_int_eq(events, 3);
+	int64_t tick = 0;
+	ck_assert_int_eq(s0__outbox_each_capture(o, last_capture, &tick, NULL), S0_OK);
+	ck_assert_int_eq(tick, 8);
+	ck_assert_int_eq(s0__outbox_next(o, &ev, NULL), 1);
+	ck_assert_str_eq(ev.event, "sandbox.resumed"); /* 0 attempts before 1 */
+	s0__outbox_event_clear(&ev);
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__outbox_append(o, &(s0__outbox_event){0}, 1, &err), S0_EINVAL);
+	ck_assert_str_eq(s0_error_reason(err), "bad_request");
+	s0_error_free(err);
+	s0__outbox_close(o);
+
+	/* in memory: nothing survives */
+	ck_assert_int_eq(s0__outbox_open(b[_i].name, NULL, &o, NULL), S0_OK);
+	append_ev(o, "sb_1", "sandbox.paused", 10);
+	s0__outbox_close(o);
+	ck_assert_int_eq(s0__outbox_open(b[_i].name, NULL, &o, NULL), S0_OK);
+	ck_assert_int_eq(s0__outbox_next(o, &ev, NULL), 0);
+	s0__outbox_close(o);
+	err = NULL;
+	ck_assert_int_eq(s0__outbox_open("oracle", dir, &o, &err), S0_EINVAL);
+	ck_assert_str_eq(s0_error_reason(err), "unknown_meta_backend");
+	s0_error_free(err);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 /* ---- SQLite specifics: the previous schema, unreadable rows ---- */
 
 /* Schema version 3 exactly as the previous release wrote it (frozen here
@@ -753,6 +847,7 @@ static Suite *meta_suite(void)
 	tcase_add_loop_test(c, meta_kv_sessions_forks, 0, (int)n);
 	tcase_add_loop_test(c, meta_teams_and_keys, 0, (int)n);
 	tcase_add_loop_test(c, meta_keys_bad_input, 0, (int)n);
+	tcase_add_loop_test(c, meta_outbox, 0, (int)n);
 	tcase_add_test(c, meta_names_table);
 	tcase_add_test(c, meta_unknown_backend);
 	suite_add_tcase(s, c);

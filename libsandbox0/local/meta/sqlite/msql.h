@@ -26,6 +26,9 @@ typedef struct s0__msql {
 
 /* The registered open (registry.c): <dir>/meta.db, created and migrated. */
 int s0__msql_open(const char *dir, s0__meta **out, s0_error **err);
+/* The registered outbox open (outbox.c): <dir>/webhook-outbox.db, or in
+ * memory for dir NULL. */
+int s0__msql_outbox_open(const char *dir, s0__outbox **out, s0_error **err);
 
 /* The schema, one migration per version (schema.c): migration v (0-based)
  * takes the store from version v to v + 1. */

@@ -173,6 +173,18 @@ static int ensure_default_template(s0__engine *e, s0_error **err)
 
 static int live_gens(void *payload, char ***ids, size_t *n, s0_error **err);
 
+/* Every unfinished operation reads (a kind or state outside the table is
+ * S0_EINVAL unknown_op_kind/unknown_op_state): the controller never runs
+ * on a store it cannot read. */
+static int readable_ops(s0__engine *e, s0_error **err)
+{
+	s0__op_row *ops = NULL;
+	size_t n = 0;
+	int rc = s0__meta_op_pending(e->meta, &ops, &n, err);
+	free(ops);
+	return rc;
+}
+
 int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine **out,
                     s0_error **err)
 {
@@ -189,6 +201,8 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 		rc = s0__faults_new(&e->opt.clock, &e->faults, err);
 	if (rc == S0_OK)
 		rc = s0__meta_open(dir, &e->meta, err);
+	if (rc == S0_OK) /* a row this library cannot read stops here, named */
+		rc = readable_ops(e, err);
 	if (rc == S0_OK)
 		rc = s0__storage_open(dir, e->faults, &e->storage, err);
 	if (rc == S0_OK) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "sandbox0/local.h"
 #include "local/meta/meta.h"
 
 /* ---- fixture: one fresh store of the implementation under test ---- */
@@ -832,6 +833,32 @@ START_TEST(sqlite_unknown_op_names_are_errors)
 }
 END_TEST
 
+START_TEST(sqlite_engine_refuses_unknown_op_names)
+{
+	/* a data directory whose store names an operation kind this library
+	 * does not know: opening the backend fails with that name, no crash */
+	char *dir = s0_test_tmpdir("meta");
+	s0_local_options o;
+	ck_assert_int_eq(s0_local_options_init(&o, S0_LOCAL_OPTIONS_VERSION), S0_OK);
+	s0_local *l = NULL;
+	s0_error *err = NULL;
+	ck_assert_msg(s0_local_open(dir, &o, &l, &err) == S0_OK, "%s",
+	              err ? s0_error_message(err) : "");
+	s0_local_close(l);
+	raw_sql(dir, "INSERT INTO operations(sandbox_id,kind,state,memory,runtime_id,generation,"
+	             "new_head,created_at,updated_at,image) VALUES"
+	             " ('sb_x','hibernate','intent',0,'',1,'',1,1,'')");
+	l = NULL;
+	ck_assert_int_eq(s0_local_open(dir, &o, &l, &err), S0_EINVAL);
+	ck_assert_ptr_null(l);
+	ck_assert_str_eq(s0_error_reason(err), "unknown_op_kind");
+	ck_assert_ptr_nonnull(strstr(s0_error_message(err), "\"hibernate\""));
+	s0_error_free(err);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 static Suite *meta_suite(void)
 {
 	Suite *s = suite_create("meta");
@@ -855,6 +882,7 @@ static Suite *meta_suite(void)
 	tcase_add_test(q, sqlite_migrates_version_3);
 	tcase_add_test(q, sqlite_refuses_newer_schema);
 	tcase_add_test(q, sqlite_unknown_op_names_are_errors);
+	tcase_add_test(q, sqlite_engine_refuses_unknown_op_names);
 	suite_add_tcase(s, q);
 	return s;
 }

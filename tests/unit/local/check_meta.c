@@ -3,9 +3,12 @@
  * contract suite runs once per row of the registration table, so every
  * implementation answers the same questions: each table's calls,
  * transactions, operation kinds and states by name, teams and API keys,
- * bad input, the webhook outbox. The SQLite specifics follow: opening a data directory
- * written by the previous schema (version 3) and refusing rows this
- * library cannot read (an unknown operation kind or state).
+ * bad input, the webhook outbox. The SQLite specifics follow: opening a
+ * data directory written by the previous schema (version 3) and refusing
+ * rows this library cannot read (an unknown operation kind or state),
+ * also when the whole backend opens on them. Last, the
+ * durable step of lifecycle/optxn.h on a real engine: commit, or roll
+ * back everything with the operation's state kept.
  */
 #include <check.h>
 #include <sqlite3.h>
@@ -15,6 +18,9 @@
 
 #include "check_main.h"
 #include "sandbox0/local.h"
+#include "local/lifecycle/engine_internal.h"
+#include "local/lifecycle/engine_open.h"
+#include "local/local_internal.h"
 #include "local/meta/meta.h"
 
 /* ---- fixture: one fresh store of the implementation under test ---- */
@@ -859,6 +865,115 @@ START_TEST(sqlite_engine_refuses_unknown_op_names)
 }
 END_TEST
 
+/* ---- the durable step (lifecycle/optxn.h) on a real engine ---- */
+
+typedef struct calls {
+	int effect, write, undo;
+	int effect_rc, write_rc;
+} calls;
+
+static int t_effect(s0__engine *e, s0__op_row *op, void *ctx)
+{
+	(void)e;
+	(void)op;
+	calls *c = ctx;
+	c->effect++;
+	return c->effect_rc;
+}
+
+static int t_write(s0__engine *e, s0__op_row *op, void *ctx, s0_error **err)
+{
+	(void)e;
+	(void)op;
+	calls *c = ctx;
+	c->write++;
+	return c->write_rc < 0 ? s0__error_set(err, c->write_rc, "meta_store", "write refused")
+	                       : S0_OK;
+}
+
+static void t_undo(s0__engine *e, s0__op_row *op, void *ctx)
+{
+	(void)e;
+	(void)op;
+	((calls *)ctx)->undo++;
+}
+
+START_TEST(optxn_commits_or_rolls_back)
+{
+	char *dir = s0_test_tmpdir("optxn");
+	s0_local_options lo;
+	ck_assert_int_eq(s0_local_options_init(&lo, S0_LOCAL_OPTIONS_VERSION), S0_OK);
+	s0_local *l = NULL;
+	ck_assert_int_eq(s0_local_open(dir, &lo, &l, NULL), S0_OK);
+	s0__engine *e = s0__local_engine(l);
+	s0__engine_controller_stop(e); /* nobody else advances the rows here */
+
+	/* the intent: inserted with its sandbox row in one transaction */
+	s0__sandbox_row row = sandbox("sb_o", "t", 1);
+	s0__op_row op = {0};
+	snprintf(op.sandbox_id, sizeof op.sandbox_id, "sb_o");
+	op.kind = S0__OP_DELETE;
+	calls c = {0};
+	s0__op_step st = {.effect = t_effect, .write = t_write, .undo = t_undo, .row = &row, .ctx = &c};
+	ck_assert_int_eq(s0__op_advance(e, &op, S0__OPS_INTENT, &st, NULL), S0_OK);
+	ck_assert_int_gt(op.id, 0);
+	ck_assert_int_eq(op.created_at_ms, op.updated_at_ms);
+	ck_assert_int_eq(c.effect + c.write + c.undo, 2); /* effect, write; no undo */
+	s0__op_row got;
+	ck_assert_int_eq(s0__meta_op_active(e->meta, "sb_o", &got, NULL), S0_OK);
+	ck_assert_int_eq(got.id, op.id);
+	ck_assert_int_eq(got.state, S0__OPS_INTENT);
+
+	/* the side effect fails: nothing is written, op keeps its state */
+	c = (calls){.effect_rc = S0_EUNAVAILABLE};
+	ck_assert_int_eq(s0__op_advance(e, &op, S0__OPS_DONE, &st, NULL), S0_EUNAVAILABLE);
+	ck_assert_int_eq(c.effect, 1);
+	ck_assert_int_eq(c.write, 0);
+	ck_assert_int_eq(c.undo, 0);
+	ck_assert_int_eq(op.state, S0__OPS_INTENT);
+
+	/* the writes fail: everything rolls back (the row too) and undo runs */
+	c = (calls){.write_rc = S0_EIO};
+	snprintf(row.head, sizeof row.head, "gen-rolled-back");
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__op_advance(e, &op, S0__OPS_DONE, &st, &err), S0_EIO);
+	ck_assert_str_eq(s0_error_message(err), "write refused");
+	s0_error_free(err);
+	ck_assert_int_eq(c.undo, 1);
+	ck_assert_int_eq(op.state, S0__OPS_INTENT);
+	ck_assert_int_eq(s0__meta_op_active(e->meta, "sb_o", &got, NULL), S0_OK);
+	ck_assert_int_eq(got.state, S0__OPS_INTENT);
+	s0__sandbox_row back = {0};
+	ck_assert_int_eq(s0__meta_sandbox_get(e->meta, NULL, "sb_o", &back, NULL), S0_OK);
+	ck_assert_str_eq(back.head, "gen-sb_o");
+	s0__sandbox_rec_clear(&back.rec);
+
+	/* a failed intent leaves no row and op unstored */
+	s0__op_row op2 = {0};
+	snprintf(op2.sandbox_id, sizeof op2.sandbox_id, "sb_o");
+	op2.kind = S0__OP_RECOVER;
+	c = (calls){.write_rc = S0_EIO};
+	ck_assert_int_eq(s0__op_advance(e, &op2, S0__OPS_INTENT, &st, NULL), S0_EIO);
+	ck_assert_int_eq(op2.id, 0);
+	int64_t n = -1;
+	ck_assert_int_eq(s0__meta_op_count(e->meta, "sb_o", S0__OP_RECOVER, &n, NULL), S0_OK);
+	ck_assert_int_eq(n, 0);
+
+	/* the step commits: the new state and the row together */
+	c = (calls){0};
+	snprintf(row.head, sizeof row.head, "gen-final");
+	ck_assert_int_eq(s0__op_advance(e, &op, S0__OPS_DONE, &st, NULL), S0_OK);
+	ck_assert_int_eq(op.state, S0__OPS_DONE);
+	ck_assert_int_eq(s0__meta_op_active(e->meta, "sb_o", &got, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_sandbox_get(e->meta, NULL, "sb_o", &back, NULL), S0_OK);
+	ck_assert_str_eq(back.head, "gen-final");
+	s0__sandbox_rec_clear(&back.rec);
+	s0_local_close(l);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 static Suite *meta_suite(void)
 {
 	Suite *s = suite_create("meta");
@@ -884,6 +999,9 @@ static Suite *meta_suite(void)
 	tcase_add_test(q, sqlite_unknown_op_names_are_errors);
 	tcase_add_test(q, sqlite_engine_refuses_unknown_op_names);
 	suite_add_tcase(s, q);
+	TCase *x = tcase_create("optxn");
+	tcase_add_test(x, optxn_commits_or_rolls_back);
+	suite_add_tcase(s, x);
 	return s;
 }
 

@@ -187,7 +187,8 @@ int s0__meta_op_insert(s0__meta *m, s0__op_row *op, s0_error **err);
 int s0__meta_op_update(s0__meta *m, const s0__op_row *op, s0_error **err);
 /* The oldest unfinished (not done/failed) operation of a sandbox.
  * S0_ENOTFOUND without an error object when there is none; S0_EINVAL
- * unknown_op_kind/unknown_op_state for a row with a name not in the table. */
+ * unknown_op_kind/unknown_op_state for a row with a name not in the table
+ * (*out is zeroed then, never half a row). */
 int s0__meta_op_active(s0__meta *m, const char *sandbox_id, s0__op_row *out, s0_error **err);
 /* All unfinished operations, oldest first; *out malloc'd (free()). S0_EINVAL
  * as op_active for an unreadable row (nothing returned then). */

@@ -819,6 +819,8 @@ START_TEST(sqlite_unknown_op_names_are_errors)
 	ck_assert_str_eq(s0_error_reason(err), "unknown_op_kind");
 	ck_assert_ptr_nonnull(strstr(s0_error_message(err), "\"snooze\""));
 	s0_error_free(err);
+	ck_assert_int_eq(op.id, 0); /* never half a row */
+	ck_assert_str_eq(op.sandbox_id, "");
 	err = NULL;
 	ck_assert_int_eq(s0__meta_op_active(m, "sb_worse", &op, &err), S0_EINVAL);
 	ck_assert_str_eq(s0_error_reason(err), "unknown_op_state");

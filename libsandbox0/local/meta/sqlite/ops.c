@@ -25,6 +25,8 @@ static int read_op(sqlite3_stmt *st, s0__op_row *o, s0_error **err)
 	o->created_at_ms = sqlite3_column_int64(st, 8);
 	o->updated_at_ms = sqlite3_column_int64(st, 9);
 	s0__sql_text(st, 10, o->image, sizeof o->image);
+	if (rc < 0) /* never half a row */
+		memset(o, 0, sizeof *o);
 	return rc;
 }
 

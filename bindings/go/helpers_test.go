@@ -120,7 +120,18 @@ func (s *server) client(t testing.TB) *sandbox0.Client {
 // admin posts a JSON body to an admin endpoint of the server.
 func (s *server) admin(t testing.TB, path string, body string) {
 	t.Helper()
-	req, err := http.NewRequest("POST", s.URL+path, strings.NewReader(body))
+	s.adminDo(t, "POST", path, body)
+}
+
+// release disarms a fault point of the server.
+func (s *server) release(t testing.TB, name string) {
+	t.Helper()
+	s.adminDo(t, "DELETE", "/admin/v1/faults?name="+name, "")
+}
+
+func (s *server) adminDo(t testing.TB, method, path string, body string) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,4 +175,14 @@ func asAPI(t testing.TB, err error) *sandbox0.APIError {
 		t.Fatalf("want *APIError, got %T %v", err, err)
 	}
 	return api
+}
+
+// toJSON renders v as JSON text.
+func toJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	sandbox0 "github.com/libsandbox0/libsandbox0/bindings/go"
 )
@@ -141,5 +143,24 @@ func TestNoLeakedCObjects(t *testing.T) {
 	lb.Close()
 	if got := sandbox0.LiveObjects(); got != base {
 		t.Fatalf("live C objects %d after Close, %d before Open", got, base)
+	}
+}
+
+// The finalizer is a safety net: a client dropped without Close has its C
+// objects freed by the garbage collector.
+func TestFinalizerFreesDroppedClient(t *testing.T) {
+	lb, _ := openLocal(t, nil)
+	before := sandbox0.LiveObjects()
+	func() {
+		c, err := lb.Client()
+		must(t, err, "Client")
+		_, _ = c.GetSandbox(context.Background(), "sb_missing")
+	}()
+	for i := 0; i < 200 && sandbox0.LiveObjects() != before; i++ {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond) // the finalizer goroutine runs after the GC cycle
+	}
+	if got := sandbox0.LiveObjects(); got != before {
+		t.Fatalf("live C objects %d, %d before the dropped client", got, before)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -370,13 +371,9 @@ func TestCL07CancelMidWait(t *testing.T) {
 // paused with one durable pause.
 func TestCL08LostReplyRepeatsSameBody(t *testing.T) {
 	srv := startServer(t)
-	dropped := false
+	var dropped atomic.Bool
 	p := newProxy(t, srv.URL, func(r *http.Request, _ []byte, _ int) bool {
-		if r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/pause") && !dropped {
-			dropped = true
-			return true
-		}
-		return false
+		return r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/pause") && dropped.CompareAndSwap(false, true)
 	})
 	c, err := sandbox0.NewClient(sandbox0.WithBaseURL(p.URL), sandbox0.WithToken(srv.Token))
 	must(t, err, "NewClient")
@@ -384,8 +381,8 @@ func TestCL08LostReplyRepeatsSameBody(t *testing.T) {
 	sb := claim(t, c)
 	got, err := c.PauseSandboxAndWait(context.Background(), sb.ID, &sandbox0.SandboxLifecycleWaitOptions{Memory: true, Timeout: time.Minute})
 	must(t, err, "PauseSandboxAndWait")
-	if !got.Paused || !dropped {
-		t.Fatalf("paused=%v dropped=%v", got.Paused, dropped)
+	if !got.Paused || !dropped.Load() {
+		t.Fatalf("paused=%v dropped=%v", got.Paused, dropped.Load())
 	}
 	for _, q := range p.list("POST") {
 		if strings.HasSuffix(q.Path, "/pause") && q.Body != `{"memory":true}` {

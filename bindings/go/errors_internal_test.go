@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/libsandbox0/libsandbox0/bindings/go/internal/capi"
@@ -43,8 +44,13 @@ func TestCL11WireErrorTable(t *testing.T) {
 		status int
 		body   string
 	}
+	var mu sync.Mutex
 	var cur answer
+	set := func(a answer) { mu.Lock(); cur = a; mu.Unlock() }
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		cur := cur
+		mu.Unlock()
 		w.Header().Set("X-Request-Id", "req-42")
 		w.Header().Set("Retry-After", "7")
 		w.WriteHeader(cur.status)
@@ -64,7 +70,7 @@ func TestCL11WireErrorTable(t *testing.T) {
 				msg = r.message
 			}
 		}
-		cur = answer{row.httpStatus, fmt.Sprintf(`{"success":false,"error":{"code":%q,"message":%q,"details":{"n":1}}}`, row.wireCode, msg)}
+		set(answer{row.httpStatus, fmt.Sprintf(`{"success":false,"error":{"code":%q,"message":%q,"details":{"n":1}}}`, row.wireCode, msg)})
 		_, err := c.GetSandbox(ctx, "sb1")
 		var api *APIError
 		if !errors.As(err, &api) {
@@ -91,7 +97,7 @@ func TestCL11WireErrorTable(t *testing.T) {
 		{502, `<html>bad gateway</html>`, "unexpected_response"},
 		{500, ``, "unknown_error"},
 	} {
-		cur = answer{tc.status, tc.body}
+		set(answer{tc.status, tc.body})
 		_, err := c.GetSandbox(ctx, "sb1")
 		var api *APIError
 		if !errors.As(err, &api) || api.Code != tc.wantCode || api.StatusCode != tc.status {

@@ -190,7 +190,12 @@ func TestLifecycleAPI(t *testing.T) {
 	if _, err := c.ListSandboxes(ctx, &sandbox0.ListSandboxesOptions{Limit: &zero}); !errors.Is(err, sandbox0.ErrInvalidArgument) {
 		t.Fatalf("limit 0: %v", err)
 	}
+	other := claim(t, c)
+	if err := c.WaitForSandboxDeleted(ctx, other.ID, &sandbox0.SandboxLifecycleWaitOptions{Timeout: 2 * time.Second}); !errors.Is(err, sandbox0.ErrTimeout) {
+		t.Fatalf("deletion wait of a live sandbox: %v", err)
+	}
 	must(t, c.DeleteSandbox(ctx, sb.ID), "DeleteSandbox")
+	must(t, c.WaitForSandboxDeleted(ctx, sb.ID, nil), "WaitForSandboxDeleted")
 	if err := c.DeleteSandbox(ctx, sb.ID); !errors.Is(err, sandbox0.ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}

@@ -463,7 +463,7 @@ func TestCL10NoRetriesAndRetryAfter(t *testing.T) {
 	}
 	_, err = c.ResumeSandbox(ctx, "sb1")
 	api = asAPI(t, err)
-	if api.StatusCode != 503 || api.RetryAfterMs <= 0 || api.RetryAfterMs > 3000 || api.IsClaimStartThrottled() || !errors.Is(err, sandbox0.ErrUnavailable) {
+	if api.StatusCode != 503 || api.RetryAfterMs <= 0 || api.RetryAfterMs > 3000 || api.IsClaimStartThrottled() || !errors.Is(err, sandbox0.ErrUnavailable) || !api.Retryable {
 		t.Fatalf("503 with an HTTP date: %+v", api)
 	}
 	_, err = c.ClaimSandbox(ctx, "default")

@@ -164,3 +164,27 @@ func TestFinalizerFreesDroppedClient(t *testing.T) {
 		t.Fatalf("live C objects %d, %d before the dropped client", got, before)
 	}
 }
+
+// A Local and its client both dropped unclosed are freed by their
+// finalizers (no reference cycle through a finalized handle).
+func TestFinalizerFreesDroppedLocal(t *testing.T) {
+	before := sandbox0.LiveObjects()
+	dir := filepath.Join(t.TempDir(), "data")
+	func() {
+		lb, err := sandbox0.OpenLocal(dir, nil)
+		must(t, err, "OpenLocal")
+		c, err := lb.Client()
+		must(t, err, "Client")
+		_, _ = c.GetSandbox(context.Background(), "sb_missing")
+	}()
+	for i := 0; i < 400 && sandbox0.LiveObjects() != before; i++ {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond) // finalizers run after the GC cycle, in order
+	}
+	if got := sandbox0.LiveObjects(); got != before {
+		t.Fatalf("live C objects %d, %d before the dropped backend", got, before)
+	}
+	lb, err := sandbox0.OpenLocal(dir, nil) // the directory lock was released
+	must(t, err, "reopen")
+	lb.Close()
+}

@@ -67,6 +67,9 @@ type APIError struct {
 	Kind         *ErrorKind // the library's kind (ErrNotFound…)
 	SandboxID    string     // the sandbox the call was about, "" when unknown
 	LastSandbox  *Sandbox   // for errors ending a wait: the last sandbox it saw, else nil
+	// Retryable: repeating the same request later may succeed (unavailable,
+	// throttled, quota with a Retry-After, 502/504).
+	Retryable bool
 }
 
 // Error returns "sandbox0 API error (<status>): <code> - <message>" (CL-16).
@@ -146,6 +149,7 @@ type Error struct {
 	Message   string
 	SandboxID string // the sandbox the call was about, "" when unknown
 	Cause     error  // a wrapped lower-level error, nil when none
+	Retryable bool   // repeating the call later may succeed (transport errors)
 }
 
 // Error returns "sandbox0: <message> (<reason>)".
@@ -207,12 +211,12 @@ func convertError(rc int, e capi.Struct_SS_s0_error) error {
 	wire := capi.S0_error_wire_code(e)
 	if status == 0 && wire == "" {
 		return &Error{Kind: kind, Reason: reason, Message: message, SandboxID: sandboxID,
-			Cause: cause}
+			Cause: cause, Retryable: capi.S0_error_is_retryable(e)}
 	}
 	api := &APIError{StatusCode: status, Code: wire, Message: message,
 		RequestID: capi.S0_error_request_id(e), Body: capi.S0go_error_body(e),
 		RetryAfterMs: capi.S0_error_retry_after_ms(e), Reason: reason, Kind: kind,
-		SandboxID: sandboxID, LastSandbox: last}
+		SandboxID: sandboxID, LastSandbox: last, Retryable: capi.S0_error_is_retryable(e)}
 	if api.RetryAfterMs >= 0 {
 		api.RetryAfterSeconds = int((api.RetryAfterMs + 999) / 1000)
 	}

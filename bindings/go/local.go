@@ -36,6 +36,13 @@ type LocalOptions struct {
 // in milliseconds. Safe for concurrent use. Close it when done (its
 // clients are closed with it); a finalizer does it too if it is dropped.
 type Local struct {
+	// The state lives apart from the finalized handle: the clients' lane
+	// constructors reference it, and a reference cycle through an object
+	// with a finalizer would never be collected.
+	*localState
+}
+
+type localState struct {
 	mu      sync.RWMutex // calls hold it for reading; Close for writing
 	l       capi.Struct_SS_s0_local
 	dir     string
@@ -73,7 +80,7 @@ func OpenLocal(dir string, opts *LocalOptions) (*Local, error) {
 	if err := takeError(k); err != nil {
 		return nil, err
 	}
-	lb := &Local{l: l, dir: dir, clients: map[*clientCore]struct{}{}}
+	lb := &Local{&localState{l: l, dir: dir, clients: map[*clientCore]struct{}{}}}
 	runtime.SetFinalizer(lb, func(lb *Local) { lb.Close() })
 	return lb, nil
 }
@@ -129,15 +136,16 @@ func (lb *Local) Client(opts ...Option) (*Client, error) {
 	if lb.l == nil {
 		return nil, errClosed("local backend")
 	}
+	st := lb.localState
 	newC := func(tok capi.Struct_SS_s0_cancel_token) (capi.Struct_SS_s0_client, error) {
-		lb.mu.RLock()
-		defer lb.mu.RUnlock()
-		if lb.l == nil {
+		st.mu.RLock()
+		defer st.mu.RUnlock()
+		if st.l == nil {
 			return nil, errClosed("local backend")
 		}
 		k := capi.S0go_call_new()
 		defer capi.S0go_call_free(k)
-		c := capi.S0go_client_new_local(k, lb.l, cfg.userAgent, tok)
+		c := capi.S0go_client_new_local(k, st.l, cfg.userAgent, tok)
 		if err := takeError(k); err != nil {
 			return nil, err
 		}

@@ -165,3 +165,26 @@ func (c *Client) WaitForSandboxLifecycle(ctx context.Context, sandboxID string, 
 	}
 	return out, err
 }
+
+// WaitForSandboxDeleted polls GET /api/v1/sandboxes/{id} until it answers
+// 404 (the sandbox is gone), with the schedule and budget rules of
+// WaitForSandboxLifecycle (Memory ignored). Errors:
+// *SandboxWaitTimeoutError (its LastSandbox still exists); ctx.Err() when
+// cancelled; ErrInvalidArgument for bad options before any request.
+func (c *Client) WaitForSandboxDeleted(ctx context.Context, sandboxID string, options *SandboxLifecycleWaitOptions) error {
+	a, err := options.args(ctx, sandboxID, false)
+	if err != nil {
+		return err
+	}
+	st := &predState{pred: func(*Sandbox) bool { return false }, c: c}
+	h := cgo.NewHandle(st)
+	defer h.Delete()
+	return c.do(ctx, &a.info, func(cc capi.Struct_SS_s0_client, tok capi.Struct_SS_s0_cancel_token, k capi.Struct_SS_s0go_call) {
+		p := capi.S0go_sandbox_wait(k, cc, sandboxID, 0, uint(predicateAddr()), uint(h),
+			a.timeoutMs, a.pollInitialMs, a.pollMaxMs, waitNotFoundOK, tok)
+		capi.S0_sandbox_info_free(p)
+	})
+}
+
+// waitNotFoundOK is S0_WAIT_NOTFOUND_OK: a 404 ends the wait successfully.
+const waitNotFoundOK = 0x2

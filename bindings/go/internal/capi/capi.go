@@ -189,201 +189,201 @@ typedef _gostring_ swig_type_159;
 typedef _gostring_ swig_type_160;
 typedef long long swig_type_161;
 typedef _gostring_ swig_type_162;
-extern void _wrap_Swig_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_capi_b8b638080dbd8fb3(swig_intgo arg1);
-extern swig_type_1 _wrap_cdata_capi_b8b638080dbd8fb3(intgo _swig_args, uintptr_t arg1, swig_intgo arg2);
-extern void _wrap_memmove_capi_b8b638080dbd8fb3(uintptr_t arg1, swig_type_2 arg2, swig_intgo arg3);
-extern swig_intgo _wrap_S0_TIMEOUT_INFINITE_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_s0_version_number_capi_b8b638080dbd8fb3(void);
-extern swig_type_3 _wrap_s0_version_string_capi_b8b638080dbd8fb3(void);
-extern void _wrap_s0_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern void _wrap_s0_global_shutdown_capi_b8b638080dbd8fb3(void);
-extern swig_type_4 _wrap_s0_live_objects_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_OK_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ERROR_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ENOMEM_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_EINVAL_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_EUNSUPPORTED_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ECANCELED_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_EUSER_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ITEROVER_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ENOTFOUND_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ECONFLICT_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_EUNAVAILABLE_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ETHROTTLED_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_EQUOTA_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ETIMEDOUT_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_EAUTH_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_EFORBIDDEN_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ETOOLARGE_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_EGONE_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ELIFECYCLE_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ERESUME_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_EMEMCAPTURE_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ETRANSPORT_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_EPROTOCOL_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_EINTERNAL_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_EIO_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ECORRUPT_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_ENOSPACE_capi_b8b638080dbd8fb3(void);
-extern swig_type_5 _wrap_s0_code_name_capi_b8b638080dbd8fb3(swig_intgo arg1);
-extern swig_type_6 _wrap_s0_strerror_capi_b8b638080dbd8fb3(swig_intgo arg1);
-extern swig_intgo _wrap_s0_code_from_name_capi_b8b638080dbd8fb3(swig_type_7 arg1);
-extern uintptr_t _wrap_s0_error_new_capi_b8b638080dbd8fb3(swig_intgo arg1, swig_type_8 arg2, swig_type_9 arg3);
-extern void _wrap_s0_error_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_intgo _wrap_s0_error_code_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_10 _wrap_s0_error_reason_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_11 _wrap_s0_error_message_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_12 _wrap_s0_error_wire_code_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_intgo _wrap_s0_error_http_status_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_13 _wrap_s0_error_request_id_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_14 _wrap_s0_error_retry_after_ms_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_15 _wrap_s0_error_details_json_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_16 _wrap_s0_error_sandbox_id_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_17 _wrap_s0_error_action_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern uintptr_t _wrap_s0_error_last_sandbox_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_18 _wrap_s0_error_timeout_ms_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern uintptr_t _wrap_s0_error_cause_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern _Bool _wrap_s0_error_is_retryable_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern _Bool _wrap_s0_error_is_claim_start_throttled_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern void _wrap_s0_manual_clock_advance_capi_b8b638080dbd8fb3(uintptr_t arg1, swig_type_19 arg2);
-extern swig_type_20 _wrap_s0_manual_clock_now_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern void _wrap_s0_manual_clock_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern void _wrap_s0_cancel_token_cancel_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern _Bool _wrap_s0_cancel_token_is_canceled_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern void _wrap_s0_cancel_token_reset_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern void _wrap_s0_cancel_token_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern void _wrap_s0_client_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_21 _wrap_s0_client_base_url_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_intgo _wrap_S0_STATUS_UNKNOWN_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_STATUS_STARTING_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_STATUS_RUNNING_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_STATUS_PAUSED_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_STATUS_TERMINATING_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_STATUS_FAILED_capi_b8b638080dbd8fb3(void);
-extern swig_type_22 _wrap_s0_status_name_capi_b8b638080dbd8fb3(swig_intgo arg1);
-extern swig_intgo _wrap_s0_status_from_name_capi_b8b638080dbd8fb3(swig_type_23 arg1);
-extern swig_type_24 _wrap_s0_sandbox_info_id_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_25 _wrap_s0_sandbox_info_template_id_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_26 _wrap_s0_sandbox_info_team_id_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_intgo _wrap_s0_sandbox_info_status_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern _Bool _wrap_s0_sandbox_info_paused_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern _Bool _wrap_s0_sandbox_info_auto_resume_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_27 _wrap_s0_sandbox_info_pod_name_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_28 _wrap_s0_sandbox_info_runtime_id_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_29 _wrap_s0_sandbox_info_runtime_generation_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_30 _wrap_s0_sandbox_info_expires_at_unix_ms_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_31 _wrap_s0_sandbox_info_hard_expires_at_unix_ms_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_32 _wrap_s0_sandbox_info_created_at_unix_ms_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_33 _wrap_s0_sandbox_info_updated_at_unix_ms_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_34 _wrap_s0_sandbox_info_claimed_at_unix_ms_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_35 _wrap_s0_sandbox_info_json_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern void _wrap_s0_sandbox_info_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_36 _wrap_s0_lifecycle_result_sandbox_id_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_intgo _wrap_s0_lifecycle_result_status_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern _Bool _wrap_s0_lifecycle_result_paused_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern _Bool _wrap_s0_lifecycle_result_resumed_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_37 _wrap_s0_lifecycle_result_snapshot_id_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_intgo _wrap_s0_lifecycle_result_http_status_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_38 _wrap_s0_lifecycle_result_json_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern void _wrap_s0_lifecycle_result_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_39 _wrap_s0_sandbox_page_count_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern _Bool _wrap_s0_sandbox_page_has_more_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_40 _wrap_s0_sandbox_page_length_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern uintptr_t _wrap_s0_sandbox_page_at_capi_b8b638080dbd8fb3(uintptr_t arg1, swig_type_41 arg2);
-extern void _wrap_s0_sandbox_page_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern void _wrap_s0_sandbox_iter_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_42 _wrap_s0_snapshot_info_id_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_43 _wrap_s0_snapshot_info_sandbox_id_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_44 _wrap_s0_snapshot_info_name_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_45 _wrap_s0_snapshot_info_description_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_46 _wrap_s0_snapshot_info_created_at_unix_ms_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_47 _wrap_s0_snapshot_info_expires_at_unix_ms_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_48 _wrap_s0_snapshot_info_json_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern void _wrap_s0_snapshot_info_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_49 _wrap_s0_snapshot_list_count_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_50 _wrap_s0_snapshot_list_length_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern uintptr_t _wrap_s0_snapshot_list_at_capi_b8b638080dbd8fb3(uintptr_t arg1, swig_type_51 arg2);
-extern void _wrap_s0_snapshot_list_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_52 _wrap_S0_FILES_MAX_WRITE_BYTES_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_FILE_TYPE_UNKNOWN_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_FILE_TYPE_FILE_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_FILE_TYPE_DIR_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_FILE_TYPE_SYMLINK_capi_b8b638080dbd8fb3(void);
-extern swig_type_53 _wrap_s0_file_info_name_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_54 _wrap_s0_file_info_path_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_intgo _wrap_s0_file_info_type_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_55 _wrap_s0_file_info_size_bytes_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_intgo _wrap_s0_file_info_mode_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_56 _wrap_s0_file_info_mod_time_unix_ms_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern _Bool _wrap_s0_file_info_is_link_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_57 _wrap_s0_file_info_link_target_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern void _wrap_s0_file_info_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_58 _wrap_s0_file_list_length_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern uintptr_t _wrap_s0_file_list_at_capi_b8b638080dbd8fb3(uintptr_t arg1, swig_type_59 arg2);
-extern void _wrap_s0_file_list_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern void _wrap_s0_local_close_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_60 _wrap_s0_local_now_unix_ms_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_intgo _wrap_S0_FAULT_FAIL_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_FAULT_HOLD_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_FAULT_DELAY_capi_b8b638080dbd8fb3(void);
-extern swig_intgo _wrap_S0_FAULT_CRASH_capi_b8b638080dbd8fb3(void);
-extern uintptr_t _wrap_s0go_call_new_capi_b8b638080dbd8fb3(void);
-extern void _wrap_s0go_call_free_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_intgo _wrap_s0go_call_rc_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_intgo _wrap_s0go_call_status_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern uintptr_t _wrap_s0go_call_take_error_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_61 _wrap_s0go_call_data_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_intgo _wrap_s0go_call_has_data_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_type_62 _wrap_s0go_error_body_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern swig_intgo _wrap_s0go_map_wire_code_capi_b8b638080dbd8fb3(swig_type_63 arg1, swig_intgo arg2, swig_type_64 arg3);
-extern swig_type_65 _wrap_s0go_map_wire_reason_capi_b8b638080dbd8fb3(swig_type_66 arg1, swig_intgo arg2, swig_type_67 arg3);
-extern uintptr_t _wrap_s0go_cancel_token_new_capi_b8b638080dbd8fb3(uintptr_t arg1);
-extern uintptr_t _wrap_s0go_client_new_capi_b8b638080dbd8fb3(uintptr_t arg1, swig_intgo arg2, swig_type_68 arg3, swig_type_69 arg4, swig_type_70 arg5, swig_type_71 arg6, swig_type_72 arg7, uintptr_t arg8);
-extern uintptr_t _wrap_s0go_client_new_local_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_73 arg3, uintptr_t arg4);
-extern uintptr_t _wrap_s0go_sandbox_claim_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_74 arg3, swig_type_75 arg4, swig_intgo arg5, swig_intgo arg6, swig_intgo arg7, swig_intgo arg8, swig_intgo arg9, swig_type_76 arg10, swig_type_77 arg11);
-extern uintptr_t _wrap_s0go_sandbox_get_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_78 arg3);
-extern uintptr_t _wrap_s0go_sandbox_status_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_79 arg3);
-extern uintptr_t _wrap_s0go_sandbox_update_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_80 arg3, swig_intgo arg4, swig_intgo arg5, swig_intgo arg6, swig_intgo arg7, swig_type_81 arg8, swig_type_82 arg9);
-extern swig_intgo _wrap_s0go_sandbox_get_network_policy_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_83 arg3);
-extern swig_intgo _wrap_s0go_sandbox_update_network_policy_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_84 arg3, swig_type_85 arg4);
-extern swig_intgo _wrap_s0go_sandbox_delete_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_86 arg3);
-extern uintptr_t _wrap_s0go_sandbox_pause_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_87 arg3, swig_intgo arg4);
-extern uintptr_t _wrap_s0go_sandbox_resume_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_88 arg3, swig_intgo arg4);
-extern uintptr_t _wrap_s0go_sandbox_refresh_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_89 arg3, swig_intgo arg4);
-extern uintptr_t _wrap_s0go_sandbox_list_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_intgo arg3, swig_intgo arg4, swig_type_90 arg5, swig_intgo arg6, swig_intgo arg7);
-extern uintptr_t _wrap_s0go_sandbox_iter_new_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_intgo arg3, swig_intgo arg4, swig_type_91 arg5, swig_intgo arg6, swig_intgo arg7);
-extern uintptr_t _wrap_s0go_sandbox_iter_next_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2);
-extern uintptr_t _wrap_s0go_snapshot_create_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_92 arg3, swig_type_93 arg4, swig_type_94 arg5, swig_type_95 arg6);
-extern uintptr_t _wrap_s0go_snapshot_list_get_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_96 arg3);
-extern uintptr_t _wrap_s0go_snapshot_get_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_97 arg3);
-extern swig_intgo _wrap_s0go_snapshot_delete_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_98 arg3);
-extern uintptr_t _wrap_s0go_sandbox_restore_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_99 arg3, swig_type_100 arg4);
-extern uintptr_t _wrap_s0go_sandbox_fork_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_101 arg3, swig_intgo arg4, swig_intgo arg5, swig_intgo arg6, swig_intgo arg7, swig_intgo arg8, swig_type_102 arg9);
-extern uintptr_t _wrap_s0go_pause_and_wait_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_103 arg3, swig_intgo arg4, swig_type_104 arg5, swig_type_105 arg6, swig_type_106 arg7, swig_intgo arg8, uintptr_t arg9);
-extern uintptr_t _wrap_s0go_resume_and_wait_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_107 arg3, swig_intgo arg4, swig_type_108 arg5, swig_type_109 arg6, swig_type_110 arg7, swig_intgo arg8, uintptr_t arg9);
-extern uintptr_t _wrap_s0go_sandbox_wait_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_111 arg3, swig_intgo arg4, swig_intgo arg5, swig_intgo arg6, swig_type_112 arg7, swig_type_113 arg8, swig_type_114 arg9, swig_intgo arg10, uintptr_t arg11);
-extern swig_intgo _wrap_s0go_files_read_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_115 arg3, swig_type_116 arg4);
-extern swig_intgo _wrap_s0go_files_write_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_117 arg3, swig_type_118 arg4, swig_type_119 arg5);
-extern swig_intgo _wrap_s0go_files_mkdir_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_120 arg3, swig_type_121 arg4, swig_intgo arg5);
-extern swig_intgo _wrap_s0go_files_delete_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_122 arg3, swig_type_123 arg4);
-extern uintptr_t _wrap_s0go_files_stat_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_124 arg3, swig_type_125 arg4);
-extern uintptr_t _wrap_s0go_files_list_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_126 arg3, swig_type_127 arg4);
-extern swig_intgo _wrap_s0go_files_move_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_128 arg3, swig_type_129 arg4, swig_type_130 arg5);
-extern swig_intgo _wrap_s0go_context_create_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_131 arg3, swig_type_132 arg4);
-extern swig_intgo _wrap_s0go_context_exec_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_133 arg3, swig_type_134 arg4, swig_type_135 arg5);
-extern swig_intgo _wrap_s0go_context_get_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_136 arg3, swig_type_137 arg4);
-extern swig_intgo _wrap_s0go_context_delete_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_138 arg3, swig_type_139 arg4);
-extern swig_intgo _wrap_s0go_runtime_call_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_140 arg3, swig_type_141 arg4, swig_type_142 arg5, swig_type_143 arg6, swig_type_144 arg7);
-extern uintptr_t _wrap_s0go_local_open_capi_b8b638080dbd8fb3(uintptr_t arg1, swig_type_145 arg2, swig_intgo arg3, swig_type_146 arg4, swig_type_147 arg5, swig_type_148 arg6, swig_intgo arg7, swig_intgo arg8, swig_type_149 arg9, swig_type_150 arg10, swig_intgo arg11, swig_type_151 arg12);
-extern swig_intgo _wrap_s0go_local_clock_advance_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_152 arg3);
-extern swig_intgo _wrap_s0go_local_quiesce_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_153 arg3);
-extern swig_intgo _wrap_s0go_local_restart_manager_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2);
-extern swig_intgo _wrap_s0go_local_fault_arm_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_154 arg3, swig_intgo arg4, swig_type_155 arg5, swig_type_156 arg6);
-extern swig_intgo _wrap_s0go_local_fault_release_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_157 arg3);
-extern swig_intgo _wrap_s0go_local_inspect_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_158 arg3);
-extern swig_intgo _wrap_s0go_local_gc_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2);
-extern swig_intgo _wrap_s0go_local_template_build_capi_b8b638080dbd8fb3(uintptr_t arg1, uintptr_t arg2, swig_type_159 arg3, swig_type_160 arg4, swig_type_161 arg5, swig_type_162 arg6);
+extern void _wrap_Swig_free_capi_5d638351e732851b(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_capi_5d638351e732851b(swig_intgo arg1);
+extern swig_type_1 _wrap_cdata_capi_5d638351e732851b(intgo _swig_args, uintptr_t arg1, swig_intgo arg2);
+extern void _wrap_memmove_capi_5d638351e732851b(uintptr_t arg1, swig_type_2 arg2, swig_intgo arg3);
+extern swig_intgo _wrap_S0_TIMEOUT_INFINITE_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_s0_version_number_capi_5d638351e732851b(void);
+extern swig_type_3 _wrap_s0_version_string_capi_5d638351e732851b(void);
+extern void _wrap_s0_free_capi_5d638351e732851b(uintptr_t arg1);
+extern void _wrap_s0_global_shutdown_capi_5d638351e732851b(void);
+extern swig_type_4 _wrap_s0_live_objects_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_OK_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ERROR_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ENOMEM_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_EINVAL_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_EUNSUPPORTED_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ECANCELED_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_EUSER_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ITEROVER_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ENOTFOUND_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ECONFLICT_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_EUNAVAILABLE_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ETHROTTLED_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_EQUOTA_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ETIMEDOUT_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_EAUTH_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_EFORBIDDEN_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ETOOLARGE_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_EGONE_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ELIFECYCLE_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ERESUME_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_EMEMCAPTURE_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ETRANSPORT_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_EPROTOCOL_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_EINTERNAL_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_EIO_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ECORRUPT_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_ENOSPACE_capi_5d638351e732851b(void);
+extern swig_type_5 _wrap_s0_code_name_capi_5d638351e732851b(swig_intgo arg1);
+extern swig_type_6 _wrap_s0_strerror_capi_5d638351e732851b(swig_intgo arg1);
+extern swig_intgo _wrap_s0_code_from_name_capi_5d638351e732851b(swig_type_7 arg1);
+extern uintptr_t _wrap_s0_error_new_capi_5d638351e732851b(swig_intgo arg1, swig_type_8 arg2, swig_type_9 arg3);
+extern void _wrap_s0_error_free_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_intgo _wrap_s0_error_code_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_10 _wrap_s0_error_reason_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_11 _wrap_s0_error_message_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_12 _wrap_s0_error_wire_code_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_intgo _wrap_s0_error_http_status_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_13 _wrap_s0_error_request_id_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_14 _wrap_s0_error_retry_after_ms_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_15 _wrap_s0_error_details_json_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_16 _wrap_s0_error_sandbox_id_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_17 _wrap_s0_error_action_capi_5d638351e732851b(uintptr_t arg1);
+extern uintptr_t _wrap_s0_error_last_sandbox_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_18 _wrap_s0_error_timeout_ms_capi_5d638351e732851b(uintptr_t arg1);
+extern uintptr_t _wrap_s0_error_cause_capi_5d638351e732851b(uintptr_t arg1);
+extern _Bool _wrap_s0_error_is_retryable_capi_5d638351e732851b(uintptr_t arg1);
+extern _Bool _wrap_s0_error_is_claim_start_throttled_capi_5d638351e732851b(uintptr_t arg1);
+extern void _wrap_s0_manual_clock_advance_capi_5d638351e732851b(uintptr_t arg1, swig_type_19 arg2);
+extern swig_type_20 _wrap_s0_manual_clock_now_capi_5d638351e732851b(uintptr_t arg1);
+extern void _wrap_s0_manual_clock_free_capi_5d638351e732851b(uintptr_t arg1);
+extern void _wrap_s0_cancel_token_cancel_capi_5d638351e732851b(uintptr_t arg1);
+extern _Bool _wrap_s0_cancel_token_is_canceled_capi_5d638351e732851b(uintptr_t arg1);
+extern void _wrap_s0_cancel_token_reset_capi_5d638351e732851b(uintptr_t arg1);
+extern void _wrap_s0_cancel_token_free_capi_5d638351e732851b(uintptr_t arg1);
+extern void _wrap_s0_client_free_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_21 _wrap_s0_client_base_url_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_intgo _wrap_S0_STATUS_UNKNOWN_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_STATUS_STARTING_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_STATUS_RUNNING_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_STATUS_PAUSED_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_STATUS_TERMINATING_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_STATUS_FAILED_capi_5d638351e732851b(void);
+extern swig_type_22 _wrap_s0_status_name_capi_5d638351e732851b(swig_intgo arg1);
+extern swig_intgo _wrap_s0_status_from_name_capi_5d638351e732851b(swig_type_23 arg1);
+extern swig_type_24 _wrap_s0_sandbox_info_id_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_25 _wrap_s0_sandbox_info_template_id_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_26 _wrap_s0_sandbox_info_team_id_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_intgo _wrap_s0_sandbox_info_status_capi_5d638351e732851b(uintptr_t arg1);
+extern _Bool _wrap_s0_sandbox_info_paused_capi_5d638351e732851b(uintptr_t arg1);
+extern _Bool _wrap_s0_sandbox_info_auto_resume_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_27 _wrap_s0_sandbox_info_pod_name_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_28 _wrap_s0_sandbox_info_runtime_id_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_29 _wrap_s0_sandbox_info_runtime_generation_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_30 _wrap_s0_sandbox_info_expires_at_unix_ms_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_31 _wrap_s0_sandbox_info_hard_expires_at_unix_ms_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_32 _wrap_s0_sandbox_info_created_at_unix_ms_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_33 _wrap_s0_sandbox_info_updated_at_unix_ms_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_34 _wrap_s0_sandbox_info_claimed_at_unix_ms_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_35 _wrap_s0_sandbox_info_json_capi_5d638351e732851b(uintptr_t arg1);
+extern void _wrap_s0_sandbox_info_free_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_36 _wrap_s0_lifecycle_result_sandbox_id_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_intgo _wrap_s0_lifecycle_result_status_capi_5d638351e732851b(uintptr_t arg1);
+extern _Bool _wrap_s0_lifecycle_result_paused_capi_5d638351e732851b(uintptr_t arg1);
+extern _Bool _wrap_s0_lifecycle_result_resumed_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_37 _wrap_s0_lifecycle_result_snapshot_id_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_intgo _wrap_s0_lifecycle_result_http_status_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_38 _wrap_s0_lifecycle_result_json_capi_5d638351e732851b(uintptr_t arg1);
+extern void _wrap_s0_lifecycle_result_free_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_39 _wrap_s0_sandbox_page_count_capi_5d638351e732851b(uintptr_t arg1);
+extern _Bool _wrap_s0_sandbox_page_has_more_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_40 _wrap_s0_sandbox_page_length_capi_5d638351e732851b(uintptr_t arg1);
+extern uintptr_t _wrap_s0_sandbox_page_at_capi_5d638351e732851b(uintptr_t arg1, swig_type_41 arg2);
+extern void _wrap_s0_sandbox_page_free_capi_5d638351e732851b(uintptr_t arg1);
+extern void _wrap_s0_sandbox_iter_free_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_42 _wrap_s0_snapshot_info_id_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_43 _wrap_s0_snapshot_info_sandbox_id_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_44 _wrap_s0_snapshot_info_name_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_45 _wrap_s0_snapshot_info_description_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_46 _wrap_s0_snapshot_info_created_at_unix_ms_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_47 _wrap_s0_snapshot_info_expires_at_unix_ms_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_48 _wrap_s0_snapshot_info_json_capi_5d638351e732851b(uintptr_t arg1);
+extern void _wrap_s0_snapshot_info_free_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_49 _wrap_s0_snapshot_list_count_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_50 _wrap_s0_snapshot_list_length_capi_5d638351e732851b(uintptr_t arg1);
+extern uintptr_t _wrap_s0_snapshot_list_at_capi_5d638351e732851b(uintptr_t arg1, swig_type_51 arg2);
+extern void _wrap_s0_snapshot_list_free_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_52 _wrap_S0_FILES_MAX_WRITE_BYTES_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_FILE_TYPE_UNKNOWN_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_FILE_TYPE_FILE_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_FILE_TYPE_DIR_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_FILE_TYPE_SYMLINK_capi_5d638351e732851b(void);
+extern swig_type_53 _wrap_s0_file_info_name_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_54 _wrap_s0_file_info_path_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_intgo _wrap_s0_file_info_type_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_55 _wrap_s0_file_info_size_bytes_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_intgo _wrap_s0_file_info_mode_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_56 _wrap_s0_file_info_mod_time_unix_ms_capi_5d638351e732851b(uintptr_t arg1);
+extern _Bool _wrap_s0_file_info_is_link_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_57 _wrap_s0_file_info_link_target_capi_5d638351e732851b(uintptr_t arg1);
+extern void _wrap_s0_file_info_free_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_58 _wrap_s0_file_list_length_capi_5d638351e732851b(uintptr_t arg1);
+extern uintptr_t _wrap_s0_file_list_at_capi_5d638351e732851b(uintptr_t arg1, swig_type_59 arg2);
+extern void _wrap_s0_file_list_free_capi_5d638351e732851b(uintptr_t arg1);
+extern void _wrap_s0_local_close_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_60 _wrap_s0_local_now_unix_ms_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_intgo _wrap_S0_FAULT_FAIL_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_FAULT_HOLD_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_FAULT_DELAY_capi_5d638351e732851b(void);
+extern swig_intgo _wrap_S0_FAULT_CRASH_capi_5d638351e732851b(void);
+extern uintptr_t _wrap_s0go_call_new_capi_5d638351e732851b(void);
+extern void _wrap_s0go_call_free_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_intgo _wrap_s0go_call_rc_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_intgo _wrap_s0go_call_status_capi_5d638351e732851b(uintptr_t arg1);
+extern uintptr_t _wrap_s0go_call_take_error_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_61 _wrap_s0go_call_data_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_intgo _wrap_s0go_call_has_data_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_type_62 _wrap_s0go_error_body_capi_5d638351e732851b(uintptr_t arg1);
+extern swig_intgo _wrap_s0go_map_wire_code_capi_5d638351e732851b(swig_type_63 arg1, swig_intgo arg2, swig_type_64 arg3);
+extern swig_type_65 _wrap_s0go_map_wire_reason_capi_5d638351e732851b(swig_type_66 arg1, swig_intgo arg2, swig_type_67 arg3);
+extern uintptr_t _wrap_s0go_cancel_token_new_capi_5d638351e732851b(uintptr_t arg1);
+extern uintptr_t _wrap_s0go_client_new_capi_5d638351e732851b(uintptr_t arg1, swig_intgo arg2, swig_type_68 arg3, swig_type_69 arg4, swig_type_70 arg5, swig_type_71 arg6, swig_type_72 arg7, uintptr_t arg8);
+extern uintptr_t _wrap_s0go_client_new_local_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_73 arg3, uintptr_t arg4);
+extern uintptr_t _wrap_s0go_sandbox_claim_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_74 arg3, swig_type_75 arg4, swig_intgo arg5, swig_intgo arg6, swig_intgo arg7, swig_intgo arg8, swig_intgo arg9, swig_type_76 arg10, swig_type_77 arg11);
+extern uintptr_t _wrap_s0go_sandbox_get_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_78 arg3);
+extern uintptr_t _wrap_s0go_sandbox_status_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_79 arg3);
+extern uintptr_t _wrap_s0go_sandbox_update_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_80 arg3, swig_intgo arg4, swig_intgo arg5, swig_intgo arg6, swig_intgo arg7, swig_type_81 arg8, swig_type_82 arg9);
+extern swig_intgo _wrap_s0go_sandbox_get_network_policy_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_83 arg3);
+extern swig_intgo _wrap_s0go_sandbox_update_network_policy_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_84 arg3, swig_type_85 arg4);
+extern swig_intgo _wrap_s0go_sandbox_delete_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_86 arg3);
+extern uintptr_t _wrap_s0go_sandbox_pause_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_87 arg3, swig_intgo arg4);
+extern uintptr_t _wrap_s0go_sandbox_resume_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_88 arg3, swig_intgo arg4);
+extern uintptr_t _wrap_s0go_sandbox_refresh_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_89 arg3, swig_intgo arg4);
+extern uintptr_t _wrap_s0go_sandbox_list_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_intgo arg3, swig_intgo arg4, swig_type_90 arg5, swig_intgo arg6, swig_intgo arg7);
+extern uintptr_t _wrap_s0go_sandbox_iter_new_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_intgo arg3, swig_intgo arg4, swig_type_91 arg5, swig_intgo arg6, swig_intgo arg7);
+extern uintptr_t _wrap_s0go_sandbox_iter_next_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2);
+extern uintptr_t _wrap_s0go_snapshot_create_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_92 arg3, swig_type_93 arg4, swig_type_94 arg5, swig_type_95 arg6);
+extern uintptr_t _wrap_s0go_snapshot_list_get_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_96 arg3);
+extern uintptr_t _wrap_s0go_snapshot_get_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_97 arg3);
+extern swig_intgo _wrap_s0go_snapshot_delete_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_98 arg3);
+extern uintptr_t _wrap_s0go_sandbox_restore_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_99 arg3, swig_type_100 arg4);
+extern uintptr_t _wrap_s0go_sandbox_fork_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_101 arg3, swig_intgo arg4, swig_intgo arg5, swig_intgo arg6, swig_intgo arg7, swig_intgo arg8, swig_type_102 arg9);
+extern uintptr_t _wrap_s0go_pause_and_wait_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_103 arg3, swig_intgo arg4, swig_type_104 arg5, swig_type_105 arg6, swig_type_106 arg7, swig_intgo arg8, uintptr_t arg9);
+extern uintptr_t _wrap_s0go_resume_and_wait_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_107 arg3, swig_intgo arg4, swig_type_108 arg5, swig_type_109 arg6, swig_type_110 arg7, swig_intgo arg8, uintptr_t arg9);
+extern uintptr_t _wrap_s0go_sandbox_wait_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_111 arg3, swig_intgo arg4, swig_intgo arg5, swig_intgo arg6, swig_type_112 arg7, swig_type_113 arg8, swig_type_114 arg9, swig_intgo arg10, uintptr_t arg11);
+extern swig_intgo _wrap_s0go_files_read_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_115 arg3, swig_type_116 arg4);
+extern swig_intgo _wrap_s0go_files_write_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_117 arg3, swig_type_118 arg4, swig_type_119 arg5);
+extern swig_intgo _wrap_s0go_files_mkdir_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_120 arg3, swig_type_121 arg4, swig_intgo arg5);
+extern swig_intgo _wrap_s0go_files_delete_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_122 arg3, swig_type_123 arg4);
+extern uintptr_t _wrap_s0go_files_stat_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_124 arg3, swig_type_125 arg4);
+extern uintptr_t _wrap_s0go_files_list_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_126 arg3, swig_type_127 arg4);
+extern swig_intgo _wrap_s0go_files_move_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_128 arg3, swig_type_129 arg4, swig_type_130 arg5);
+extern swig_intgo _wrap_s0go_context_create_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_131 arg3, swig_type_132 arg4);
+extern swig_intgo _wrap_s0go_context_exec_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_133 arg3, swig_type_134 arg4, swig_type_135 arg5);
+extern swig_intgo _wrap_s0go_context_get_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_136 arg3, swig_type_137 arg4);
+extern swig_intgo _wrap_s0go_context_delete_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_138 arg3, swig_type_139 arg4);
+extern swig_intgo _wrap_s0go_runtime_call_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_140 arg3, swig_type_141 arg4, swig_type_142 arg5, swig_type_143 arg6, swig_type_144 arg7);
+extern uintptr_t _wrap_s0go_local_open_capi_5d638351e732851b(uintptr_t arg1, swig_type_145 arg2, swig_intgo arg3, swig_type_146 arg4, swig_type_147 arg5, swig_type_148 arg6, swig_intgo arg7, swig_intgo arg8, swig_type_149 arg9, swig_type_150 arg10, swig_intgo arg11, swig_type_151 arg12);
+extern swig_intgo _wrap_s0go_local_clock_advance_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_152 arg3);
+extern swig_intgo _wrap_s0go_local_quiesce_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_153 arg3);
+extern swig_intgo _wrap_s0go_local_restart_manager_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2);
+extern swig_intgo _wrap_s0go_local_fault_arm_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_154 arg3, swig_intgo arg4, swig_type_155 arg5, swig_type_156 arg6);
+extern swig_intgo _wrap_s0go_local_fault_release_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_157 arg3);
+extern swig_intgo _wrap_s0go_local_inspect_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_158 arg3);
+extern swig_intgo _wrap_s0go_local_gc_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2);
+extern swig_intgo _wrap_s0go_local_template_build_capi_5d638351e732851b(uintptr_t arg1, uintptr_t arg2, swig_type_159 arg3, swig_type_160 arg4, swig_type_161 arg5, swig_type_162 arg6);
 #undef intgo
 */
 import "C"
@@ -423,13 +423,13 @@ func swigCopyString(s string) string {
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_capi_b8b638080dbd8fb3(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_capi_5d638351e732851b(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
@@ -441,7 +441,7 @@ func Cdata(arg1 uintptr, _swig_args ...interface{}) (_swig_ret []byte) {
 	var swig_r uint64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (uint64)(C._wrap_cdata_capi_b8b638080dbd8fb3(C.swig_intgo(len(_swig_args)), C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	swig_r = (uint64)(C._wrap_cdata_capi_5d638351e732851b(C.swig_intgo(len(_swig_args)), C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	var swig_r_1 []byte
 
 	{
@@ -469,7 +469,7 @@ func Memmove(arg1 uintptr, arg2 string, arg3 int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	C._wrap_memmove_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2))
+	C._wrap_memmove_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -477,7 +477,7 @@ func Memmove(arg1 uintptr, arg2 string, arg3 int) {
 
 func _swig_getS0_TIMEOUT_INFINITE() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_S0_TIMEOUT_INFINITE_capi_b8b638080dbd8fb3())
+	swig_r = (int)(C._wrap_S0_TIMEOUT_INFINITE_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -485,13 +485,13 @@ var S0_TIMEOUT_INFINITE int = _swig_getS0_TIMEOUT_INFINITE()
 
 func S0_version_number() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_s0_version_number_capi_b8b638080dbd8fb3())
+	swig_r = (int)(C._wrap_s0_version_number_capi_5d638351e732851b())
 	return swig_r
 }
 
 func S0_version_string() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_s0_version_string_capi_b8b638080dbd8fb3()
+	swig_r_p := C._wrap_s0_version_string_capi_5d638351e732851b()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -500,16 +500,16 @@ func S0_version_string() (_swig_ret string) {
 
 func S0_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_s0_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 func S0_global_shutdown() {
-	C._wrap_s0_global_shutdown_capi_b8b638080dbd8fb3()
+	C._wrap_s0_global_shutdown_capi_5d638351e732851b()
 }
 
 func S0_live_objects() (_swig_ret int64) {
 	var swig_r int64
-	swig_r = (int64)(C._wrap_s0_live_objects_capi_b8b638080dbd8fb3())
+	swig_r = (int64)(C._wrap_s0_live_objects_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -517,7 +517,7 @@ type Enum_SS_s0_code int
 
 func _swig_getS0_OK() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_OK_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_OK_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -525,7 +525,7 @@ var S0_OK Enum_SS_s0_code = _swig_getS0_OK()
 
 func _swig_getS0_ERROR() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ERROR_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ERROR_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -533,7 +533,7 @@ var S0_ERROR Enum_SS_s0_code = _swig_getS0_ERROR()
 
 func _swig_getS0_ENOMEM() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ENOMEM_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ENOMEM_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -541,7 +541,7 @@ var S0_ENOMEM Enum_SS_s0_code = _swig_getS0_ENOMEM()
 
 func _swig_getS0_EINVAL() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EINVAL_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EINVAL_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -549,7 +549,7 @@ var S0_EINVAL Enum_SS_s0_code = _swig_getS0_EINVAL()
 
 func _swig_getS0_EUNSUPPORTED() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EUNSUPPORTED_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EUNSUPPORTED_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -557,7 +557,7 @@ var S0_EUNSUPPORTED Enum_SS_s0_code = _swig_getS0_EUNSUPPORTED()
 
 func _swig_getS0_ECANCELED() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ECANCELED_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ECANCELED_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -565,7 +565,7 @@ var S0_ECANCELED Enum_SS_s0_code = _swig_getS0_ECANCELED()
 
 func _swig_getS0_EUSER() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EUSER_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EUSER_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -573,7 +573,7 @@ var S0_EUSER Enum_SS_s0_code = _swig_getS0_EUSER()
 
 func _swig_getS0_ITEROVER() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ITEROVER_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ITEROVER_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -581,7 +581,7 @@ var S0_ITEROVER Enum_SS_s0_code = _swig_getS0_ITEROVER()
 
 func _swig_getS0_ENOTFOUND() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ENOTFOUND_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ENOTFOUND_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -589,7 +589,7 @@ var S0_ENOTFOUND Enum_SS_s0_code = _swig_getS0_ENOTFOUND()
 
 func _swig_getS0_ECONFLICT() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ECONFLICT_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ECONFLICT_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -597,7 +597,7 @@ var S0_ECONFLICT Enum_SS_s0_code = _swig_getS0_ECONFLICT()
 
 func _swig_getS0_EUNAVAILABLE() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EUNAVAILABLE_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EUNAVAILABLE_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -605,7 +605,7 @@ var S0_EUNAVAILABLE Enum_SS_s0_code = _swig_getS0_EUNAVAILABLE()
 
 func _swig_getS0_ETHROTTLED() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ETHROTTLED_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ETHROTTLED_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -613,7 +613,7 @@ var S0_ETHROTTLED Enum_SS_s0_code = _swig_getS0_ETHROTTLED()
 
 func _swig_getS0_EQUOTA() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EQUOTA_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EQUOTA_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -621,7 +621,7 @@ var S0_EQUOTA Enum_SS_s0_code = _swig_getS0_EQUOTA()
 
 func _swig_getS0_ETIMEDOUT() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ETIMEDOUT_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ETIMEDOUT_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -629,7 +629,7 @@ var S0_ETIMEDOUT Enum_SS_s0_code = _swig_getS0_ETIMEDOUT()
 
 func _swig_getS0_EAUTH() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EAUTH_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EAUTH_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -637,7 +637,7 @@ var S0_EAUTH Enum_SS_s0_code = _swig_getS0_EAUTH()
 
 func _swig_getS0_EFORBIDDEN() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EFORBIDDEN_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EFORBIDDEN_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -645,7 +645,7 @@ var S0_EFORBIDDEN Enum_SS_s0_code = _swig_getS0_EFORBIDDEN()
 
 func _swig_getS0_ETOOLARGE() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ETOOLARGE_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ETOOLARGE_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -653,7 +653,7 @@ var S0_ETOOLARGE Enum_SS_s0_code = _swig_getS0_ETOOLARGE()
 
 func _swig_getS0_EGONE() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EGONE_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EGONE_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -661,7 +661,7 @@ var S0_EGONE Enum_SS_s0_code = _swig_getS0_EGONE()
 
 func _swig_getS0_ELIFECYCLE() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ELIFECYCLE_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ELIFECYCLE_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -669,7 +669,7 @@ var S0_ELIFECYCLE Enum_SS_s0_code = _swig_getS0_ELIFECYCLE()
 
 func _swig_getS0_ERESUME() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ERESUME_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ERESUME_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -677,7 +677,7 @@ var S0_ERESUME Enum_SS_s0_code = _swig_getS0_ERESUME()
 
 func _swig_getS0_EMEMCAPTURE() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EMEMCAPTURE_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EMEMCAPTURE_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -685,7 +685,7 @@ var S0_EMEMCAPTURE Enum_SS_s0_code = _swig_getS0_EMEMCAPTURE()
 
 func _swig_getS0_ETRANSPORT() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ETRANSPORT_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ETRANSPORT_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -693,7 +693,7 @@ var S0_ETRANSPORT Enum_SS_s0_code = _swig_getS0_ETRANSPORT()
 
 func _swig_getS0_EPROTOCOL() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EPROTOCOL_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EPROTOCOL_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -701,7 +701,7 @@ var S0_EPROTOCOL Enum_SS_s0_code = _swig_getS0_EPROTOCOL()
 
 func _swig_getS0_EINTERNAL() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EINTERNAL_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EINTERNAL_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -709,7 +709,7 @@ var S0_EINTERNAL Enum_SS_s0_code = _swig_getS0_EINTERNAL()
 
 func _swig_getS0_EIO() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EIO_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_EIO_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -717,7 +717,7 @@ var S0_EIO Enum_SS_s0_code = _swig_getS0_EIO()
 
 func _swig_getS0_ECORRUPT() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ECORRUPT_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ECORRUPT_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -725,7 +725,7 @@ var S0_ECORRUPT Enum_SS_s0_code = _swig_getS0_ECORRUPT()
 
 func _swig_getS0_ENOSPACE() (_swig_ret Enum_SS_s0_code) {
 	var swig_r Enum_SS_s0_code
-	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ENOSPACE_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_code)(C._wrap_S0_ENOSPACE_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -734,7 +734,7 @@ var S0_ENOSPACE Enum_SS_s0_code = _swig_getS0_ENOSPACE()
 func S0_code_name(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_s0_code_name_capi_b8b638080dbd8fb3(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_s0_code_name_capi_5d638351e732851b(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -744,7 +744,7 @@ func S0_code_name(arg1 int) (_swig_ret string) {
 func S0_strerror(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_s0_strerror_capi_b8b638080dbd8fb3(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_s0_strerror_capi_5d638351e732851b(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -754,7 +754,7 @@ func S0_strerror(arg1 int) (_swig_ret string) {
 func S0_code_from_name(arg1 string) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_s0_code_from_name_capi_b8b638080dbd8fb3(*(*C.swig_type_7)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int)(C._wrap_s0_code_from_name_capi_5d638351e732851b(*(*C.swig_type_7)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -766,7 +766,7 @@ func S0_error_new(arg1 int, arg2 string, arg3 string) (_swig_ret Struct_SS_s0_er
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (Struct_SS_s0_error)(SwigcptrStruct_SS_s0_error(C._wrap_s0_error_new_capi_b8b638080dbd8fb3(C.swig_intgo(_swig_i_0), *(*C.swig_type_8)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_2)))))
+	swig_r = (Struct_SS_s0_error)(SwigcptrStruct_SS_s0_error(C._wrap_s0_error_new_capi_5d638351e732851b(C.swig_intgo(_swig_i_0), *(*C.swig_type_8)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_2)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -778,20 +778,20 @@ func S0_error_new(arg1 int, arg2 string, arg3 string) (_swig_ret Struct_SS_s0_er
 
 func S0_error_free(arg1 Struct_SS_s0_error) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_error_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_error_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 func S0_error_code(arg1 Struct_SS_s0_error) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_s0_error_code_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_s0_error_code_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_error_reason(arg1 Struct_SS_s0_error) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_error_reason_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_error_reason_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -801,7 +801,7 @@ func S0_error_reason(arg1 Struct_SS_s0_error) (_swig_ret string) {
 func S0_error_message(arg1 Struct_SS_s0_error) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_error_message_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_error_message_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -811,7 +811,7 @@ func S0_error_message(arg1 Struct_SS_s0_error) (_swig_ret string) {
 func S0_error_wire_code(arg1 Struct_SS_s0_error) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_error_wire_code_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_error_wire_code_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -821,14 +821,14 @@ func S0_error_wire_code(arg1 Struct_SS_s0_error) (_swig_ret string) {
 func S0_error_http_status(arg1 Struct_SS_s0_error) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_s0_error_http_status_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_s0_error_http_status_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_error_request_id(arg1 Struct_SS_s0_error) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_error_request_id_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_error_request_id_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -838,14 +838,14 @@ func S0_error_request_id(arg1 Struct_SS_s0_error) (_swig_ret string) {
 func S0_error_retry_after_ms(arg1 Struct_SS_s0_error) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_error_retry_after_ms_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_error_retry_after_ms_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_error_details_json(arg1 Struct_SS_s0_error) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_error_details_json_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_error_details_json_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -855,7 +855,7 @@ func S0_error_details_json(arg1 Struct_SS_s0_error) (_swig_ret string) {
 func S0_error_sandbox_id(arg1 Struct_SS_s0_error) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_error_sandbox_id_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_error_sandbox_id_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -865,7 +865,7 @@ func S0_error_sandbox_id(arg1 Struct_SS_s0_error) (_swig_ret string) {
 func S0_error_action(arg1 Struct_SS_s0_error) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_error_action_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_error_action_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -875,35 +875,35 @@ func S0_error_action(arg1 Struct_SS_s0_error) (_swig_ret string) {
 func S0_error_last_sandbox(arg1 Struct_SS_s0_error) (_swig_ret Struct_SS_s0_sandbox_info) {
 	var swig_r Struct_SS_s0_sandbox_info
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0_error_last_sandbox_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))))
+	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0_error_last_sandbox_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
 func S0_error_timeout_ms(arg1 Struct_SS_s0_error) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_error_timeout_ms_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_error_timeout_ms_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_error_cause(arg1 Struct_SS_s0_error) (_swig_ret Struct_SS_s0_error) {
 	var swig_r Struct_SS_s0_error
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Struct_SS_s0_error)(SwigcptrStruct_SS_s0_error(C._wrap_s0_error_cause_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))))
+	swig_r = (Struct_SS_s0_error)(SwigcptrStruct_SS_s0_error(C._wrap_s0_error_cause_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
 func S0_error_is_retryable(arg1 Struct_SS_s0_error) (_swig_ret bool) {
 	var swig_r bool
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (bool)(C._wrap_s0_error_is_retryable_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (bool)(C._wrap_s0_error_is_retryable_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_error_is_claim_start_throttled(arg1 Struct_SS_s0_error) (_swig_ret bool) {
 	var swig_r bool
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (bool)(C._wrap_s0_error_is_claim_start_throttled_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (bool)(C._wrap_s0_error_is_claim_start_throttled_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -913,41 +913,41 @@ const S0_MANUAL_CLOCK_AUTO_ADVANCE uint = 0x1
 func S0_manual_clock_advance(arg1 Struct_SS_s0_manual_clock, arg2 int64) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	C._wrap_s0_manual_clock_advance_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.swig_type_19(_swig_i_1))
+	C._wrap_s0_manual_clock_advance_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.swig_type_19(_swig_i_1))
 }
 
 func S0_manual_clock_now(arg1 Struct_SS_s0_manual_clock) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_manual_clock_now_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_manual_clock_now_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_manual_clock_free(arg1 Struct_SS_s0_manual_clock) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_manual_clock_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_manual_clock_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 func S0_cancel_token_cancel(arg1 Struct_SS_s0_cancel_token) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_cancel_token_cancel_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_cancel_token_cancel_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 func S0_cancel_token_is_canceled(arg1 Struct_SS_s0_cancel_token) (_swig_ret bool) {
 	var swig_r bool
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (bool)(C._wrap_s0_cancel_token_is_canceled_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (bool)(C._wrap_s0_cancel_token_is_canceled_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_cancel_token_reset(arg1 Struct_SS_s0_cancel_token) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_cancel_token_reset_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_cancel_token_reset_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 func S0_cancel_token_free(arg1 Struct_SS_s0_cancel_token) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_cancel_token_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_cancel_token_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 const S0_DEFAULT_BASE_URL string = "https://api.sandbox0.ai"
@@ -955,13 +955,13 @@ const S0_CLIENT_OPTIONS_VERSION int = 1
 
 func S0_client_free(arg1 Struct_SS_s0_client) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_client_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_client_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 func S0_client_base_url(arg1 Struct_SS_s0_client) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_client_base_url_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_client_base_url_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -972,7 +972,7 @@ type Enum_SS_s0_status int
 
 func _swig_getS0_STATUS_UNKNOWN() (_swig_ret Enum_SS_s0_status) {
 	var swig_r Enum_SS_s0_status
-	swig_r = (Enum_SS_s0_status)(C._wrap_S0_STATUS_UNKNOWN_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_status)(C._wrap_S0_STATUS_UNKNOWN_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -980,7 +980,7 @@ var S0_STATUS_UNKNOWN Enum_SS_s0_status = _swig_getS0_STATUS_UNKNOWN()
 
 func _swig_getS0_STATUS_STARTING() (_swig_ret Enum_SS_s0_status) {
 	var swig_r Enum_SS_s0_status
-	swig_r = (Enum_SS_s0_status)(C._wrap_S0_STATUS_STARTING_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_status)(C._wrap_S0_STATUS_STARTING_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -988,7 +988,7 @@ var S0_STATUS_STARTING Enum_SS_s0_status = _swig_getS0_STATUS_STARTING()
 
 func _swig_getS0_STATUS_RUNNING() (_swig_ret Enum_SS_s0_status) {
 	var swig_r Enum_SS_s0_status
-	swig_r = (Enum_SS_s0_status)(C._wrap_S0_STATUS_RUNNING_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_status)(C._wrap_S0_STATUS_RUNNING_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -996,7 +996,7 @@ var S0_STATUS_RUNNING Enum_SS_s0_status = _swig_getS0_STATUS_RUNNING()
 
 func _swig_getS0_STATUS_PAUSED() (_swig_ret Enum_SS_s0_status) {
 	var swig_r Enum_SS_s0_status
-	swig_r = (Enum_SS_s0_status)(C._wrap_S0_STATUS_PAUSED_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_status)(C._wrap_S0_STATUS_PAUSED_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -1004,7 +1004,7 @@ var S0_STATUS_PAUSED Enum_SS_s0_status = _swig_getS0_STATUS_PAUSED()
 
 func _swig_getS0_STATUS_TERMINATING() (_swig_ret Enum_SS_s0_status) {
 	var swig_r Enum_SS_s0_status
-	swig_r = (Enum_SS_s0_status)(C._wrap_S0_STATUS_TERMINATING_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_status)(C._wrap_S0_STATUS_TERMINATING_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -1012,7 +1012,7 @@ var S0_STATUS_TERMINATING Enum_SS_s0_status = _swig_getS0_STATUS_TERMINATING()
 
 func _swig_getS0_STATUS_FAILED() (_swig_ret Enum_SS_s0_status) {
 	var swig_r Enum_SS_s0_status
-	swig_r = (Enum_SS_s0_status)(C._wrap_S0_STATUS_FAILED_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_status)(C._wrap_S0_STATUS_FAILED_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -1025,7 +1025,7 @@ const S0_BOOL_FALSE int = 2
 func S0_status_name(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_s0_status_name_capi_b8b638080dbd8fb3(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_s0_status_name_capi_5d638351e732851b(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1035,7 +1035,7 @@ func S0_status_name(arg1 int) (_swig_ret string) {
 func S0_status_from_name(arg1 string) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_s0_status_from_name_capi_b8b638080dbd8fb3(*(*C.swig_type_23)(unsafe.Pointer(&_swig_i_0))))
+	swig_r = (int)(C._wrap_s0_status_from_name_capi_5d638351e732851b(*(*C.swig_type_23)(unsafe.Pointer(&_swig_i_0))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1045,7 +1045,7 @@ func S0_status_from_name(arg1 string) (_swig_ret int) {
 func S0_sandbox_info_id(arg1 Struct_SS_s0_sandbox_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_sandbox_info_id_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_sandbox_info_id_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1055,7 +1055,7 @@ func S0_sandbox_info_id(arg1 Struct_SS_s0_sandbox_info) (_swig_ret string) {
 func S0_sandbox_info_template_id(arg1 Struct_SS_s0_sandbox_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_sandbox_info_template_id_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_sandbox_info_template_id_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1065,7 +1065,7 @@ func S0_sandbox_info_template_id(arg1 Struct_SS_s0_sandbox_info) (_swig_ret stri
 func S0_sandbox_info_team_id(arg1 Struct_SS_s0_sandbox_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_sandbox_info_team_id_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_sandbox_info_team_id_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1075,28 +1075,28 @@ func S0_sandbox_info_team_id(arg1 Struct_SS_s0_sandbox_info) (_swig_ret string) 
 func S0_sandbox_info_status(arg1 Struct_SS_s0_sandbox_info) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_s0_sandbox_info_status_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_s0_sandbox_info_status_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_sandbox_info_paused(arg1 Struct_SS_s0_sandbox_info) (_swig_ret bool) {
 	var swig_r bool
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (bool)(C._wrap_s0_sandbox_info_paused_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (bool)(C._wrap_s0_sandbox_info_paused_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_sandbox_info_auto_resume(arg1 Struct_SS_s0_sandbox_info) (_swig_ret bool) {
 	var swig_r bool
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (bool)(C._wrap_s0_sandbox_info_auto_resume_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (bool)(C._wrap_s0_sandbox_info_auto_resume_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_sandbox_info_pod_name(arg1 Struct_SS_s0_sandbox_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_sandbox_info_pod_name_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_sandbox_info_pod_name_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1106,7 +1106,7 @@ func S0_sandbox_info_pod_name(arg1 Struct_SS_s0_sandbox_info) (_swig_ret string)
 func S0_sandbox_info_runtime_id(arg1 Struct_SS_s0_sandbox_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_sandbox_info_runtime_id_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_sandbox_info_runtime_id_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1116,49 +1116,49 @@ func S0_sandbox_info_runtime_id(arg1 Struct_SS_s0_sandbox_info) (_swig_ret strin
 func S0_sandbox_info_runtime_generation(arg1 Struct_SS_s0_sandbox_info) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_sandbox_info_runtime_generation_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_sandbox_info_runtime_generation_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_sandbox_info_expires_at_unix_ms(arg1 Struct_SS_s0_sandbox_info) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_sandbox_info_expires_at_unix_ms_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_sandbox_info_expires_at_unix_ms_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_sandbox_info_hard_expires_at_unix_ms(arg1 Struct_SS_s0_sandbox_info) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_sandbox_info_hard_expires_at_unix_ms_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_sandbox_info_hard_expires_at_unix_ms_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_sandbox_info_created_at_unix_ms(arg1 Struct_SS_s0_sandbox_info) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_sandbox_info_created_at_unix_ms_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_sandbox_info_created_at_unix_ms_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_sandbox_info_updated_at_unix_ms(arg1 Struct_SS_s0_sandbox_info) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_sandbox_info_updated_at_unix_ms_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_sandbox_info_updated_at_unix_ms_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_sandbox_info_claimed_at_unix_ms(arg1 Struct_SS_s0_sandbox_info) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_sandbox_info_claimed_at_unix_ms_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_sandbox_info_claimed_at_unix_ms_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_sandbox_info_json(arg1 Struct_SS_s0_sandbox_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_sandbox_info_json_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_sandbox_info_json_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1167,7 +1167,7 @@ func S0_sandbox_info_json(arg1 Struct_SS_s0_sandbox_info) (_swig_ret string) {
 
 func S0_sandbox_info_free(arg1 Struct_SS_s0_sandbox_info) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_sandbox_info_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_sandbox_info_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 const S0_SANDBOX_CONFIG_VERSION int = 1
@@ -1177,7 +1177,7 @@ const S0_CONFIG_SET_HARD_TTL uint = 0x2
 func S0_lifecycle_result_sandbox_id(arg1 Struct_SS_s0_lifecycle_result) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_lifecycle_result_sandbox_id_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_lifecycle_result_sandbox_id_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1187,28 +1187,28 @@ func S0_lifecycle_result_sandbox_id(arg1 Struct_SS_s0_lifecycle_result) (_swig_r
 func S0_lifecycle_result_status(arg1 Struct_SS_s0_lifecycle_result) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_s0_lifecycle_result_status_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_s0_lifecycle_result_status_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_lifecycle_result_paused(arg1 Struct_SS_s0_lifecycle_result) (_swig_ret bool) {
 	var swig_r bool
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (bool)(C._wrap_s0_lifecycle_result_paused_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (bool)(C._wrap_s0_lifecycle_result_paused_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_lifecycle_result_resumed(arg1 Struct_SS_s0_lifecycle_result) (_swig_ret bool) {
 	var swig_r bool
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (bool)(C._wrap_s0_lifecycle_result_resumed_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (bool)(C._wrap_s0_lifecycle_result_resumed_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_lifecycle_result_snapshot_id(arg1 Struct_SS_s0_lifecycle_result) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_lifecycle_result_snapshot_id_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_lifecycle_result_snapshot_id_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1218,14 +1218,14 @@ func S0_lifecycle_result_snapshot_id(arg1 Struct_SS_s0_lifecycle_result) (_swig_
 func S0_lifecycle_result_http_status(arg1 Struct_SS_s0_lifecycle_result) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_s0_lifecycle_result_http_status_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_s0_lifecycle_result_http_status_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_lifecycle_result_json(arg1 Struct_SS_s0_lifecycle_result) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_lifecycle_result_json_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_lifecycle_result_json_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1234,7 +1234,7 @@ func S0_lifecycle_result_json(arg1 Struct_SS_s0_lifecycle_result) (_swig_ret str
 
 func S0_lifecycle_result_free(arg1 Struct_SS_s0_lifecycle_result) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_lifecycle_result_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_lifecycle_result_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 const S0_LIST_OPTIONS_VERSION int = 1
@@ -1242,21 +1242,21 @@ const S0_LIST_OPTIONS_VERSION int = 1
 func S0_sandbox_page_count(arg1 Struct_SS_s0_sandbox_page) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_sandbox_page_count_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_sandbox_page_count_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_sandbox_page_has_more(arg1 Struct_SS_s0_sandbox_page) (_swig_ret bool) {
 	var swig_r bool
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (bool)(C._wrap_s0_sandbox_page_has_more_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (bool)(C._wrap_s0_sandbox_page_has_more_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_sandbox_page_length(arg1 Struct_SS_s0_sandbox_page) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_sandbox_page_length_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_sandbox_page_length_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -1264,24 +1264,24 @@ func S0_sandbox_page_at(arg1 Struct_SS_s0_sandbox_page, arg2 int64) (_swig_ret S
 	var swig_r Struct_SS_s0_sandbox_info
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0_sandbox_page_at_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.swig_type_41(_swig_i_1))))
+	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0_sandbox_page_at_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.swig_type_41(_swig_i_1))))
 	return swig_r
 }
 
 func S0_sandbox_page_free(arg1 Struct_SS_s0_sandbox_page) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_sandbox_page_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_sandbox_page_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 func S0_sandbox_iter_free(arg1 Struct_SS_s0_sandbox_iter) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_sandbox_iter_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_sandbox_iter_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 func S0_snapshot_info_id(arg1 Struct_SS_s0_snapshot_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_snapshot_info_id_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_snapshot_info_id_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1291,7 +1291,7 @@ func S0_snapshot_info_id(arg1 Struct_SS_s0_snapshot_info) (_swig_ret string) {
 func S0_snapshot_info_sandbox_id(arg1 Struct_SS_s0_snapshot_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_snapshot_info_sandbox_id_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_snapshot_info_sandbox_id_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1301,7 +1301,7 @@ func S0_snapshot_info_sandbox_id(arg1 Struct_SS_s0_snapshot_info) (_swig_ret str
 func S0_snapshot_info_name(arg1 Struct_SS_s0_snapshot_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_snapshot_info_name_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_snapshot_info_name_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1311,7 +1311,7 @@ func S0_snapshot_info_name(arg1 Struct_SS_s0_snapshot_info) (_swig_ret string) {
 func S0_snapshot_info_description(arg1 Struct_SS_s0_snapshot_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_snapshot_info_description_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_snapshot_info_description_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1321,21 +1321,21 @@ func S0_snapshot_info_description(arg1 Struct_SS_s0_snapshot_info) (_swig_ret st
 func S0_snapshot_info_created_at_unix_ms(arg1 Struct_SS_s0_snapshot_info) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_snapshot_info_created_at_unix_ms_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_snapshot_info_created_at_unix_ms_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_snapshot_info_expires_at_unix_ms(arg1 Struct_SS_s0_snapshot_info) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_snapshot_info_expires_at_unix_ms_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_snapshot_info_expires_at_unix_ms_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_snapshot_info_json(arg1 Struct_SS_s0_snapshot_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_snapshot_info_json_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_snapshot_info_json_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1344,20 +1344,20 @@ func S0_snapshot_info_json(arg1 Struct_SS_s0_snapshot_info) (_swig_ret string) {
 
 func S0_snapshot_info_free(arg1 Struct_SS_s0_snapshot_info) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_snapshot_info_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_snapshot_info_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 func S0_snapshot_list_count(arg1 Struct_SS_s0_snapshot_list) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_snapshot_list_count_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_snapshot_list_count_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_snapshot_list_length(arg1 Struct_SS_s0_snapshot_list) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_snapshot_list_length_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_snapshot_list_length_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -1365,13 +1365,13 @@ func S0_snapshot_list_at(arg1 Struct_SS_s0_snapshot_list, arg2 int64) (_swig_ret
 	var swig_r Struct_SS_s0_snapshot_info
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (Struct_SS_s0_snapshot_info)(SwigcptrStruct_SS_s0_snapshot_info(C._wrap_s0_snapshot_list_at_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.swig_type_51(_swig_i_1))))
+	swig_r = (Struct_SS_s0_snapshot_info)(SwigcptrStruct_SS_s0_snapshot_info(C._wrap_s0_snapshot_list_at_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.swig_type_51(_swig_i_1))))
 	return swig_r
 }
 
 func S0_snapshot_list_free(arg1 Struct_SS_s0_snapshot_list) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_snapshot_list_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_snapshot_list_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 const S0_FORK_OPTIONS_VERSION int = 1
@@ -1383,7 +1383,7 @@ const S0_WAIT_NOTFOUND_OK uint = 0x2
 
 func _swig_getS0_FILES_MAX_WRITE_BYTES() (_swig_ret uint64) {
 	var swig_r uint64
-	swig_r = (uint64)(C._wrap_S0_FILES_MAX_WRITE_BYTES_capi_b8b638080dbd8fb3())
+	swig_r = (uint64)(C._wrap_S0_FILES_MAX_WRITE_BYTES_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -1393,7 +1393,7 @@ type Enum_SS_s0_file_type int
 
 func _swig_getS0_FILE_TYPE_UNKNOWN() (_swig_ret Enum_SS_s0_file_type) {
 	var swig_r Enum_SS_s0_file_type
-	swig_r = (Enum_SS_s0_file_type)(C._wrap_S0_FILE_TYPE_UNKNOWN_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_file_type)(C._wrap_S0_FILE_TYPE_UNKNOWN_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -1401,7 +1401,7 @@ var S0_FILE_TYPE_UNKNOWN Enum_SS_s0_file_type = _swig_getS0_FILE_TYPE_UNKNOWN()
 
 func _swig_getS0_FILE_TYPE_FILE() (_swig_ret Enum_SS_s0_file_type) {
 	var swig_r Enum_SS_s0_file_type
-	swig_r = (Enum_SS_s0_file_type)(C._wrap_S0_FILE_TYPE_FILE_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_file_type)(C._wrap_S0_FILE_TYPE_FILE_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -1409,7 +1409,7 @@ var S0_FILE_TYPE_FILE Enum_SS_s0_file_type = _swig_getS0_FILE_TYPE_FILE()
 
 func _swig_getS0_FILE_TYPE_DIR() (_swig_ret Enum_SS_s0_file_type) {
 	var swig_r Enum_SS_s0_file_type
-	swig_r = (Enum_SS_s0_file_type)(C._wrap_S0_FILE_TYPE_DIR_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_file_type)(C._wrap_S0_FILE_TYPE_DIR_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -1417,7 +1417,7 @@ var S0_FILE_TYPE_DIR Enum_SS_s0_file_type = _swig_getS0_FILE_TYPE_DIR()
 
 func _swig_getS0_FILE_TYPE_SYMLINK() (_swig_ret Enum_SS_s0_file_type) {
 	var swig_r Enum_SS_s0_file_type
-	swig_r = (Enum_SS_s0_file_type)(C._wrap_S0_FILE_TYPE_SYMLINK_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_file_type)(C._wrap_S0_FILE_TYPE_SYMLINK_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -1426,7 +1426,7 @@ var S0_FILE_TYPE_SYMLINK Enum_SS_s0_file_type = _swig_getS0_FILE_TYPE_SYMLINK()
 func S0_file_info_name(arg1 Struct_SS_s0_file_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_file_info_name_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_file_info_name_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1436,7 +1436,7 @@ func S0_file_info_name(arg1 Struct_SS_s0_file_info) (_swig_ret string) {
 func S0_file_info_path(arg1 Struct_SS_s0_file_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_file_info_path_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_file_info_path_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1446,42 +1446,42 @@ func S0_file_info_path(arg1 Struct_SS_s0_file_info) (_swig_ret string) {
 func S0_file_info_type(arg1 Struct_SS_s0_file_info) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_s0_file_info_type_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_s0_file_info_type_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_file_info_size_bytes(arg1 Struct_SS_s0_file_info) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_file_info_size_bytes_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_file_info_size_bytes_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_file_info_mode(arg1 Struct_SS_s0_file_info) (_swig_ret uint) {
 	var swig_r uint
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (uint)(C._wrap_s0_file_info_mode_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint)(C._wrap_s0_file_info_mode_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_file_info_mod_time_unix_ms(arg1 Struct_SS_s0_file_info) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_file_info_mod_time_unix_ms_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_file_info_mod_time_unix_ms_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_file_info_is_link(arg1 Struct_SS_s0_file_info) (_swig_ret bool) {
 	var swig_r bool
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (bool)(C._wrap_s0_file_info_is_link_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (bool)(C._wrap_s0_file_info_is_link_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0_file_info_link_target(arg1 Struct_SS_s0_file_info) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_s0_file_info_link_target_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_s0_file_info_link_target_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
 	swig_r_1 = swigCopyString(swig_r)
@@ -1490,13 +1490,13 @@ func S0_file_info_link_target(arg1 Struct_SS_s0_file_info) (_swig_ret string) {
 
 func S0_file_info_free(arg1 Struct_SS_s0_file_info) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_file_info_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_file_info_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 func S0_file_list_length(arg1 Struct_SS_s0_file_list) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_file_list_length_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_file_list_length_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -1504,26 +1504,26 @@ func S0_file_list_at(arg1 Struct_SS_s0_file_list, arg2 int64) (_swig_ret Struct_
 	var swig_r Struct_SS_s0_file_info
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (Struct_SS_s0_file_info)(SwigcptrStruct_SS_s0_file_info(C._wrap_s0_file_list_at_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.swig_type_59(_swig_i_1))))
+	swig_r = (Struct_SS_s0_file_info)(SwigcptrStruct_SS_s0_file_info(C._wrap_s0_file_list_at_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.swig_type_59(_swig_i_1))))
 	return swig_r
 }
 
 func S0_file_list_free(arg1 Struct_SS_s0_file_list) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_file_list_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_file_list_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 const S0_LOCAL_OPTIONS_VERSION int = 1
 
 func S0_local_close(arg1 Struct_SS_s0_local) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0_local_close_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0_local_close_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 func S0_local_now_unix_ms(arg1 Struct_SS_s0_local) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_s0_local_now_unix_ms_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_s0_local_now_unix_ms_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -1531,7 +1531,7 @@ type Enum_SS_s0_fault_mode int
 
 func _swig_getS0_FAULT_FAIL() (_swig_ret Enum_SS_s0_fault_mode) {
 	var swig_r Enum_SS_s0_fault_mode
-	swig_r = (Enum_SS_s0_fault_mode)(C._wrap_S0_FAULT_FAIL_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_fault_mode)(C._wrap_S0_FAULT_FAIL_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -1539,7 +1539,7 @@ var S0_FAULT_FAIL Enum_SS_s0_fault_mode = _swig_getS0_FAULT_FAIL()
 
 func _swig_getS0_FAULT_HOLD() (_swig_ret Enum_SS_s0_fault_mode) {
 	var swig_r Enum_SS_s0_fault_mode
-	swig_r = (Enum_SS_s0_fault_mode)(C._wrap_S0_FAULT_HOLD_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_fault_mode)(C._wrap_S0_FAULT_HOLD_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -1547,7 +1547,7 @@ var S0_FAULT_HOLD Enum_SS_s0_fault_mode = _swig_getS0_FAULT_HOLD()
 
 func _swig_getS0_FAULT_DELAY() (_swig_ret Enum_SS_s0_fault_mode) {
 	var swig_r Enum_SS_s0_fault_mode
-	swig_r = (Enum_SS_s0_fault_mode)(C._wrap_S0_FAULT_DELAY_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_fault_mode)(C._wrap_S0_FAULT_DELAY_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -1555,7 +1555,7 @@ var S0_FAULT_DELAY Enum_SS_s0_fault_mode = _swig_getS0_FAULT_DELAY()
 
 func _swig_getS0_FAULT_CRASH() (_swig_ret Enum_SS_s0_fault_mode) {
 	var swig_r Enum_SS_s0_fault_mode
-	swig_r = (Enum_SS_s0_fault_mode)(C._wrap_S0_FAULT_CRASH_capi_b8b638080dbd8fb3())
+	swig_r = (Enum_SS_s0_fault_mode)(C._wrap_S0_FAULT_CRASH_capi_5d638351e732851b())
 	return swig_r
 }
 
@@ -1565,40 +1565,40 @@ const S0_TEMPLATE_OPTIONS_VERSION int = 1
 
 func S0go_call_new() (_swig_ret Struct_SS_s0go_call) {
 	var swig_r Struct_SS_s0go_call
-	swig_r = (Struct_SS_s0go_call)(SwigcptrStruct_SS_s0go_call(C._wrap_s0go_call_new_capi_b8b638080dbd8fb3()))
+	swig_r = (Struct_SS_s0go_call)(SwigcptrStruct_SS_s0go_call(C._wrap_s0go_call_new_capi_5d638351e732851b()))
 	return swig_r
 }
 
 func S0go_call_free(arg1 Struct_SS_s0go_call) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_s0go_call_free_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))
+	C._wrap_s0go_call_free_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))
 }
 
 func S0go_call_rc(arg1 Struct_SS_s0go_call) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_s0go_call_rc_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_s0go_call_rc_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0go_call_status(arg1 Struct_SS_s0go_call) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_s0go_call_status_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_s0go_call_status_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0go_call_take_error(arg1 Struct_SS_s0go_call) (_swig_ret Struct_SS_s0_error) {
 	var swig_r Struct_SS_s0_error
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Struct_SS_s0_error)(SwigcptrStruct_SS_s0_error(C._wrap_s0go_call_take_error_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))))
+	swig_r = (Struct_SS_s0_error)(SwigcptrStruct_SS_s0_error(C._wrap_s0go_call_take_error_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
 func S0go_call_data(arg1 Struct_SS_s0go_call) (_swig_ret []byte) {
 	var swig_r uint64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (uint64)(C._wrap_s0go_call_data_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint64)(C._wrap_s0go_call_data_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	var swig_r_1 []byte
 
 	{
@@ -1625,14 +1625,14 @@ func S0go_call_data(arg1 Struct_SS_s0go_call) (_swig_ret []byte) {
 func S0go_call_has_data(arg1 Struct_SS_s0go_call) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_s0go_call_has_data_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_s0go_call_has_data_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func S0go_error_body(arg1 Struct_SS_s0_error) (_swig_ret []byte) {
 	var swig_r uint64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (uint64)(C._wrap_s0go_error_body_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0)))
+	swig_r = (uint64)(C._wrap_s0go_error_body_capi_5d638351e732851b(C.uintptr_t(_swig_i_0)))
 	var swig_r_1 []byte
 
 	{
@@ -1661,7 +1661,7 @@ func S0go_map_wire_code(arg1 string, arg2 int, arg3 string) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_s0go_map_wire_code_capi_b8b638080dbd8fb3(*(*C.swig_type_63)(unsafe.Pointer(&_swig_i_0)), C.swig_intgo(_swig_i_1), *(*C.swig_type_64)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_s0go_map_wire_code_capi_5d638351e732851b(*(*C.swig_type_63)(unsafe.Pointer(&_swig_i_0)), C.swig_intgo(_swig_i_1), *(*C.swig_type_64)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -1676,7 +1676,7 @@ func S0go_map_wire_reason(arg1 string, arg2 int, arg3 string) (_swig_ret string)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r_p := C._wrap_s0go_map_wire_reason_capi_b8b638080dbd8fb3(*(*C.swig_type_66)(unsafe.Pointer(&_swig_i_0)), C.swig_intgo(_swig_i_1), *(*C.swig_type_67)(unsafe.Pointer(&_swig_i_2)))
+	swig_r_p := C._wrap_s0go_map_wire_reason_capi_5d638351e732851b(*(*C.swig_type_66)(unsafe.Pointer(&_swig_i_0)), C.swig_intgo(_swig_i_1), *(*C.swig_type_67)(unsafe.Pointer(&_swig_i_2)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
@@ -1692,7 +1692,7 @@ func S0go_map_wire_reason(arg1 string, arg2 int, arg3 string) (_swig_ret string)
 func S0go_cancel_token_new(arg1 Struct_SS_s0go_call) (_swig_ret Struct_SS_s0_cancel_token) {
 	var swig_r Struct_SS_s0_cancel_token
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (Struct_SS_s0_cancel_token)(SwigcptrStruct_SS_s0_cancel_token(C._wrap_s0go_cancel_token_new_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0))))
+	swig_r = (Struct_SS_s0_cancel_token)(SwigcptrStruct_SS_s0_cancel_token(C._wrap_s0go_cancel_token_new_capi_5d638351e732851b(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1706,7 +1706,7 @@ func S0go_client_new(arg1 Struct_SS_s0go_call, arg2 int, arg3 string, arg4 strin
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := getSwigcptr(arg8)
-	swig_r = (Struct_SS_s0_client)(SwigcptrStruct_SS_s0_client(C._wrap_s0go_client_new_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_69)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_70)(unsafe.Pointer(&_swig_i_4)), *(*C.swig_type_71)(unsafe.Pointer(&_swig_i_5)), C.swig_type_72(_swig_i_6), C.uintptr_t(_swig_i_7))))
+	swig_r = (Struct_SS_s0_client)(SwigcptrStruct_SS_s0_client(C._wrap_s0go_client_new_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_69)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_70)(unsafe.Pointer(&_swig_i_4)), *(*C.swig_type_71)(unsafe.Pointer(&_swig_i_5)), C.swig_type_72(_swig_i_6), C.uintptr_t(_swig_i_7))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1728,7 +1728,7 @@ func S0go_client_new_local(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_local, ar
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
-	swig_r = (Struct_SS_s0_client)(SwigcptrStruct_SS_s0_client(C._wrap_s0go_client_new_local_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_73)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3))))
+	swig_r = (Struct_SS_s0_client)(SwigcptrStruct_SS_s0_client(C._wrap_s0go_client_new_local_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_73)(unsafe.Pointer(&_swig_i_2)), C.uintptr_t(_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1748,7 +1748,7 @@ func S0go_sandbox_claim(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
-	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_claim_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_74)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_75)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_intgo(_swig_i_6), C.swig_intgo(_swig_i_7), C.swig_intgo(_swig_i_8), *(*C.swig_type_76)(unsafe.Pointer(&_swig_i_9)), *(*C.swig_type_77)(unsafe.Pointer(&_swig_i_10)))))
+	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_claim_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_74)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_75)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_intgo(_swig_i_6), C.swig_intgo(_swig_i_7), C.swig_intgo(_swig_i_8), *(*C.swig_type_76)(unsafe.Pointer(&_swig_i_9)), *(*C.swig_type_77)(unsafe.Pointer(&_swig_i_10)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1769,7 +1769,7 @@ func S0go_sandbox_get(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 s
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_get_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_78)(unsafe.Pointer(&_swig_i_2)))))
+	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_get_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_78)(unsafe.Pointer(&_swig_i_2)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1781,7 +1781,7 @@ func S0go_sandbox_status(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_status_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_79)(unsafe.Pointer(&_swig_i_2)))))
+	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_status_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_79)(unsafe.Pointer(&_swig_i_2)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1799,7 +1799,7 @@ func S0go_sandbox_update(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_update_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_80)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_intgo(_swig_i_6), *(*C.swig_type_81)(unsafe.Pointer(&_swig_i_7)), *(*C.swig_type_82)(unsafe.Pointer(&_swig_i_8)))))
+	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_update_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_80)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_intgo(_swig_i_6), *(*C.swig_type_81)(unsafe.Pointer(&_swig_i_7)), *(*C.swig_type_82)(unsafe.Pointer(&_swig_i_8)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1817,7 +1817,7 @@ func S0go_sandbox_get_network_policy(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_s0go_sandbox_get_network_policy_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_83)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_s0go_sandbox_get_network_policy_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_83)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1830,7 +1830,7 @@ func S0go_sandbox_update_network_policy(arg1 Struct_SS_s0go_call, arg2 Struct_SS
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_s0go_sandbox_update_network_policy_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_84)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_s0go_sandbox_update_network_policy_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_84)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1845,7 +1845,7 @@ func S0go_sandbox_delete(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_s0go_sandbox_delete_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_86)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_s0go_sandbox_delete_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_86)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1858,7 +1858,7 @@ func S0go_sandbox_pause(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (Struct_SS_s0_lifecycle_result)(SwigcptrStruct_SS_s0_lifecycle_result(C._wrap_s0go_sandbox_pause_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_87)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3))))
+	swig_r = (Struct_SS_s0_lifecycle_result)(SwigcptrStruct_SS_s0_lifecycle_result(C._wrap_s0go_sandbox_pause_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_87)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1871,7 +1871,7 @@ func S0go_sandbox_resume(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (Struct_SS_s0_lifecycle_result)(SwigcptrStruct_SS_s0_lifecycle_result(C._wrap_s0go_sandbox_resume_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_88)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3))))
+	swig_r = (Struct_SS_s0_lifecycle_result)(SwigcptrStruct_SS_s0_lifecycle_result(C._wrap_s0go_sandbox_resume_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_88)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1884,7 +1884,7 @@ func S0go_sandbox_refresh(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, ar
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_refresh_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_89)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3))))
+	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_refresh_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_89)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1900,7 +1900,7 @@ func S0go_sandbox_list(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (Struct_SS_s0_sandbox_page)(SwigcptrStruct_SS_s0_sandbox_page(C._wrap_s0go_sandbox_list_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_90)(unsafe.Pointer(&_swig_i_4)), C.swig_intgo(_swig_i_5), C.swig_intgo(_swig_i_6))))
+	swig_r = (Struct_SS_s0_sandbox_page)(SwigcptrStruct_SS_s0_sandbox_page(C._wrap_s0go_sandbox_list_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_90)(unsafe.Pointer(&_swig_i_4)), C.swig_intgo(_swig_i_5), C.swig_intgo(_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg5
 	}
@@ -1916,7 +1916,7 @@ func S0go_sandbox_iter_new(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, a
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (Struct_SS_s0_sandbox_iter)(SwigcptrStruct_SS_s0_sandbox_iter(C._wrap_s0go_sandbox_iter_new_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_91)(unsafe.Pointer(&_swig_i_4)), C.swig_intgo(_swig_i_5), C.swig_intgo(_swig_i_6))))
+	swig_r = (Struct_SS_s0_sandbox_iter)(SwigcptrStruct_SS_s0_sandbox_iter(C._wrap_s0go_sandbox_iter_new_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_91)(unsafe.Pointer(&_swig_i_4)), C.swig_intgo(_swig_i_5), C.swig_intgo(_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg5
 	}
@@ -1927,7 +1927,7 @@ func S0go_sandbox_iter_next(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_sandbox_
 	var swig_r Struct_SS_s0_sandbox_info
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_iter_next_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))))
+	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_iter_next_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1))))
 	return swig_r
 }
 
@@ -1939,7 +1939,7 @@ func S0go_snapshot_create(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, ar
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (Struct_SS_s0_snapshot_info)(SwigcptrStruct_SS_s0_snapshot_info(C._wrap_s0go_snapshot_create_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_92)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_94)(unsafe.Pointer(&_swig_i_4)), C.swig_type_95(_swig_i_5))))
+	swig_r = (Struct_SS_s0_snapshot_info)(SwigcptrStruct_SS_s0_snapshot_info(C._wrap_s0go_snapshot_create_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_92)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_94)(unsafe.Pointer(&_swig_i_4)), C.swig_type_95(_swig_i_5))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1957,7 +1957,7 @@ func S0go_snapshot_list_get(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (Struct_SS_s0_snapshot_list)(SwigcptrStruct_SS_s0_snapshot_list(C._wrap_s0go_snapshot_list_get_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_96)(unsafe.Pointer(&_swig_i_2)))))
+	swig_r = (Struct_SS_s0_snapshot_list)(SwigcptrStruct_SS_s0_snapshot_list(C._wrap_s0go_snapshot_list_get_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_96)(unsafe.Pointer(&_swig_i_2)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1969,7 +1969,7 @@ func S0go_snapshot_get(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (Struct_SS_s0_snapshot_info)(SwigcptrStruct_SS_s0_snapshot_info(C._wrap_s0go_snapshot_get_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_2)))))
+	swig_r = (Struct_SS_s0_snapshot_info)(SwigcptrStruct_SS_s0_snapshot_info(C._wrap_s0go_snapshot_get_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_2)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1981,7 +1981,7 @@ func S0go_snapshot_delete(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, ar
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_s0go_snapshot_delete_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_98)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_s0go_snapshot_delete_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_98)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1994,7 +1994,7 @@ func S0go_sandbox_restore(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, ar
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (Struct_SS_s0_lifecycle_result)(SwigcptrStruct_SS_s0_lifecycle_result(C._wrap_s0go_sandbox_restore_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_99)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_100)(unsafe.Pointer(&_swig_i_3)))))
+	swig_r = (Struct_SS_s0_lifecycle_result)(SwigcptrStruct_SS_s0_lifecycle_result(C._wrap_s0go_sandbox_restore_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_99)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_100)(unsafe.Pointer(&_swig_i_3)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2015,7 +2015,7 @@ func S0go_sandbox_fork(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_fork_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_intgo(_swig_i_6), C.swig_intgo(_swig_i_7), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_8)))))
+	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_fork_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_intgo(_swig_i_6), C.swig_intgo(_swig_i_7), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_8)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2036,7 +2036,7 @@ func S0go_pause_and_wait(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := getSwigcptr(arg9)
-	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_pause_and_wait_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_103)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_104(_swig_i_4), C.swig_type_105(_swig_i_5), C.swig_type_106(_swig_i_6), C.swig_intgo(_swig_i_7), C.uintptr_t(_swig_i_8))))
+	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_pause_and_wait_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_103)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_104(_swig_i_4), C.swig_type_105(_swig_i_5), C.swig_type_106(_swig_i_6), C.swig_intgo(_swig_i_7), C.uintptr_t(_swig_i_8))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2054,7 +2054,7 @@ func S0go_resume_and_wait(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, ar
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := getSwigcptr(arg9)
-	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_resume_and_wait_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_108(_swig_i_4), C.swig_type_109(_swig_i_5), C.swig_type_110(_swig_i_6), C.swig_intgo(_swig_i_7), C.uintptr_t(_swig_i_8))))
+	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_resume_and_wait_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_108(_swig_i_4), C.swig_type_109(_swig_i_5), C.swig_type_110(_swig_i_6), C.swig_intgo(_swig_i_7), C.uintptr_t(_swig_i_8))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2074,7 +2074,7 @@ func S0go_sandbox_wait(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
 	_swig_i_10 := getSwigcptr(arg11)
-	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_wait_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_111)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_112(_swig_i_6), C.swig_type_113(_swig_i_7), C.swig_type_114(_swig_i_8), C.swig_intgo(_swig_i_9), C.uintptr_t(_swig_i_10))))
+	swig_r = (Struct_SS_s0_sandbox_info)(SwigcptrStruct_SS_s0_sandbox_info(C._wrap_s0go_sandbox_wait_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_111)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), C.swig_type_112(_swig_i_6), C.swig_type_113(_swig_i_7), C.swig_type_114(_swig_i_8), C.swig_intgo(_swig_i_9), C.uintptr_t(_swig_i_10))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2087,7 +2087,7 @@ func S0go_files_read(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 st
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_s0go_files_read_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_115)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_s0go_files_read_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_115)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2104,7 +2104,7 @@ func S0go_files_write(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 s
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_s0go_files_write_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_118)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_119)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_s0go_files_write_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_118)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_119)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2124,7 +2124,7 @@ func S0go_files_mkdir(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 s
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_s0go_files_mkdir_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_120)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_121)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4)))
+	swig_r = (int)(C._wrap_s0go_files_mkdir_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_120)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_121)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2140,7 +2140,7 @@ func S0go_files_delete(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_s0go_files_delete_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_122)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_123)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_s0go_files_delete_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_122)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_123)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2156,7 +2156,7 @@ func S0go_files_stat(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 st
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (Struct_SS_s0_file_info)(SwigcptrStruct_SS_s0_file_info(C._wrap_s0go_files_stat_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_124)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_125)(unsafe.Pointer(&_swig_i_3)))))
+	swig_r = (Struct_SS_s0_file_info)(SwigcptrStruct_SS_s0_file_info(C._wrap_s0go_files_stat_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_124)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_125)(unsafe.Pointer(&_swig_i_3)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2172,7 +2172,7 @@ func S0go_files_list(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 st
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (Struct_SS_s0_file_list)(SwigcptrStruct_SS_s0_file_list(C._wrap_s0go_files_list_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_126)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_127)(unsafe.Pointer(&_swig_i_3)))))
+	swig_r = (Struct_SS_s0_file_list)(SwigcptrStruct_SS_s0_file_list(C._wrap_s0go_files_list_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_126)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_127)(unsafe.Pointer(&_swig_i_3)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2189,7 +2189,7 @@ func S0go_files_move(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 st
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_s0go_files_move_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_128)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_129)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_130)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_s0go_files_move_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_128)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_129)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_130)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2208,7 +2208,7 @@ func S0go_context_create(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_s0go_context_create_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_131)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_132)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_s0go_context_create_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_131)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_132)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2225,7 +2225,7 @@ func S0go_context_exec(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_s0go_context_exec_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_133)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_134)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_135)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_s0go_context_exec_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_133)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_134)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_135)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2244,7 +2244,7 @@ func S0go_context_get(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 s
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_s0go_context_get_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_136)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_137)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_s0go_context_get_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_136)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_137)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2260,7 +2260,7 @@ func S0go_context_delete(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_s0go_context_delete_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_138)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_139)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_s0go_context_delete_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_138)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_139)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2279,7 +2279,7 @@ func S0go_runtime_call(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_client, arg3 
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_s0go_runtime_call_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_140)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_141)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_142)(unsafe.Pointer(&_swig_i_4)), *(*C.swig_type_143)(unsafe.Pointer(&_swig_i_5)), *(*C.swig_type_144)(unsafe.Pointer(&_swig_i_6))))
+	swig_r = (int)(C._wrap_s0go_runtime_call_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_140)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_141)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_142)(unsafe.Pointer(&_swig_i_4)), *(*C.swig_type_143)(unsafe.Pointer(&_swig_i_5)), *(*C.swig_type_144)(unsafe.Pointer(&_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2312,7 +2312,7 @@ func S0go_local_open(arg1 Struct_SS_s0go_call, arg2 string, arg3 int, arg4 int64
 	_swig_i_9 := arg10
 	_swig_i_10 := arg11
 	_swig_i_11 := arg12
-	swig_r = (Struct_SS_s0_local)(SwigcptrStruct_SS_s0_local(C._wrap_s0go_local_open_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), *(*C.swig_type_145)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_146(_swig_i_3), C.swig_type_147(_swig_i_4), C.swig_type_148(_swig_i_5), C.swig_intgo(_swig_i_6), C.swig_intgo(_swig_i_7), C.swig_type_149(_swig_i_8), *(*C.swig_type_150)(unsafe.Pointer(&_swig_i_9)), C.swig_intgo(_swig_i_10), C.swig_type_151(_swig_i_11))))
+	swig_r = (Struct_SS_s0_local)(SwigcptrStruct_SS_s0_local(C._wrap_s0go_local_open_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), *(*C.swig_type_145)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_146(_swig_i_3), C.swig_type_147(_swig_i_4), C.swig_type_148(_swig_i_5), C.swig_intgo(_swig_i_6), C.swig_intgo(_swig_i_7), C.swig_type_149(_swig_i_8), *(*C.swig_type_150)(unsafe.Pointer(&_swig_i_9)), C.swig_intgo(_swig_i_10), C.swig_type_151(_swig_i_11))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -2327,7 +2327,7 @@ func S0go_local_clock_advance(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_local,
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_s0go_local_clock_advance_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_type_152(_swig_i_2)))
+	swig_r = (int)(C._wrap_s0go_local_clock_advance_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_type_152(_swig_i_2)))
 	return swig_r
 }
 
@@ -2336,7 +2336,7 @@ func S0go_local_quiesce(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_local, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_s0go_local_quiesce_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_type_153(_swig_i_2)))
+	swig_r = (int)(C._wrap_s0go_local_quiesce_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_type_153(_swig_i_2)))
 	return swig_r
 }
 
@@ -2344,7 +2344,7 @@ func S0go_local_restart_manager(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_loca
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (int)(C._wrap_s0go_local_restart_manager_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	swig_r = (int)(C._wrap_s0go_local_restart_manager_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
 	return swig_r
 }
 
@@ -2356,7 +2356,7 @@ func S0go_local_fault_arm(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_local, arg
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_s0go_local_fault_arm_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_154)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_155(_swig_i_4), C.swig_type_156(_swig_i_5)))
+	swig_r = (int)(C._wrap_s0go_local_fault_arm_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_154)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_155(_swig_i_4), C.swig_type_156(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2368,7 +2368,7 @@ func S0go_local_fault_release(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_local,
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_s0go_local_fault_release_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_157)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_s0go_local_fault_release_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_157)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2380,7 +2380,7 @@ func S0go_local_inspect(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_local, arg3 
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_s0go_local_inspect_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_158)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_s0go_local_inspect_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_158)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -2391,7 +2391,7 @@ func S0go_local_gc(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_local) (_swig_ret
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
-	swig_r = (int)(C._wrap_s0go_local_gc_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
+	swig_r = (int)(C._wrap_s0go_local_gc_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1)))
 	return swig_r
 }
 
@@ -2403,7 +2403,7 @@ func S0go_local_template_build(arg1 Struct_SS_s0go_call, arg2 Struct_SS_s0_local
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_s0go_local_template_build_capi_b8b638080dbd8fb3(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_159)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_160)(unsafe.Pointer(&_swig_i_3)), C.swig_type_161(_swig_i_4), *(*C.swig_type_162)(unsafe.Pointer(&_swig_i_5))))
+	swig_r = (int)(C._wrap_s0go_local_template_build_capi_5d638351e732851b(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), *(*C.swig_type_159)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_160)(unsafe.Pointer(&_swig_i_3)), C.swig_type_161(_swig_i_4), *(*C.swig_type_162)(unsafe.Pointer(&_swig_i_5))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}

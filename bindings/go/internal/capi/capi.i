@@ -387,7 +387,7 @@ s0_sandbox_page *s0go_sandbox_list(s0go_call *k, s0_client *c, int32_t status, i
 	return out;
 }
 
-/** s0_sandbox_iter_new() with the fields of s0_list_options (template copied by the C API? no: kept here). */
+/** s0_sandbox_iter_new() with the fields of s0_list_options; the iterator borrows the client. */
 s0_sandbox_iter *s0go_sandbox_iter_new(s0go_call *k, s0_client *c, int32_t status,
                                        int32_t paused, const char *template_id, int32_t limit,
                                        int32_t offset)

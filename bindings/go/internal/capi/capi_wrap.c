@@ -483,7 +483,7 @@ s0_sandbox_page *s0go_sandbox_list(s0go_call *k, s0_client *c, int32_t status, i
 	return out;
 }
 
-/** s0_sandbox_iter_new() with the fields of s0_list_options (template copied by the C API? no: kept here). */
+/** s0_sandbox_iter_new() with the fields of s0_list_options; the iterator borrows the client. */
 s0_sandbox_iter *s0go_sandbox_iter_new(s0go_call *k, s0_client *c, int32_t status,
                                        int32_t paused, const char *template_id, int32_t limit,
                                        int32_t offset)
@@ -813,7 +813,7 @@ int s0go_local_template_build(s0go_call *k, s0_local *l, const char *name, const
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_b8b638080dbd8fb3(void *_swig_go_0) {
+void _wrap_Swig_free_capi_5d638351e732851b(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -823,7 +823,7 @@ void _wrap_Swig_free_capi_b8b638080dbd8fb3(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_b8b638080dbd8fb3(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_5d638351e732851b(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -836,7 +836,7 @@ void *_wrap_Swig_malloc_capi_b8b638080dbd8fb3(intgo _swig_go_0) {
 }
 
 
-long long _wrap_cdata_capi_b8b638080dbd8fb3(intgo _swig_optargc, void *_swig_go_0, intgo _swig_go_1) {
+long long _wrap_cdata_capi_5d638351e732851b(intgo _swig_optargc, void *_swig_go_0, intgo _swig_go_1) {
   void *arg1 = (void *) 0 ;
   int arg2 ;
   SWIGCDATA result;
@@ -865,7 +865,7 @@ long long _wrap_cdata_capi_b8b638080dbd8fb3(intgo _swig_optargc, void *_swig_go_
 }
 
 
-void _wrap_memmove_capi_b8b638080dbd8fb3(void *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
+void _wrap_memmove_capi_5d638351e732851b(void *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
   void *arg1 = (void *) 0 ;
   char *arg2 = (char *) 0 ;
   int arg3 ;
@@ -884,7 +884,7 @@ void _wrap_memmove_capi_b8b638080dbd8fb3(void *_swig_go_0, _gostring_ _swig_go_1
 }
 
 
-intgo _wrap_S0_TIMEOUT_INFINITE_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_TIMEOUT_INFINITE_capi_5d638351e732851b() {
   int result;
   intgo _swig_go_result;
   
@@ -895,7 +895,7 @@ intgo _wrap_S0_TIMEOUT_INFINITE_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_s0_version_number_capi_b8b638080dbd8fb3() {
+intgo _wrap_s0_version_number_capi_5d638351e732851b() {
   int result;
   intgo _swig_go_result;
   
@@ -906,7 +906,7 @@ intgo _wrap_s0_version_number_capi_b8b638080dbd8fb3() {
 }
 
 
-_gostring_ _wrap_s0_version_string_capi_b8b638080dbd8fb3() {
+_gostring_ _wrap_s0_version_string_capi_5d638351e732851b() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -917,7 +917,7 @@ _gostring_ _wrap_s0_version_string_capi_b8b638080dbd8fb3() {
 }
 
 
-void _wrap_s0_free_capi_b8b638080dbd8fb3(void *_swig_go_0) {
+void _wrap_s0_free_capi_5d638351e732851b(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -927,13 +927,13 @@ void _wrap_s0_free_capi_b8b638080dbd8fb3(void *_swig_go_0) {
 }
 
 
-void _wrap_s0_global_shutdown_capi_b8b638080dbd8fb3() {
+void _wrap_s0_global_shutdown_capi_5d638351e732851b() {
   s0_global_shutdown();
   
 }
 
 
-long long _wrap_s0_live_objects_capi_b8b638080dbd8fb3() {
+long long _wrap_s0_live_objects_capi_5d638351e732851b() {
   int64_t result;
   long long _swig_go_result;
   
@@ -944,7 +944,7 @@ long long _wrap_s0_live_objects_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_OK_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_OK_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -956,7 +956,7 @@ intgo _wrap_S0_OK_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ERROR_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ERROR_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -968,7 +968,7 @@ intgo _wrap_S0_ERROR_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ENOMEM_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ENOMEM_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -980,7 +980,7 @@ intgo _wrap_S0_ENOMEM_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_EINVAL_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_EINVAL_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -992,7 +992,7 @@ intgo _wrap_S0_EINVAL_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_EUNSUPPORTED_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_EUNSUPPORTED_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1004,7 +1004,7 @@ intgo _wrap_S0_EUNSUPPORTED_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ECANCELED_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ECANCELED_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1016,7 +1016,7 @@ intgo _wrap_S0_ECANCELED_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_EUSER_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_EUSER_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1028,7 +1028,7 @@ intgo _wrap_S0_EUSER_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ITEROVER_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ITEROVER_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1040,7 +1040,7 @@ intgo _wrap_S0_ITEROVER_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ENOTFOUND_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ENOTFOUND_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1052,7 +1052,7 @@ intgo _wrap_S0_ENOTFOUND_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ECONFLICT_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ECONFLICT_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1064,7 +1064,7 @@ intgo _wrap_S0_ECONFLICT_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_EUNAVAILABLE_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_EUNAVAILABLE_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1076,7 +1076,7 @@ intgo _wrap_S0_EUNAVAILABLE_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ETHROTTLED_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ETHROTTLED_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1088,7 +1088,7 @@ intgo _wrap_S0_ETHROTTLED_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_EQUOTA_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_EQUOTA_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1100,7 +1100,7 @@ intgo _wrap_S0_EQUOTA_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ETIMEDOUT_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ETIMEDOUT_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1112,7 +1112,7 @@ intgo _wrap_S0_ETIMEDOUT_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_EAUTH_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_EAUTH_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1124,7 +1124,7 @@ intgo _wrap_S0_EAUTH_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_EFORBIDDEN_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_EFORBIDDEN_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1136,7 +1136,7 @@ intgo _wrap_S0_EFORBIDDEN_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ETOOLARGE_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ETOOLARGE_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1148,7 +1148,7 @@ intgo _wrap_S0_ETOOLARGE_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_EGONE_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_EGONE_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1160,7 +1160,7 @@ intgo _wrap_S0_EGONE_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ELIFECYCLE_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ELIFECYCLE_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1172,7 +1172,7 @@ intgo _wrap_S0_ELIFECYCLE_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ERESUME_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ERESUME_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1184,7 +1184,7 @@ intgo _wrap_S0_ERESUME_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_EMEMCAPTURE_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_EMEMCAPTURE_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1196,7 +1196,7 @@ intgo _wrap_S0_EMEMCAPTURE_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ETRANSPORT_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ETRANSPORT_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1208,7 +1208,7 @@ intgo _wrap_S0_ETRANSPORT_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_EPROTOCOL_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_EPROTOCOL_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1220,7 +1220,7 @@ intgo _wrap_S0_EPROTOCOL_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_EINTERNAL_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_EINTERNAL_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1232,7 +1232,7 @@ intgo _wrap_S0_EINTERNAL_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_EIO_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_EIO_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1244,7 +1244,7 @@ intgo _wrap_S0_EIO_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ECORRUPT_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ECORRUPT_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1256,7 +1256,7 @@ intgo _wrap_S0_ECORRUPT_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_ENOSPACE_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_ENOSPACE_capi_5d638351e732851b() {
   enum s0_code result;
   intgo _swig_go_result;
   
@@ -1268,7 +1268,7 @@ intgo _wrap_S0_ENOSPACE_capi_b8b638080dbd8fb3() {
 }
 
 
-_gostring_ _wrap_s0_code_name_capi_b8b638080dbd8fb3(intgo _swig_go_0) {
+_gostring_ _wrap_s0_code_name_capi_5d638351e732851b(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1281,7 +1281,7 @@ _gostring_ _wrap_s0_code_name_capi_b8b638080dbd8fb3(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_s0_strerror_capi_b8b638080dbd8fb3(intgo _swig_go_0) {
+_gostring_ _wrap_s0_strerror_capi_5d638351e732851b(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1294,7 +1294,7 @@ _gostring_ _wrap_s0_strerror_capi_b8b638080dbd8fb3(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_s0_code_from_name_capi_b8b638080dbd8fb3(_gostring_ _swig_go_0) {
+intgo _wrap_s0_code_from_name_capi_5d638351e732851b(_gostring_ _swig_go_0) {
   char *arg1 = (char *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1312,7 +1312,7 @@ intgo _wrap_s0_code_from_name_capi_b8b638080dbd8fb3(_gostring_ _swig_go_0) {
 }
 
 
-struct s0_error *_wrap_s0_error_new_capi_b8b638080dbd8fb3(intgo _swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+struct s0_error *_wrap_s0_error_new_capi_5d638351e732851b(intgo _swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   int arg1 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1339,7 +1339,7 @@ struct s0_error *_wrap_s0_error_new_capi_b8b638080dbd8fb3(intgo _swig_go_0, _gos
 }
 
 
-void _wrap_s0_error_free_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+void _wrap_s0_error_free_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   
   arg1 = *(s0_error **)&_swig_go_0; 
@@ -1349,7 +1349,7 @@ void _wrap_s0_error_free_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
 }
 
 
-intgo _wrap_s0_error_code_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+intgo _wrap_s0_error_code_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1362,7 +1362,7 @@ intgo _wrap_s0_error_code_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_s0_error_reason_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+_gostring_ _wrap_s0_error_reason_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1375,7 +1375,7 @@ _gostring_ _wrap_s0_error_reason_capi_b8b638080dbd8fb3(struct s0_error *_swig_go
 }
 
 
-_gostring_ _wrap_s0_error_message_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+_gostring_ _wrap_s0_error_message_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1388,7 +1388,7 @@ _gostring_ _wrap_s0_error_message_capi_b8b638080dbd8fb3(struct s0_error *_swig_g
 }
 
 
-_gostring_ _wrap_s0_error_wire_code_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+_gostring_ _wrap_s0_error_wire_code_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1401,7 +1401,7 @@ _gostring_ _wrap_s0_error_wire_code_capi_b8b638080dbd8fb3(struct s0_error *_swig
 }
 
 
-intgo _wrap_s0_error_http_status_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+intgo _wrap_s0_error_http_status_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1414,7 +1414,7 @@ intgo _wrap_s0_error_http_status_capi_b8b638080dbd8fb3(struct s0_error *_swig_go
 }
 
 
-_gostring_ _wrap_s0_error_request_id_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+_gostring_ _wrap_s0_error_request_id_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1427,7 +1427,7 @@ _gostring_ _wrap_s0_error_request_id_capi_b8b638080dbd8fb3(struct s0_error *_swi
 }
 
 
-long long _wrap_s0_error_retry_after_ms_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+long long _wrap_s0_error_retry_after_ms_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1440,7 +1440,7 @@ long long _wrap_s0_error_retry_after_ms_capi_b8b638080dbd8fb3(struct s0_error *_
 }
 
 
-_gostring_ _wrap_s0_error_details_json_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+_gostring_ _wrap_s0_error_details_json_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1453,7 +1453,7 @@ _gostring_ _wrap_s0_error_details_json_capi_b8b638080dbd8fb3(struct s0_error *_s
 }
 
 
-_gostring_ _wrap_s0_error_sandbox_id_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+_gostring_ _wrap_s0_error_sandbox_id_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1466,7 +1466,7 @@ _gostring_ _wrap_s0_error_sandbox_id_capi_b8b638080dbd8fb3(struct s0_error *_swi
 }
 
 
-_gostring_ _wrap_s0_error_action_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+_gostring_ _wrap_s0_error_action_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1479,7 +1479,7 @@ _gostring_ _wrap_s0_error_action_capi_b8b638080dbd8fb3(struct s0_error *_swig_go
 }
 
 
-struct s0_sandbox_info *_wrap_s0_error_last_sandbox_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+struct s0_sandbox_info *_wrap_s0_error_last_sandbox_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   s0_sandbox_info *result = 0 ;
   struct s0_sandbox_info *_swig_go_result;
@@ -1492,7 +1492,7 @@ struct s0_sandbox_info *_wrap_s0_error_last_sandbox_capi_b8b638080dbd8fb3(struct
 }
 
 
-long long _wrap_s0_error_timeout_ms_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+long long _wrap_s0_error_timeout_ms_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1505,7 +1505,7 @@ long long _wrap_s0_error_timeout_ms_capi_b8b638080dbd8fb3(struct s0_error *_swig
 }
 
 
-struct s0_error *_wrap_s0_error_cause_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+struct s0_error *_wrap_s0_error_cause_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   s0_error *result = 0 ;
   struct s0_error *_swig_go_result;
@@ -1518,7 +1518,7 @@ struct s0_error *_wrap_s0_error_cause_capi_b8b638080dbd8fb3(struct s0_error *_sw
 }
 
 
-bool _wrap_s0_error_is_retryable_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+bool _wrap_s0_error_is_retryable_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   bool result;
   bool _swig_go_result;
@@ -1531,7 +1531,7 @@ bool _wrap_s0_error_is_retryable_capi_b8b638080dbd8fb3(struct s0_error *_swig_go
 }
 
 
-bool _wrap_s0_error_is_claim_start_throttled_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+bool _wrap_s0_error_is_claim_start_throttled_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   bool result;
   bool _swig_go_result;
@@ -1544,7 +1544,7 @@ bool _wrap_s0_error_is_claim_start_throttled_capi_b8b638080dbd8fb3(struct s0_err
 }
 
 
-void _wrap_s0_manual_clock_advance_capi_b8b638080dbd8fb3(struct s0_manual_clock *_swig_go_0, long long _swig_go_1) {
+void _wrap_s0_manual_clock_advance_capi_5d638351e732851b(struct s0_manual_clock *_swig_go_0, long long _swig_go_1) {
   s0_manual_clock *arg1 = (s0_manual_clock *) 0 ;
   int64_t arg2 ;
   
@@ -1556,7 +1556,7 @@ void _wrap_s0_manual_clock_advance_capi_b8b638080dbd8fb3(struct s0_manual_clock 
 }
 
 
-long long _wrap_s0_manual_clock_now_capi_b8b638080dbd8fb3(struct s0_manual_clock *_swig_go_0) {
+long long _wrap_s0_manual_clock_now_capi_5d638351e732851b(struct s0_manual_clock *_swig_go_0) {
   s0_manual_clock *arg1 = (s0_manual_clock *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1569,7 +1569,7 @@ long long _wrap_s0_manual_clock_now_capi_b8b638080dbd8fb3(struct s0_manual_clock
 }
 
 
-void _wrap_s0_manual_clock_free_capi_b8b638080dbd8fb3(struct s0_manual_clock *_swig_go_0) {
+void _wrap_s0_manual_clock_free_capi_5d638351e732851b(struct s0_manual_clock *_swig_go_0) {
   s0_manual_clock *arg1 = (s0_manual_clock *) 0 ;
   
   arg1 = *(s0_manual_clock **)&_swig_go_0; 
@@ -1579,7 +1579,7 @@ void _wrap_s0_manual_clock_free_capi_b8b638080dbd8fb3(struct s0_manual_clock *_s
 }
 
 
-void _wrap_s0_cancel_token_cancel_capi_b8b638080dbd8fb3(struct s0_cancel_token *_swig_go_0) {
+void _wrap_s0_cancel_token_cancel_capi_5d638351e732851b(struct s0_cancel_token *_swig_go_0) {
   s0_cancel_token *arg1 = (s0_cancel_token *) 0 ;
   
   arg1 = *(s0_cancel_token **)&_swig_go_0; 
@@ -1589,7 +1589,7 @@ void _wrap_s0_cancel_token_cancel_capi_b8b638080dbd8fb3(struct s0_cancel_token *
 }
 
 
-bool _wrap_s0_cancel_token_is_canceled_capi_b8b638080dbd8fb3(struct s0_cancel_token *_swig_go_0) {
+bool _wrap_s0_cancel_token_is_canceled_capi_5d638351e732851b(struct s0_cancel_token *_swig_go_0) {
   s0_cancel_token *arg1 = (s0_cancel_token *) 0 ;
   bool result;
   bool _swig_go_result;
@@ -1602,7 +1602,7 @@ bool _wrap_s0_cancel_token_is_canceled_capi_b8b638080dbd8fb3(struct s0_cancel_to
 }
 
 
-void _wrap_s0_cancel_token_reset_capi_b8b638080dbd8fb3(struct s0_cancel_token *_swig_go_0) {
+void _wrap_s0_cancel_token_reset_capi_5d638351e732851b(struct s0_cancel_token *_swig_go_0) {
   s0_cancel_token *arg1 = (s0_cancel_token *) 0 ;
   
   arg1 = *(s0_cancel_token **)&_swig_go_0; 
@@ -1612,7 +1612,7 @@ void _wrap_s0_cancel_token_reset_capi_b8b638080dbd8fb3(struct s0_cancel_token *_
 }
 
 
-void _wrap_s0_cancel_token_free_capi_b8b638080dbd8fb3(struct s0_cancel_token *_swig_go_0) {
+void _wrap_s0_cancel_token_free_capi_5d638351e732851b(struct s0_cancel_token *_swig_go_0) {
   s0_cancel_token *arg1 = (s0_cancel_token *) 0 ;
   
   arg1 = *(s0_cancel_token **)&_swig_go_0; 
@@ -1622,7 +1622,7 @@ void _wrap_s0_cancel_token_free_capi_b8b638080dbd8fb3(struct s0_cancel_token *_s
 }
 
 
-void _wrap_s0_client_free_capi_b8b638080dbd8fb3(struct s0_client *_swig_go_0) {
+void _wrap_s0_client_free_capi_5d638351e732851b(struct s0_client *_swig_go_0) {
   s0_client *arg1 = (s0_client *) 0 ;
   
   arg1 = *(s0_client **)&_swig_go_0; 
@@ -1632,7 +1632,7 @@ void _wrap_s0_client_free_capi_b8b638080dbd8fb3(struct s0_client *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_s0_client_base_url_capi_b8b638080dbd8fb3(struct s0_client *_swig_go_0) {
+_gostring_ _wrap_s0_client_base_url_capi_5d638351e732851b(struct s0_client *_swig_go_0) {
   s0_client *arg1 = (s0_client *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1645,7 +1645,7 @@ _gostring_ _wrap_s0_client_base_url_capi_b8b638080dbd8fb3(struct s0_client *_swi
 }
 
 
-intgo _wrap_S0_STATUS_UNKNOWN_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_STATUS_UNKNOWN_capi_5d638351e732851b() {
   enum s0_status result;
   intgo _swig_go_result;
   
@@ -1657,7 +1657,7 @@ intgo _wrap_S0_STATUS_UNKNOWN_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_STATUS_STARTING_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_STATUS_STARTING_capi_5d638351e732851b() {
   enum s0_status result;
   intgo _swig_go_result;
   
@@ -1669,7 +1669,7 @@ intgo _wrap_S0_STATUS_STARTING_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_STATUS_RUNNING_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_STATUS_RUNNING_capi_5d638351e732851b() {
   enum s0_status result;
   intgo _swig_go_result;
   
@@ -1681,7 +1681,7 @@ intgo _wrap_S0_STATUS_RUNNING_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_STATUS_PAUSED_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_STATUS_PAUSED_capi_5d638351e732851b() {
   enum s0_status result;
   intgo _swig_go_result;
   
@@ -1693,7 +1693,7 @@ intgo _wrap_S0_STATUS_PAUSED_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_STATUS_TERMINATING_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_STATUS_TERMINATING_capi_5d638351e732851b() {
   enum s0_status result;
   intgo _swig_go_result;
   
@@ -1705,7 +1705,7 @@ intgo _wrap_S0_STATUS_TERMINATING_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_STATUS_FAILED_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_STATUS_FAILED_capi_5d638351e732851b() {
   enum s0_status result;
   intgo _swig_go_result;
   
@@ -1717,7 +1717,7 @@ intgo _wrap_S0_STATUS_FAILED_capi_b8b638080dbd8fb3() {
 }
 
 
-_gostring_ _wrap_s0_status_name_capi_b8b638080dbd8fb3(intgo _swig_go_0) {
+_gostring_ _wrap_s0_status_name_capi_5d638351e732851b(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1730,7 +1730,7 @@ _gostring_ _wrap_s0_status_name_capi_b8b638080dbd8fb3(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_s0_status_from_name_capi_b8b638080dbd8fb3(_gostring_ _swig_go_0) {
+intgo _wrap_s0_status_from_name_capi_5d638351e732851b(_gostring_ _swig_go_0) {
   char *arg1 = (char *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1748,7 +1748,7 @@ intgo _wrap_s0_status_from_name_capi_b8b638080dbd8fb3(_gostring_ _swig_go_0) {
 }
 
 
-_gostring_ _wrap_s0_sandbox_info_id_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+_gostring_ _wrap_s0_sandbox_info_id_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1761,7 +1761,7 @@ _gostring_ _wrap_s0_sandbox_info_id_capi_b8b638080dbd8fb3(struct s0_sandbox_info
 }
 
 
-_gostring_ _wrap_s0_sandbox_info_template_id_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+_gostring_ _wrap_s0_sandbox_info_template_id_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1774,7 +1774,7 @@ _gostring_ _wrap_s0_sandbox_info_template_id_capi_b8b638080dbd8fb3(struct s0_san
 }
 
 
-_gostring_ _wrap_s0_sandbox_info_team_id_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+_gostring_ _wrap_s0_sandbox_info_team_id_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1787,7 +1787,7 @@ _gostring_ _wrap_s0_sandbox_info_team_id_capi_b8b638080dbd8fb3(struct s0_sandbox
 }
 
 
-intgo _wrap_s0_sandbox_info_status_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+intgo _wrap_s0_sandbox_info_status_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1800,7 +1800,7 @@ intgo _wrap_s0_sandbox_info_status_capi_b8b638080dbd8fb3(struct s0_sandbox_info 
 }
 
 
-bool _wrap_s0_sandbox_info_paused_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+bool _wrap_s0_sandbox_info_paused_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   bool result;
   bool _swig_go_result;
@@ -1813,7 +1813,7 @@ bool _wrap_s0_sandbox_info_paused_capi_b8b638080dbd8fb3(struct s0_sandbox_info *
 }
 
 
-bool _wrap_s0_sandbox_info_auto_resume_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+bool _wrap_s0_sandbox_info_auto_resume_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   bool result;
   bool _swig_go_result;
@@ -1826,7 +1826,7 @@ bool _wrap_s0_sandbox_info_auto_resume_capi_b8b638080dbd8fb3(struct s0_sandbox_i
 }
 
 
-_gostring_ _wrap_s0_sandbox_info_pod_name_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+_gostring_ _wrap_s0_sandbox_info_pod_name_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1839,7 +1839,7 @@ _gostring_ _wrap_s0_sandbox_info_pod_name_capi_b8b638080dbd8fb3(struct s0_sandbo
 }
 
 
-_gostring_ _wrap_s0_sandbox_info_runtime_id_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+_gostring_ _wrap_s0_sandbox_info_runtime_id_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1852,7 +1852,7 @@ _gostring_ _wrap_s0_sandbox_info_runtime_id_capi_b8b638080dbd8fb3(struct s0_sand
 }
 
 
-long long _wrap_s0_sandbox_info_runtime_generation_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+long long _wrap_s0_sandbox_info_runtime_generation_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1865,7 +1865,7 @@ long long _wrap_s0_sandbox_info_runtime_generation_capi_b8b638080dbd8fb3(struct 
 }
 
 
-long long _wrap_s0_sandbox_info_expires_at_unix_ms_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+long long _wrap_s0_sandbox_info_expires_at_unix_ms_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1878,7 +1878,7 @@ long long _wrap_s0_sandbox_info_expires_at_unix_ms_capi_b8b638080dbd8fb3(struct 
 }
 
 
-long long _wrap_s0_sandbox_info_hard_expires_at_unix_ms_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+long long _wrap_s0_sandbox_info_hard_expires_at_unix_ms_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1891,7 +1891,7 @@ long long _wrap_s0_sandbox_info_hard_expires_at_unix_ms_capi_b8b638080dbd8fb3(st
 }
 
 
-long long _wrap_s0_sandbox_info_created_at_unix_ms_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+long long _wrap_s0_sandbox_info_created_at_unix_ms_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1904,7 +1904,7 @@ long long _wrap_s0_sandbox_info_created_at_unix_ms_capi_b8b638080dbd8fb3(struct 
 }
 
 
-long long _wrap_s0_sandbox_info_updated_at_unix_ms_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+long long _wrap_s0_sandbox_info_updated_at_unix_ms_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1917,7 +1917,7 @@ long long _wrap_s0_sandbox_info_updated_at_unix_ms_capi_b8b638080dbd8fb3(struct 
 }
 
 
-long long _wrap_s0_sandbox_info_claimed_at_unix_ms_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+long long _wrap_s0_sandbox_info_claimed_at_unix_ms_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1930,7 +1930,7 @@ long long _wrap_s0_sandbox_info_claimed_at_unix_ms_capi_b8b638080dbd8fb3(struct 
 }
 
 
-_gostring_ _wrap_s0_sandbox_info_json_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+_gostring_ _wrap_s0_sandbox_info_json_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1943,7 +1943,7 @@ _gostring_ _wrap_s0_sandbox_info_json_capi_b8b638080dbd8fb3(struct s0_sandbox_in
 }
 
 
-void _wrap_s0_sandbox_info_free_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_swig_go_0) {
+void _wrap_s0_sandbox_info_free_capi_5d638351e732851b(struct s0_sandbox_info *_swig_go_0) {
   s0_sandbox_info *arg1 = (s0_sandbox_info *) 0 ;
   
   arg1 = *(s0_sandbox_info **)&_swig_go_0; 
@@ -1953,7 +1953,7 @@ void _wrap_s0_sandbox_info_free_capi_b8b638080dbd8fb3(struct s0_sandbox_info *_s
 }
 
 
-_gostring_ _wrap_s0_lifecycle_result_sandbox_id_capi_b8b638080dbd8fb3(struct s0_lifecycle_result *_swig_go_0) {
+_gostring_ _wrap_s0_lifecycle_result_sandbox_id_capi_5d638351e732851b(struct s0_lifecycle_result *_swig_go_0) {
   s0_lifecycle_result *arg1 = (s0_lifecycle_result *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1966,7 +1966,7 @@ _gostring_ _wrap_s0_lifecycle_result_sandbox_id_capi_b8b638080dbd8fb3(struct s0_
 }
 
 
-intgo _wrap_s0_lifecycle_result_status_capi_b8b638080dbd8fb3(struct s0_lifecycle_result *_swig_go_0) {
+intgo _wrap_s0_lifecycle_result_status_capi_5d638351e732851b(struct s0_lifecycle_result *_swig_go_0) {
   s0_lifecycle_result *arg1 = (s0_lifecycle_result *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1979,7 +1979,7 @@ intgo _wrap_s0_lifecycle_result_status_capi_b8b638080dbd8fb3(struct s0_lifecycle
 }
 
 
-bool _wrap_s0_lifecycle_result_paused_capi_b8b638080dbd8fb3(struct s0_lifecycle_result *_swig_go_0) {
+bool _wrap_s0_lifecycle_result_paused_capi_5d638351e732851b(struct s0_lifecycle_result *_swig_go_0) {
   s0_lifecycle_result *arg1 = (s0_lifecycle_result *) 0 ;
   bool result;
   bool _swig_go_result;
@@ -1992,7 +1992,7 @@ bool _wrap_s0_lifecycle_result_paused_capi_b8b638080dbd8fb3(struct s0_lifecycle_
 }
 
 
-bool _wrap_s0_lifecycle_result_resumed_capi_b8b638080dbd8fb3(struct s0_lifecycle_result *_swig_go_0) {
+bool _wrap_s0_lifecycle_result_resumed_capi_5d638351e732851b(struct s0_lifecycle_result *_swig_go_0) {
   s0_lifecycle_result *arg1 = (s0_lifecycle_result *) 0 ;
   bool result;
   bool _swig_go_result;
@@ -2005,7 +2005,7 @@ bool _wrap_s0_lifecycle_result_resumed_capi_b8b638080dbd8fb3(struct s0_lifecycle
 }
 
 
-_gostring_ _wrap_s0_lifecycle_result_snapshot_id_capi_b8b638080dbd8fb3(struct s0_lifecycle_result *_swig_go_0) {
+_gostring_ _wrap_s0_lifecycle_result_snapshot_id_capi_5d638351e732851b(struct s0_lifecycle_result *_swig_go_0) {
   s0_lifecycle_result *arg1 = (s0_lifecycle_result *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2018,7 +2018,7 @@ _gostring_ _wrap_s0_lifecycle_result_snapshot_id_capi_b8b638080dbd8fb3(struct s0
 }
 
 
-intgo _wrap_s0_lifecycle_result_http_status_capi_b8b638080dbd8fb3(struct s0_lifecycle_result *_swig_go_0) {
+intgo _wrap_s0_lifecycle_result_http_status_capi_5d638351e732851b(struct s0_lifecycle_result *_swig_go_0) {
   s0_lifecycle_result *arg1 = (s0_lifecycle_result *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2031,7 +2031,7 @@ intgo _wrap_s0_lifecycle_result_http_status_capi_b8b638080dbd8fb3(struct s0_life
 }
 
 
-_gostring_ _wrap_s0_lifecycle_result_json_capi_b8b638080dbd8fb3(struct s0_lifecycle_result *_swig_go_0) {
+_gostring_ _wrap_s0_lifecycle_result_json_capi_5d638351e732851b(struct s0_lifecycle_result *_swig_go_0) {
   s0_lifecycle_result *arg1 = (s0_lifecycle_result *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2044,7 +2044,7 @@ _gostring_ _wrap_s0_lifecycle_result_json_capi_b8b638080dbd8fb3(struct s0_lifecy
 }
 
 
-void _wrap_s0_lifecycle_result_free_capi_b8b638080dbd8fb3(struct s0_lifecycle_result *_swig_go_0) {
+void _wrap_s0_lifecycle_result_free_capi_5d638351e732851b(struct s0_lifecycle_result *_swig_go_0) {
   s0_lifecycle_result *arg1 = (s0_lifecycle_result *) 0 ;
   
   arg1 = *(s0_lifecycle_result **)&_swig_go_0; 
@@ -2054,7 +2054,7 @@ void _wrap_s0_lifecycle_result_free_capi_b8b638080dbd8fb3(struct s0_lifecycle_re
 }
 
 
-long long _wrap_s0_sandbox_page_count_capi_b8b638080dbd8fb3(struct s0_sandbox_page *_swig_go_0) {
+long long _wrap_s0_sandbox_page_count_capi_5d638351e732851b(struct s0_sandbox_page *_swig_go_0) {
   s0_sandbox_page *arg1 = (s0_sandbox_page *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2067,7 +2067,7 @@ long long _wrap_s0_sandbox_page_count_capi_b8b638080dbd8fb3(struct s0_sandbox_pa
 }
 
 
-bool _wrap_s0_sandbox_page_has_more_capi_b8b638080dbd8fb3(struct s0_sandbox_page *_swig_go_0) {
+bool _wrap_s0_sandbox_page_has_more_capi_5d638351e732851b(struct s0_sandbox_page *_swig_go_0) {
   s0_sandbox_page *arg1 = (s0_sandbox_page *) 0 ;
   bool result;
   bool _swig_go_result;
@@ -2080,7 +2080,7 @@ bool _wrap_s0_sandbox_page_has_more_capi_b8b638080dbd8fb3(struct s0_sandbox_page
 }
 
 
-long long _wrap_s0_sandbox_page_length_capi_b8b638080dbd8fb3(struct s0_sandbox_page *_swig_go_0) {
+long long _wrap_s0_sandbox_page_length_capi_5d638351e732851b(struct s0_sandbox_page *_swig_go_0) {
   s0_sandbox_page *arg1 = (s0_sandbox_page *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -2093,7 +2093,7 @@ long long _wrap_s0_sandbox_page_length_capi_b8b638080dbd8fb3(struct s0_sandbox_p
 }
 
 
-struct s0_sandbox_info *_wrap_s0_sandbox_page_at_capi_b8b638080dbd8fb3(struct s0_sandbox_page *_swig_go_0, long long _swig_go_1) {
+struct s0_sandbox_info *_wrap_s0_sandbox_page_at_capi_5d638351e732851b(struct s0_sandbox_page *_swig_go_0, long long _swig_go_1) {
   s0_sandbox_page *arg1 = (s0_sandbox_page *) 0 ;
   size_t arg2 ;
   s0_sandbox_info *result = 0 ;
@@ -2108,7 +2108,7 @@ struct s0_sandbox_info *_wrap_s0_sandbox_page_at_capi_b8b638080dbd8fb3(struct s0
 }
 
 
-void _wrap_s0_sandbox_page_free_capi_b8b638080dbd8fb3(struct s0_sandbox_page *_swig_go_0) {
+void _wrap_s0_sandbox_page_free_capi_5d638351e732851b(struct s0_sandbox_page *_swig_go_0) {
   s0_sandbox_page *arg1 = (s0_sandbox_page *) 0 ;
   
   arg1 = *(s0_sandbox_page **)&_swig_go_0; 
@@ -2118,7 +2118,7 @@ void _wrap_s0_sandbox_page_free_capi_b8b638080dbd8fb3(struct s0_sandbox_page *_s
 }
 
 
-void _wrap_s0_sandbox_iter_free_capi_b8b638080dbd8fb3(struct s0_sandbox_iter *_swig_go_0) {
+void _wrap_s0_sandbox_iter_free_capi_5d638351e732851b(struct s0_sandbox_iter *_swig_go_0) {
   s0_sandbox_iter *arg1 = (s0_sandbox_iter *) 0 ;
   
   arg1 = *(s0_sandbox_iter **)&_swig_go_0; 
@@ -2128,7 +2128,7 @@ void _wrap_s0_sandbox_iter_free_capi_b8b638080dbd8fb3(struct s0_sandbox_iter *_s
 }
 
 
-_gostring_ _wrap_s0_snapshot_info_id_capi_b8b638080dbd8fb3(struct s0_snapshot_info *_swig_go_0) {
+_gostring_ _wrap_s0_snapshot_info_id_capi_5d638351e732851b(struct s0_snapshot_info *_swig_go_0) {
   s0_snapshot_info *arg1 = (s0_snapshot_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2141,7 +2141,7 @@ _gostring_ _wrap_s0_snapshot_info_id_capi_b8b638080dbd8fb3(struct s0_snapshot_in
 }
 
 
-_gostring_ _wrap_s0_snapshot_info_sandbox_id_capi_b8b638080dbd8fb3(struct s0_snapshot_info *_swig_go_0) {
+_gostring_ _wrap_s0_snapshot_info_sandbox_id_capi_5d638351e732851b(struct s0_snapshot_info *_swig_go_0) {
   s0_snapshot_info *arg1 = (s0_snapshot_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2154,7 +2154,7 @@ _gostring_ _wrap_s0_snapshot_info_sandbox_id_capi_b8b638080dbd8fb3(struct s0_sna
 }
 
 
-_gostring_ _wrap_s0_snapshot_info_name_capi_b8b638080dbd8fb3(struct s0_snapshot_info *_swig_go_0) {
+_gostring_ _wrap_s0_snapshot_info_name_capi_5d638351e732851b(struct s0_snapshot_info *_swig_go_0) {
   s0_snapshot_info *arg1 = (s0_snapshot_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2167,7 +2167,7 @@ _gostring_ _wrap_s0_snapshot_info_name_capi_b8b638080dbd8fb3(struct s0_snapshot_
 }
 
 
-_gostring_ _wrap_s0_snapshot_info_description_capi_b8b638080dbd8fb3(struct s0_snapshot_info *_swig_go_0) {
+_gostring_ _wrap_s0_snapshot_info_description_capi_5d638351e732851b(struct s0_snapshot_info *_swig_go_0) {
   s0_snapshot_info *arg1 = (s0_snapshot_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2180,7 +2180,7 @@ _gostring_ _wrap_s0_snapshot_info_description_capi_b8b638080dbd8fb3(struct s0_sn
 }
 
 
-long long _wrap_s0_snapshot_info_created_at_unix_ms_capi_b8b638080dbd8fb3(struct s0_snapshot_info *_swig_go_0) {
+long long _wrap_s0_snapshot_info_created_at_unix_ms_capi_5d638351e732851b(struct s0_snapshot_info *_swig_go_0) {
   s0_snapshot_info *arg1 = (s0_snapshot_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2193,7 +2193,7 @@ long long _wrap_s0_snapshot_info_created_at_unix_ms_capi_b8b638080dbd8fb3(struct
 }
 
 
-long long _wrap_s0_snapshot_info_expires_at_unix_ms_capi_b8b638080dbd8fb3(struct s0_snapshot_info *_swig_go_0) {
+long long _wrap_s0_snapshot_info_expires_at_unix_ms_capi_5d638351e732851b(struct s0_snapshot_info *_swig_go_0) {
   s0_snapshot_info *arg1 = (s0_snapshot_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2206,7 +2206,7 @@ long long _wrap_s0_snapshot_info_expires_at_unix_ms_capi_b8b638080dbd8fb3(struct
 }
 
 
-_gostring_ _wrap_s0_snapshot_info_json_capi_b8b638080dbd8fb3(struct s0_snapshot_info *_swig_go_0) {
+_gostring_ _wrap_s0_snapshot_info_json_capi_5d638351e732851b(struct s0_snapshot_info *_swig_go_0) {
   s0_snapshot_info *arg1 = (s0_snapshot_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2219,7 +2219,7 @@ _gostring_ _wrap_s0_snapshot_info_json_capi_b8b638080dbd8fb3(struct s0_snapshot_
 }
 
 
-void _wrap_s0_snapshot_info_free_capi_b8b638080dbd8fb3(struct s0_snapshot_info *_swig_go_0) {
+void _wrap_s0_snapshot_info_free_capi_5d638351e732851b(struct s0_snapshot_info *_swig_go_0) {
   s0_snapshot_info *arg1 = (s0_snapshot_info *) 0 ;
   
   arg1 = *(s0_snapshot_info **)&_swig_go_0; 
@@ -2229,7 +2229,7 @@ void _wrap_s0_snapshot_info_free_capi_b8b638080dbd8fb3(struct s0_snapshot_info *
 }
 
 
-long long _wrap_s0_snapshot_list_count_capi_b8b638080dbd8fb3(struct s0_snapshot_list *_swig_go_0) {
+long long _wrap_s0_snapshot_list_count_capi_5d638351e732851b(struct s0_snapshot_list *_swig_go_0) {
   s0_snapshot_list *arg1 = (s0_snapshot_list *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2242,7 +2242,7 @@ long long _wrap_s0_snapshot_list_count_capi_b8b638080dbd8fb3(struct s0_snapshot_
 }
 
 
-long long _wrap_s0_snapshot_list_length_capi_b8b638080dbd8fb3(struct s0_snapshot_list *_swig_go_0) {
+long long _wrap_s0_snapshot_list_length_capi_5d638351e732851b(struct s0_snapshot_list *_swig_go_0) {
   s0_snapshot_list *arg1 = (s0_snapshot_list *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -2255,7 +2255,7 @@ long long _wrap_s0_snapshot_list_length_capi_b8b638080dbd8fb3(struct s0_snapshot
 }
 
 
-struct s0_snapshot_info *_wrap_s0_snapshot_list_at_capi_b8b638080dbd8fb3(struct s0_snapshot_list *_swig_go_0, long long _swig_go_1) {
+struct s0_snapshot_info *_wrap_s0_snapshot_list_at_capi_5d638351e732851b(struct s0_snapshot_list *_swig_go_0, long long _swig_go_1) {
   s0_snapshot_list *arg1 = (s0_snapshot_list *) 0 ;
   size_t arg2 ;
   s0_snapshot_info *result = 0 ;
@@ -2270,7 +2270,7 @@ struct s0_snapshot_info *_wrap_s0_snapshot_list_at_capi_b8b638080dbd8fb3(struct 
 }
 
 
-void _wrap_s0_snapshot_list_free_capi_b8b638080dbd8fb3(struct s0_snapshot_list *_swig_go_0) {
+void _wrap_s0_snapshot_list_free_capi_5d638351e732851b(struct s0_snapshot_list *_swig_go_0) {
   s0_snapshot_list *arg1 = (s0_snapshot_list *) 0 ;
   
   arg1 = *(s0_snapshot_list **)&_swig_go_0; 
@@ -2280,7 +2280,7 @@ void _wrap_s0_snapshot_list_free_capi_b8b638080dbd8fb3(struct s0_snapshot_list *
 }
 
 
-long long _wrap_S0_FILES_MAX_WRITE_BYTES_capi_b8b638080dbd8fb3() {
+long long _wrap_S0_FILES_MAX_WRITE_BYTES_capi_5d638351e732851b() {
   unsigned long long result;
   long long _swig_go_result;
   
@@ -2291,7 +2291,7 @@ long long _wrap_S0_FILES_MAX_WRITE_BYTES_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_FILE_TYPE_UNKNOWN_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_FILE_TYPE_UNKNOWN_capi_5d638351e732851b() {
   enum s0_file_type result;
   intgo _swig_go_result;
   
@@ -2303,7 +2303,7 @@ intgo _wrap_S0_FILE_TYPE_UNKNOWN_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_FILE_TYPE_FILE_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_FILE_TYPE_FILE_capi_5d638351e732851b() {
   enum s0_file_type result;
   intgo _swig_go_result;
   
@@ -2315,7 +2315,7 @@ intgo _wrap_S0_FILE_TYPE_FILE_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_FILE_TYPE_DIR_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_FILE_TYPE_DIR_capi_5d638351e732851b() {
   enum s0_file_type result;
   intgo _swig_go_result;
   
@@ -2327,7 +2327,7 @@ intgo _wrap_S0_FILE_TYPE_DIR_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_FILE_TYPE_SYMLINK_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_FILE_TYPE_SYMLINK_capi_5d638351e732851b() {
   enum s0_file_type result;
   intgo _swig_go_result;
   
@@ -2339,7 +2339,7 @@ intgo _wrap_S0_FILE_TYPE_SYMLINK_capi_b8b638080dbd8fb3() {
 }
 
 
-_gostring_ _wrap_s0_file_info_name_capi_b8b638080dbd8fb3(struct s0_file_info *_swig_go_0) {
+_gostring_ _wrap_s0_file_info_name_capi_5d638351e732851b(struct s0_file_info *_swig_go_0) {
   s0_file_info *arg1 = (s0_file_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2352,7 +2352,7 @@ _gostring_ _wrap_s0_file_info_name_capi_b8b638080dbd8fb3(struct s0_file_info *_s
 }
 
 
-_gostring_ _wrap_s0_file_info_path_capi_b8b638080dbd8fb3(struct s0_file_info *_swig_go_0) {
+_gostring_ _wrap_s0_file_info_path_capi_5d638351e732851b(struct s0_file_info *_swig_go_0) {
   s0_file_info *arg1 = (s0_file_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2365,7 +2365,7 @@ _gostring_ _wrap_s0_file_info_path_capi_b8b638080dbd8fb3(struct s0_file_info *_s
 }
 
 
-intgo _wrap_s0_file_info_type_capi_b8b638080dbd8fb3(struct s0_file_info *_swig_go_0) {
+intgo _wrap_s0_file_info_type_capi_5d638351e732851b(struct s0_file_info *_swig_go_0) {
   s0_file_info *arg1 = (s0_file_info *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2378,7 +2378,7 @@ intgo _wrap_s0_file_info_type_capi_b8b638080dbd8fb3(struct s0_file_info *_swig_g
 }
 
 
-long long _wrap_s0_file_info_size_bytes_capi_b8b638080dbd8fb3(struct s0_file_info *_swig_go_0) {
+long long _wrap_s0_file_info_size_bytes_capi_5d638351e732851b(struct s0_file_info *_swig_go_0) {
   s0_file_info *arg1 = (s0_file_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2391,7 +2391,7 @@ long long _wrap_s0_file_info_size_bytes_capi_b8b638080dbd8fb3(struct s0_file_inf
 }
 
 
-intgo _wrap_s0_file_info_mode_capi_b8b638080dbd8fb3(struct s0_file_info *_swig_go_0) {
+intgo _wrap_s0_file_info_mode_capi_5d638351e732851b(struct s0_file_info *_swig_go_0) {
   s0_file_info *arg1 = (s0_file_info *) 0 ;
   uint32_t result;
   intgo _swig_go_result;
@@ -2404,7 +2404,7 @@ intgo _wrap_s0_file_info_mode_capi_b8b638080dbd8fb3(struct s0_file_info *_swig_g
 }
 
 
-long long _wrap_s0_file_info_mod_time_unix_ms_capi_b8b638080dbd8fb3(struct s0_file_info *_swig_go_0) {
+long long _wrap_s0_file_info_mod_time_unix_ms_capi_5d638351e732851b(struct s0_file_info *_swig_go_0) {
   s0_file_info *arg1 = (s0_file_info *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2417,7 +2417,7 @@ long long _wrap_s0_file_info_mod_time_unix_ms_capi_b8b638080dbd8fb3(struct s0_fi
 }
 
 
-bool _wrap_s0_file_info_is_link_capi_b8b638080dbd8fb3(struct s0_file_info *_swig_go_0) {
+bool _wrap_s0_file_info_is_link_capi_5d638351e732851b(struct s0_file_info *_swig_go_0) {
   s0_file_info *arg1 = (s0_file_info *) 0 ;
   bool result;
   bool _swig_go_result;
@@ -2430,7 +2430,7 @@ bool _wrap_s0_file_info_is_link_capi_b8b638080dbd8fb3(struct s0_file_info *_swig
 }
 
 
-_gostring_ _wrap_s0_file_info_link_target_capi_b8b638080dbd8fb3(struct s0_file_info *_swig_go_0) {
+_gostring_ _wrap_s0_file_info_link_target_capi_5d638351e732851b(struct s0_file_info *_swig_go_0) {
   s0_file_info *arg1 = (s0_file_info *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2443,7 +2443,7 @@ _gostring_ _wrap_s0_file_info_link_target_capi_b8b638080dbd8fb3(struct s0_file_i
 }
 
 
-void _wrap_s0_file_info_free_capi_b8b638080dbd8fb3(struct s0_file_info *_swig_go_0) {
+void _wrap_s0_file_info_free_capi_5d638351e732851b(struct s0_file_info *_swig_go_0) {
   s0_file_info *arg1 = (s0_file_info *) 0 ;
   
   arg1 = *(s0_file_info **)&_swig_go_0; 
@@ -2453,7 +2453,7 @@ void _wrap_s0_file_info_free_capi_b8b638080dbd8fb3(struct s0_file_info *_swig_go
 }
 
 
-long long _wrap_s0_file_list_length_capi_b8b638080dbd8fb3(struct s0_file_list *_swig_go_0) {
+long long _wrap_s0_file_list_length_capi_5d638351e732851b(struct s0_file_list *_swig_go_0) {
   s0_file_list *arg1 = (s0_file_list *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -2466,7 +2466,7 @@ long long _wrap_s0_file_list_length_capi_b8b638080dbd8fb3(struct s0_file_list *_
 }
 
 
-struct s0_file_info *_wrap_s0_file_list_at_capi_b8b638080dbd8fb3(struct s0_file_list *_swig_go_0, long long _swig_go_1) {
+struct s0_file_info *_wrap_s0_file_list_at_capi_5d638351e732851b(struct s0_file_list *_swig_go_0, long long _swig_go_1) {
   s0_file_list *arg1 = (s0_file_list *) 0 ;
   size_t arg2 ;
   s0_file_info *result = 0 ;
@@ -2481,7 +2481,7 @@ struct s0_file_info *_wrap_s0_file_list_at_capi_b8b638080dbd8fb3(struct s0_file_
 }
 
 
-void _wrap_s0_file_list_free_capi_b8b638080dbd8fb3(struct s0_file_list *_swig_go_0) {
+void _wrap_s0_file_list_free_capi_5d638351e732851b(struct s0_file_list *_swig_go_0) {
   s0_file_list *arg1 = (s0_file_list *) 0 ;
   
   arg1 = *(s0_file_list **)&_swig_go_0; 
@@ -2491,7 +2491,7 @@ void _wrap_s0_file_list_free_capi_b8b638080dbd8fb3(struct s0_file_list *_swig_go
 }
 
 
-void _wrap_s0_local_close_capi_b8b638080dbd8fb3(struct s0_local *_swig_go_0) {
+void _wrap_s0_local_close_capi_5d638351e732851b(struct s0_local *_swig_go_0) {
   s0_local *arg1 = (s0_local *) 0 ;
   
   arg1 = *(s0_local **)&_swig_go_0; 
@@ -2501,7 +2501,7 @@ void _wrap_s0_local_close_capi_b8b638080dbd8fb3(struct s0_local *_swig_go_0) {
 }
 
 
-long long _wrap_s0_local_now_unix_ms_capi_b8b638080dbd8fb3(struct s0_local *_swig_go_0) {
+long long _wrap_s0_local_now_unix_ms_capi_5d638351e732851b(struct s0_local *_swig_go_0) {
   s0_local *arg1 = (s0_local *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2514,7 +2514,7 @@ long long _wrap_s0_local_now_unix_ms_capi_b8b638080dbd8fb3(struct s0_local *_swi
 }
 
 
-intgo _wrap_S0_FAULT_FAIL_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_FAULT_FAIL_capi_5d638351e732851b() {
   enum s0_fault_mode result;
   intgo _swig_go_result;
   
@@ -2526,7 +2526,7 @@ intgo _wrap_S0_FAULT_FAIL_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_FAULT_HOLD_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_FAULT_HOLD_capi_5d638351e732851b() {
   enum s0_fault_mode result;
   intgo _swig_go_result;
   
@@ -2538,7 +2538,7 @@ intgo _wrap_S0_FAULT_HOLD_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_FAULT_DELAY_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_FAULT_DELAY_capi_5d638351e732851b() {
   enum s0_fault_mode result;
   intgo _swig_go_result;
   
@@ -2550,7 +2550,7 @@ intgo _wrap_S0_FAULT_DELAY_capi_b8b638080dbd8fb3() {
 }
 
 
-intgo _wrap_S0_FAULT_CRASH_capi_b8b638080dbd8fb3() {
+intgo _wrap_S0_FAULT_CRASH_capi_5d638351e732851b() {
   enum s0_fault_mode result;
   intgo _swig_go_result;
   
@@ -2562,7 +2562,7 @@ intgo _wrap_S0_FAULT_CRASH_capi_b8b638080dbd8fb3() {
 }
 
 
-struct s0go_call *_wrap_s0go_call_new_capi_b8b638080dbd8fb3() {
+struct s0go_call *_wrap_s0go_call_new_capi_5d638351e732851b() {
   s0go_call *result = 0 ;
   struct s0go_call *_swig_go_result;
   
@@ -2573,7 +2573,7 @@ struct s0go_call *_wrap_s0go_call_new_capi_b8b638080dbd8fb3() {
 }
 
 
-void _wrap_s0go_call_free_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0) {
+void _wrap_s0go_call_free_capi_5d638351e732851b(struct s0go_call *_swig_go_0) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   
   arg1 = *(s0go_call **)&_swig_go_0; 
@@ -2583,7 +2583,7 @@ void _wrap_s0go_call_free_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0) {
 }
 
 
-intgo _wrap_s0go_call_rc_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0) {
+intgo _wrap_s0go_call_rc_capi_5d638351e732851b(struct s0go_call *_swig_go_0) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2596,7 +2596,7 @@ intgo _wrap_s0go_call_rc_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0) {
 }
 
 
-intgo _wrap_s0go_call_status_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0) {
+intgo _wrap_s0go_call_status_capi_5d638351e732851b(struct s0go_call *_swig_go_0) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2609,7 +2609,7 @@ intgo _wrap_s0go_call_status_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0)
 }
 
 
-struct s0_error *_wrap_s0go_call_take_error_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0) {
+struct s0_error *_wrap_s0go_call_take_error_capi_5d638351e732851b(struct s0go_call *_swig_go_0) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_error *result = 0 ;
   struct s0_error *_swig_go_result;
@@ -2622,7 +2622,7 @@ struct s0_error *_wrap_s0go_call_take_error_capi_b8b638080dbd8fb3(struct s0go_ca
 }
 
 
-long long _wrap_s0go_call_data_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0) {
+long long _wrap_s0go_call_data_capi_5d638351e732851b(struct s0go_call *_swig_go_0) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   SWIGCDATA result;
   long long _swig_go_result;
@@ -2646,7 +2646,7 @@ long long _wrap_s0go_call_data_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_
 }
 
 
-intgo _wrap_s0go_call_has_data_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0) {
+intgo _wrap_s0go_call_has_data_capi_5d638351e732851b(struct s0go_call *_swig_go_0) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2659,7 +2659,7 @@ intgo _wrap_s0go_call_has_data_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_
 }
 
 
-long long _wrap_s0go_error_body_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_0) {
+long long _wrap_s0go_error_body_capi_5d638351e732851b(struct s0_error *_swig_go_0) {
   s0_error *arg1 = (s0_error *) 0 ;
   SWIGCDATA result;
   long long _swig_go_result;
@@ -2683,7 +2683,7 @@ long long _wrap_s0go_error_body_capi_b8b638080dbd8fb3(struct s0_error *_swig_go_
 }
 
 
-intgo _wrap_s0go_map_wire_code_capi_b8b638080dbd8fb3(_gostring_ _swig_go_0, intgo _swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_s0go_map_wire_code_capi_5d638351e732851b(_gostring_ _swig_go_0, intgo _swig_go_1, _gostring_ _swig_go_2) {
   char *arg1 = (char *) 0 ;
   int arg2 ;
   char *arg3 = (char *) 0 ;
@@ -2710,7 +2710,7 @@ intgo _wrap_s0go_map_wire_code_capi_b8b638080dbd8fb3(_gostring_ _swig_go_0, intg
 }
 
 
-_gostring_ _wrap_s0go_map_wire_reason_capi_b8b638080dbd8fb3(_gostring_ _swig_go_0, intgo _swig_go_1, _gostring_ _swig_go_2) {
+_gostring_ _wrap_s0go_map_wire_reason_capi_5d638351e732851b(_gostring_ _swig_go_0, intgo _swig_go_1, _gostring_ _swig_go_2) {
   char *arg1 = (char *) 0 ;
   int arg2 ;
   char *arg3 = (char *) 0 ;
@@ -2737,7 +2737,7 @@ _gostring_ _wrap_s0go_map_wire_reason_capi_b8b638080dbd8fb3(_gostring_ _swig_go_
 }
 
 
-struct s0_cancel_token *_wrap_s0go_cancel_token_new_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0) {
+struct s0_cancel_token *_wrap_s0go_cancel_token_new_capi_5d638351e732851b(struct s0go_call *_swig_go_0) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_cancel_token *result = 0 ;
   struct s0_cancel_token *_swig_go_result;
@@ -2750,7 +2750,7 @@ struct s0_cancel_token *_wrap_s0go_cancel_token_new_capi_b8b638080dbd8fb3(struct
 }
 
 
-struct s0_client *_wrap_s0go_client_new_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, intgo _swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, _gostring_ _swig_go_4, _gostring_ _swig_go_5, long long _swig_go_6, struct s0_cancel_token *_swig_go_7) {
+struct s0_client *_wrap_s0go_client_new_capi_5d638351e732851b(struct s0go_call *_swig_go_0, intgo _swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, _gostring_ _swig_go_4, _gostring_ _swig_go_5, long long _swig_go_6, struct s0_cancel_token *_swig_go_7) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   int arg2 ;
   char *arg3 = (char *) 0 ;
@@ -2797,7 +2797,7 @@ struct s0_client *_wrap_s0go_client_new_capi_b8b638080dbd8fb3(struct s0go_call *
 }
 
 
-struct s0_client *_wrap_s0go_client_new_local_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, _gostring_ _swig_go_2, struct s0_cancel_token *_swig_go_3) {
+struct s0_client *_wrap_s0go_client_new_local_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, _gostring_ _swig_go_2, struct s0_cancel_token *_swig_go_3) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_local *arg2 = (s0_local *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2821,7 +2821,7 @@ struct s0_client *_wrap_s0go_client_new_local_capi_b8b638080dbd8fb3(struct s0go_
 }
 
 
-struct s0_sandbox_info *_wrap_s0go_sandbox_claim_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, intgo _swig_go_6, intgo _swig_go_7, intgo _swig_go_8, _gostring_ _swig_go_9, _gostring_ _swig_go_10) {
+struct s0_sandbox_info *_wrap_s0go_sandbox_claim_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, intgo _swig_go_6, intgo _swig_go_7, intgo _swig_go_8, _gostring_ _swig_go_9, _gostring_ _swig_go_10) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2874,7 +2874,7 @@ struct s0_sandbox_info *_wrap_s0go_sandbox_claim_capi_b8b638080dbd8fb3(struct s0
 }
 
 
-struct s0_sandbox_info *_wrap_s0go_sandbox_get_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
+struct s0_sandbox_info *_wrap_s0go_sandbox_get_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2896,7 +2896,7 @@ struct s0_sandbox_info *_wrap_s0go_sandbox_get_capi_b8b638080dbd8fb3(struct s0go
 }
 
 
-struct s0_sandbox_info *_wrap_s0go_sandbox_status_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
+struct s0_sandbox_info *_wrap_s0go_sandbox_status_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2918,7 +2918,7 @@ struct s0_sandbox_info *_wrap_s0go_sandbox_status_capi_b8b638080dbd8fb3(struct s
 }
 
 
-struct s0_sandbox_info *_wrap_s0go_sandbox_update_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, intgo _swig_go_6, _gostring_ _swig_go_7, _gostring_ _swig_go_8) {
+struct s0_sandbox_info *_wrap_s0go_sandbox_update_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, intgo _swig_go_6, _gostring_ _swig_go_7, _gostring_ _swig_go_8) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2962,7 +2962,7 @@ struct s0_sandbox_info *_wrap_s0go_sandbox_update_capi_b8b638080dbd8fb3(struct s
 }
 
 
-intgo _wrap_s0go_sandbox_get_network_policy_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_s0go_sandbox_get_network_policy_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2984,7 +2984,7 @@ intgo _wrap_s0go_sandbox_get_network_policy_capi_b8b638080dbd8fb3(struct s0go_ca
 }
 
 
-intgo _wrap_s0go_sandbox_update_network_policy_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_s0go_sandbox_update_network_policy_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3013,7 +3013,7 @@ intgo _wrap_s0go_sandbox_update_network_policy_capi_b8b638080dbd8fb3(struct s0go
 }
 
 
-intgo _wrap_s0go_sandbox_delete_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_s0go_sandbox_delete_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3035,7 +3035,7 @@ intgo _wrap_s0go_sandbox_delete_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go
 }
 
 
-struct s0_lifecycle_result *_wrap_s0go_sandbox_pause_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+struct s0_lifecycle_result *_wrap_s0go_sandbox_pause_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3059,7 +3059,7 @@ struct s0_lifecycle_result *_wrap_s0go_sandbox_pause_capi_b8b638080dbd8fb3(struc
 }
 
 
-struct s0_lifecycle_result *_wrap_s0go_sandbox_resume_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+struct s0_lifecycle_result *_wrap_s0go_sandbox_resume_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3083,7 +3083,7 @@ struct s0_lifecycle_result *_wrap_s0go_sandbox_resume_capi_b8b638080dbd8fb3(stru
 }
 
 
-struct s0_sandbox_info *_wrap_s0go_sandbox_refresh_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+struct s0_sandbox_info *_wrap_s0go_sandbox_refresh_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3107,7 +3107,7 @@ struct s0_sandbox_info *_wrap_s0go_sandbox_refresh_capi_b8b638080dbd8fb3(struct 
 }
 
 
-struct s0_sandbox_page *_wrap_s0go_sandbox_list_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _gostring_ _swig_go_4, intgo _swig_go_5, intgo _swig_go_6) {
+struct s0_sandbox_page *_wrap_s0go_sandbox_list_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _gostring_ _swig_go_4, intgo _swig_go_5, intgo _swig_go_6) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   int32_t arg3 ;
@@ -3137,7 +3137,7 @@ struct s0_sandbox_page *_wrap_s0go_sandbox_list_capi_b8b638080dbd8fb3(struct s0g
 }
 
 
-struct s0_sandbox_iter *_wrap_s0go_sandbox_iter_new_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _gostring_ _swig_go_4, intgo _swig_go_5, intgo _swig_go_6) {
+struct s0_sandbox_iter *_wrap_s0go_sandbox_iter_new_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _gostring_ _swig_go_4, intgo _swig_go_5, intgo _swig_go_6) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   int32_t arg3 ;
@@ -3167,7 +3167,7 @@ struct s0_sandbox_iter *_wrap_s0go_sandbox_iter_new_capi_b8b638080dbd8fb3(struct
 }
 
 
-struct s0_sandbox_info *_wrap_s0go_sandbox_iter_next_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_sandbox_iter *_swig_go_1) {
+struct s0_sandbox_info *_wrap_s0go_sandbox_iter_next_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_sandbox_iter *_swig_go_1) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_sandbox_iter *arg2 = (s0_sandbox_iter *) 0 ;
   s0_sandbox_info *result = 0 ;
@@ -3182,7 +3182,7 @@ struct s0_sandbox_info *_wrap_s0go_sandbox_iter_next_capi_b8b638080dbd8fb3(struc
 }
 
 
-struct s0_snapshot_info *_wrap_s0go_snapshot_create_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, _gostring_ _swig_go_4, long long _swig_go_5) {
+struct s0_snapshot_info *_wrap_s0go_snapshot_create_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, _gostring_ _swig_go_4, long long _swig_go_5) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3220,7 +3220,7 @@ struct s0_snapshot_info *_wrap_s0go_snapshot_create_capi_b8b638080dbd8fb3(struct
 }
 
 
-struct s0_snapshot_list *_wrap_s0go_snapshot_list_get_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
+struct s0_snapshot_list *_wrap_s0go_snapshot_list_get_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3242,7 +3242,7 @@ struct s0_snapshot_list *_wrap_s0go_snapshot_list_get_capi_b8b638080dbd8fb3(stru
 }
 
 
-struct s0_snapshot_info *_wrap_s0go_snapshot_get_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
+struct s0_snapshot_info *_wrap_s0go_snapshot_get_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3264,7 +3264,7 @@ struct s0_snapshot_info *_wrap_s0go_snapshot_get_capi_b8b638080dbd8fb3(struct s0
 }
 
 
-intgo _wrap_s0go_snapshot_delete_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_s0go_snapshot_delete_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3286,7 +3286,7 @@ intgo _wrap_s0go_snapshot_delete_capi_b8b638080dbd8fb3(struct s0go_call *_swig_g
 }
 
 
-struct s0_lifecycle_result *_wrap_s0go_sandbox_restore_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
+struct s0_lifecycle_result *_wrap_s0go_sandbox_restore_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3315,7 +3315,7 @@ struct s0_lifecycle_result *_wrap_s0go_sandbox_restore_capi_b8b638080dbd8fb3(str
 }
 
 
-struct s0_sandbox_info *_wrap_s0go_sandbox_fork_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, intgo _swig_go_6, intgo _swig_go_7, _gostring_ _swig_go_8) {
+struct s0_sandbox_info *_wrap_s0go_sandbox_fork_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, intgo _swig_go_6, intgo _swig_go_7, _gostring_ _swig_go_8) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3354,7 +3354,7 @@ struct s0_sandbox_info *_wrap_s0go_sandbox_fork_capi_b8b638080dbd8fb3(struct s0g
 }
 
 
-struct s0_sandbox_info *_wrap_s0go_pause_and_wait_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, intgo _swig_go_7, struct s0_cancel_token *_swig_go_8) {
+struct s0_sandbox_info *_wrap_s0go_pause_and_wait_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, intgo _swig_go_7, struct s0_cancel_token *_swig_go_8) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3388,7 +3388,7 @@ struct s0_sandbox_info *_wrap_s0go_pause_and_wait_capi_b8b638080dbd8fb3(struct s
 }
 
 
-struct s0_sandbox_info *_wrap_s0go_resume_and_wait_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, intgo _swig_go_7, struct s0_cancel_token *_swig_go_8) {
+struct s0_sandbox_info *_wrap_s0go_resume_and_wait_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long _swig_go_6, intgo _swig_go_7, struct s0_cancel_token *_swig_go_8) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3422,7 +3422,7 @@ struct s0_sandbox_info *_wrap_s0go_resume_and_wait_capi_b8b638080dbd8fb3(struct 
 }
 
 
-struct s0_sandbox_info *_wrap_s0go_sandbox_wait_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, intgo _swig_go_9, struct s0_cancel_token *_swig_go_10) {
+struct s0_sandbox_info *_wrap_s0go_sandbox_wait_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, long long _swig_go_6, long long _swig_go_7, long long _swig_go_8, intgo _swig_go_9, struct s0_cancel_token *_swig_go_10) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3460,7 +3460,7 @@ struct s0_sandbox_info *_wrap_s0go_sandbox_wait_capi_b8b638080dbd8fb3(struct s0g
 }
 
 
-intgo _wrap_s0go_files_read_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_s0go_files_read_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3489,7 +3489,7 @@ intgo _wrap_s0go_files_read_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, 
 }
 
 
-intgo _wrap_s0go_files_write_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, _gostring_ _swig_go_4) {
+intgo _wrap_s0go_files_write_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, _gostring_ _swig_go_4) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3524,7 +3524,7 @@ intgo _wrap_s0go_files_write_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0,
 }
 
 
-intgo _wrap_s0go_files_mkdir_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, intgo _swig_go_4) {
+intgo _wrap_s0go_files_mkdir_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, intgo _swig_go_4) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3555,7 +3555,7 @@ intgo _wrap_s0go_files_mkdir_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0,
 }
 
 
-intgo _wrap_s0go_files_delete_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_s0go_files_delete_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3584,7 +3584,7 @@ intgo _wrap_s0go_files_delete_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0
 }
 
 
-struct s0_file_info *_wrap_s0go_files_stat_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
+struct s0_file_info *_wrap_s0go_files_stat_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3613,7 +3613,7 @@ struct s0_file_info *_wrap_s0go_files_stat_capi_b8b638080dbd8fb3(struct s0go_cal
 }
 
 
-struct s0_file_list *_wrap_s0go_files_list_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
+struct s0_file_list *_wrap_s0go_files_list_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3642,7 +3642,7 @@ struct s0_file_list *_wrap_s0go_files_list_capi_b8b638080dbd8fb3(struct s0go_cal
 }
 
 
-intgo _wrap_s0go_files_move_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, _gostring_ _swig_go_4) {
+intgo _wrap_s0go_files_move_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, _gostring_ _swig_go_4) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3678,7 +3678,7 @@ intgo _wrap_s0go_files_move_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, 
 }
 
 
-intgo _wrap_s0go_context_create_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_s0go_context_create_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3707,7 +3707,7 @@ intgo _wrap_s0go_context_create_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go
 }
 
 
-intgo _wrap_s0go_context_exec_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, _gostring_ _swig_go_4) {
+intgo _wrap_s0go_context_exec_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, _gostring_ _swig_go_4) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3743,7 +3743,7 @@ intgo _wrap_s0go_context_exec_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0
 }
 
 
-intgo _wrap_s0go_context_get_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_s0go_context_get_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3772,7 +3772,7 @@ intgo _wrap_s0go_context_get_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0,
 }
 
 
-intgo _wrap_s0go_context_delete_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_s0go_context_delete_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3801,7 +3801,7 @@ intgo _wrap_s0go_context_delete_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go
 }
 
 
-intgo _wrap_s0go_runtime_call_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, _gostring_ _swig_go_4, _gostring_ _swig_go_5, _gostring_ _swig_go_6) {
+intgo _wrap_s0go_runtime_call_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_client *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, _gostring_ _swig_go_4, _gostring_ _swig_go_5, _gostring_ _swig_go_6) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_client *arg2 = (s0_client *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3851,7 +3851,7 @@ intgo _wrap_s0go_runtime_call_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0
 }
 
 
-struct s0_local *_wrap_s0go_local_open_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, intgo _swig_go_6, intgo _swig_go_7, long long _swig_go_8, _gostring_ _swig_go_9, intgo _swig_go_10, long long _swig_go_11) {
+struct s0_local *_wrap_s0go_local_open_capi_5d638351e732851b(struct s0go_call *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, intgo _swig_go_6, intgo _swig_go_7, long long _swig_go_8, _gostring_ _swig_go_9, intgo _swig_go_10, long long _swig_go_11) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   char *arg2 = (char *) 0 ;
   int32_t arg3 ;
@@ -3896,7 +3896,7 @@ struct s0_local *_wrap_s0go_local_open_capi_b8b638080dbd8fb3(struct s0go_call *_
 }
 
 
-intgo _wrap_s0go_local_clock_advance_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, long long _swig_go_2) {
+intgo _wrap_s0go_local_clock_advance_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, long long _swig_go_2) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_local *arg2 = (s0_local *) 0 ;
   int64_t arg3 ;
@@ -3913,7 +3913,7 @@ intgo _wrap_s0go_local_clock_advance_capi_b8b638080dbd8fb3(struct s0go_call *_sw
 }
 
 
-intgo _wrap_s0go_local_quiesce_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, long long _swig_go_2) {
+intgo _wrap_s0go_local_quiesce_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, long long _swig_go_2) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_local *arg2 = (s0_local *) 0 ;
   int64_t arg3 ;
@@ -3930,7 +3930,7 @@ intgo _wrap_s0go_local_quiesce_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_
 }
 
 
-intgo _wrap_s0go_local_restart_manager_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1) {
+intgo _wrap_s0go_local_restart_manager_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_local *arg2 = (s0_local *) 0 ;
   int result;
@@ -3945,7 +3945,7 @@ intgo _wrap_s0go_local_restart_manager_capi_b8b638080dbd8fb3(struct s0go_call *_
 }
 
 
-intgo _wrap_s0go_local_fault_arm_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long _swig_go_5) {
+intgo _wrap_s0go_local_fault_arm_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long _swig_go_5) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_local *arg2 = (s0_local *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3973,7 +3973,7 @@ intgo _wrap_s0go_local_fault_arm_capi_b8b638080dbd8fb3(struct s0go_call *_swig_g
 }
 
 
-intgo _wrap_s0go_local_fault_release_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_s0go_local_fault_release_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, _gostring_ _swig_go_2) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_local *arg2 = (s0_local *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3995,7 +3995,7 @@ intgo _wrap_s0go_local_fault_release_capi_b8b638080dbd8fb3(struct s0go_call *_sw
 }
 
 
-intgo _wrap_s0go_local_inspect_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_s0go_local_inspect_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, _gostring_ _swig_go_2) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_local *arg2 = (s0_local *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -4017,7 +4017,7 @@ intgo _wrap_s0go_local_inspect_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_
 }
 
 
-intgo _wrap_s0go_local_gc_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1) {
+intgo _wrap_s0go_local_gc_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_local *arg2 = (s0_local *) 0 ;
   int result;
@@ -4032,7 +4032,7 @@ intgo _wrap_s0go_local_gc_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, st
 }
 
 
-intgo _wrap_s0go_local_template_build_capi_b8b638080dbd8fb3(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4, _gostring_ _swig_go_5) {
+intgo _wrap_s0go_local_template_build_capi_5d638351e732851b(struct s0go_call *_swig_go_0, struct s0_local *_swig_go_1, _gostring_ _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4, _gostring_ _swig_go_5) {
   s0go_call *arg1 = (s0go_call *) 0 ;
   s0_local *arg2 = (s0_local *) 0 ;
   char *arg3 = (char *) 0 ;

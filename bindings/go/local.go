@@ -1,0 +1,301 @@
+package sandbox0
+
+import (
+	"encoding/json"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/libsandbox0/libsandbox0/bindings/go/internal/capi"
+)
+
+// LocalOptions configures OpenLocal; zero fields take the defaults given.
+type LocalOptions struct {
+	// ManualClock runs the backend on its own manual clock starting at
+	// ManualClockStart (zero = now, never earlier than the data directory
+	// recorded): time moves only through AdvanceClock and through waits of
+	// its clients, which advance it virtually. For tests.
+	ManualClock      bool
+	ManualClockStart time.Time
+	NodeCPUMillis    int64  // node CPU capacity in millicores; 0 = 8000
+	NodeMemoryBytes  int64  // node memory capacity; 0 = 16 GiB
+	WarmCarriers     int32  // warm carrier pool size; 0 = 16
+	MaxActive        int32  // team quota of running sandboxes; 0 = 64
+	RootFSSizeBytes  uint64 // default template's RootFS size; 0 = 1 GiB (sparse)
+	TeamID           string // team of its clients; "" = "team_local"
+	// DisableMemoryCheckpoints makes a deployment without memory
+	// checkpoints: a memory pause answers 503 unavailable.
+	DisableMemoryCheckpoints bool
+	MemoryImageLimitBytes    uint64 // largest memory image admitted; 0 = 2 GiB
+}
+
+// Local is the embedded local reference backend: the Sandbox0 server side
+// in process (durable lifecycle engine, copy-on-write RootFS, simulated
+// runtime, faults, manual clock, inspection), so Go programs test offline
+// in milliseconds. Safe for concurrent use. Close it when done (its
+// clients are closed with it); a finalizer does it too if it is dropped.
+type Local struct {
+	// The state lives apart from the finalized handle: the clients' lane
+	// constructors reference it, and a reference cycle through an object
+	// with a finalizer would never be collected.
+	*localState
+}
+
+type localState struct {
+	mu      sync.RWMutex // calls hold it for reading; Close for writing
+	l       capi.Struct_SS_s0_local
+	dir     string
+	childMu sync.Mutex
+	clients map[*clientCore]struct{}
+}
+
+// OpenLocal opens (creating if needed) a backend on the data directory dir
+// (created 0700). Only one opener per directory: a second one gets an
+// *Error of kind ErrConflict, reason "data_dir_locked". ErrIO when the
+// directory or its stores cannot be used.
+func OpenLocal(dir string, opts *LocalOptions) (*Local, error) {
+	if dir == "" {
+		return nil, invalid("data directory is required")
+	}
+	var o LocalOptions
+	if opts != nil {
+		o = *opts
+	}
+	manual, start, nomem := 0, int64(0), 0
+	if o.ManualClock {
+		manual = 1
+		if !o.ManualClockStart.IsZero() {
+			start = o.ManualClockStart.UnixMilli()
+		}
+	}
+	if o.DisableMemoryCheckpoints {
+		nomem = 1
+	}
+	k := capi.S0go_call_new()
+	defer capi.S0go_call_free(k)
+	l := capi.S0go_local_open(k, dir, manual, start, o.NodeCPUMillis, o.NodeMemoryBytes,
+		int(o.WarmCarriers), int(o.MaxActive), o.RootFSSizeBytes, o.TeamID, nomem,
+		o.MemoryImageLimitBytes)
+	if err := takeError(k); err != nil {
+		return nil, err
+	}
+	lb := &Local{&localState{l: l, dir: dir, clients: map[*clientCore]struct{}{}}}
+	runtime.SetFinalizer(lb, func(lb *Local) { lb.Close() })
+	return lb, nil
+}
+
+// Dir is the data directory.
+func (lb *Local) Dir() string { return lb.dir }
+
+// Close closes every client made by Client (their calls in flight return
+// promptly), lets in-flight operations reach a durable point and closes the
+// backend. Idempotent.
+func (lb *Local) Close() error {
+	runtime.SetFinalizer(lb, nil)
+	lb.childMu.Lock()
+	cores := make([]*clientCore, 0, len(lb.clients))
+	for c := range lb.clients {
+		cores = append(cores, c)
+	}
+	lb.clients = map[*clientCore]struct{}{}
+	lb.childMu.Unlock()
+	for _, c := range cores {
+		c.close()
+	}
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	if lb.l != nil {
+		capi.S0_local_close(lb.l)
+		lb.l = nil
+	}
+	return nil
+}
+
+func (lb *Local) forget(c *clientCore) {
+	lb.childMu.Lock()
+	delete(lb.clients, c)
+	lb.childMu.Unlock()
+}
+
+// Client makes a client over the backend in process (no sockets): every
+// endpoint, wait and error behaves as over HTTP, and waits run on the
+// backend's clock. Options other than WithUserAgent are ignored. Close the
+// client when done (Local.Close closes it too).
+func (lb *Local) Client(opts ...Option) (*Client, error) {
+	cfg := &clientConfig{}
+	for _, o := range opts {
+		if o != nil {
+			if err := o(cfg); err != nil {
+				return nil, err
+			}
+		}
+	}
+	lb.mu.RLock()
+	defer lb.mu.RUnlock()
+	if lb.l == nil {
+		return nil, errClosed("local backend")
+	}
+	st := lb.localState
+	newC := func(tok capi.Struct_SS_s0_cancel_token) (capi.Struct_SS_s0_client, error) {
+		st.mu.RLock()
+		defer st.mu.RUnlock()
+		if st.l == nil {
+			return nil, errClosed("local backend")
+		}
+		k := capi.S0go_call_new()
+		defer capi.S0go_call_free(k)
+		c := capi.S0go_client_new_local(k, st.l, cfg.userAgent, tok)
+		if err := takeError(k); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	c, err := newClient(newC, lb)
+	if err != nil {
+		return nil, err
+	}
+	lb.childMu.Lock()
+	lb.clients[c.core] = struct{}{}
+	lb.childMu.Unlock()
+	return c, nil
+}
+
+// call runs f on the open backend with a call record and returns its error.
+func (lb *Local) call(f func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local)) error {
+	lb.mu.RLock()
+	defer lb.mu.RUnlock()
+	if lb.l == nil {
+		return errClosed("local backend")
+	}
+	k := capi.S0go_call_new()
+	defer capi.S0go_call_free(k)
+	f(k, lb.l)
+	return takeError(k)
+}
+
+// FaultMode is how an armed fault point behaves.
+type FaultMode int32
+
+// Fault modes (s0_fault_mode).
+const (
+	FaultFail  FaultMode = 1 // the next Count hits fail
+	FaultHold  FaultMode = 2 // hits block (or stay pending) until released
+	FaultDelay FaultMode = 3 // hits wait Delay on the backend clock
+	FaultCrash FaultMode = 4 // the process raises SIGKILL at the point
+)
+
+// ArmFault arms a named fault point (behaviours.md's stand-in table, e.g.
+// "capture@commit", "node_channel@pause"); count 0 = until released; delay
+// for FaultDelay, on the backend clock. ErrInvalidArgument for an unknown
+// name or mode.
+func (lb *Local) ArmFault(name string, mode FaultMode, count int64, delay time.Duration) error {
+	return lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
+		capi.S0go_local_fault_arm(k, l, name, int(mode), count, durationMs(delay))
+	})
+}
+
+// ReleaseFault disarms a fault point and releases what it holds (unknown
+// names are fine).
+func (lb *Local) ReleaseFault(name string) error {
+	return lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
+		capi.S0go_local_fault_release(k, l, name)
+	})
+}
+
+// AdvanceClock moves the manual clock forward by d and runs the
+// controllers that became due (TTL pauses, hard-TTL deletes…).
+// ErrUnsupported without LocalOptions.ManualClock.
+func (lb *Local) AdvanceClock(d time.Duration) error {
+	if d < 0 {
+		return invalid("clock advance must be >= 0, got %s", d)
+	}
+	return lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
+		capi.S0go_local_clock_advance(k, l, durationMs(d))
+	})
+}
+
+// Now is the backend clock's current time.
+func (lb *Local) Now() time.Time {
+	lb.mu.RLock()
+	defer lb.mu.RUnlock()
+	if lb.l == nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(capi.S0_local_now_unix_ms(lb.l)).UTC()
+}
+
+// Quiesce waits, in real time up to timeout, until no background operation
+// is runnable. ErrTimeout when work was still running.
+func (lb *Local) Quiesce(timeout time.Duration) error {
+	return lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
+		capi.S0go_local_quiesce(k, l, durationMs(timeout))
+	})
+}
+
+// RestartManager simulates a manager restart: lifecycle state is dropped
+// and reloaded from the metadata store while runtimes survive.
+func (lb *Local) RestartManager() error {
+	return lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
+		capi.S0go_local_restart_manager(k, l)
+	})
+}
+
+// GC frees every block no head, snapshot, template, fork or in-flight
+// publication needs.
+func (lb *Local) GC() error {
+	return lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
+		capi.S0go_local_gc(k, l)
+	})
+}
+
+// Inspect returns internal facts as decoded JSON (capacity and leases,
+// operations, generations, memory images, runtimes…); sandboxID ""
+// covers every sandbox.
+func (lb *Local) Inspect(sandboxID string) (map[string]any, error) {
+	var raw []byte
+	err := lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
+		capi.S0go_local_inspect(k, l, sandboxID)
+		raw = capi.S0go_call_data(k)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, &Error{Kind: ErrProtocol, Reason: "inspect", Message: err.Error()}
+	}
+	return out, nil
+}
+
+// TemplateOptions configures BuildTemplate.
+type TemplateOptions struct {
+	SizeBytes       uint64   // RootFS size; 0 = the backend default
+	EphemeralMounts []string // runtime-only mount paths
+}
+
+// BuildTemplate builds (or rebuilds) template name from directory dir (""
+// = the standard empty tree) and makes it claimable; existing sandboxes
+// keep their heads. ErrInvalidArgument for a bad name; ErrIO when mke2fs or
+// the store fails.
+func (lb *Local) BuildTemplate(name, dir string, opts *TemplateOptions) error {
+	var o TemplateOptions
+	if opts != nil {
+		o = *opts
+	}
+	for _, m := range o.EphemeralMounts {
+		if m == "" || strings.ContainsAny(m, "\n\x00") {
+			return invalid("ephemeral mount %q is not a path", m)
+		}
+	}
+	return lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
+		capi.S0go_local_template_build(k, l, name, dir, o.SizeBytes, strings.Join(o.EphemeralMounts, "\n"))
+	})
+}
+
+// LiveObjects is the number of libsandbox0 C objects (clients, results,
+// errors, backends…) alive in this process; tests use it to prove nothing leaks.
+func LiveObjects() int64 { return capi.S0_live_objects() }
+
+// Version is the linked library's version string, e.g. "0.1.0".
+func Version() string { return capi.S0_version_string() }

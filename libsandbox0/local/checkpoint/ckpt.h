@@ -63,7 +63,7 @@
 #include "local/objects/objstore.h"
 #include "local/runtime/guest.h"
 #include "local/runtime/sessions.h"
-#include "local/runtime/tmpfs.h"
+#include "local/fsview/tmpfs.h"
 
 /** Compatibility fingerprint of an image and of a destination carrier. */
 typedef struct s0__ckpt_fp {

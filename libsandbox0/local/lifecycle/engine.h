@@ -168,7 +168,7 @@ int s0__engine_runtime_begin(s0__engine *e, const char *team, const char *id,
 void s0__engine_runtime_end(s0__runtime_access *a);
 
 /* The files view of a pinned runtime (RootFS + tmpfs + ephemeral mounts):
- * the namespace of local/rootfs/router.h, valid until runtime_end. */
+ * the namespace of local/fsview/router.h, valid until runtime_end. */
 struct s0__files_ns;
 const struct s0__files_ns *s0__runtime_access_files(s0__runtime_access *a);
 

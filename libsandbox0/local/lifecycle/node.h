@@ -16,7 +16,7 @@
 #include "common/internal.h"
 #include "local/lifecycle/engine.h"
 #include "local/lifecycle/storage.h"
-#include "local/rootfs/router.h"
+#include "local/fsview/router.h"
 
 typedef struct s0__runtime {
 	char id[S0__ID_MAX];

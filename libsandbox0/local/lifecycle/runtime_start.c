@@ -18,7 +18,7 @@
 #include "local/rootfs/rootfs.h"
 #include "local/runtime/guest.h"
 #include "local/runtime/sessions.h"
-#include "local/runtime/tmpfs.h"
+#include "local/fsview/tmpfs.h"
 
 #define DEFAULT_MEMORY (512LL << 20)
 

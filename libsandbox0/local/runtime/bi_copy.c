@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "local/rootfs/router.h"
+#include "local/fsview/router.h"
 
 /* DST itself, or DST/basename(SRC) when DST is an existing directory. */
 static char *target_path(const struct s0__files_ns *ns, const char *src, const char *dst)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "local/rootfs/router.h"
+#include "local/fsview/router.h"
 
 /* Options given as leading "-xyz" words; returns the first operand index. */
 static int opts(int argc, char **argv, const char *allowed, bool *seen, int *bad)

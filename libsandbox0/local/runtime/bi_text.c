@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "local/rootfs/router.h"
+#include "local/fsview/router.h"
 
 static int bi_echo(sh_cmdctx *x, int argc, char **argv)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "local/rootfs/router.h"
+#include "local/fsview/router.h"
 
 static s0__shout *sink_of(sh_cmdctx *x)
 {

@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "rt_support.h"
-#include "local/rootfs/router.h"
+#include "local/fsview/router.h"
 #include "local/runtime/contexts.h"
 #include "local/runtime/guest.h"
 #include "local/runtime/sessions.h"

@@ -1,5 +1,5 @@
 /* The files-API router: RootFS or tmpfs for each path (see router.h). */
-#include "local/rootfs/router.h"
+#include "local/fsview/router.h"
 
 #include <stdlib.h>
 #include <string.h>

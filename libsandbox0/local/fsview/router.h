@@ -1,5 +1,7 @@
 /*
- * The files-API router of one sandbox: sends each path to the RootFS or to
+ * The files view (layer fsview/, between rootfs/ and runtime/; used by the
+ * simulated shell and the files API alike). The files-API router of one
+ * sandbox: sends each path to the RootFS or to
  * the runtime tmpfs. Paths at or below a runtime-only mount point (/tmp,
  * /proc, /dev, /sys, the template's ephemeral mounts) go to the tmpfs and
  * never touch the RootFS; everything else (including /var/tmp and
@@ -10,19 +12,19 @@
  * S0_EINTERNAL `operation_failed`.
  *
  * Every operation has the contract of the same operation in
- * local/rootfs/files.h (RootFS) and local/runtime/tmpfs.h (tmpfs), and the
+ * local/rootfs/files.h (RootFS) and local/fsview/tmpfs.h (tmpfs), and the
  * locking of whichever filesystem serves it (the process-wide rootfs lock
  * for one RootFS operation; the tmpfs mutex for one tmpfs operation).
  * FileInfo paths are those the caller asked for: stat reports the request
  * verbatim, list entries `<normalised requested dir>/<name>`.
  */
-#ifndef S0_ROOTFS_ROUTER_H
-#define S0_ROOTFS_ROUTER_H
+#ifndef S0_FSVIEW_ROUTER_H
+#define S0_FSVIEW_ROUTER_H
 
+#include "local/fsview/tmpfs.h"
 #include "local/rootfs/files.h"
 #include "local/rootfs/path.h"
 #include "local/rootfs/rootfs.h"
-#include "local/runtime/tmpfs.h"
 
 /** The filesystems of one sandbox runtime. Immutable after init. */
 typedef struct s0__files_ns {

@@ -1,5 +1,5 @@
 /* Building the namespace of a sandbox runtime (see router.h). */
-#include "local/rootfs/router.h"
+#include "local/fsview/router.h"
 
 #include <string.h>
 

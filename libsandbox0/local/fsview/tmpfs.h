@@ -31,8 +31,8 @@
  * @threadsafety every function is safe to call concurrently on one tmpfs
  * (one mutex per tmpfs, held for one operation).
  */
-#ifndef S0_RUNTIME_TMPFS_H
-#define S0_RUNTIME_TMPFS_H
+#ifndef S0_FSVIEW_TMPFS_H
+#define S0_FSVIEW_TMPFS_H
 
 #include <stdbool.h>
 #include <stddef.h>

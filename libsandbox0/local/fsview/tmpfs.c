@@ -2,7 +2,7 @@
  * The runtime tmpfs (see tmpfs.h): a tree of nodes in memory, one mutex,
  * the files-API semantics of the RootFS, and a flat serialisation.
  */
-#include "local/runtime/tmpfs.h"
+#include "local/fsview/tmpfs.h"
 
 #include <pthread.h>
 #include <stdlib.h>

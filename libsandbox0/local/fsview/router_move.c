@@ -1,5 +1,5 @@
 /* Routed move: both ends must land on the same filesystem (see router.h). */
-#include "local/rootfs/router.h"
+#include "local/fsview/router.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "local/checkpoint/ckpt.h"
-#include "local/runtime/contexts.h"
+#include "local/runtime/sim/contexts.h"
 
 #define MiB (1024ull * 1024)
 #define GiB (1024 * MiB)

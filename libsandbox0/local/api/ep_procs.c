@@ -11,8 +11,8 @@
 #include "common/json.h"
 #include "local/api/api_internal.h"
 #include "local/lifecycle/engine.h"
-#include "local/runtime/contexts.h"
-#include "local/runtime/sessions.h"
+#include "local/runtime/sim/contexts.h"
+#include "local/runtime/sim/sessions.h"
 
 /* Pin the sandbox's runtime (waking it); false after replying. */
 static bool begin(s0__rctx *c, s0__runtime_access **acc)

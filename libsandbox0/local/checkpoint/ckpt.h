@@ -61,25 +61,18 @@
 #include "common/internal.h"
 #include "local/checkpoint/budget.h"
 #include "local/objects/objstore.h"
-#include "local/runtime/guest.h"
-#include "local/runtime/sessions.h"
+#include "local/runtime/runtime.h"
+#include "local/runtime/sim/guest.h"
+#include "local/runtime/sim/sessions.h"
 #include "local/fsview/tmpfs.h"
 
-/** Compatibility fingerprint of an image and of a destination carrier. */
-typedef struct s0__ckpt_fp {
-	char runtime_version[64];  /**< runsc / runtime build */
-	char platform[64];         /**< e.g. "linux/x86_64" */
-	char cpu_features[256];    /**< comma-separated CPU feature set */
-	char template_image[256];  /**< the sandbox's template image id */
-	int64_t cpu_millis;        /**< resources: CPU */
-	int64_t memory_bytes;      /**< resources: memory */
-	char procd_version[64];    /**< recorded, not compared */
-} s0__ckpt_fp;
+/** Compatibility fingerprint of an image and of a destination (runtime.h). */
+typedef s0__rt_fp s0__ckpt_fp;
 
 /**
- * The fingerprint of this host: runtime version "s0-sim/1", platform from
- * uname(2), CPU features from the CPU. Template image and resources are
- * left empty / zero for the caller.
+ * The fingerprint of this host under the simulated runtime (runtime
+ * version "s0-sim/1", s0__rt_fp_host()): what the sim driver reports.
+ * Template image and resources are left empty / zero for the caller.
  * @threadsafety safe
  */
 void s0__ckpt_fp_host(s0__ckpt_fp *out);

@@ -185,13 +185,13 @@ s0__runtime *s0__runtime_access_runtime(s0__runtime_access *a)
 
 const struct s0__files_ns *s0__runtime_access_files(s0__runtime_access *a)
 {
-	return &a->rt->ns;
+	return a->rt->drv->files(a->rt->gen);
 }
 
 struct s0__guest *s0__runtime_access_guest(s0__runtime_access *a)
 {
 	s0__engine_guest_sync(a->e, a->rt);
-	return a->rt->guest;
+	return a->rt->drv->procs(a->rt->gen);
 }
 
 struct s0__sessions *s0__runtime_access_sessions(s0__runtime_access *a)

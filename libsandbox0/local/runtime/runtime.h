@@ -106,6 +106,40 @@ typedef struct s0__rt_image {
 	struct s0__sessions *sessions;
 } s0__rt_image;
 
+/** Contexts (api.md §8.1) and supervised sessions (§8.3) calls of proc_call(). */
+enum s0__rt_proc_op {
+	S0__RT_CTX_CREATE = 0, /**< body: the create request; 201 */
+	S0__RT_CTX_LIST,       /**< 200 */
+	S0__RT_CTX_GET,        /**< id; 200 */
+	S0__RT_CTX_DELETE,     /**< id; 200 */
+	S0__RT_CTX_RESTART,    /**< id; body must be empty; 200 */
+	S0__RT_CTX_INPUT,      /**< id, body; 200 */
+	S0__RT_CTX_EXEC,       /**< id, body; 200 */
+	S0__RT_CTX_SIGNAL,     /**< id, body; 200 */
+	S0__RT_CTX_RESIZE,     /**< id, body; 200 */
+	S0__RT_SES_CREATE,     /**< body, idempotency_key; 201 (200 for a replayed key) */
+	S0__RT_SES_LIST,       /**< 200 */
+	S0__RT_SES_GET,        /**< id; 200 */
+	S0__RT_SES_DELETE,     /**< id; 200 */
+	S0__RT_SES_DESIRED,    /**< id, body; 200 */
+	S0__RT_SES_SIGNAL,     /**< id, body; 202 */
+	S0__RT_SES_EVENTS,     /**< id, after, limit; 200 */
+	S0__RT_SES_REPLACE,    /**< id, body; 200 */
+	S0__RT_SES_ATTEMPT,    /**< id, body (nullable); 201 */
+	S0__RT_SES_INPUT,      /**< id, body; 202 */
+	S0__RT_SES_TERMINAL,   /**< id, body; 200 */
+};
+
+/** One proc_call(). Every pointer borrowed for the call; unused ones NULL. */
+typedef struct s0__rt_proc_call {
+	int op;                        /**< s0__rt_proc_op */
+	const char *id;                /**< the context or session id */
+	const cJSON *body;             /**< the request body */
+	const char *idempotency_key;   /**< S0__RT_SES_CREATE */
+	const char *after, *limit;     /**< S0__RT_SES_EVENTS query values */
+	struct s0__sessions *sessions; /**< the sandbox's registry (S0__RT_SES_*; required) */
+} s0__rt_proc_call;
+
 typedef struct s0__rt_host s0__rt_host; /**< a driver opened for one engine */
 typedef struct s0__rt_gen s0__rt_gen;   /**< one runtime generation */
 
@@ -198,11 +232,15 @@ typedef struct s0__rt_driver {
 	cJSON *(*inspect)(s0__rt_gen *g);
 
 	/**
-	 * The process host of contexts and sessions (S0__RT_CAP_CONTEXTS,
-	 * runtime/sim/contexts.h and sessions.h). @return (transfer none) or
-	 * NULL when the driver has none.
+	 * A contexts or sessions call (api.md §8), with the wire's JSON in and
+	 * out and its procd error codes.
+	 * @param[out] data_out (transfer full) the reply's data on success.
+	 * @param[out] status_out the success status (201, 200, 202).
+	 * @retval S0_EUNAVAILABLE `unsupported`: no S0__RT_CAP_CONTEXTS /
+	 *         S0__RT_CAP_SESSIONS. Other errors as api.md §8 defines.
 	 */
-	struct s0__guest *(*procs)(s0__rt_gen *g);
+	int (*proc_call)(s0__rt_gen *g, const s0__rt_proc_call *call, cJSON **data_out,
+	                 int *status_out, s0_error **err);
 	/**
 	 * Hand the sandbox's sessions registry to this generation: restored
 	 * attempts continue after a memory restore (SES-06), else they follow

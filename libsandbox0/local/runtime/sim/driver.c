@@ -13,7 +13,7 @@
 #include "local/fsview/tmpfs.h"
 #include "local/runtime/sim/guest.h"
 #include "local/runtime/sim/sessions.h"
-#include "local/runtime/sim/sim.h"
+#include "local/runtime/sim/sim_int.h"
 
 /* A generation still holding its resources (started, not stopped). */
 typedef struct live_id {
@@ -285,7 +285,7 @@ static cJSON *sim_inspect(s0__rt_gen *g)
 	return o;
 }
 
-static s0__guest *sim_procs(s0__rt_gen *g)
+s0__guest *s0__sim_guest(s0__rt_gen *g)
 {
 	return g->guest;
 }
@@ -359,7 +359,7 @@ const s0__rt_driver s0__rt_sim_driver = {
 	.network_apply = sim_network_apply,
 	.clock_sync = sim_clock_sync,
 	.inspect = sim_inspect,
-	.procs = sim_procs,
+	.proc_call = s0__sim_proc_call,
 	.sessions_adopt = sim_sessions_adopt,
 	.sessions_new = sim_sessions_new,
 	.sessions_free = s0__sessions_free,

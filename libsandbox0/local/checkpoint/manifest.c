@@ -1,6 +1,6 @@
 /* The image manifest: encode, decode, load (ckpt_int.h; format "S0MIMG01"). */
 #include "local/checkpoint/ckpt_int.h"
-#include "local/runtime/sim/rtser.h"
+#include "local/runtime/rtser.h"
 
 #include <stdlib.h>
 #include <string.h>

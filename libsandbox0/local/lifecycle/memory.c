@@ -168,9 +168,9 @@ void s0__engine_fingerprint(s0__engine *e, const s0__sandbox_row *row, s0__ckpt_
 int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
                            s0_cancel_token *cancel, s0_error **err)
 {
-	s0__rt_image img;
+	s0__rt_image_src src;
 	/* never downgraded to a filesystem pause (MEM-02) */
-	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || rt->drv->capture(rt->gen, &img, NULL) < 0)
+	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || rt->drv->capture(rt->gen, &src, NULL) < 0)
 		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
 		                     "memory unavailable: this deployment does not support memory "
 		                     "checkpoints");
@@ -180,7 +180,6 @@ int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
 		.deadline_ms = s0__engine_now(e) + PREPARE_DEADLINE_MS,
 		.retry_ms = PREPARE_RETRY_MS,
 		.cancel = cancel,
-		.tmpfs = img.tmpfs,
 	};
 	/* webhooks: a durable outbox, drained before capture (MFB-15) */
 	int wrc = s0__webhook_before_capture(e, id, po.deadline_ms, cancel, err);
@@ -189,7 +188,7 @@ int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
 	s0__memprep *m = calloc(1, sizeof *m);
 	if (!m)
 		return s0__error_nomem(err);
-	int rc = s0__ckpt_prepare(e->ckpt, img.guest, &po, &m->prep, err);
+	int rc = s0__ckpt_prepare(e->ckpt, &src, &po, &m->prep, err);
 	if (rc < 0) {
 		free(m);
 		sync_budget_hold(e);
@@ -224,8 +223,8 @@ int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt,
 	s0__memprep *m = find_prep(e, op->sandbox_id);
 	if (!m || m->failed)
 		return S0_EMEMCAPTURE;
-	s0__rt_image img;
-	if (rt->drv->capture(rt->gen, &img, NULL) < 0)
+	s0__rt_image_src src;
+	if (rt->drv->capture(rt->gen, &src, NULL) < 0)
 		return S0_EMEMCAPTURE;
 	s0__sandbox_row row = {0};
 	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) < 0)
@@ -239,14 +238,17 @@ int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt,
 		.rootfs_generation = gen,
 		.runtime_generation = op->generation,
 		.fingerprint = &fp,
-		.tmpfs = img.tmpfs,
-		/* sessions ride along, for a backend that reopens before the resume */
-		.sessions = s0__engine_sessions_find(e, op->sandbox_id),
 	};
+	/* sessions ride along, for a backend that reopens before the resume */
+	struct s0__sessions *ses = s0__engine_sessions_find(e, op->sandbox_id);
+	void *ses_blob = NULL;
+	if (ses && rt->drv->sessions_save(ses, &ses_blob, &meta.sessions_len, NULL) == S0_OK)
+		meta.sessions = ses_blob;
 	s0__ckpt_image_info info;
 	s0_error *cerr = NULL;
 	s0__webhook_capture_started(e, op->sandbox_id); /* MFB-15 inspection */
-	int rc = s0__ckpt_capture(m->prep, img.guest, &meta, &info, &cerr);
+	int rc = s0__ckpt_capture(m->prep, &src, &meta, &info, &cerr);
+	free(ses_blob);
 	s0_error_free(cerr);
 	if (rc < 0) {
 		m->failed = true; /* never retried (MFB-08) */
@@ -349,8 +351,8 @@ int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__r
                                 bool *recorded, s0_error **err)
 {
 	*recorded = false;
-	s0__rt_image img;
-	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || rt->drv->capture(rt->gen, &img, NULL) < 0)
+	s0__rt_image_src src;
+	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || rt->drv->capture(rt->gen, &src, NULL) < 0)
 		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
 		                     "memory unavailable: this deployment does not support memory "
 		                     "checkpoints");
@@ -359,13 +361,12 @@ int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__r
 		.clock = &e->opt.clock,
 		.deadline_ms = 0, /* one attempt: a pending capture is the caller's retry */
 		.retry_ms = PREPARE_RETRY_MS,
-		.tmpfs = img.tmpfs,
 	};
 	s0__memprep *m = calloc(1, sizeof *m);
 	if (!m)
 		return s0__error_nomem(err);
 	s0_error *perr = NULL;
-	int rc = s0__ckpt_prepare(e->ckpt, img.guest, &po, &m->prep, &perr);
+	int rc = s0__ckpt_prepare(e->ckpt, &src, &po, &m->prep, &perr);
 	if (rc < 0) {
 		free(m);
 		sync_budget_hold(e);
@@ -408,10 +409,9 @@ int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__r
 		        .rootfs_generation = gen,
 		        .runtime_generation = row->rec.runtime_generation,
 		        .fingerprint = &fp,
-		        .tmpfs = img.tmpfs,
 		};
 		s0__ckpt_image_info info;
-		rc = s0__ckpt_capture(m->prep, img.guest, &meta, &info, &cerr);
+		rc = s0__ckpt_capture(m->prep, &src, &meta, &info, &cerr);
 		s0_error_free(cerr);
 		if (rc == S0_OK) {
 			pthread_mutex_lock(&e->mu);

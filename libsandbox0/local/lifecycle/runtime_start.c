@@ -154,44 +154,51 @@ static void abandon(s0__engine *e, s0__runtime *rt)
 }
 
 /*
- * Restore a memory image for rt (design.md §6 "Restore of memory"): 1 =
- * restored into *rs; 0 = not restorable (missing, damaged, incompatible,
- * head moved: MEM-05, MFB-01/02), fall back to fresh processes;
- * S0_ERESUME = failed after the restore was authorised (MFB-03).
+ * Restore a memory image for rt (design.md §6 "Restore of memory"): the
+ * checkpoint engine reads and verifies it, the driver rebuilds it. 1 =
+ * restored into *img (and *ses: the image's sessions when this process no
+ * longer holds the registry, i.e. the backend restarted since the
+ * capture); 0 = not restorable (missing, damaged, incompatible, head moved:
+ * MEM-05, MFB-01/02), fall back to fresh processes; S0_ERESUME = failed
+ * after the restore was authorised (MFB-03).
  */
 static int restore_image(s0__engine *e, const s0__sandbox_row *row, const char *image,
-                         s0__ckpt_restored *rs, s0_error **err)
+                         s0__rt_image **img, struct s0__sessions **ses, s0_error **err)
 {
 	s0__objid iid;
 	if (!image || !*image || s0__objid_parse(image, &iid, NULL) < 0)
 		return 0;
-	s0__ckpt_fp fp;
-	s0__engine_fingerprint(e, row, &fp);
 	if (!(e->rt_caps & S0__RT_CAP_MEMORY))
 		return 0; /* this runtime keeps no images: fresh processes */
-	s0__guest_opts go = {.clock = &e->opt.clock};
-	/* the image's sessions when this process no longer holds the registry
-	 * (the backend restarted since the capture) */
-	s0__sessions_opts so = {.clock = &e->opt.clock, .generation = row->rec.runtime_generation};
+	s0__ckpt_fp fp;
+	s0__engine_fingerprint(e, row, &fp);
 	s0__ckpt_restore_opts ro = {
 		.sandbox_id = row->rec.id,
 		.rootfs_generation = row->head,
 		.dest = &fp,
-		.guest = &go,
-		.sessions = s0__engine_sessions_find(e, row->rec.id) ? NULL : &so,
-		.prefetch = true,
+		.sessions = !s0__engine_sessions_find(e, row->rec.id),
 	};
+	s0__ckpt_restored rs = {0}; /* set by a restore that succeeds */
 	s0_error *rerr = NULL;
-	int rc = s0__ckpt_restore(e->ckpt, &iid, &ro, rs, &rerr);
-	if (rc == S0_OK)
-		return 1;
+	int rc = s0__ckpt_restore(e->ckpt, &iid, &ro, &rs, &rerr);
 	if (rc == S0_ERESUME) {
 		s0_error *w = s0__error_make(S0_ERESUME, "restore_failed", "memory restore failed");
 		s0__error_set_cause(w, rerr);
 		return s0__error_put(err, w);
 	}
+	s0__rt_restore_opts o = {.prefetch = true};
+	if (rc == S0_OK)
+		rc = e->rt_drv->image_restore(e->rt_host, &rs.data, &o, img, &rerr);
+	if (rc == S0_OK && rs.sessions &&
+	    e->rt_drv->sessions_load(e->rt_host, rs.sessions, rs.sessions_len,
+	                             row->rec.runtime_generation, ses, &rerr) < 0) {
+		e->rt_drv->image_free(*img);
+		*img = NULL;
+		rc = S0_ECORRUPT;
+	}
+	s0__ckpt_restored_clear(&rs); /* the rebuilt image holds its own pager reference */
 	s0_error_free(rerr);
-	return 0;
+	return rc == S0_OK ? 1 : 0;
 }
 
 int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ephemeral_json,
@@ -204,8 +211,8 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
                                  const char *mem_image, bool *restored_out, s0__runtime **out,
                                  s0_error **err)
 {
-	s0__ckpt_restored rs;
-	memset(&rs, 0, sizeof rs);
+	s0__rt_image *img = NULL;
+	struct s0__sessions *img_ses = NULL;
 	bool restored = false;
 	if (restored_out)
 		*restored_out = false;
@@ -248,7 +255,7 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 		if (rc == S0_OK) /* file times follow the engine clock */
 			s0__rootfs_set_clock(s0__volume_rootfs(rt->volume), &e->opt.clock);
 		if (rc == S0_OK && mem_image) {
-			int r = restore_image(e, row, mem_image, &rs, err);
+			int r = restore_image(e, row, mem_image, &img, &img_ses, err);
 			if (r < 0) {
 				/* authorised and failed (MFB-03): stop the target and
 				 * consume g+1, but keep its lease; it is released only
@@ -264,14 +271,13 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 			}
 			restored = r == 1;
 		}
-		if (rc == S0_OK && restored && rs.sessions) {
+		if (rc == S0_OK && restored && img_ses) {
 			/* the image's, for a registry this process lost */
-			s0__engine_sessions_set(e, row->rec.id, rs.sessions);
-			rs.sessions = NULL;
+			s0__engine_sessions_set(e, row->rec.id, img_ses);
+			img_ses = NULL;
 		}
 		/* the generation: runtime-only mounts, processes, files view */
 		cJSON *cfg = cJSON_Parse(row->rec.config_json ? row->rec.config_json : "{}");
-		s0__rt_image img = {.guest = rs.guest, .tmpfs = rs.tmpfs};
 		s0__rt_start req = {
 			.sandbox_id = row->rec.id,
 			.runtime_id = rt->id,
@@ -283,12 +289,13 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 			.env_vars = cJSON_GetObjectItemCaseSensitive(cfg, "env_vars"),
 			.cpu_millis = cpu,
 			.memory_bytes = mem,
-			.image = restored ? &img : NULL,
+			.image = img,
 		};
+		img = NULL; /* start() frees it in every case */
 		if (rc == S0_OK)
 			rc = rt->drv->start(rt->host, &req, &rt->gen, &cause);
-		rs.guest = img.guest; /* what the driver did not take */
-		rs.tmpfs = img.tmpfs;
+		else
+			rt->drv->image_free(req.image);
 		cJSON_Delete(cfg);
 		if (rc == S0_OK && restored)
 			s0__strlcpy(rt->restored_image, mem_image, sizeof rt->restored_image);
@@ -300,7 +307,8 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 		}
 	}
 	s0__mounts_free(&mounts);
-	s0__ckpt_restored_clear(&rs);
+	if (img_ses)
+		e->rt_drv->sessions_free(img_ses);
 	if (rc < 0) {
 		abandon(e, rt);
 		return rc;

@@ -28,7 +28,8 @@ struct s0__sessions *s0__engine_sessions_load(s0__engine *e, const char *id)
 	size_t len = 0;
 	struct s0__sessions *s = NULL;
 	if (s0__meta_sessions_get(e->meta, id, &blob, &len, NULL) == S0_OK) {
-		if (e->rt_drv->sessions_load(e->rt_host, blob, len, &s, NULL) < 0)
+		if (e->rt_drv->sessions_load(e->rt_host, blob, len, 0 /* the blob's generation */,
+		                             &s, NULL) < 0)
 			s = NULL; /* a damaged blob: start without sessions */
 	}
 	free(blob);

@@ -19,11 +19,13 @@
  * runtime id from the resources themselves (what the generation held —
  * processes, mounts, devices, cgroups — is absent).
  *
- * Execution images (memory checkpoints): capture hands the checkpoint
- * engine the generation's image parts (s0__rt_image) plus a compatibility
- * fingerprint (s0__rt_fp); restore gives the parts the checkpoint engine
- * rebuilt back to start() (s0__rt_start.image). A driver without
- * S0__RT_CAP_MEMORY answers both with S0_EUNAVAILABLE `memory_unsupported`.
+ * Execution images (memory checkpoints, image.h): capture() hands the
+ * checkpoint engine an image source (memory regions as chunks, a state
+ * blob, the tmpfs) of a fenced generation, stored with a compatibility
+ * fingerprint (s0__rt_fp: fingerprint() plus procd_version());
+ * image_restore() rebuilds what the checkpoint engine read into a
+ * s0__rt_image that start() continues. A driver without S0__RT_CAP_MEMORY
+ * answers both with S0_EUNAVAILABLE `memory_unsupported`.
  *
  * Crash-safety duties of a driver: nothing it creates may outlive the
  * engine's knowledge of it — start() that fails leaves nothing behind;
@@ -48,6 +50,7 @@
 #include "common/internal.h"
 #include "local/fsview/router.h"
 #include "local/rootfs/rootfs.h"
+#include "local/runtime/image.h"
 #include "local/runtime/netpolicy.h"
 #include "sandbox0/clock.h"
 
@@ -87,24 +90,13 @@ typedef struct s0__rt_fp {
  */
 void s0__rt_fp_host(s0__rt_fp *out, const char *runtime_version);
 
-struct s0__guest;
-struct s0__tmpfs;
 struct s0__sessions;
 
 /**
- * The parts of an execution image, as the checkpoint engine stores and
- * rebuilds them: the process host (its heaps are the image's chunks), the
- * runtime tmpfs, and the sessions registry when it rides along. Borrowed
- * when a driver's capture() hands them out (valid while the generation is
- * fenced and not stopped); transfer full when given to start() through
- * s0__rt_start.image (the driver takes what it uses and sets the field to
- * NULL; the engine frees the rest).
+ * A driver's restored execution image (image_restore()): processes and
+ * tmpfs rebuilt and not yet running, for start() to continue. Opaque.
  */
-typedef struct s0__rt_image {
-	struct s0__guest *guest;
-	struct s0__tmpfs *tmpfs;
-	struct s0__sessions *sessions;
-} s0__rt_image;
+typedef struct s0__rt_image s0__rt_image;
 
 /** Contexts (api.md §8.1) and supervised sessions (§8.3) calls of proc_call(). */
 enum s0__rt_proc_op {
@@ -162,8 +154,9 @@ typedef struct s0__rt_start {
 	const cJSON *env_vars;       /**< (nullable) object of strings: the sandbox's env_vars */
 	int64_t cpu_millis;          /**< CPU lease (millicores) */
 	int64_t memory_bytes;        /**< memory lease (bytes) */
-	s0__rt_image *image;         /**< (nullable) a restored image to continue (transfer: see
-	                                  s0__rt_image); NULL = fresh processes and tmpfs */
+	s0__rt_image *image;         /**< (nullable, transfer full: freed by start() in every
+	                                  case) a restored image to continue; NULL = fresh
+	                                  processes and tmpfs */
 } s0__rt_start;
 
 /** A runtime driver. Every function pointer is set (no optional entries). */
@@ -254,22 +247,32 @@ typedef struct s0__rt_driver {
 	void (*sessions_free)(struct s0__sessions *s);
 	/** Serialise a registry. @param[out] buf (transfer full) free(). */
 	int (*sessions_save)(struct s0__sessions *s, void **buf, size_t *len, s0_error **err);
-	/** Rebuild a registry. @retval S0_ECORRUPT damaged. */
-	int (*sessions_load)(s0__rt_host *h, const void *buf, size_t len, struct s0__sessions **out,
-	                     s0_error **err);
+	/**
+	 * Rebuild a registry, its runtime generation set to @p generation
+	 * (0: the one saved). @retval S0_ECORRUPT damaged.
+	 */
+	int (*sessions_load)(s0__rt_host *h, const void *buf, size_t len, int64_t generation,
+	                     struct s0__sessions **out, s0_error **err);
 
 	/**
-	 * The image parts of a fenced generation for the checkpoint engine
-	 * (S0__RT_CAP_MEMORY); @p out borrowed (s0__rt_image), the sessions
-	 * field left NULL. The fingerprint is fingerprint() plus the
-	 * generation's procd version (procd_version()).
-	 * @retval S0_EUNAVAILABLE `memory_unsupported`.
+	 * The image source of a fenced generation for the checkpoint engine
+	 * (image.h; valid until the generation is stopped).
+	 * @retval S0_EUNAVAILABLE `memory_unsupported` (no S0__RT_CAP_MEMORY).
 	 */
-	int (*capture)(s0__rt_gen *g, s0__rt_image *out, s0_error **err);
+	int (*capture)(s0__rt_gen *g, s0__rt_image_src *out, s0_error **err);
 	/** procd's version in this generation (kept by a restore). @return (transfer none) */
 	const char *(*procd_version)(s0__rt_gen *g);
-	/** Free image parts this driver's capture/restore produced (restore leftovers). */
-	void (*image_clear)(s0__rt_image *img);
+	/**
+	 * Rebuild an image the checkpoint engine read (its regions lazy on
+	 * data->pager) for start().
+	 * @param[out] out (transfer full) give to start() or image_free().
+	 * @retval S0_ECORRUPT the state or tmpfs blob is damaged.
+	 * @retval S0_EUNAVAILABLE `memory_unsupported`.
+	 */
+	int (*image_restore)(s0__rt_host *h, const s0__rt_image_data *data,
+	                     const s0__rt_restore_opts *o, s0__rt_image **out, s0_error **err);
+	/** Free a restored image start() did not take. NULL-safe. */
+	void (*image_free)(s0__rt_image *img);
 } s0__rt_driver;
 
 /**

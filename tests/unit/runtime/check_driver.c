@@ -194,7 +194,7 @@ START_TEST(registry_rows)
 		          r->ready && r->stop && r->terminal_proof && r->files && r->network_apply &&
 		          r->clock_sync && r->inspect && r->proc_call && r->sessions_adopt &&
 		          r->sessions_new && r->sessions_free && r->sessions_save && r->sessions_load &&
-		          r->capture && r->procd_version && r->image_clear);
+		          r->capture && r->procd_version && r->image_restore && r->image_free);
 		ck_assert_int_eq(s0__rt_driver_find(r->name, &d, NULL), S0_OK);
 		ck_assert_ptr_eq(d, r);
 		for (size_t k = 0; k < i; k++)
@@ -350,7 +350,7 @@ START_TEST(image_capture_restore)
 	drv_fix f;
 	fix_open(&f, _i, false);
 	fix_start(&f, 1, NULL);
-	s0__rt_image img;
+	s0__rt_image_src img;
 	if (!(f.caps & S0__RT_CAP_MEMORY)) {
 		s0_error *e = NULL;
 		ck_assert_int_eq(f.d->capture(f.g, &img, &e), S0_EUNAVAILABLE);
@@ -379,10 +379,10 @@ START_TEST(image_capture_restore)
 	s0__strlcpy(fp.procd_version, f.d->procd_version(f.g), sizeof fp.procd_version);
 	ck_assert_int_eq(f.d->capture(f.g, &img, NULL), S0_OK);
 	s0__ckpt_meta meta = {.sandbox_id = "sb-conformance", .rootfs_generation = "gen-1",
-	                      .runtime_generation = 1, .fingerprint = &fp, .tmpfs = img.tmpfs};
+	                      .runtime_generation = 1, .fingerprint = &fp};
 	s0__ckpt_image_info info;
 	s0_error *e = NULL;
-	int rc = s0__ckpt_capture_all(ck, img.guest, &meta, NULL, &info, &e);
+	int rc = s0__ckpt_capture_all(ck, &img, &meta, NULL, &info, &e);
 	ck_assert_msg(rc == S0_OK, "capture: %s", e ? s0_error_message(e) : "?");
 	fix_stop(&f);
 	/* another runtime build at the destination: refused, names the field */
@@ -397,11 +397,12 @@ START_TEST(image_capture_restore)
 	ro.dest = &fp;
 	rc = s0__ckpt_restore(ck, &info.image_id, &ro, &rs, &e);
 	ck_assert_msg(rc == S0_OK, "restore: %s", e ? s0_error_message(e) : "?");
-	s0__rt_image back = {.guest = rs.guest, .tmpfs = rs.tmpfs};
-	rs.guest = NULL;
-	rs.tmpfs = NULL;
-	fix_start(&f, 2, &back);
-	f.d->image_clear(&back); /* what the driver did not take */
+	s0__rt_image *back = NULL;
+	s0__rt_restore_opts rop = {.prefetch = true};
+	rc = f.d->image_restore(f.h, &rs.data, &rop, &back, &e);
+	ck_assert_msg(rc == S0_OK, "image_restore: %s", e ? s0_error_message(e) : "?");
+	s0__ckpt_restored_clear(&rs); /* the rebuilt image keeps what it needs */
+	fix_start(&f, 2, back);       /* start() takes it */
 	char *kept = files_get(&f, "/tmp/kept.txt");
 	ck_assert_str_eq(kept, "tmpfs survives\n");
 	free(kept);
@@ -412,7 +413,6 @@ START_TEST(image_capture_restore)
 		free(id);
 	}
 	fix_stop(&f);
-	s0__ckpt_restored_clear(&rs);
 	s0__ckpt_free(ck);
 	s0__objstore_free(os);
 	s0_test_rmrf(dir);
@@ -428,7 +428,7 @@ START_TEST(no_memory_host_refuses_capture)
 	fix_open(&f, _i, true);
 	ck_assert_uint_eq(f.caps & S0__RT_CAP_MEMORY, 0);
 	fix_start(&f, 1, NULL);
-	s0__rt_image img;
+	s0__rt_image_src img;
 	s0_error *e = NULL;
 	ck_assert_int_eq(f.d->capture(f.g, &img, &e), S0_EUNAVAILABLE);
 	ck_assert_str_eq(s0_error_reason(e), "memory_unsupported");
@@ -467,13 +467,13 @@ START_TEST(sessions_registry_roundtrip)
 	size_t len = 0;
 	ck_assert_int_eq(f.d->sessions_save(s, &blob, &len, NULL), S0_OK);
 	struct s0__sessions *s2 = NULL;
-	ck_assert_int_eq(f.d->sessions_load(f.h, blob, len, &s2, NULL), S0_OK);
+	ck_assert_int_eq(f.d->sessions_load(f.h, blob, len, 0, &s2, NULL), S0_OK);
 	s0__rt_proc_call g = {.op = S0__RT_SES_GET, .id = sid, .sessions = s2};
 	ck_assert_int_eq(f.d->proc_call(f.g, &g, &d, &st, NULL), S0_OK);
 	ck_assert_str_eq(s0__json_str(d, "id"), sid);
 	cJSON_Delete(d);
 	struct s0__sessions *bad = NULL; /* a torn blob */
-	ck_assert_int_lt(f.d->sessions_load(f.h, blob, len / 2, &bad, NULL), 0);
+	ck_assert_int_lt(f.d->sessions_load(f.h, blob, len / 2, 0, &bad, NULL), 0);
 	ck_assert_ptr_null(bad);
 	free(blob);
 	free(sid);

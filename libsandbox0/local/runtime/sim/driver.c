@@ -12,6 +12,7 @@
 #include "local/fsview/router.h"
 #include "local/fsview/tmpfs.h"
 #include "local/runtime/sim/guest.h"
+#include "local/runtime/sim/image.h"
 #include "local/runtime/sim/sessions.h"
 #include "local/runtime/sim/sim_int.h"
 
@@ -38,7 +39,23 @@ struct s0__rt_gen {
 	s0__guest *guest;
 	pthread_mutex_t mu; /* synced_ms */
 	int64_t synced_ms;  /* engine time the guest's virtual time last caught up to */
+	s0__sim_image_ref image; /* what capture() hands out */
 };
+
+/* A restored image not yet started: its guest and tmpfs. */
+struct s0__rt_image {
+	s0__guest *guest;
+	s0__tmpfs *tmpfs;
+};
+
+static void sim_image_free(s0__rt_image *img)
+{
+	if (!img)
+		return;
+	s0__guest_free(img->guest);
+	s0__tmpfs_free(img->tmpfs);
+	free(img);
+}
 
 static int sim_probe(s0_error **err)
 {
@@ -153,21 +170,25 @@ static void gen_free(s0__rt_gen *g)
 
 static int sim_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_error **err)
 {
-	if (!r || !r->rootfs || !r->runtime_id || (r->n_ephemeral && !r->ephemeral))
+	s0__rt_image *img = r ? r->image : NULL; /* ours to free, whatever happens */
+	if (!r || !r->rootfs || !r->runtime_id || (r->n_ephemeral && !r->ephemeral)) {
+		sim_image_free(img);
 		return s0__error_set(err, S0_EINVAL, "invalid_request",
 		                     "a runtime start needs a RootFS and a runtime id");
+	}
 	s0__rt_gen *g = calloc(1, sizeof *g);
 	if (!g || !(g->id = s0__strdup(r->runtime_id))) {
 		free(g);
+		sim_image_free(img);
 		return s0__error_nomem(err);
 	}
 	g->h = h;
 	g->generation = r->generation;
 	pthread_mutex_init(&g->mu, NULL);
 	int rc = S0_OK;
-	if (r->image && r->image->tmpfs) { /* /tmp and ephemeral mounts as captured */
-		g->tmpfs = r->image->tmpfs;
-		r->image->tmpfs = NULL;
+	if (img && img->tmpfs) { /* /tmp and ephemeral mounts as captured */
+		g->tmpfs = img->tmpfs;
+		img->tmpfs = NULL;
 	} else {
 		rc = new_tmpfs(h, r, &g->tmpfs, err);
 	}
@@ -176,9 +197,9 @@ static int sim_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0
 	if (rc == S0_OK)
 		rc = s0__files_ns_init(&g->ns, r->rootfs, g->tmpfs, r->ephemeral, r->n_ephemeral, err);
 	g->ns_ready = rc == S0_OK;
-	if (rc == S0_OK && r->image && r->image->guest) {
-		g->guest = r->image->guest;
-		r->image->guest = NULL;
+	if (rc == S0_OK && img && img->guest) {
+		g->guest = img->guest;
+		img->guest = NULL;
 	} else if (rc == S0_OK) {
 		s0__guest_opts go = {.clock = &h->clock,
 		                     .env_vars = cJSON_IsObject(r->env_vars) ? r->env_vars : NULL};
@@ -190,6 +211,7 @@ static int sim_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0
 		if (live_add(h, g->id) < 0)
 			rc = s0__error_nomem(err);
 	}
+	sim_image_free(img);
 	if (rc < 0) {
 		gen_free(g);
 		return rc;
@@ -312,19 +334,20 @@ static int sim_sessions_save(s0__sessions *s, void **buf, size_t *len, s0_error 
 	return s0__sessions_serialize(s, buf, len, err);
 }
 
-static int sim_sessions_load(s0__rt_host *h, const void *buf, size_t len, s0__sessions **out,
-                             s0_error **err)
+static int sim_sessions_load(s0__rt_host *h, const void *buf, size_t len, int64_t generation,
+                             s0__sessions **out, s0_error **err)
 {
-	s0__sessions_opts o = {.clock = &h->clock}; /* the blob's generation */
+	s0__sessions_opts o = {.clock = &h->clock, .generation = generation};
 	return s0__sessions_deserialize(buf, len, &o, out, err);
 }
 
-static int sim_capture(s0__rt_gen *g, s0__rt_image *out, s0_error **err)
+static int sim_capture(s0__rt_gen *g, s0__rt_image_src *out, s0_error **err)
 {
 	if (g->h->no_memory)
 		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unsupported",
 		                     "memory checkpoints are off in this deployment");
-	*out = (s0__rt_image){.guest = g->guest, .tmpfs = g->tmpfs};
+	g->image = (s0__sim_image_ref){.guest = g->guest, .tmpfs = g->tmpfs};
+	s0__sim_image_src(&g->image, out);
 	return S0_OK;
 }
 
@@ -333,14 +356,23 @@ static const char *sim_procd_version(s0__rt_gen *g)
 	return s0__guest_procd_version(g->guest);
 }
 
-static void sim_image_clear(s0__rt_image *img)
+static int sim_image_restore(s0__rt_host *h, const s0__rt_image_data *d,
+                             const s0__rt_restore_opts *o, s0__rt_image **out, s0_error **err)
 {
+	if (h->no_memory)
+		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unsupported",
+		                     "memory checkpoints are off in this deployment");
+	s0__rt_image *img = calloc(1, sizeof *img);
 	if (!img)
-		return;
-	s0__guest_free(img->guest);
-	s0__tmpfs_free(img->tmpfs);
-	s0__sessions_free(img->sessions);
-	memset(img, 0, sizeof *img);
+		return s0__error_nomem(err);
+	s0__guest_opts go = {.clock = &h->clock};
+	int rc = s0__sim_image_build(d, &go, o, &img->guest, &img->tmpfs, err);
+	if (rc < 0) {
+		free(img);
+		return rc;
+	}
+	*out = img;
+	return S0_OK;
 }
 
 const s0__rt_driver s0__rt_sim_driver = {
@@ -367,5 +399,6 @@ const s0__rt_driver s0__rt_sim_driver = {
 	.sessions_load = sim_sessions_load,
 	.capture = sim_capture,
 	.procd_version = sim_procd_version,
-	.image_clear = sim_image_clear,
+	.image_restore = sim_image_restore,
+	.image_free = sim_image_free,
 };

@@ -56,7 +56,8 @@
 #include "common/buf.h"
 #include "common/internal.h"
 #include "local/objects/objid.h"
-#include "local/runtime/sim/heap.h"
+#include "local/runtime/heap.h"
+#include "local/runtime/image.h"
 
 struct s0__files_ns;
 typedef struct s0__guest s0__guest;
@@ -127,7 +128,7 @@ void s0__guest_set_network(s0__guest *g, struct s0__netpolicy *policy);
  * @param pid the process (0 when only the prefetch saw it).
  * @param err (transfer none) the verification error.
  */
-typedef void (*s0__guest_damage_fn)(void *payload, int32_t pid, const s0_error *err);
+typedef s0__rt_damage_fn s0__guest_damage_fn;
 
 /** Install the damage callback (nullable). */
 void s0__guest_set_damage_cb(s0__guest *g, s0__guest_damage_fn fn, void *payload);
@@ -273,11 +274,8 @@ void s0__guest_lock(s0__guest *g);
 /** Drop the lock taken by s0__guest_lock(). */
 void s0__guest_unlock(s0__guest *g);
 
-/** One heap of a locked guest (s0__guest_heaps_locked). */
-typedef struct s0__guest_heapref {
-	int32_t pid;
-	s0__heap *heap; /**< a reference: drop with s0__heap_unref() */
-} s0__guest_heapref;
+/** One heap of a locked guest (s0__guest_heaps_locked): a region of its image. */
+typedef s0__rt_region s0__guest_heapref;
 
 /**
  * Every process heap, by PID.
@@ -295,15 +293,6 @@ int s0__guest_heaps_locked(s0__guest *g, s0__guest_heapref **out, size_t *n_out,
  */
 int s0__guest_state_locked(s0__guest *g, void **buf_out, size_t *len_out,
                            uint64_t *sockets_dropped, s0_error **err);
-
-/** The heap of one restored process (s0__guest_restore). */
-typedef struct s0__heap_image {
-	int32_t pid;
-	uint64_t size_bytes;
-	uint32_t chunk_bytes;
-	const s0__objid *pages; /**< chunk-table pages (s0__heap_new_lazy) */
-	size_t npages;
-} s0__heap_image;
 
 /**
  * Rebuild a guest from a state blob and lazy heaps: same PIDs, variables,

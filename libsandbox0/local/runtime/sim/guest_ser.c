@@ -8,7 +8,7 @@
  * and 2 blobs still restore, their processes without what came later.
  */
 #include "local/runtime/sim/guest_impl.h"
-#include "local/runtime/sim/rtser.h"
+#include "local/runtime/rtser.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Heap-like content and the chunk hash behind `alloc` and `memhash` (heap.h). */
-#include "local/runtime/sim/heap.h"
+#include "local/runtime/heap.h"
 
 #include <string.h>
 

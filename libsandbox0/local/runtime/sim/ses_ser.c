@@ -7,7 +7,7 @@
  * reconciliation.
  */
 #include "local/runtime/sim/ses_int.h"
-#include "local/runtime/sim/rtser.h"
+#include "local/runtime/rtser.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * their state in the registry blob.
  */
 #include "local/runtime/sim/ses_int.h"
-#include "local/runtime/sim/rtser.h"
+#include "local/runtime/rtser.h"
 
 #include <sodium.h>
 #include <stdio.h>

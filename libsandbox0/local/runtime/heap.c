@@ -2,7 +2,7 @@
  * Chunked process heaps with zero, resident, lazy and damaged chunks,
  * dirty bits and a shared pager (heap.h).
  */
-#include "local/runtime/sim/heap.h"
+#include "local/runtime/heap.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

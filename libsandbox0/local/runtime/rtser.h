@@ -7,8 +7,8 @@
  *
  * @threadsafety plain values: one thread per writer/reader.
  */
-#ifndef S0_RUNTIME_SIM_RTSER_H
-#define S0_RUNTIME_SIM_RTSER_H
+#ifndef S0_RUNTIME_RTSER_H
+#define S0_RUNTIME_RTSER_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,6 @@
 /*
- * The simulated memory of one process: a byte array split into fixed-size
+ * A memory region of an execution image (runtime.h, image.h) — in the
+ * simulated runtime, the memory of one process: a byte array split into fixed-size
  * chunks (the checkpoint unit, 1 MiB by default — perf-baselines.md §2.1:
  * 1 MiB blocks compress fastest with the best ratio, and lazily fetched
  * 1 MiB chunks keep the object count low).
@@ -31,8 +32,8 @@
  * its own mutex, so s0__heap_prefetch(), s0__heap_snapshot() and
  * s0__heap_stats() may run on other threads at the same time.
  */
-#ifndef S0_RUNTIME_SIM_HEAP_H
-#define S0_RUNTIME_SIM_HEAP_H
+#ifndef S0_RUNTIME_HEAP_H
+#define S0_RUNTIME_HEAP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* Little-endian binary writer and bounds-checked reader (rtser.h). */
-#include "local/runtime/sim/rtser.h"
+#include "local/runtime/rtser.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -376,7 +376,7 @@ static void print_table(const results *r)
 int main(int argc, char **argv)
 {
 	scratch = argc > 1 ? argv[1] : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	s0__ckpt_fp_host(&FP);
+	s0__rt_fp_host(&FP, "s0-sim/1"); /* the simulated runtime's */
 	srand(7);
 	results r = {0};
 	run_capture(&r);

@@ -69,14 +69,6 @@
 typedef s0__rt_fp s0__ckpt_fp;
 
 /**
- * The fingerprint of this host under the simulated runtime (runtime
- * version "s0-sim/1", s0__rt_fp_host()): what the sim driver reports.
- * Template image and resources are left empty / zero for the caller.
- * @threadsafety safe
- */
-void s0__ckpt_fp_host(s0__ckpt_fp *out);
-
-/**
  * Whether an image may be restored on a destination.
  * @return NULL when compatible, else the name of the first field that
  *         differs ("runtime_version", "platform", "cpu_features",

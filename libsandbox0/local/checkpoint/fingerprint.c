@@ -1,12 +1,7 @@
-/* Compatibility fingerprints (ckpt.h). */
+/* Compatibility fingerprints (ckpt.h): the comparison; drivers fill them (runtime.h). */
 #include "local/checkpoint/ckpt.h"
 
 #include <string.h>
-
-void s0__ckpt_fp_host(s0__ckpt_fp *out)
-{
-	s0__rt_fp_host(out, "s0-sim/1");
-}
 
 const char *s0__ckpt_fp_mismatch(const s0__ckpt_fp *a, const s0__ckpt_fp *b)
 {

@@ -40,8 +40,9 @@ typedef struct s0__wake {
 	struct s0__wake *next;
 } s0__wake;
 
-/* The supervised sessions of one sandbox (runtime/sessions.h): kept by the
- * engine across runtime generations, freed with the sandbox. */
+/* The supervised sessions of one sandbox (made by the runtime driver,
+ * runtime/runtime.h): kept by the engine across runtime generations, freed
+ * with the sandbox. */
 typedef struct s0__sesreg {
 	char id[S0__ID_MAX];
 	struct s0__sessions *s;

@@ -133,7 +133,8 @@ START_TEST(cancel_rules)
 	ck_assert_int_eq(s0__ckpt_capture(p, ckfix_src(&F), &m, &info, NULL), S0_OK);
 	s0__ckpt_finish(p);
 	ck_assert_int_eq(prepare(0, &p, NULL), S0_OK);
-	ck_assert_int_eq(s0__ckpt_capture(p, ckfix_src(&F), &m, &info, &e), S0_EINVAL); /* not authorised */
+	/* not authorised */
+	ck_assert_int_eq(s0__ckpt_capture(p, ckfix_src(&F), &m, &info, &e), S0_EINVAL);
 	s0_error_free(e);
 	s0__ckpt_finish(p);
 	ck_assert_uint_eq(usage().reserved_bytes, 0);

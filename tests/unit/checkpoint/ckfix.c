@@ -41,7 +41,7 @@ void ckfix_open(ckfix *f, uint64_t budget_total, uint64_t image_limit)
 		ck_assert_int_eq(s0__ckpt_budget_new(budget_total, image_limit, &f->budget, NULL), S0_OK);
 	s0__ckpt_opts o = {.budget = f->budget, .hook = hook, .hook_payload = f};
 	ck_assert_int_eq(s0__ckpt_new(f->os, &o, &f->ck, NULL), S0_OK);
-	s0__ckpt_fp_host(&f->fp);
+	s0__rt_fp_host(&f->fp, "s0-sim/1"); /* the simulated runtime's */
 	snprintf(f->fp.template_image, sizeof f->fp.template_image, "tpl-default");
 	snprintf(f->fp.procd_version, sizeof f->fp.procd_version, "procd-sim/1");
 	f->fp.cpu_millis = 1000;

@@ -260,8 +260,10 @@ S0_API int s0_local_fault_release(s0_local *local, const char *name, s0_error **
  * and inspection"): node capacity and leases, carriers, operation records,
  * generations and object counts, runtimes and their logs; under "memory"
  * the upload reservation usage (MFB-12), checkpoint counters and the
- * retained images (sandbox, image, generation; MEM-04); each runtime's
- * guest summary (processes, procd version, restored image).
+ * retained images (sandbox, image, generation; MEM-04); under
+ * "node"."runtime" the runtime's name and capabilities ("memory",
+ * "virtual_time", "network", "contexts", "sessions", "real_processes");
+ * each runtime's guest summary (processes, procd version, restored image).
  * @param[in] sandbox_id (nullable) restrict per-sandbox facts to one.
  * @param[out] json_out (transfer full) JSON text; free with s0_free().
  * @since 0.1

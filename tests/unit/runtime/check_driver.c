@@ -227,6 +227,25 @@ START_TEST(local_option_runtime)
 	o.runtime = "sim";
 	int rc = s0_local_open(dir, &o, &l, &e);
 	ck_assert_msg(rc == S0_OK, "%s", e ? s0_error_message(e) : "?");
+	/* inspection names the runtime and what it can do */
+	char *json = NULL;
+	ck_assert_int_eq(s0_local_inspect(l, NULL, &json, NULL), S0_OK);
+	cJSON *ins = cJSON_Parse(json);
+	const cJSON *rt = cJSON_GetObjectItem(cJSON_GetObjectItem(ins, "node"), "runtime");
+	ck_assert_str_eq(s0__json_str(rt, "name"), "sim");
+	char *caps = cJSON_PrintUnformatted(cJSON_GetObjectItem(rt, "capabilities"));
+	ck_assert_str_eq(caps, "[\"memory\",\"virtual_time\",\"network\",\"contexts\",\"sessions\"]");
+	free(caps);
+	cJSON_Delete(ins);
+	s0_free(json);
+	s0_local_close(l);
+	/* a deployment without memory checkpoints: the runtime says so */
+	o.disable_memory_checkpoints = 1;
+	ck_assert_int_eq(s0_local_open(dir, &o, &l, NULL), S0_OK);
+	ck_assert_int_eq(s0_local_inspect(l, NULL, &json, NULL), S0_OK);
+	ck_assert_ptr_null(strstr(json, "\"memory\",\"virtual_time\""));
+	ck_assert_ptr_nonnull(strstr(json, "\"capabilities\":[\"virtual_time\""));
+	s0_free(json);
 	s0_local_close(l);
 	s0_test_rmrf(dir);
 	free(dir);
@@ -432,6 +451,13 @@ START_TEST(no_memory_host_refuses_capture)
 	s0_error *e = NULL;
 	ck_assert_int_eq(f.d->capture(f.g, &img, &e), S0_EUNAVAILABLE);
 	ck_assert_str_eq(s0_error_reason(e), "memory_unsupported");
+	s0_error_free(e);
+	e = NULL;
+	s0__rt_image_data none = {0};
+	s0__rt_image *back = NULL;
+	ck_assert_int_eq(f.d->image_restore(f.h, &none, NULL, &back, &e), S0_EUNAVAILABLE);
+	ck_assert_str_eq(s0_error_reason(e), "memory_unsupported");
+	ck_assert_ptr_null(back);
 	s0_error_free(e);
 	fix_stop(&f);
 	fix_close(&f);

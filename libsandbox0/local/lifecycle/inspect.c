@@ -20,6 +20,7 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 	cJSON *drv = cJSON_AddObjectToObject(n, "runtime"); /* the driver and what it can do */
 	if (drv && e->rt_drv) {
 		cJSON_AddStringToObject(drv, "name", e->rt_drv->name);
+		cJSON_AddStringToObject(drv, "description", e->rt_drv->description);
 		cJSON *caps = s0__rt_caps_json(e->rt_caps);
 		if (!cJSON_AddItemToObject(drv, "capabilities", caps))
 			cJSON_Delete(caps);

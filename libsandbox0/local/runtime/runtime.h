@@ -162,7 +162,7 @@ typedef struct s0__rt_start {
 /** A runtime driver. Every function pointer is set (no optional entries). */
 typedef struct s0__rt_driver {
 	const char *name;        /**< registry name ("sim") */
-	const char *description; /**< one line for `s0 serve --help` and inspection */
+	const char *description; /**< one line for inspection (node.runtime.description) */
 
 	/**
 	 * Whether this driver can run here. @return S0_OK, or S0_EUNAVAILABLE

@@ -21,7 +21,8 @@
 #include <unistd.h>
 
 #include "local/checkpoint/ckpt.h"
-#include "local/runtime/contexts.h"
+#include "local/runtime/sim/contexts.h"
+#include "local/runtime/sim/image.h"
 
 #define MiB (1024ull * 1024)
 #define GiB (1024 * MiB)
@@ -171,7 +172,10 @@ static double capture(bstore *s, bguest *b, s0__ckpt_image_info *info, double *c
 	s0__ckpt_meta m = {.sandbox_id = "bench", .rootfs_generation = "g", .fingerprint = &FP};
 	s0_error *e = NULL;
 	double t0 = now_s(), c0 = cpu_s();
-	if (s0__ckpt_capture_all(s->ck, b->g, &m, NULL, info, &e) < 0)
+	s0__sim_image_ref ref = {.guest = b->g};
+	s0__rt_image_src src;
+	s0__sim_image_src(&ref, &src);
+	if (s0__ckpt_capture_all(s->ck, &src, &m, NULL, info, &e) < 0)
 		die("capture", e);
 	if (cpu)
 		*cpu = cpu_s() - c0;
@@ -233,17 +237,30 @@ static double zstd_time(const char *in, const char *out, bool two, double *cpu)
 
 /* ---- restore to running ---- */
 
+/* Read the image and rebuild its guest as the simulated runtime does. */
+static s0__guest *restore_guest(bstore *s, const s0__objid *image)
+{
+	s0__ckpt_restored r;
+	s0_error *e = NULL;
+	if (s0__ckpt_restore(s->ck, image, NULL, &r, &e) < 0)
+		die("restore", e);
+	s0__guest *g = NULL;
+	s0__tmpfs *t = NULL;
+	if (s0__sim_image_build(&r.data, NULL, NULL, &g, &t, &e) < 0)
+		die("rebuild", e);
+	s0__tmpfs_free(t);
+	s0__ckpt_restored_clear(&r);
+	return g;
+}
+
 static double restore_time(bstore *s, const s0__objid *image)
 {
 	double v[RESTORES];
 	for (int i = 0; i < RESTORES; i++) {
-		s0__ckpt_restored r;
-		s0_error *e = NULL;
 		double t0 = now_s();
-		if (s0__ckpt_restore(s->ck, image, NULL, &r, &e) < 0)
-			die("restore", e);
+		s0__guest *g = restore_guest(s, image);
 		v[i] = now_s() - t0;
-		s0__ckpt_restored_clear(&r);
+		s0__guest_free(g);
 	}
 	return median(v, RESTORES);
 }
@@ -251,16 +268,12 @@ static double restore_time(bstore *s, const s0__objid *image)
 /* Restore, then touch every chunk (page in the whole image). */
 static double page_in_time(bstore *s, const s0__objid *image, const char *ctx)
 {
-	s0__ckpt_restored r;
-	s0_error *e = NULL;
 	double t0 = now_s();
-	if (s0__ckpt_restore(s->ck, image, NULL, &r, &e) < 0)
-		die("restore", e);
-	bguest b = {.g = r.guest};
+	bguest b = {.g = restore_guest(s, image)};
 	snprintf(b.ctx, sizeof b.ctx, "%s", ctx);
 	exec_line(&b, "memhash");
 	double t = now_s() - t0;
-	s0__ckpt_restored_clear(&r);
+	s0__guest_free(b.g);
 	return t;
 }
 
@@ -363,7 +376,7 @@ static void print_table(const results *r)
 int main(int argc, char **argv)
 {
 	scratch = argc > 1 ? argv[1] : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	s0__ckpt_fp_host(&FP);
+	s0__rt_fp_host(&FP, "s0-sim/1"); /* the simulated runtime's */
 	srand(7);
 	results r = {0};
 	run_capture(&r);

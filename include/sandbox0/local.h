@@ -86,12 +86,24 @@ typedef struct s0_local_options {
 	 * @since 0.2
 	 */
 	int32_t disable_webhook_outbox;
+	/**
+	 * Runtime that runs the sandboxes, by name (borrowed; read by
+	 * s0_local_open() only). NULL or "sim" = the simulated runtime: a
+	 * guest with a built-in shell and virtual time, no host processes,
+	 * real RootFS and tmpfs data. A name no runtime is registered under
+	 * makes s0_local_open() fail with S0_EINVAL naming it; a runtime that
+	 * cannot run on this machine fails it with S0_EUNAVAILABLE naming the
+	 * missing piece. The admin inspection reports the runtime and its
+	 * capabilities (node.runtime).
+	 * @since 0.2
+	 */
+	const char *runtime;
 } s0_local_options;
 
 /** Current version of ::s0_local_options. */
 #define S0_LOCAL_OPTIONS_VERSION 1
 /** Static initialiser. */
-#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 S0_BEGIN_DECLS
 
@@ -248,8 +260,10 @@ S0_API int s0_local_fault_release(s0_local *local, const char *name, s0_error **
  * and inspection"): node capacity and leases, carriers, operation records,
  * generations and object counts, runtimes and their logs; under "memory"
  * the upload reservation usage (MFB-12), checkpoint counters and the
- * retained images (sandbox, image, generation; MEM-04); each runtime's
- * guest summary (processes, procd version, restored image).
+ * retained images (sandbox, image, generation; MEM-04); under
+ * "node"."runtime" the runtime's name and capabilities ("memory",
+ * "virtual_time", "network", "contexts", "sessions", "real_processes");
+ * each runtime's guest summary (processes, procd version, restored image).
  * @param[in] sandbox_id (nullable) restrict per-sandbox facts to one.
  * @param[out] json_out (transfer full) JSON text; free with s0_free().
  * @since 0.1

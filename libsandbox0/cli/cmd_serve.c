@@ -46,6 +46,8 @@ static const cli_flag serve_flags[] = {
 	                                   "pauses (published Python SDK)"},
 	{"carriers", 0, FLAG_INT, "N", "warm carrier pool size, the most sandboxes running at "
 	                               "once (default 16)"},
+	{"runtime", 0, FLAG_STR, "NAME", "runtime running the sandboxes: sim (default), the "
+	                                 "simulated runtime; another name is refused"},
 	{"quiet", 'q', FLAG_BOOL, NULL, "no access log on stderr"},
 	{0},
 };
@@ -270,6 +272,7 @@ static int run_serve(cli *c)
 	s0_local_options lo = S0_LOCAL_OPTIONS_INIT;
 	lo.manual_clock = opt_bool(c, "manual-clock");
 	lo.warm_carriers = (int32_t)carriers; /* 0 = the default */
+	lo.runtime = opt_str(c, "runtime"); /* NULL = sim; an unknown one fails the open */
 	rc = s0_local_open(data, &lo, &local, &err);
 	if (rc < 0) {
 		bool locked = rc == S0_ECONFLICT && !strcmp(s0_error_reason(err), "data_dir_locked");
@@ -277,7 +280,8 @@ static int run_serve(cli *c)
 		rc = locked ? SERVE_EXIT_LOCKED : CLI_EXIT_FAIL;
 		goto out;
 	}
-	printf("s0 serve: data in %s (opened in %.0f ms)%s\n", data, (mono_now_s() - t0) * 1000,
+	printf("s0 serve: data in %s (opened in %.0f ms, runtime %s)%s\n", data,
+	       (mono_now_s() - t0) * 1000, lo.runtime ? lo.runtime : "sim",
 	       lo.manual_clock ? "; manual clock" : "");
 	rc = setup_keys(c, data, keys, &nkeys, &store, &made);
 	if (rc)

@@ -75,6 +75,7 @@ static int engine_options(s0_local *l, const s0_local_options *o, s0__engine_opt
 	eo->no_memory = o->disable_memory_checkpoints != 0;
 	eo->memory_image_limit_bytes = o->memory_image_limit_bytes;
 	eo->no_webhook_outbox = o->disable_webhook_outbox != 0;
+	eo->runtime = o->runtime; /* resolved (and checked) by the engine's open */
 	return S0_OK;
 }
 

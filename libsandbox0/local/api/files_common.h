@@ -3,7 +3,7 @@
 #define S0_API_FILES_COMMON_H
 
 #include "local/api/api_internal.h"
-#include "local/rootfs/router.h"
+#include "local/fsview/router.h"
 
 /* A 400 with a procd code (`invalid_request`, `invalid_paths`). */
 void s0__files_invalid(s0__rctx *c, const char *wire, const char *msg);

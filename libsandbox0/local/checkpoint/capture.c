@@ -24,7 +24,7 @@ typedef struct plan {
 	item *v;
 	size_t n, cap;
 	s0__manifest m;
-	s0__guest_heapref *heaps;
+	s0__rt_region *heaps;
 	size_t nheaps;
 	void *blobs[3];
 	size_t blob_len[3];
@@ -143,13 +143,13 @@ static void plan_free(plan *pl)
 		free(pl->blobs[i]);
 }
 
-/* Plan with the guest locked: the state blob, every heap, every blob. */
-static int build_plan(plan *pl, s0__guest *g, s0_error **err)
+/* Plan with the source locked: the state blob, every region, every blob. */
+static int build_plan(plan *pl, const s0__rt_image_src *src, s0_error **err)
 {
-	int rc = s0__guest_state_locked(g, &pl->blobs[0], &pl->blob_len[0],
-	                                &pl->m.info.sockets_dropped, err);
+	int rc = src->state_locked(src->self, &pl->blobs[0], &pl->blob_len[0],
+	                           &pl->m.info.sockets_dropped, err);
 	if (rc == S0_OK)
-		rc = s0__guest_heaps_locked(g, &pl->heaps, &pl->nheaps, err);
+		rc = src->regions_locked(src->self, &pl->heaps, &pl->nheaps, err);
 	if (rc < 0)
 		return rc;
 	pl->m.info.chunk_bytes = pl->nheaps ? s0__heap_chunk_bytes(pl->heaps[0].heap)
@@ -284,7 +284,7 @@ static void fill_meta(plan *pl, const s0__ckpt_meta *meta)
 	in->fingerprint = *meta->fingerprint;
 }
 
-int s0__ckpt_capture(s0__ckpt_prep *p, s0__guest *g, const s0__ckpt_meta *meta,
+int s0__ckpt_capture(s0__ckpt_prep *p, const s0__rt_image_src *src, const s0__ckpt_meta *meta,
                      s0__ckpt_image_info *out, s0_error **err)
 {
 	if (!p->authorized || !meta || !meta->fingerprint)
@@ -293,19 +293,22 @@ int s0__ckpt_capture(s0__ckpt_prep *p, s0__guest *g, const s0__ckpt_meta *meta,
 	plan pl = {.c = p->c};
 	fill_meta(&pl, meta);
 	s0_error *e = NULL;
-	int rc = meta->tmpfs ? s0__tmpfs_serialize(meta->tmpfs, &pl.blobs[1], &pl.blob_len[1], &e)
-	                     : S0_OK;
-	if (rc == S0_OK && meta->sessions)
-		rc = s0__sessions_serialize(meta->sessions, &pl.blobs[2], &pl.blob_len[2], &e);
+	int rc = src->tmpfs_blob(src->self, &pl.blobs[1], &pl.blob_len[1], &e);
+	if (rc == S0_OK && meta->sessions) {
+		if ((pl.blobs[2] = malloc(meta->sessions_len ? meta->sessions_len : 1)))
+			memcpy(pl.blobs[2], meta->sessions, meta->sessions_len);
+		pl.blob_len[2] = meta->sessions_len;
+		rc = pl.blobs[2] ? S0_OK : s0__error_nomem(&e);
+	}
 	s0__objid image;
 	if (rc == S0_OK) {
-		s0__guest_lock(g);
-		rc = build_plan(&pl, g, &e);
+		src->lock(src->self);
+		rc = build_plan(&pl, src, &e);
 		if (rc == S0_OK)
 			rc = store(&pl, p->sandbox_id, &image, &e);
 		for (size_t i = 0; rc == S0_OK && i < pl.nheaps; i++)
 			s0__heap_commit_ids(pl.heaps[i].heap, pl.m.heaps[i].ids, pl.m.heaps[i].n);
-		s0__guest_unlock(g);
+		src->unlock(src->self);
 	}
 	if (rc == S0_OK) {
 		fill_info(&pl, &image, out);

@@ -1,10 +1,11 @@
 /*
  * The checkpoint engine (design.md §5 "Runtime and checkpoints", §6
  * "Restore of memory", "Memory pause acceptance"): captures the execution
- * image of a simulated guest (runtime/guest.h) — process table, PIDs,
- * heaps, fds with offsets, contexts, the runtime tmpfs and (optionally) the
- * sessions registry — into the object store, and restores it into a fresh
- * guest.
+ * image a runtime driver hands out (runtime/image.h s0__rt_image_src:
+ * memory regions, a state blob, the runtime tmpfs) and (optionally) the
+ * sessions registry's blob into the object store, and reads it back for
+ * the driver to rebuild (runtime.h image_restore()). It never sees a
+ * driver's types: the state blob is opaque to it.
  *
  * Image layout. Heaps are cut into their chunks (1 MiB by default,
  * perf-baselines.md §2.1/§7: best speed and ratio per core, and 1/16 of
@@ -61,28 +62,11 @@
 #include "common/internal.h"
 #include "local/checkpoint/budget.h"
 #include "local/objects/objstore.h"
-#include "local/runtime/guest.h"
-#include "local/runtime/sessions.h"
-#include "local/runtime/tmpfs.h"
+#include "local/runtime/image.h"
+#include "local/runtime/runtime.h"
 
-/** Compatibility fingerprint of an image and of a destination carrier. */
-typedef struct s0__ckpt_fp {
-	char runtime_version[64];  /**< runsc / runtime build */
-	char platform[64];         /**< e.g. "linux/x86_64" */
-	char cpu_features[256];    /**< comma-separated CPU feature set */
-	char template_image[256];  /**< the sandbox's template image id */
-	int64_t cpu_millis;        /**< resources: CPU */
-	int64_t memory_bytes;      /**< resources: memory */
-	char procd_version[64];    /**< recorded, not compared */
-} s0__ckpt_fp;
-
-/**
- * The fingerprint of this host: runtime version "s0-sim/1", platform from
- * uname(2), CPU features from the CPU. Template image and resources are
- * left empty / zero for the caller.
- * @threadsafety safe
- */
-void s0__ckpt_fp_host(s0__ckpt_fp *out);
+/** Compatibility fingerprint of an image and of a destination (runtime.h). */
+typedef s0__rt_fp s0__ckpt_fp;
 
 /**
  * Whether an image may be restored on a destination.
@@ -152,15 +136,14 @@ typedef struct s0__ckpt_prepare_opts {
 	int64_t deadline_ms;     /**< monotonic time on @c clock; 0: one attempt only */
 	int64_t retry_ms;        /**< pause between attempts; 0: 100 */
 	s0_cancel_token *cancel; /**< (nullable) */
-	s0__tmpfs *tmpfs;        /**< (nullable) the runtime tmpfs, counted in the estimate */
 } s0__ckpt_prepare_opts;
 
 /** A capture in progress (prepared, maybe authorised). */
 typedef struct s0__ckpt_prep s0__ckpt_prep;
 
 /**
- * Prepare a capture of @p g: estimate the image and its upload, admit it,
- * reserve the upload.
+ * Prepare a capture of @p src: estimate the image (regions, state, tmpfs)
+ * and its upload, admit it, reserve the upload.
  * @param[out] out (transfer full) end with s0__ckpt_cancel() (before
  *             authorisation) or s0__ckpt_finish().
  * @retval S0_ECONFLICT `image_too_large`: over the per-image limit
@@ -172,7 +155,7 @@ typedef struct s0__ckpt_prep s0__ckpt_prep;
  *         the hook failed it. Nothing reserved or captured.
  * @retval S0_ECANCELED the cancel token fired.
  */
-int s0__ckpt_prepare(s0__ckpt *c, s0__guest *g, const s0__ckpt_prepare_opts *o,
+int s0__ckpt_prepare(s0__ckpt *c, const s0__rt_image_src *src, const s0__ckpt_prepare_opts *o,
                      s0__ckpt_prep **out, s0_error **err);
 
 /**
@@ -190,14 +173,14 @@ int s0__ckpt_cancel(s0__ckpt_prep *p, s0_error **err);
  */
 int s0__ckpt_authorize(s0__ckpt_prep *p, s0_error **err);
 
-/** What goes into an image besides the guest. */
+/** What goes into an image besides the source's. */
 typedef struct s0__ckpt_meta {
 	const char *sandbox_id;        /**< recorded (borrowed) */
 	const char *rootfs_generation; /**< the matching committed RootFS generation */
 	int64_t runtime_generation;    /**< the source runtime generation */
 	const s0__ckpt_fp *fingerprint;/**< the source carrier's (required) */
-	s0__tmpfs *tmpfs;              /**< (nullable) the runtime tmpfs */
-	s0__sessions *sessions;        /**< (nullable) sessions to carry */
+	const void *sessions;          /**< (nullable) the sessions registry's blob to carry */
+	size_t sessions_len;
 } s0__ckpt_meta;
 
 /** Facts about one capture. */
@@ -217,16 +200,16 @@ typedef struct s0__ckpt_image_info {
 } s0__ckpt_image_info;
 
 /**
- * Capture and commit an authorised preparation. The guest is locked for
- * the whole capture (the lead has fenced it); on success every heap chunk
- * captured is clean and remembers its id.
+ * Capture and commit an authorised preparation. The source is locked for
+ * the whole capture (the lead has fenced it); on success every region
+ * chunk captured is clean and remembers its id.
  * @param[out] out facts about the image (set on success only).
  * @retval S0_EMEMCAPTURE `capture_failed` (cause attached: object store,
  *         damaged chunk…) or `capture_uncertain` (hook): nothing of the
  *         image is visible; heaps keep their dirty bits.
  * @retval S0_EINVAL not authorised, or no fingerprint.
  */
-int s0__ckpt_capture(s0__ckpt_prep *p, s0__guest *g, const s0__ckpt_meta *meta,
+int s0__ckpt_capture(s0__ckpt_prep *p, const s0__rt_image_src *src, const s0__ckpt_meta *meta,
                      s0__ckpt_image_info *out, s0_error **err);
 
 /** Release the reservation and free @p p (after commit and physical source termination, or after a failure). NULL-safe. */
@@ -236,7 +219,7 @@ void s0__ckpt_finish(s0__ckpt_prep *p);
  * prepare + authorize + capture + finish in one call (tests, benchmarks,
  * memory forks of a running parent).
  */
-int s0__ckpt_capture_all(s0__ckpt *c, s0__guest *g, const s0__ckpt_meta *meta,
+int s0__ckpt_capture_all(s0__ckpt *c, const s0__rt_image_src *src, const s0__ckpt_meta *meta,
                          const s0__ckpt_prepare_opts *po, s0__ckpt_image_info *out,
                          s0_error **err);
 
@@ -268,27 +251,29 @@ typedef struct s0__ckpt_restore_opts {
 	const char *sandbox_id;             /**< for the hook (borrowed) */
 	const char *rootfs_generation;      /**< (nullable) the committed head it must match */
 	const s0__ckpt_fp *dest;            /**< (nullable) destination fingerprint to check */
-	const s0__guest_opts *guest;        /**< (nullable) clock and limits of the new guest */
-	const s0__sessions_opts *sessions;  /**< (nullable) rebuild carried sessions with these */
-	bool prefetch;                      /**< start the background prefetch */
-	s0__guest_damage_fn on_damage;      /**< (nullable) damage found after running */
-	void *damage_payload;
+	bool sessions;                      /**< read the carried sessions blob, if any */
 } s0__ckpt_restore_opts;
 
-/** What a restore hands back (each transfer full). */
+/**
+ * What a restore read (each buffer owned; free with
+ * s0__ckpt_restored_clear()): the image data a driver rebuilds
+ * (runtime.h image_restore(); its regions lazy on data.pager, which keeps
+ * reading through this engine), the sessions blob, the manifest.
+ */
 typedef struct s0__ckpt_restored {
-	s0__guest *guest;         /**< running; bind its files namespace */
-	s0__tmpfs *tmpfs;         /**< the captured tmpfs (NULL when none was captured) */
-	s0__sessions *sessions;   /**< (NULL unless carried and opts->sessions given) */
+	s0__rt_image_data data;
+	void *sessions;           /**< (NULL unless carried and opts->sessions) */
+	size_t sessions_len;
 	s0__ckpt_manifest_info info;
 } s0__ckpt_restored;
 
 /**
- * Rebuild the image in a fresh guest: same PIDs, variables, cwd, fds with
- * offsets, contexts, tmpfs, sessions; heaps lazy.
+ * Read and verify an image for a restore: the manifest, the fingerprint
+ * and generation checks, the state and tmpfs blobs (eagerly, verified);
+ * region chunks stay lazy. Nothing is rebuilt here.
  * @param[out] out set on success only; free with s0__ckpt_restored_clear().
  * @retval S0_ENOTFOUND image (or a part) missing.
- * @retval S0_ECORRUPT manifest or state damaged (never a half-built guest).
+ * @retval S0_ECORRUPT manifest or a blob damaged.
  * @retval S0_ECONFLICT `image_incompatible` (fingerprint; the message names
  *         the field) or `generation_mismatch` (the RootFS head moved).
  * @retval S0_ERESUME `restore_failed`: the hook failed a restore phase.
@@ -296,7 +281,7 @@ typedef struct s0__ckpt_restored {
 int s0__ckpt_restore(s0__ckpt *c, const s0__objid *image, const s0__ckpt_restore_opts *o,
                      s0__ckpt_restored *out, s0_error **err);
 
-/** Free what a restore handed back. NULL-safe. */
+/** Free what a restore handed back (drops its pager reference). NULL-safe. */
 void s0__ckpt_restored_clear(s0__ckpt_restored *r);
 
 /** Lazy-fetch counters of an engine (COST-05: restores read the image). */

@@ -8,15 +8,15 @@
 #define STATE_ESTIMATE ((uint64_t)64 << 10)
 
 /* Image bytes (every chunk that may hold data) and upload bytes (chunks to store). */
-static int estimate(s0__guest *g, s0__tmpfs *t, uint64_t *image, uint64_t *upload,
+static int estimate(const s0__rt_image_src *src, uint64_t *image, uint64_t *upload,
                     s0_error **err)
 {
-	s0__guest_heapref *hv = NULL;
+	s0__rt_region *hv = NULL;
 	size_t nh = 0;
-	s0__guest_lock(g);
-	int rc = s0__guest_heaps_locked(g, &hv, &nh, err);
-	s0__guest_unlock(g);
-	uint64_t extra = STATE_ESTIMATE + (t ? s0__tmpfs_used_bytes(t) : 0);
+	src->lock(src->self);
+	int rc = src->regions_locked(src->self, &hv, &nh, err);
+	src->unlock(src->self);
+	uint64_t extra = STATE_ESTIMATE + src->tmpfs_bytes(src->self);
 	*image = *upload = extra;
 	for (size_t i = 0; rc == S0_OK && i < nh; i++) {
 		s0__heap_chunkinfo *ci = NULL;
@@ -76,7 +76,7 @@ static int reserve(s0__ckpt_prep *p, const s0__ckpt_prepare_opts *o, s0_error **
 	}
 }
 
-int s0__ckpt_prepare(s0__ckpt *c, s0__guest *g, const s0__ckpt_prepare_opts *o,
+int s0__ckpt_prepare(s0__ckpt *c, const s0__rt_image_src *src, const s0__ckpt_prepare_opts *o,
                      s0__ckpt_prep **out, s0_error **err)
 {
 	s0__ckpt_prepare_opts d = {0};
@@ -88,7 +88,7 @@ int s0__ckpt_prepare(s0__ckpt *c, s0__guest *g, const s0__ckpt_prepare_opts *o,
 		return s0__error_nomem(err);
 	}
 	p->c = c;
-	int rc = estimate(g, o->tmpfs, &p->image_bytes, &p->upload_bytes, err);
+	int rc = estimate(src, &p->image_bytes, &p->upload_bytes, err);
 	if (rc == S0_OK && c->budget)
 		rc = s0__ckpt_budget_admit(c->budget, p->image_bytes, p->upload_bytes, err);
 	if (rc == S0_OK)
@@ -133,22 +133,20 @@ void s0__ckpt_finish(s0__ckpt_prep *p)
 	free(p);
 }
 
-int s0__ckpt_capture_all(s0__ckpt *c, s0__guest *g, const s0__ckpt_meta *meta,
+int s0__ckpt_capture_all(s0__ckpt *c, const s0__rt_image_src *src, const s0__ckpt_meta *meta,
                          const s0__ckpt_prepare_opts *po, s0__ckpt_image_info *out,
                          s0_error **err)
 {
 	s0__ckpt_prepare_opts o = po ? *po : (s0__ckpt_prepare_opts){0};
-	if (!o.tmpfs)
-		o.tmpfs = meta->tmpfs;
 	if (!o.sandbox_id)
 		o.sandbox_id = meta->sandbox_id;
 	s0__ckpt_prep *p;
-	int rc = s0__ckpt_prepare(c, g, &o, &p, err);
+	int rc = s0__ckpt_prepare(c, src, &o, &p, err);
 	if (rc < 0)
 		return rc;
 	rc = s0__ckpt_authorize(p, err);
 	if (rc == S0_OK)
-		rc = s0__ckpt_capture(p, g, meta, out, err);
+		rc = s0__ckpt_capture(p, src, meta, out, err);
 	if (rc == S0_OK)
 		out->upload_reserved = p->reserved;
 	s0__ckpt_finish(p);

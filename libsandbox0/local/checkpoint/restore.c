@@ -1,7 +1,7 @@
 /*
- * Restore (ckpt.h): verify the manifest and the small state, rebuild the
- * guest with lazy heaps whose chunks a pager fetches and verifies on
- * first touch.
+ * Restore (ckpt.h): verify the manifest and the small state, read the
+ * blobs, and hand the driver lazy regions whose chunks a pager fetches
+ * and verifies on first touch.
  */
 #include "local/checkpoint/ckpt_int.h"
 
@@ -137,43 +137,47 @@ static int hook_fail(s0__ckpt *c, int phase, const char *id, s0_error **err)
 	                     s0__ckpt_phase_name(phase));
 }
 
-/* The guest with lazy heaps from the manifest. */
-static int build_guest(s0__ckpt *c, const s0__manifest *m, const void *state, size_t len,
-                       const s0__ckpt_restore_opts *o, s0__guest **out, s0_error **err)
+/* The regions' lazy chunk tables and their pager. */
+static int regions(s0__ckpt *c, const s0__manifest *m, s0__ckpt_restored *r, s0_error **err)
 {
 	s0__heap_image *hi = calloc(m->nheaps ? m->nheaps : 1, sizeof *hi);
-	s0__pager *pager = NULL;
-	int rc = hi ? make_pager(c, &pager, err) : s0__error_nomem(err);
-	for (size_t i = 0; rc == S0_OK && i < m->nheaps; i++)
+	s0__objid **pages = calloc(m->nheaps ? m->nheaps : 1, sizeof *pages);
+	int rc = hi && pages ? make_pager(c, &r->data.pager, err) : s0__error_nomem(err);
+	for (size_t i = 0; rc == S0_OK && i < m->nheaps; i++) {
+		size_t np = m->heaps[i].npages;
+		if (np && !(pages[i] = malloc(np * sizeof **pages))) {
+			rc = s0__error_nomem(err);
+			break;
+		}
+		if (np)
+			memcpy(pages[i], m->heaps[i].pages, np * sizeof **pages);
 		hi[i] = (s0__heap_image){.pid = m->heaps[i].pid, .size_bytes = m->heaps[i].size,
-		                         .chunk_bytes = m->info.chunk_bytes, .pages = m->heaps[i].pages,
-		                         .npages = m->heaps[i].npages};
-	if (rc == S0_OK)
-		rc = s0__guest_restore(state, len, o->guest, hi, m->nheaps, pager, out, err);
-	s0__pager_unref(pager);
-	free(hi);
+		                         .chunk_bytes = m->info.chunk_bytes, .pages = pages[i],
+		                         .npages = np};
+	}
+	r->data.regions = hi;
+	r->data.nregions = hi ? m->nheaps : 0;
+	free(pages); /* each page table is owned through hi[i].pages */
 	return rc;
 }
 
-/* Everything but the guest's heaps: state, tmpfs, sessions. */
+/* Everything the driver rebuilds from: state, tmpfs, sessions, regions. */
 static int rebuild(s0__ckpt *c, const s0__manifest *m, const s0__ckpt_restore_opts *o,
                    s0__ckpt_restored *r, s0_error **err)
 {
-	void *state = NULL, *tmp = NULL, *ses = NULL;
+	void *state = NULL, *tmp = NULL;
 	int rc = read_blob(c, &m->state, &state, err);
 	if (rc == S0_OK && m->tmpfs.present)
 		rc = read_blob(c, &m->tmpfs, &tmp, err);
 	if (rc == S0_OK && m->sessions.present && o->sessions)
-		rc = read_blob(c, &m->sessions, &ses, err);
-	if (rc == S0_OK && tmp)
-		rc = s0__tmpfs_deserialize(tmp, (size_t)m->tmpfs.len, &r->tmpfs, err);
-	if (rc == S0_OK && ses)
-		rc = s0__sessions_deserialize(ses, (size_t)m->sessions.len, o->sessions, &r->sessions, err);
+		rc = read_blob(c, &m->sessions, &r->sessions, err);
+	r->data.state = state;
+	r->data.state_len = (size_t)m->state.len;
+	r->data.tmpfs = tmp;
+	r->data.tmpfs_len = tmp ? (size_t)m->tmpfs.len : 0;
+	r->sessions_len = r->sessions ? (size_t)m->sessions.len : 0;
 	if (rc == S0_OK)
-		rc = build_guest(c, m, state, (size_t)m->state.len, o, &r->guest, err);
-	free(state);
-	free(tmp);
-	free(ses);
+		rc = regions(c, m, r, err);
 	return rc;
 }
 
@@ -194,11 +198,6 @@ int s0__ckpt_restore(s0__ckpt *c, const s0__objid *image, const s0__ckpt_restore
 	s0__ckpt_restored r = {0};
 	if (rc == S0_OK)
 		rc = rebuild(c, &m, o, &r, err);
-	if (rc == S0_OK) {
-		s0__guest_set_damage_cb(r.guest, o->on_damage, o->damage_payload);
-		if (o->prefetch)
-			rc = s0__guest_prefetch_start(r.guest, err);
-	}
 	r.info = m.info;
 	s0__manifest_clear(&m);
 	if (rc < 0) {
@@ -214,8 +213,12 @@ void s0__ckpt_restored_clear(s0__ckpt_restored *r)
 {
 	if (!r)
 		return;
-	s0__guest_free(r->guest);
-	s0__tmpfs_free(r->tmpfs);
-	s0__sessions_free(r->sessions);
+	free((void *)r->data.state);
+	free((void *)r->data.tmpfs);
+	for (size_t i = 0; r->data.regions && i < r->data.nregions; i++)
+		free((void *)r->data.regions[i].pages);
+	free((void *)r->data.regions);
+	s0__pager_unref(r->data.pager);
+	free(r->sessions);
 	memset(r, 0, sizeof *r);
 }

@@ -185,16 +185,21 @@ s0__runtime *s0__runtime_access_runtime(s0__runtime_access *a)
 
 const struct s0__files_ns *s0__runtime_access_files(s0__runtime_access *a)
 {
-	return &a->rt->ns;
+	return a->rt->drv->files(a->rt->gen);
 }
 
-struct s0__guest *s0__runtime_access_guest(s0__runtime_access *a)
+int s0__runtime_access_proc(s0__runtime_access *a, s0__rt_proc_call *call, cJSON **data_out,
+                            int *status_out, s0_error **err)
 {
+	bool ses = call->op >= S0__RT_SES_CREATE;
+	uint32_t need = ses ? S0__RT_CAP_SESSIONS : S0__RT_CAP_CONTEXTS;
+	if (!(a->e->rt_caps & need))
+		return s0__error_set(err, S0_EUNAVAILABLE, "unsupported",
+		                     "the %s runtime has no %s", a->e->rt_drv->name,
+		                     ses ? "sessions" : "contexts");
+	if (ses && !(call->sessions = s0__engine_sessions(a->e, a->rt->sandbox_id,
+	                                                  a->rt->generation)))
+		return s0__error_nomem(err);
 	s0__engine_guest_sync(a->e, a->rt);
-	return a->rt->guest;
-}
-
-struct s0__sessions *s0__runtime_access_sessions(s0__runtime_access *a)
-{
-	return s0__engine_sessions(a->e, a->rt->sandbox_id, a->rt->generation);
+	return a->rt->drv->proc_call(a->rt->gen, call, data_out, status_out, err);
 }

@@ -131,25 +131,27 @@ int s0__engine_runtime_begin(s0__engine *e, const char *team, const char *id,
 void s0__engine_runtime_end(s0__runtime_access *a);
 
 /* The files view of a pinned runtime (RootFS + tmpfs + ephemeral mounts):
- * the namespace of local/rootfs/router.h, valid until runtime_end. */
+ * the namespace of local/fsview/router.h, valid until runtime_end. */
 struct s0__files_ns;
 const struct s0__files_ns *s0__runtime_access_files(s0__runtime_access *a);
 
-/* The simulated guest of a pinned runtime (contexts, runtime/contexts.h),
- * its virtual time caught up with the engine clock; valid until runtime_end. */
-struct s0__guest;
-struct s0__guest *s0__runtime_access_guest(s0__runtime_access *a);
+/*
+ * A contexts or sessions call (runtime/runtime.h s0__rt_proc_call) on the
+ * pinned runtime's generation, through its driver, with its virtual time
+ * caught up with the engine clock first. For a sessions call, call->sessions
+ * is set here to the sandbox's registry (created on first use; it outlives
+ * runtime generations and goes with the sandbox). S0_EUNAVAILABLE
+ * `unsupported` when the runtime has no contexts / sessions capability;
+ * S0_ENOMEM; else the driver's answer (api.md §8 errors).
+ */
+struct s0__rt_proc_call;
+int s0__runtime_access_proc(s0__runtime_access *a, struct s0__rt_proc_call *call,
+                            cJSON **data_out, int *status_out, s0_error **err);
 
 /* The latest time (unix ms) the data directory recorded; 0 when empty.
  * A manual clock starts no earlier (local.c), so it never goes back
  * across a reopen. */
 int64_t s0__engine_latest_recorded_ms(s0__engine *e);
-
-/* The sandbox's sessions registry (runtime/sessions.h), created on first
- * use; it outlives runtime generations and goes with the sandbox. NULL
- * only when out of memory. Use it with the pinned runtime's guest. */
-struct s0__sessions;
-struct s0__sessions *s0__runtime_access_sessions(s0__runtime_access *a);
 
 /* Keep sandbox id's sessions registry in the metadata store (best effort;
  * sessions_store.c): after a session is created, deleted or re-specified,

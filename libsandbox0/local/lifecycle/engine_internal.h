@@ -20,6 +20,8 @@ typedef struct s0__engine_options {
 	bool no_memory;    /* no memory checkpoints in this deployment (MEM-02) */
 	uint64_t memory_image_limit_bytes; /* per-image admission limit; 0 = default */
 	bool no_webhook_outbox; /* no durable webhook outbox (MFB-15) */
+	const char *runtime;    /* runtime driver name (runtime/runtime.h), read by open
+	                         * only; NULL = "sim" */
 } s0__engine_options;
 
 /* A per-sandbox lifecycle lock (in memory; rebuilt on manager restart). */
@@ -39,8 +41,9 @@ typedef struct s0__wake {
 	struct s0__wake *next;
 } s0__wake;
 
-/* The supervised sessions of one sandbox (runtime/sessions.h): kept by the
- * engine across runtime generations, freed with the sandbox. */
+/* The supervised sessions of one sandbox (made by the runtime driver,
+ * runtime/runtime.h): kept by the engine across runtime generations, freed
+ * with the sandbox. */
 typedef struct s0__sesreg {
 	char id[S0__ID_MAX];
 	struct s0__sessions *s;
@@ -62,7 +65,7 @@ typedef struct s0__ctld {
 typedef struct s0__memprep s0__memprep;
 struct s0__ckpt;
 struct s0__ckpt_budget;
-struct s0__ckpt_fp;
+struct s0__rt_fp;
 
 struct s0__engine {
 	char *dir;
@@ -91,7 +94,18 @@ struct s0__engine {
 	bool budget_held;               /* upload_budget_hold applied (under mu) */
 	s0__memprep *mempreps;          /* captures in flight (under mu) */
 	struct s0__webhooks *webhooks;  /* webhook outbox (webhook.c) */
+	const s0__rt_driver *rt_drv;    /* the runtime driver (runtime_start.c) */
+	s0__rt_host *rt_host;           /* ... opened for this engine */
+	uint32_t rt_caps;               /* its capabilities (s0__rt_caps) */
 };
+
+/*
+ * Open the runtime driver named by e->opt.runtime (runtime_start.c).
+ * S0_EINVAL naming an unknown runtime; S0_EUNAVAILABLE when it cannot run
+ * here (its probe's reason). Closing is NULL-safe and idempotent.
+ */
+int s0__engine_rt_open(s0__engine *e, s0_error **err);
+void s0__engine_rt_close(s0__engine *e);
 
 /* Time on the engine clock. */
 int64_t s0__engine_now(s0__engine *e);
@@ -216,23 +230,22 @@ void s0__engine_sessions_drop(s0__engine *e, const char *id);
 void s0__engine_sessions_set(s0__engine *e, const char *id, struct s0__sessions *s);
 /* Free every registry (close, manager restart). */
 void s0__engine_sessions_free_all(s0__engine *e);
-/* A fresh guest for a runtime: the sandbox's env_vars, the engine clock. */
-int s0__engine_guest_new(s0__engine *e, const s0__sandbox_row *row, struct s0__guest **out,
-                         s0_error **err);
-/* network.c: compile config.network and apply it to a guest's simulated
- * network (fault `network_policy` → S0_EUNAVAILABLE, nothing applied). */
-int s0__engine_apply_network(s0__engine *e, const char *config_json, struct s0__guest *g,
+/* network.c: compile config.network and apply it to a runtime generation
+ * through its driver (fault `network_policy` → S0_EUNAVAILABLE, nothing
+ * applied). */
+int s0__engine_apply_network(s0__engine *e, const char *config_json, s0__runtime *rt,
                              s0_error **err);
 /* Re-apply the stored policy to row's running generation, if any (update). */
 void s0__engine_reapply_network(s0__engine *e, const s0__sandbox_row *row);
-/* Catch the runtime's guest up with the engine clock (virtual time). */
+/* Catch the runtime's guest up with the engine clock (drivers with
+ * S0__RT_CAP_VIRTUAL_TIME; a no-op otherwise and once halted). */
 void s0__engine_guest_sync(s0__engine *e, s0__runtime *rt);
 
 /* memory.c: checkpoint engine, budget, fault hooks, image GC roots. */
 int s0__engine_mem_init(s0__engine *e, s0_error **err);
 void s0__engine_mem_close(s0__engine *e);
 /* The destination fingerprint of a sandbox on this node. */
-void s0__engine_fingerprint(s0__engine *e, const s0__sandbox_row *row, struct s0__ckpt_fp *fp);
+void s0__engine_fingerprint(s0__engine *e, const s0__sandbox_row *row, struct s0__rt_fp *fp);
 /* CPU and memory of a sandbox's resources. */
 void s0__engine_resources(const s0__sandbox_row *row, int64_t *cpu, int64_t *mem);
 /* Prepare and authorise a memory capture of rt (pause request). Errors:

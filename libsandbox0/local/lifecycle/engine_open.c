@@ -54,6 +54,7 @@ void s0__engine_close(s0__engine *e)
 	drop_memory_state(e);
 	s0__engine_sessions_free_all(e);
 	s0__engine_mem_close(e);
+	s0__engine_rt_close(e);
 	s0__storage_close(e->storage);
 	s0__meta_close(e->meta);
 	s0__faults_free(e->faults);
@@ -197,6 +198,8 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 	e->dir = s0__strdup(dir);
 	s0__node_init(&e->node, opt->node_cpu_millis, opt->node_memory_bytes, opt->warm_carriers);
 	int rc = e->dir ? S0_OK : s0__error_nomem(err);
+	if (rc == S0_OK)
+		rc = s0__engine_rt_open(e, err);
 	if (rc == S0_OK)
 		rc = s0__faults_new(&e->opt.clock, &e->faults, err);
 	if (rc == S0_OK)

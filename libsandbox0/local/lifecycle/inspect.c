@@ -4,7 +4,6 @@
 
 #include "common/json.h"
 #include "local/lifecycle/engine_open.h"
-#include "local/runtime/guest.h"
 
 static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 {
@@ -18,6 +17,14 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 	cJSON_AddNumberToObject(n, "carriers_total", nd->carriers_total);
 	cJSON_AddNumberToObject(n, "carriers_used", nd->carriers_used);
 	cJSON_AddNumberToObject(n, "nbd_used", nd->nbd_used);
+	cJSON *drv = cJSON_AddObjectToObject(n, "runtime"); /* the driver and what it can do */
+	if (drv && e->rt_drv) {
+		cJSON_AddStringToObject(drv, "name", e->rt_drv->name);
+		cJSON_AddStringToObject(drv, "description", e->rt_drv->description);
+		cJSON *caps = s0__rt_caps_json(e->rt_caps);
+		if (!cJSON_AddItemToObject(drv, "capabilities", caps))
+			cJSON_Delete(caps);
+	}
 	cJSON_AddNumberToObject(n, "runtimes_started", (double)nd->runtimes_started);
 	cJSON_AddNumberToObject(n, "runtimes_stopped", (double)nd->runtimes_stopped);
 	cJSON_AddNumberToObject(n, "runtimes_crashed", (double)nd->runtimes_crashed);
@@ -53,30 +60,13 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 			cJSON_AddNumberToObject(r, "dirty_chunks", (double)dirty);
 			cJSON_AddNumberToObject(r, "chunks_fetched", (double)fetched);
 		}
-		/* guest summary: processes, procd version, restored image */
+		/* the generation as its driver sees it (the simulated guest's
+		 * processes, procd version, network), and the restored image */
+		cJSON_AddStringToObject(r, "runtime", rt->drv ? rt->drv->name : "");
 		cJSON_AddStringToObject(r, "restored_image", rt->restored_image);
-		cJSON *gi = rt->guest && !rt->halted ? s0__guest_inspect(rt->guest) : NULL;
-		if (gi) {
-			cJSON *g = cJSON_AddObjectToObject(r, "guest");
-			const cJSON *pv = cJSON_GetObjectItem(gi, "procd_version");
-			const cJSON *ps = cJSON_GetObjectItem(gi, "processes");
-			if (g && cJSON_IsString(pv))
-				cJSON_AddStringToObject(g, "procd_version", pv->valuestring);
-			if (g)
-				cJSON_AddNumberToObject(g, "processes", cJSON_GetArraySize(ps));
-			cJSON *net = cJSON_DetachItemFromObject(gi, "network");
-			if (!g || !cJSON_AddItemToObject(g, "network", net))
-				cJSON_Delete(net);
-			cJSON *pids = g ? cJSON_AddArrayToObject(g, "pids") : NULL;
-			const cJSON *p;
-			cJSON_ArrayForEach(p, ps)
-			{
-				const cJSON *pid = cJSON_GetObjectItem(p, "pid");
-				if (pids && cJSON_IsNumber(pid))
-					cJSON_AddItemToArray(pids, cJSON_CreateNumber(pid->valuedouble));
-			}
+		cJSON *gi = rt->gen && !rt->halted ? rt->drv->inspect(rt->gen) : NULL;
+		if (gi && !cJSON_AddItemToObject(r, "guest", gi))
 			cJSON_Delete(gi);
-		}
 		cJSON_AddItemToArray(rts, r);
 	}
 	/* lifecycle locks held or awaited, per sandbox (tests order races with it) */

@@ -2,7 +2,9 @@
  * Memory checkpoints in the lifecycle (seed "Explicit Memory Pause And
  * Resume"; design.md §6 "Memory pause acceptance", "Restore of memory"):
  * the checkpoint engine (checkpoint/ckpt.h) over the backend's object
- * store, its upload reservation budget, the fault hooks of its phases, the
+ * store, fed with the image parts the runtime driver hands out
+ * (runtime/runtime.h capture(); drivers without S0__RT_CAP_MEMORY answer
+ * 503 memory_unavailable), its upload reservation budget, the fault hooks of its phases, the
  * captures in flight (node side: a manager restart keeps them) and the GC
  * roots of retained images.
  *
@@ -152,7 +154,7 @@ void s0__engine_mem_close(s0__engine *e)
  * (runtime_version, platform, cpu_features; MFB-02). */
 void s0__engine_fingerprint(s0__engine *e, const s0__sandbox_row *row, s0__ckpt_fp *fp)
 {
-	s0__ckpt_fp_host(fp);
+	e->rt_drv->fingerprint(e->rt_host, fp);
 	s0__strlcpy(fp->template_image, row->image, sizeof fp->template_image);
 	s0__engine_resources(row, &fp->cpu_millis, &fp->memory_bytes);
 	if (s0__fault_armed(e->faults, "carrier_fingerprint", "runtime_version"))
@@ -166,7 +168,9 @@ void s0__engine_fingerprint(s0__engine *e, const s0__sandbox_row *row, s0__ckpt_
 int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
                            s0_cancel_token *cancel, s0_error **err)
 {
-	if (e->opt.no_memory) /* never downgraded to a filesystem pause (MEM-02) */
+	s0__rt_image_src src;
+	/* never downgraded to a filesystem pause (MEM-02) */
+	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || rt->drv->capture(rt->gen, &src, NULL) < 0)
 		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
 		                     "memory unavailable: this deployment does not support memory "
 		                     "checkpoints");
@@ -176,7 +180,6 @@ int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
 		.deadline_ms = s0__engine_now(e) + PREPARE_DEADLINE_MS,
 		.retry_ms = PREPARE_RETRY_MS,
 		.cancel = cancel,
-		.tmpfs = rt->tmpfs,
 	};
 	/* webhooks: a durable outbox, drained before capture (MFB-15) */
 	int wrc = s0__webhook_before_capture(e, id, po.deadline_ms, cancel, err);
@@ -185,7 +188,7 @@ int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
 	s0__memprep *m = calloc(1, sizeof *m);
 	if (!m)
 		return s0__error_nomem(err);
-	int rc = s0__ckpt_prepare(e->ckpt, rt->guest, &po, &m->prep, err);
+	int rc = s0__ckpt_prepare(e->ckpt, &src, &po, &m->prep, err);
 	if (rc < 0) {
 		free(m);
 		sync_budget_hold(e);
@@ -220,26 +223,32 @@ int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt,
 	s0__memprep *m = find_prep(e, op->sandbox_id);
 	if (!m || m->failed)
 		return S0_EMEMCAPTURE;
+	s0__rt_image_src src;
+	if (rt->drv->capture(rt->gen, &src, NULL) < 0)
+		return S0_EMEMCAPTURE;
 	s0__sandbox_row row = {0};
 	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) < 0)
 		return S0_EMEMCAPTURE;
 	s0__ckpt_fp fp;
 	s0__engine_fingerprint(e, &row, &fp);
-	s0__strlcpy(fp.procd_version, s0__guest_procd_version(rt->guest), sizeof fp.procd_version);
+	s0__strlcpy(fp.procd_version, rt->drv->procd_version(rt->gen), sizeof fp.procd_version);
 	s0__sandbox_rec_clear(&row.rec);
 	s0__ckpt_meta meta = {
 		.sandbox_id = op->sandbox_id,
 		.rootfs_generation = gen,
 		.runtime_generation = op->generation,
 		.fingerprint = &fp,
-		.tmpfs = rt->tmpfs,
-		/* sessions ride along, for a backend that reopens before the resume */
-		.sessions = s0__engine_sessions_find(e, op->sandbox_id),
 	};
+	/* sessions ride along, for a backend that reopens before the resume */
+	struct s0__sessions *ses = s0__engine_sessions_find(e, op->sandbox_id);
+	void *ses_blob = NULL;
+	if (ses && rt->drv->sessions_save(ses, &ses_blob, &meta.sessions_len, NULL) == S0_OK)
+		meta.sessions = ses_blob;
 	s0__ckpt_image_info info;
 	s0_error *cerr = NULL;
 	s0__webhook_capture_started(e, op->sandbox_id); /* MFB-15 inspection */
-	int rc = s0__ckpt_capture(m->prep, rt->guest, &meta, &info, &cerr);
+	int rc = s0__ckpt_capture(m->prep, &src, &meta, &info, &cerr);
+	free(ses_blob);
 	s0_error_free(cerr);
 	if (rc < 0) {
 		m->failed = true; /* never retried (MFB-08) */
@@ -279,7 +288,7 @@ cJSON *s0__engine_mem_inspect(s0__engine *e)
 	cJSON *m = cJSON_CreateObject();
 	if (!m)
 		return NULL;
-	cJSON_AddBoolToObject(m, "supported", !e->opt.no_memory);
+	cJSON_AddBoolToObject(m, "supported", (e->rt_caps & S0__RT_CAP_MEMORY) != 0);
 	s0__ckpt_budget_usage u;
 	s0__ckpt_budget_usage_get(e->budget, &u);
 	cJSON *r = cJSON_AddObjectToObject(m, "reservation");
@@ -342,7 +351,8 @@ int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__r
                                 bool *recorded, s0_error **err)
 {
 	*recorded = false;
-	if (e->opt.no_memory)
+	s0__rt_image_src src;
+	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || rt->drv->capture(rt->gen, &src, NULL) < 0)
 		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
 		                     "memory unavailable: this deployment does not support memory "
 		                     "checkpoints");
@@ -351,13 +361,12 @@ int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__r
 		.clock = &e->opt.clock,
 		.deadline_ms = 0, /* one attempt: a pending capture is the caller's retry */
 		.retry_ms = PREPARE_RETRY_MS,
-		.tmpfs = rt->tmpfs,
 	};
 	s0__memprep *m = calloc(1, sizeof *m);
 	if (!m)
 		return s0__error_nomem(err);
 	s0_error *perr = NULL;
-	int rc = s0__ckpt_prepare(e->ckpt, rt->guest, &po, &m->prep, &perr);
+	int rc = s0__ckpt_prepare(e->ckpt, &src, &po, &m->prep, &perr);
 	if (rc < 0) {
 		free(m);
 		sync_budget_hold(e);
@@ -393,17 +402,16 @@ int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__r
 	if (rc == S0_OK) {
 		s0__ckpt_fp fp;
 		s0__engine_fingerprint(e, row, &fp);
-		s0__strlcpy(fp.procd_version, s0__guest_procd_version(rt->guest),
+		s0__strlcpy(fp.procd_version, rt->drv->procd_version(rt->gen),
 		            sizeof fp.procd_version);
 		s0__ckpt_meta meta = {
 		        .sandbox_id = row->rec.id,
 		        .rootfs_generation = gen,
 		        .runtime_generation = row->rec.runtime_generation,
 		        .fingerprint = &fp,
-		        .tmpfs = rt->tmpfs,
 		};
 		s0__ckpt_image_info info;
-		rc = s0__ckpt_capture(m->prep, rt->guest, &meta, &info, &cerr);
+		rc = s0__ckpt_capture(m->prep, &src, &meta, &info, &cerr);
 		s0_error_free(cerr);
 		if (rc == S0_OK) {
 			pthread_mutex_lock(&e->mu);

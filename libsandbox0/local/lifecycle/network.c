@@ -1,17 +1,16 @@
 /*
  * The sandbox's network policy on its runtime (seed "Filesystem Resume
  * Transaction" step 4; RTX-04): compiled from the durable config and
- * applied to a new runtime's simulated network before the readiness
+ * applied through the runtime driver to a new generation before the readiness
  * proof, and re-applied to the running generation when the config changes.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "local/lifecycle/engine_internal.h"
-#include "local/runtime/guest.h"
 #include "local/runtime/netpolicy.h"
 
-int s0__engine_apply_network(s0__engine *e, const char *config_json, struct s0__guest *g,
+int s0__engine_apply_network(s0__engine *e, const char *config_json, s0__runtime *rt,
                              s0_error **err)
 {
 	if (s0__fault_hit(e->faults, "network_policy", NULL) != S0__FAULT_NONE)
@@ -28,8 +27,7 @@ int s0__engine_apply_network(s0__engine *e, const char *config_json, struct s0__
 		s0__error_set_cause(w, cause);
 		return s0__error_put(err, w);
 	}
-	s0__guest_set_network(g, p);
-	return S0_OK;
+	return rt->drv->network_apply(rt->gen, p, err);
 }
 
 void s0__engine_reapply_network(s0__engine *e, const s0__sandbox_row *row)
@@ -38,14 +36,14 @@ void s0__engine_reapply_network(s0__engine *e, const s0__sandbox_row *row)
 		return;
 	pthread_mutex_lock(&e->mu);
 	s0__runtime *rt = s0__node_find(&e->node, row->rec.runtime_id);
-	bool usable = rt && rt->ready && !rt->halted && !rt->fenced && rt->guest;
+	bool usable = rt && rt->ready && !rt->halted && !rt->fenced && rt->gen;
 	if (usable)
-		rt->pins++; /* keeps the guest until we are done */
+		rt->pins++; /* keeps the generation until we are done */
 	pthread_mutex_unlock(&e->mu);
 	if (!usable)
 		return; /* the next generation applies the stored policy */
 	s0_error *err = NULL;
-	if (s0__engine_apply_network(e, row->rec.config_json, rt->guest, &err) < 0)
+	if (s0__engine_apply_network(e, row->rec.config_json, rt, &err) < 0)
 		s0_error_free(err); /* the old policy stays; a fault is a test's choice */
 	pthread_mutex_lock(&e->mu);
 	rt->pins--;

@@ -88,6 +88,9 @@ s0__runtime *s0__node_find_sandbox(s0__node *n, const char *sandbox_id)
 int s0__node_terminal_proof(struct s0__faults *f, const s0__runtime *rt, s0_error **err)
 {
 	struct stat st;
+	/* the driver's resources: processes, mounts, devices of the generation */
+	if (rt && rt->drv && rt->host && rt->drv->terminal_proof(rt->host, rt->id, err) < 0)
+		return S0_EUNAVAILABLE;
 	if (rt && rt->alloc_dir && stat(rt->alloc_dir, &st) == 0)
 		return s0__error_set(err, S0_EUNAVAILABLE, "terminal_proof",
 		                     "allocation directory %s is still present", rt->alloc_dir);

@@ -2,8 +2,7 @@
  * The simulated node (design.md §5 "Runtime and checkpoints"): CPU and
  * memory capacity with per-runtime leases, a warm pool of carriers, a pool
  * of block-device attach slots ("NBD devices"), and the runtimes running on
- * it. The simulated runtime says so: no real processes exist; its RootFS
- * and tmpfs are real data.
+ * it, each a generation of the engine's runtime driver (runtime/runtime.h).
  *
  * Not thread-safe by itself: the engine guards it with engine->mu.
  */
@@ -16,7 +15,7 @@
 #include "common/internal.h"
 #include "local/lifecycle/engine.h"
 #include "local/lifecycle/storage.h"
-#include "local/rootfs/router.h"
+#include "local/runtime/runtime.h"
 
 typedef struct s0__runtime {
 	char id[S0__ID_MAX];
@@ -26,14 +25,12 @@ typedef struct s0__runtime {
 	int64_t cpu_millis, memory_bytes;
 	s0__volume *volume; /* writable branch + ext4 */
 	char attached[S0__GEN_MAX]; /* the committed generation it started on (RTX-02) */
-	struct s0__tmpfs *tmpfs; /* /tmp, /proc, /dev, /sys and ephemeral mounts */
-	struct s0__guest *guest; /* the simulated processes (runtime/guest.h) */
-	int64_t guest_synced_ms; /* engine time the guest's virtual time last caught up to */
-	char restored_image[160]; /* memory image this guest was restored from ("" none) */
-	char **ephemeral;        /* template runtime-only mount paths */
-	size_t n_ephemeral;
-	s0__files_ns ns;         /* files view: RootFS + tmpfs */
-	bool ns_ready;
+	/* what runs on the volume (runtime/runtime.h): the engine's driver and
+	 * host, and this generation's handle (NULL once halted) */
+	const struct s0__rt_driver *drv;
+	struct s0__rt_host *host;
+	struct s0__rt_gen *gen;
+	char restored_image[160]; /* memory image this generation was restored from ("" none) */
 	int pins;           /* runtime requests in flight */
 	bool fenced;        /* retirement began: no new requests */
 	bool barrier;       /* a snapshot or fork is checkpointing: requests wait */

@@ -65,7 +65,7 @@ int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memor
 			goto out;
 		pthread_mutex_lock(&e->mu);
 		s0__runtime *rt = s0__node_find(&e->node, row.rec.runtime_id);
-		bool ok = rt && rt->ready && !rt->fenced && !rt->barrier && rt->guest &&
+		bool ok = rt && rt->ready && !rt->fenced && !rt->barrier && rt->gen &&
 		          !rt->prep_cancel;
 		if (ok) {
 			rt->prep_cancel = tok;

@@ -1,8 +1,10 @@
 /*
  * Starting a runtime generation for a sandbox (seed "Filesystem Resume
  * Transaction" steps 2–6): lease a carrier and exact CPU/memory, attach the
- * committed head lazily, prepare a fresh tmpfs, prove readiness, and only
- * then report it. Shared by claim, resume, wake-up and crash recovery.
+ * committed head lazily, start a generation of the engine's runtime driver
+ * on it (runtime/runtime.h: runtime-only mounts, processes, files view),
+ * prove readiness, and only then report it. Shared by claim, resume,
+ * wake-up and crash recovery.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,11 +18,34 @@
 #include "local/checkpoint/ckpt.h"
 #include "local/objects/objid.h"
 #include "local/rootfs/rootfs.h"
-#include "local/runtime/guest.h"
-#include "local/runtime/sessions.h"
-#include "local/runtime/tmpfs.h"
+#include "local/runtime/runtime.h"
 
 #define DEFAULT_MEMORY (512LL << 20)
+
+int s0__engine_rt_open(s0__engine *e, s0_error **err)
+{
+	const s0__rt_driver *d;
+	int rc = s0__rt_driver_find(e->opt.runtime, &d, err);
+	if (rc == S0_OK)
+		rc = d->probe(err);
+	s0__rt_host_opts ho = {.clock = &e->opt.clock, .state_dir = e->dir,
+	                       .no_memory = e->opt.no_memory};
+	if (rc == S0_OK)
+		rc = d->open(&ho, &e->rt_host, err);
+	if (rc < 0)
+		return rc;
+	e->rt_drv = d;
+	e->rt_caps = d->caps(e->rt_host);
+	e->opt.runtime = d->name; /* the caller's string is not kept */
+	return S0_OK;
+}
+
+void s0__engine_rt_close(s0__engine *e)
+{
+	if (e->rt_drv)
+		e->rt_drv->close(e->rt_host);
+	e->rt_host = NULL;
+}
 
 void s0__engine_resources(const s0__sandbox_row *row, int64_t *cpu, int64_t *mem)
 {
@@ -64,9 +89,10 @@ static int quota_check(s0__engine *e, s0_error **err)
 	return S0_OK;
 }
 
-/* Drop the runtime's process state, tmpfs and writable branch (never
- * published here); its leases stay. The pointers are detached under the
- * engine lock (inspection reads them) and freed outside it. */
+/* Stop the runtime's generation (its processes, tmpfs and files view) and
+ * drop its writable branch (never published here); its leases stay. The
+ * handles are detached under the engine lock (inspection reads them) and
+ * freed outside it. */
 static bool halt(s0__engine *e, s0__runtime *rt)
 {
 	pthread_mutex_lock(&e->mu);
@@ -75,27 +101,14 @@ static bool halt(s0__engine *e, s0__runtime *rt)
 		return false;
 	}
 	s0__volume *v = rt->volume;
-	struct s0__tmpfs *tmp = rt->tmpfs;
-	char **eph = rt->ephemeral;
-	size_t n_eph = rt->n_ephemeral;
-	bool ns = rt->ns_ready;
-	s0__guest *g = rt->guest;
-	rt->guest = NULL;
+	s0__rt_gen *g = rt->gen;
+	rt->gen = NULL;
 	rt->volume = NULL;
-	rt->tmpfs = NULL;
-	rt->ephemeral = NULL;
-	rt->n_ephemeral = 0;
-	rt->ns_ready = false;
 	rt->halted = true;
 	pthread_mutex_unlock(&e->mu);
-	if (g) /* graceful shutdown: procd first, then its children (SES-04) */
-		s0__guest_shutdown(g);
-	s0__guest_free(g);
-	if (ns)
-		s0__files_ns_clear(&rt->ns);
+	if (g) /* graceful: procd first, then its children (SES-04) */
+		rt->drv->stop(g);
 	s0__volume_free(v);
-	s0__tmpfs_free(tmp);
-	s0__strv_free(eph, n_eph);
 	return true;
 }
 
@@ -140,63 +153,52 @@ static void abandon(s0__engine *e, s0__runtime *rt)
 	pthread_mutex_unlock(&e->mu);
 }
 
-/* A fresh runtime tmpfs (/tmp, /proc, /dev, /sys) plus the template's
- * ephemeral mounts with their size limits. */
-static int new_tmpfs(s0__runtime *rt, const s0_clock *clock, const uint64_t *limits,
-                     s0_error **err)
-{
-	int rc = s0__tmpfs_new_runtime_clock(clock, NULL, 0, &rt->tmpfs, err);
-	for (size_t i = 0; rc == S0_OK && i < rt->n_ephemeral; i++) {
-		s0_error *e = NULL;
-		rc = s0__tmpfs_add_mount(rt->tmpfs, rt->ephemeral[i], strlen(rt->ephemeral[i]), 0777, 0,
-		                         limits[i], &e);
-		if (rc == S0_ECONFLICT) { /* listed twice, or one of the built-ins */
-			s0_error_free(e);
-			rc = S0_OK;
-		} else if (rc < 0) {
-			s0__error_put(err, e);
-		}
-	}
-	return rc;
-}
-
 /*
- * Restore a memory image for rt (design.md §6 "Restore of memory"): 1 =
- * restored into *rs; 0 = not restorable (missing, damaged, incompatible,
- * head moved: MEM-05, MFB-01/02), fall back to fresh processes;
- * S0_ERESUME = failed after the restore was authorised (MFB-03).
+ * Restore a memory image for rt (design.md §6 "Restore of memory"): the
+ * checkpoint engine reads and verifies it, the driver rebuilds it. 1 =
+ * restored into *img (and *ses: the image's sessions when this process no
+ * longer holds the registry, i.e. the backend restarted since the
+ * capture); 0 = not restorable (missing, damaged, incompatible, head moved:
+ * MEM-05, MFB-01/02), fall back to fresh processes; S0_ERESUME = failed
+ * after the restore was authorised (MFB-03).
  */
 static int restore_image(s0__engine *e, const s0__sandbox_row *row, const char *image,
-                         s0__ckpt_restored *rs, s0_error **err)
+                         s0__rt_image **img, struct s0__sessions **ses, s0_error **err)
 {
 	s0__objid iid;
 	if (!image || !*image || s0__objid_parse(image, &iid, NULL) < 0)
 		return 0;
+	if (!(e->rt_caps & S0__RT_CAP_MEMORY))
+		return 0; /* this runtime keeps no images: fresh processes */
 	s0__ckpt_fp fp;
 	s0__engine_fingerprint(e, row, &fp);
-	s0__guest_opts go = {.clock = &e->opt.clock};
-	/* the image's sessions when this process no longer holds the registry
-	 * (the backend restarted since the capture) */
-	s0__sessions_opts so = {.clock = &e->opt.clock, .generation = row->rec.runtime_generation};
 	s0__ckpt_restore_opts ro = {
 		.sandbox_id = row->rec.id,
 		.rootfs_generation = row->head,
 		.dest = &fp,
-		.guest = &go,
-		.sessions = s0__engine_sessions_find(e, row->rec.id) ? NULL : &so,
-		.prefetch = true,
+		.sessions = !s0__engine_sessions_find(e, row->rec.id),
 	};
+	s0__ckpt_restored rs = {0}; /* set by a restore that succeeds */
 	s0_error *rerr = NULL;
-	int rc = s0__ckpt_restore(e->ckpt, &iid, &ro, rs, &rerr);
-	if (rc == S0_OK)
-		return 1;
+	int rc = s0__ckpt_restore(e->ckpt, &iid, &ro, &rs, &rerr);
 	if (rc == S0_ERESUME) {
 		s0_error *w = s0__error_make(S0_ERESUME, "restore_failed", "memory restore failed");
 		s0__error_set_cause(w, rerr);
 		return s0__error_put(err, w);
 	}
+	s0__rt_restore_opts o = {.prefetch = true};
+	if (rc == S0_OK)
+		rc = e->rt_drv->image_restore(e->rt_host, &rs.data, &o, img, &rerr);
+	if (rc == S0_OK && rs.sessions &&
+	    e->rt_drv->sessions_load(e->rt_host, rs.sessions, rs.sessions_len,
+	                             row->rec.runtime_generation, ses, &rerr) < 0) {
+		e->rt_drv->image_free(*img);
+		*img = NULL;
+		rc = S0_ECORRUPT;
+	}
+	s0__ckpt_restored_clear(&rs); /* the rebuilt image holds its own pager reference */
 	s0_error_free(rerr);
-	return 0;
+	return rc == S0_OK ? 1 : 0;
 }
 
 int s0__engine_start_runtime(s0__engine *e, s0__sandbox_row *row, const char *ephemeral_json,
@@ -209,8 +211,8 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
                                  const char *mem_image, bool *restored_out, s0__runtime **out,
                                  s0_error **err)
 {
-	s0__ckpt_restored rs;
-	memset(&rs, 0, sizeof rs);
+	s0__rt_image *img = NULL;
+	struct s0__sessions *img_ses = NULL;
 	bool restored = false;
 	if (restored_out)
 		*restored_out = false;
@@ -241,9 +243,8 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 		abandon(e, rt);
 		return s0__error_nomem(err);
 	}
-	rt->ephemeral = mounts.paths; /* the files router needs the paths */
-	rt->n_ephemeral = mounts.n;
-	mounts.paths = NULL;
+	rt->drv = e->rt_drv;
+	rt->host = e->rt_host;
 	if (s0__fault_hit(e->faults, "object_store", "attach") != S0__FAULT_NONE) {
 		rc = s0__error_set(err, S0_EUNAVAILABLE, "object_store",
 		                   "sandbox rootfs store is unavailable");
@@ -254,14 +255,14 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 		if (rc == S0_OK) /* file times follow the engine clock */
 			s0__rootfs_set_clock(s0__volume_rootfs(rt->volume), &e->opt.clock);
 		if (rc == S0_OK && mem_image) {
-			int r = restore_image(e, row, mem_image, &rs, err);
+			int r = restore_image(e, row, mem_image, &img, &img_ses, err);
 			if (r < 0) {
 				/* authorised and failed (MFB-03): stop the target and
 				 * consume g+1, but keep its lease; it is released only
 				 * after the terminal proof (resume.c, the fallback step),
 				 * before any replacement starts. *out names it. */
 				s0_error_free(cause);
-				free(mounts.limits);
+				s0__mounts_free(&mounts);
 				halt(e, rt);
 				drop_allocation(e, rt, false);
 				row->rec.runtime_generation++;
@@ -270,34 +271,34 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 			}
 			restored = r == 1;
 		}
-		if (rc == S0_OK && restored && rs.tmpfs) {
-			rt->tmpfs = rs.tmpfs; /* /tmp and ephemeral mounts as captured */
-			rs.tmpfs = NULL;
-		} else if (rc == S0_OK) {
-			rc = new_tmpfs(rt, &e->opt.clock, mounts.limits, &cause);
+		if (rc == S0_OK && restored && img_ses) {
+			/* the image's, for a registry this process lost */
+			s0__engine_sessions_set(e, row->rec.id, img_ses);
+			img_ses = NULL;
 		}
-		if (rc == S0_OK) /* a restored one too: its new times follow the engine clock */
-			s0__tmpfs_set_clock(rt->tmpfs, &e->opt.clock);
+		/* the generation: runtime-only mounts, processes, files view */
+		cJSON *cfg = cJSON_Parse(row->rec.config_json ? row->rec.config_json : "{}");
+		s0__rt_start req = {
+			.sandbox_id = row->rec.id,
+			.runtime_id = rt->id,
+			.generation = rt->generation,
+			.rootfs = rt->volume ? s0__volume_rootfs(rt->volume) : NULL,
+			.ephemeral = (const char *const *)mounts.paths,
+			.ephemeral_limits = mounts.limits,
+			.n_ephemeral = mounts.n,
+			.env_vars = cJSON_GetObjectItemCaseSensitive(cfg, "env_vars"),
+			.cpu_millis = cpu,
+			.memory_bytes = mem,
+			.image = img,
+		};
+		img = NULL; /* start() frees it in every case */
 		if (rc == S0_OK)
-			rc = s0__files_ns_init(&rt->ns, s0__volume_rootfs(rt->volume), rt->tmpfs,
-			                       (const char *const *)rt->ephemeral, rt->n_ephemeral,
-			                       &cause);
-		rt->ns_ready = rc == S0_OK;
-		if (rc == S0_OK && restored) {
-			rt->guest = rs.guest;
-			rs.guest = NULL;
-			if (rs.sessions) { /* the image's, for a registry this process lost */
-				s0__engine_sessions_set(e, row->rec.id, rs.sessions);
-				rs.sessions = NULL;
-			}
+			rc = rt->drv->start(rt->host, &req, &rt->gen, &cause);
+		else
+			rt->drv->image_free(req.image);
+		cJSON_Delete(cfg);
+		if (rc == S0_OK && restored)
 			s0__strlcpy(rt->restored_image, mem_image, sizeof rt->restored_image);
-		} else if (rc == S0_OK) {
-			rc = s0__engine_guest_new(e, row, &rt->guest, &cause);
-		}
-		if (rc == S0_OK) {
-			s0__guest_bind_files(rt->guest, &rt->ns);
-			rt->guest_synced_ms = s0__engine_now(e);
-		}
 		if (rc < 0) {
 			s0_error *w = s0__error_make(S0_EUNAVAILABLE, "object_store",
 			                             "sandbox rootfs store is unavailable");
@@ -305,31 +306,32 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 			rc = s0__error_put(err, w);
 		}
 	}
-	free(mounts.limits);
-	s0__ckpt_restored_clear(&rs);
+	s0__mounts_free(&mounts);
+	if (img_ses)
+		e->rt_drv->sessions_free(img_ses);
 	if (rc < 0) {
 		abandon(e, rt);
 		return rc;
 	}
 	/* step 4: the sandbox's network policy on the new runtime (RTX-04) */
-	if ((rc = s0__engine_apply_network(e, row->rec.config_json, rt->guest, err)) < 0) {
+	if ((rc = s0__engine_apply_network(e, row->rec.config_json, rt, err)) < 0) {
 		abandon(e, rt);
 		return rc;
 	}
 	/* readiness proof (step 6): procd answers the first command */
 	s0__fault_pass(e->faults, "resume_delay", NULL);
-	if (s0__fault_hit(e->faults, "procd_not_ready", NULL) != S0__FAULT_NONE) {
+	if (s0__fault_hit(e->faults, "procd_not_ready", NULL) != S0__FAULT_NONE ||
+	    rt->drv->ready(rt->gen, NULL) < 0) {
 		abandon(e, rt);
 		row->rec.runtime_generation++; /* a started target consumes its generation */
 		return s0__error_set(err, S0_EUNAVAILABLE, "procd_not_ready",
 		                     "sandbox runtime did not become ready");
 	}
-	/* sessions active at the replacement follow runtime_recovery (SES-01..05) */
-	s0__sessions *ses = s0__engine_sessions_find(e, row->rec.id);
-	if (ses && restored) /* restored sessions keep their attempts (SES-06) */
-		s0__sessions_memory_restored(ses, rt->guest, rt->generation, NULL);
-	else if (ses)
-		s0__sessions_runtime_replaced(ses, rt->guest, rt->generation, NULL);
+	/* sessions active at the replacement follow runtime_recovery (SES-01..05);
+	 * restored ones keep their attempts (SES-06) */
+	struct s0__sessions *ses = s0__engine_sessions_find(e, row->rec.id);
+	if (ses)
+		rt->drv->sessions_adopt(rt->gen, ses, restored);
 	if (restored_out)
 		*restored_out = restored;
 	pthread_mutex_lock(&e->mu);

@@ -1,5 +1,5 @@
 /*
- * Keeping each sandbox's sessions registry (runtime/sessions.h) in the
+ * Keeping each sandbox's sessions registry (its driver's, runtime/runtime.h) in the
  * metadata store, so supervised sessions — "a stable, sandbox-owned process
  * identity with a durable event journal" (api.md §8) — outlive a backend
  * restart. The blob is saved when a session is created, deleted or
@@ -11,26 +11,25 @@
 #include <stdlib.h>
 
 #include "local/lifecycle/engine_internal.h"
-#include "local/runtime/sessions.h"
 
 void s0__engine_sessions_save(s0__engine *e, const char *id)
 {
-	s0__sessions *s = s0__engine_sessions_held(e, id);
+	struct s0__sessions *s = s0__engine_sessions_held(e, id);
 	void *blob = NULL;
 	size_t len = 0;
-	if (s && s0__sessions_serialize(s, &blob, &len, NULL) == S0_OK)
+	if (s && e->rt_drv->sessions_save(s, &blob, &len, NULL) == S0_OK)
 		s0__meta_sessions_put(e->meta, id, blob, len, NULL); /* best effort */
 	free(blob);
 }
 
-s0__sessions *s0__engine_sessions_load(s0__engine *e, const char *id)
+struct s0__sessions *s0__engine_sessions_load(s0__engine *e, const char *id)
 {
 	void *blob = NULL;
 	size_t len = 0;
-	s0__sessions *s = NULL;
+	struct s0__sessions *s = NULL;
 	if (s0__meta_sessions_get(e->meta, id, &blob, &len, NULL) == S0_OK) {
-		s0__sessions_opts o = {.clock = &e->opt.clock}; /* the blob's generation */
-		if (s0__sessions_deserialize(blob, len, &o, &s, NULL) < 0)
+		if (e->rt_drv->sessions_load(e->rt_host, blob, len, 0 /* the blob's generation */,
+		                             &s, NULL) < 0)
 			s = NULL; /* a damaged blob: start without sessions */
 	}
 	free(blob);

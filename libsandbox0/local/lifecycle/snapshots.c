@@ -235,7 +235,7 @@ static int mem_fork_locked(s0__engine *e, s0__sandbox_row *row, const s0__fork_r
 	} else {
 		pthread_mutex_lock(&e->mu);
 		s0__runtime *rt = s0__node_find(&e->node, row->rec.runtime_id);
-		bool ok = rt && rt->ready && !rt->fenced && !rt->barrier && rt->guest;
+		bool ok = rt && rt->ready && !rt->fenced && !rt->barrier && rt->gen;
 		pthread_mutex_unlock(&e->mu);
 		if (!ok)
 			return s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
@@ -275,7 +275,7 @@ static int mem_fork_locked(s0__engine *e, s0__sandbox_row *row, const s0__fork_r
 int s0__engine_fork(s0__engine *e, const char *team, const char *id, const s0__fork_req *req,
                     s0__sandbox_rec *out, s0_error **err)
 {
-	if (req->memory && e->opt.no_memory)
+	if (req->memory && !(e->rt_caps & S0__RT_CAP_MEMORY))
 		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
 		                     "memory unavailable: this deployment does not support memory "
 		                     "checkpoints");

@@ -1,7 +1,7 @@
 /*
  * The files API (api.md §3.9–3.10) over one filesystem: the RootFS here,
- * the runtime tmpfs in local/runtime/tmpfs.h with the same semantics and
- * the same error codes, and the router (local/rootfs/router.h) that sends
+ * the runtime tmpfs in local/fsview/tmpfs.h with the same semantics and
+ * the same error codes, and the router (local/fsview/router.h) that sends
  * each path to the right one.
  *
  * Conventions shared by every operation:

@@ -1,5 +1,6 @@
 /*
- * The simulated memory of one process: a byte array split into fixed-size
+ * A memory region of an execution image (runtime.h, image.h) — in the
+ * simulated runtime, the memory of one process: a byte array split into fixed-size
  * chunks (the checkpoint unit, 1 MiB by default — perf-baselines.md §2.1:
  * 1 MiB blocks compress fastest with the best ratio, and lazily fetched
  * 1 MiB chunks keep the object count low).

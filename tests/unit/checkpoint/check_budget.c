@@ -45,9 +45,8 @@ static int64_t now(void)
 static int prepare(int64_t wait_ms, s0__ckpt_prep **p, s0_error **e)
 {
 	s0__ckpt_prepare_opts o = {.sandbox_id = "sb-1", .clock = &F.rt.clock,
-	                           .deadline_ms = wait_ms ? now() + wait_ms : 0, .retry_ms = 250,
-	                           .tmpfs = F.rt.tmp};
-	return s0__ckpt_prepare(F.ck, F.rt.g, &o, p, e);
+	                           .deadline_ms = wait_ms ? now() + wait_ms : 0, .retry_ms = 250};
+	return s0__ckpt_prepare(F.ck, ckfix_src(&F), &o, p, e);
 }
 
 START_TEST(admission_limit)
@@ -104,10 +103,9 @@ START_TEST(hold_released_in_time)
 	ck_assert_uint_gt(usage().reserved_bytes, 8u << 20);
 	ck_assert_uint_eq(usage().reservations, 1);
 	ck_assert_int_eq(s0__ckpt_authorize(p, NULL), S0_OK);
-	s0__ckpt_meta m = {.sandbox_id = "sb-1", .rootfs_generation = "gen-1", .fingerprint = &F.fp,
-	                   .tmpfs = F.rt.tmp};
+	s0__ckpt_meta m = {.sandbox_id = "sb-1", .rootfs_generation = "gen-1", .fingerprint = &F.fp};
 	s0__ckpt_image_info info;
-	ck_assert_int_eq(s0__ckpt_capture(p, F.rt.g, &m, &info, NULL), S0_OK);
+	ck_assert_int_eq(s0__ckpt_capture(p, ckfix_src(&F), &m, &info, NULL), S0_OK);
 	ck_assert_uint_eq(info.upload_reserved, usage().reserved_bytes);
 	ck_assert_uint_gt(usage().reserved_bytes, 0); /* held until the source is terminal */
 	s0__ckpt_finish(p);
@@ -132,10 +130,11 @@ START_TEST(cancel_rules)
 	e = NULL;
 	s0__ckpt_meta m = {.fingerprint = &F.fp};
 	s0__ckpt_image_info info;
-	ck_assert_int_eq(s0__ckpt_capture(p, F.rt.g, &m, &info, NULL), S0_OK);
+	ck_assert_int_eq(s0__ckpt_capture(p, ckfix_src(&F), &m, &info, NULL), S0_OK);
 	s0__ckpt_finish(p);
 	ck_assert_int_eq(prepare(0, &p, NULL), S0_OK);
-	ck_assert_int_eq(s0__ckpt_capture(p, F.rt.g, &m, &info, &e), S0_EINVAL); /* not authorised */
+	/* not authorised */
+	ck_assert_int_eq(s0__ckpt_capture(p, ckfix_src(&F), &m, &info, &e), S0_EINVAL);
 	s0_error_free(e);
 	s0__ckpt_finish(p);
 	ck_assert_uint_eq(usage().reserved_bytes, 0);

@@ -75,7 +75,7 @@ START_TEST(round_trip)
 	ck_assert_uint_eq(info.chunks_written, 5);
 	ck_assert_uint_eq(info.sockets_dropped, 1);
 	ck_assert_uint_eq(info.parts, 3);
-	s0__ckpt_restored res;
+	ck_restored res;
 	s0_error *e = NULL;
 	int rc = ckfix_restore(&F, &info.image_id, false, &res, &e);
 	ck_assert_msg(rc == S0_OK, "restore: %s", e ? s0_error_message(e) : "");
@@ -150,7 +150,7 @@ START_TEST(incremental_recapture)
 	ck_assert_uint_eq(c.chunks_written, 0);
 	ck_assert_uint_eq(c.chunks_reused, 100);
 	/* after a restore the clean, never touched chunks are reused without a fetch */
-	s0__ckpt_restored res;
+	ck_restored res;
 	ck_assert_int_eq(ckfix_restore(&F, &b.image_id, false, &res, NULL), S0_OK);
 	ckfix_adopt(&F, &res);
 	free(rtfix_out(&F.rt, r, "memtouch 50M 4K"));
@@ -191,7 +191,7 @@ START_TEST(zero_chunks_cost_nothing)
 	ck_assert_uint_eq(a.chunks_zero, 1280);
 	ck_assert_uint_eq(a.chunks_written, 1);
 	ck_assert_uint_lt(c1.plain_bytes_written - c0.plain_bytes_written, 2u << 20);
-	s0__ckpt_restored res;
+	ck_restored res;
 	s0__ckpt_manifest_info mi;
 	ck_assert_int_eq(s0__ckpt_image_read(F.ck, &a.image_id, &mi, NULL), S0_OK);
 	ck_assert_uint_eq(mi.objects, 3 + 2 + 1); /* parts, table pages, one chunk */
@@ -219,7 +219,7 @@ START_TEST(cost_follows_working_set)
 		s0__ckpt_image_info a = ckfix_capture_ok(&F);
 		s0__objstore_counters_get(F.os, &c1);
 		written[i] = c1.bytes_written - c0.bytes_written;
-		s0__ckpt_restored res;
+		ck_restored res;
 		ck_assert_int_eq(ckfix_restore(&F, &a.image_id, false, &res, NULL), S0_OK);
 		ckfix_adopt(&F, &res);
 		free(rtfix_out(&F.rt, r, "memhash"));
@@ -242,7 +242,7 @@ START_TEST(prefetch_races_touch)
 	char *h1 = rtfix_out(&F.rt, r, "memhash");
 	s0__ckpt_image_info a = ckfix_capture_ok(&F);
 	for (int i = 0; i < 3; i++) {
-		s0__ckpt_restored res;
+		ck_restored res;
 		ck_assert_int_eq(ckfix_restore(&F, &a.image_id, true, &res, NULL), S0_OK);
 		ckfix_adopt(&F, &res);
 		char *h2 = rtfix_out(&F.rt, r, "memhash"); /* races the prefetch thread */

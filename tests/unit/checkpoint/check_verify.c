@@ -52,7 +52,7 @@ static ids objects_of(const s0__objid *image)
 
 static void restore_fails(const s0__objid *id, int code, const char *reason)
 {
-	s0__ckpt_restored res = {0};
+	ck_restored res = {0};
 	s0_error *e = NULL;
 	ck_assert_int_eq(ckfix_restore(&F, id, false, &res, &e), code);
 	ck_assert_ptr_null(res.guest);
@@ -80,9 +80,9 @@ START_TEST(damaged_manifest)
 	s0__ckpt_manifest_info mi;
 	ck_assert_int_eq(s0__ckpt_image_read(F.ck, &a.image_id, &mi, NULL), S0_ECORRUPT);
 	ckfix_flip(&F, &a.image_id, 0);
-	s0__ckpt_restored res;
+	ck_restored res;
 	ck_assert_int_eq(ckfix_restore(&F, &a.image_id, false, &res, NULL), S0_OK);
-	s0__ckpt_restored_clear(&res);
+	ck_restored_clear(&res);
 }
 END_TEST
 
@@ -104,7 +104,7 @@ START_TEST(damaged_chunk_after_running)
 	s0__ckpt_image_info a = ckfix_capture_ok(&F);
 	ids x = objects_of(&a.image_id);
 	ckfix_flip(&F, &x.v[5 + 2], 5); /* heap chunk 2 of the REPL */
-	s0__ckpt_restored res;
+	ck_restored res;
 	ck_assert_int_eq(ckfix_restore(&F, &a.image_id, false, &res, NULL), S0_OK);
 	ckfix_adopt(&F, &res);
 	char *o = rtfix_out(&F.rt, R, "echo $V");
@@ -137,7 +137,7 @@ START_TEST(damaged_table_page)
 	s0__ckpt_image_info a = ckfix_capture_ok(&F);
 	ids x = objects_of(&a.image_id);
 	ckfix_flip(&F, &x.v[4], 0); /* the REPL's chunk-table page: read only on first touch */
-	s0__ckpt_restored res;
+	ck_restored res;
 	ck_assert_int_eq(ckfix_restore(&F, &a.image_id, false, &res, NULL), S0_OK);
 	ckfix_adopt(&F, &res);
 	char *o = rtfix_out(&F.rt, R, "echo $V");
@@ -162,7 +162,7 @@ START_TEST(damaged_chunk_found_by_prefetch)
 	s0__ckpt_image_info a = ckfix_capture_ok(&F);
 	ids x = objects_of(&a.image_id);
 	ckfix_flip(&F, &x.v[5 + 1], 0);
-	s0__ckpt_restored res;
+	ck_restored res;
 	ck_assert_int_eq(ckfix_restore(&F, &a.image_id, true, &res, NULL), S0_OK);
 	ckfix_adopt(&F, &res);
 	s0__guest_prefetch_wait(F.rt.g);
@@ -190,7 +190,7 @@ START_TEST(fingerprint_fields)
 		default: F.fp.memory_bytes = 2; break;
 		}
 		ASSERT_STR(s0__ckpt_fp_mismatch(&keep, &F.fp), fields[i]);
-		s0__ckpt_restored res = {0};
+		ck_restored res = {0};
 		s0_error *e = NULL;
 		ck_assert_int_eq(ckfix_restore(&F, &a.image_id, false, &res, &e), S0_ECONFLICT);
 		ASSERT_STR(s0_error_reason(e), "image_incompatible");
@@ -200,19 +200,18 @@ START_TEST(fingerprint_fields)
 	F.fp = keep;
 	snprintf(F.fp.procd_version, 64, "procd-sim/9"); /* MEM-11: recorded, not compared */
 	ck_assert_ptr_null(s0__ckpt_fp_mismatch(&keep, &F.fp));
-	s0__ckpt_restored res;
+	ck_restored res;
 	ck_assert_int_eq(ckfix_restore(&F, &a.image_id, false, &res, NULL), S0_OK);
 	ASSERT_STR(res.info.fingerprint.procd_version, "procd-sim/1");
 	ASSERT_STR(s0__guest_procd_version(res.guest), "procd-sim/1");
-	s0__ckpt_restored_clear(&res);
+	ck_restored_clear(&res);
 }
 END_TEST
 
 START_TEST(generation_mismatch)
 {
 	s0__ckpt_image_info a = ckfix_capture_ok(&F);
-	s0__guest_opts go = {.clock = &F.rt.clock};
-	s0__ckpt_restore_opts o = {.rootfs_generation = "gen-2", .guest = &go};
+	s0__ckpt_restore_opts o = {.rootfs_generation = "gen-2"};
 	s0__ckpt_restored res = {0};
 	s0_error *e = NULL;
 	ck_assert_int_eq(s0__ckpt_restore(F.ck, &a.image_id, &o, &res, &e), S0_ECONFLICT);
@@ -221,7 +220,7 @@ START_TEST(generation_mismatch)
 	o.rootfs_generation = NULL; /* unchecked: restores, sessions left out */
 	ck_assert_int_eq(s0__ckpt_restore(F.ck, &a.image_id, &o, &res, NULL), S0_OK);
 	ck_assert_ptr_null(res.sessions);
-	ck_assert_ptr_nonnull(res.tmpfs);
+	ck_assert_ptr_nonnull(res.data.tmpfs);
 	s0__ckpt_restored_clear(&res);
 }
 END_TEST

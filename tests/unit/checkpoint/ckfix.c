@@ -41,7 +41,7 @@ void ckfix_open(ckfix *f, uint64_t budget_total, uint64_t image_limit)
 		ck_assert_int_eq(s0__ckpt_budget_new(budget_total, image_limit, &f->budget, NULL), S0_OK);
 	s0__ckpt_opts o = {.budget = f->budget, .hook = hook, .hook_payload = f};
 	ck_assert_int_eq(s0__ckpt_new(f->os, &o, &f->ck, NULL), S0_OK);
-	s0__ckpt_fp_host(&f->fp);
+	s0__rt_fp_host(&f->fp, "s0-sim/1"); /* the simulated runtime's */
 	snprintf(f->fp.template_image, sizeof f->fp.template_image, "tpl-default");
 	snprintf(f->fp.procd_version, sizeof f->fp.procd_version, "procd-sim/1");
 	f->fp.cpu_millis = 1000;
@@ -61,13 +61,25 @@ void ckfix_close(ckfix *f)
 	free(f->dir);
 }
 
+const s0__rt_image_src *ckfix_src(ckfix *f)
+{
+	f->ref = (s0__sim_image_ref){.guest = f->rt.g, .tmpfs = f->rt.tmp};
+	s0__sim_image_src(&f->ref, &f->src);
+	return &f->src;
+}
+
 int ckfix_capture(ckfix *f, s0__ckpt_image_info *out, s0_error **err)
 {
+	void *ses = NULL;
+	size_t ses_len = 0;
+	ck_assert_int_eq(s0__sessions_serialize(f->ses, &ses, &ses_len, NULL), S0_OK);
 	s0__ckpt_meta m = {.sandbox_id = "sb-1", .rootfs_generation = "gen-1",
-	                   .runtime_generation = 1, .fingerprint = &f->fp, .tmpfs = f->rt.tmp,
-	                   .sessions = f->ses};
+	                   .runtime_generation = 1, .fingerprint = &f->fp, .sessions = ses,
+	                   .sessions_len = ses_len};
 	s0__ckpt_prepare_opts po = {.clock = &f->rt.clock};
-	return s0__ckpt_capture_all(f->ck, f->rt.g, &m, &po, out, err);
+	int rc = s0__ckpt_capture_all(f->ck, ckfix_src(f), &m, &po, out, err);
+	free(ses);
+	return rc;
 }
 
 s0__ckpt_image_info ckfix_capture_ok(ckfix *f)
@@ -79,19 +91,44 @@ s0__ckpt_image_info ckfix_capture_ok(ckfix *f)
 	return info;
 }
 
-int ckfix_restore(ckfix *f, const s0__objid *image, bool prefetch, s0__ckpt_restored *r,
-                  s0_error **err)
+void ck_restored_clear(ck_restored *r)
 {
-	s0__guest_opts go = {.clock = &f->rt.clock};
-	s0__sessions_opts so = {.clock = &f->rt.clock, .generation = 2};
-	s0__ckpt_restore_opts o = {.sandbox_id = "sb-1", .rootfs_generation = "gen-1",
-	                           .dest = &f->fp, .guest = &go, .sessions = &so,
-	                           .prefetch = prefetch, .on_damage = on_damage,
-	                           .damage_payload = f};
-	return s0__ckpt_restore(f->ck, image, &o, r, err);
+	if (!r)
+		return;
+	s0__guest_free(r->guest);
+	s0__tmpfs_free(r->tmpfs);
+	s0__sessions_free(r->sessions);
+	memset(r, 0, sizeof *r);
 }
 
-void ckfix_adopt(ckfix *f, s0__ckpt_restored *r)
+int ckfix_restore(ckfix *f, const s0__objid *image, bool prefetch, ck_restored *r,
+                  s0_error **err)
+{
+	memset(r, 0, sizeof *r);
+	s0__ckpt_restore_opts o = {.sandbox_id = "sb-1", .rootfs_generation = "gen-1",
+	                           .dest = &f->fp, .sessions = true};
+	s0__ckpt_restored rs;
+	int rc = s0__ckpt_restore(f->ck, image, &o, &rs, err);
+	if (rc < 0)
+		return rc;
+	s0__guest_opts go = {.clock = &f->rt.clock};
+	s0__rt_restore_opts ro = {.prefetch = prefetch, .on_damage = on_damage,
+	                          .damage_payload = f};
+	ck_restored out = {.info = rs.info};
+	rc = s0__sim_image_build(&rs.data, &go, &ro, &out.guest, &out.tmpfs, err);
+	s0__sessions_opts so = {.clock = &f->rt.clock, .generation = 2};
+	if (rc == S0_OK && rs.sessions)
+		rc = s0__sessions_deserialize(rs.sessions, rs.sessions_len, &so, &out.sessions, err);
+	s0__ckpt_restored_clear(&rs);
+	if (rc < 0) {
+		ck_restored_clear(&out);
+		return rc;
+	}
+	*r = out;
+	return S0_OK;
+}
+
+void ckfix_adopt(ckfix *f, ck_restored *r)
 {
 	s0__files_ns_clear(&f->rt.ns);
 	s0__tmpfs_free(f->rt.tmp);

@@ -9,6 +9,18 @@
 
 #include "rtfix.h"
 #include "local/checkpoint/ckpt.h"
+#include "local/runtime/sim/image.h"
+
+/* A restored image rebuilt as the simulated runtime does (each transfer full). */
+typedef struct ck_restored {
+	s0__guest *guest;
+	s0__tmpfs *tmpfs;       /* NULL when none was captured */
+	s0__sessions *sessions; /* NULL unless carried */
+	s0__ckpt_manifest_info info;
+} ck_restored;
+
+/* Free what a restore made. NULL-safe. */
+void ck_restored_clear(ck_restored *r);
 
 typedef struct ckfix {
 	rtfix rt;
@@ -18,6 +30,8 @@ typedef struct ckfix {
 	s0__ckpt_budget *budget;
 	s0__ckpt_fp fp;
 	s0__sessions *ses;
+	s0__sim_image_ref ref; /* the fixture's guest and tmpfs as an image source */
+	s0__rt_image_src src;
 	/* hook script: verdict per phase, and HOLD until this many prepare calls */
 	int verdict[8];
 	int calls[8];
@@ -35,11 +49,14 @@ void ckfix_close(ckfix *f);
 int ckfix_capture(ckfix *f, s0__ckpt_image_info *out, s0_error **err);
 /* Capture asserting success. */
 s0__ckpt_image_info ckfix_capture_ok(ckfix *f);
-/* Restore image into r with the fixture's fingerprint and generation "gen-1". */
-int ckfix_restore(ckfix *f, const s0__objid *image, bool prefetch, s0__ckpt_restored *r,
+/* Restore image into r with the fixture's fingerprint and generation "gen-1"
+ * (checkpoint engine read + the simulated runtime's rebuild). */
+int ckfix_restore(ckfix *f, const s0__objid *image, bool prefetch, ck_restored *r,
                   s0_error **err);
+/* The fixture's image source (its current guest and tmpfs). */
+const s0__rt_image_src *ckfix_src(ckfix *f);
 /* Make a restored guest, tmpfs and sessions the fixture's (r is emptied). */
-void ckfix_adopt(ckfix *f, s0__ckpt_restored *r);
+void ckfix_adopt(ckfix *f, ck_restored *r);
 /* Flip one byte at offset `at` of object id's stored record (+ delta). */
 void ckfix_flip(ckfix *f, const s0__objid *id, int64_t delta);
 

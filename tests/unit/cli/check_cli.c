@@ -603,6 +603,28 @@ START_TEST(serve_bad_token)
 }
 END_TEST
 
+/* --runtime: sim is the default and can be named; an unknown runtime is a
+ * clear error naming it (and the known ones), and nothing is served. */
+START_TEST(serve_runtime_choice)
+{
+	char *data = path_in("served");
+	cli_run r = h_run(A("serve", "--data", data, "--runtime", "gvisor-nope"), NULL);
+	ck_assert_msg(r.status != 0, "accepted an unknown runtime: %s", r.out);
+	ck_assert_msg(strstr(r.err, "unknown runtime \"gvisor-nope\"") && strstr(r.err, "sim"),
+	              "%s", r.err);
+	h_run_free(&r);
+	char *sj = path_in("served/server.json");
+	ck_assert_msg(access(sj, F_OK) != 0, "a refused runtime announced a server");
+	free(sj);
+	serve_proc s;
+	serve_start(&s, data, A("--runtime", "sim"));
+	ck_assert_msg(strstr(s.out, "runtime sim"), "%s", s.out);
+	ck_assert_int_eq(h_serve_stop(&s), 0);
+	free(s.out);
+	free(data);
+}
+END_TEST
+
 /* The config file and the precedence of api.md §1.2. */
 START_TEST(config_and_precedence)
 {
@@ -837,6 +859,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, serve_stops_after_inflight);
 	tcase_add_test(tc, serve_stop_keeps_writes);
 	tcase_add_test(tc, serve_bad_token);
+	tcase_add_test(tc, serve_runtime_choice);
 	tcase_add_test(tc, config_and_precedence);
 	tcase_add_test(tc, local_mode_autostart);
 	tcase_add_test(tc, local_mode_race);

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "rt_support.h"
-#include "local/rootfs/router.h"
+#include "local/fsview/router.h"
 
 #define P(s) (s), strlen(s)
 #define EXPECT(code, reason, expr)                                                       \

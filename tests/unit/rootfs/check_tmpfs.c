@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "rt_support.h"
-#include "local/runtime/tmpfs.h"
+#include "local/fsview/tmpfs.h"
 
 #define P(s) (s), strlen(s)
 #define EXPECT(code, reason, expr)                                                       \

@@ -1,5 +1,5 @@
 /*
- * The built-in shell (local/runtime/shell.h): every builtin, expansion,
+ * The built-in shell (local/runtime/sim/shell.h): every builtin, expansion,
  * redirections, && || ;, background jobs, virtual time, errors. Each
  * test drives a REPL context through s0__ctx_exec_json.
  */

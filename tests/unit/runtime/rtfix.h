@@ -9,10 +9,10 @@
 #include <cjson/cJSON.h>
 
 #include "rt_support.h"
-#include "local/rootfs/router.h"
-#include "local/runtime/contexts.h"
-#include "local/runtime/guest.h"
-#include "local/runtime/sessions.h"
+#include "local/fsview/router.h"
+#include "local/runtime/sim/contexts.h"
+#include "local/runtime/sim/guest.h"
+#include "local/runtime/sim/sessions.h"
 
 
 typedef struct rtfix {

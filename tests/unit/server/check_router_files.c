@@ -10,7 +10,7 @@
 
 #include "common/json.h"
 #include "fake_engine.h"
-#include "local/rootfs/router.h"
+#include "local/fsview/router.h"
 #include "router_call.h"
 #include "rt_support.h"
 #include "server_test.h"

@@ -308,18 +308,13 @@ const struct s0__files_ns *s0__runtime_access_files(s0__runtime_access *a)
 	return a->ns;
 }
 
-/* No simulated runtime behind the fake: the process APIs are tested over
- * the real engine (tests/unit/local). */
-struct s0__guest *s0__runtime_access_guest(s0__runtime_access *a)
+/* No runtime behind the fake: the process APIs are tested over the real
+ * engine (tests/unit/local). */
+int s0__runtime_access_proc(s0__runtime_access *a, struct s0__rt_proc_call *call,
+                            cJSON **data_out, int *status_out, s0_error **err)
 {
-	(void)a;
-	return NULL;
-}
-
-struct s0__sessions *s0__runtime_access_sessions(s0__runtime_access *a)
-{
-	(void)a;
-	return NULL;
+	(void)a, (void)call, (void)data_out, (void)status_out;
+	return s0__error_set(err, S0_EUNAVAILABLE, "unsupported", "the fake engine has no runtime");
 }
 
 void s0__engine_sessions_save(s0__engine *e, const char *id)

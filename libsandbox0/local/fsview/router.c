@@ -1,0 +1,224 @@
+/* The files-API router: RootFS or tmpfs for each path (see router.h). */
+#include "local/fsview/router.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum kind { C_READ, C_WRITE, C_MKDIR, C_DELETE, C_STAT, C_LIST, C_CHMOD, C_SYMLINK, C_CANON };
+
+/* One operation's inputs and outputs, whichever filesystem serves it. */
+typedef struct call {
+	enum kind kind;
+	uint64_t off;
+	int64_t length;
+	const void *data;
+	size_t len;
+	bool flag; /* mkdir: recursive; canon: follow the final component */
+	uint32_t mode;
+	const char *target;
+	size_t target_len;
+	void **data_out;
+	size_t *len_out;
+	s0__fileinfo **fi;
+	s0__filelist **fl;
+	char **canon;
+} call;
+
+bool s0__files_ns_is_runtime_path(const s0__files_ns *ns, const char *p)
+{
+	return s0__mountset_owner(&ns->mounts, p) != NULL;
+}
+
+static int on_rootfs(const s0__files_ns *ns, const char *p, call *c, s0__files_route *rt,
+                     s0_error **err)
+{
+	s0__rootfs *r = ns->rootfs;
+	size_t n = strlen(p);
+	switch (c->kind) {
+	case C_READ:
+		return s0__rootfs_read(r, p, n, c->off, c->length, rt, c->data_out, c->len_out, err);
+	case C_WRITE:
+		return s0__rootfs_write(r, p, n, c->data, c->len, rt, err);
+	case C_MKDIR:
+		return s0__rootfs_mkdir(r, p, n, c->flag, rt, err);
+	case C_DELETE:
+		return s0__rootfs_delete(r, p, n, rt, err);
+	case C_STAT:
+		return s0__rootfs_stat(r, p, n, rt, c->fi, err);
+	case C_LIST:
+		return s0__rootfs_list(r, p, n, rt, c->fl, err);
+	case C_CHMOD:
+		return s0__rootfs_chmod(r, p, n, c->mode, rt, err);
+	case C_SYMLINK:
+		return s0__rootfs_symlink(r, c->target, c->target_len, p, n, rt, err);
+	default:
+		return s0__rootfs_canon(r, p, n, c->flag, rt, c->canon, err);
+	}
+}
+
+static int on_tmpfs(const s0__files_ns *ns, const char *p, call *c, s0__files_route *rt,
+                    s0_error **err)
+{
+	s0__tmpfs *t = ns->tmpfs;
+	size_t n = strlen(p);
+	switch (c->kind) {
+	case C_READ:
+		return s0__tmpfs_read(t, p, n, c->off, c->length, rt, c->data_out, c->len_out, err);
+	case C_WRITE:
+		return s0__tmpfs_write(t, p, n, c->data, c->len, rt, err);
+	case C_MKDIR:
+		return s0__tmpfs_mkdir(t, p, n, c->flag, rt, err);
+	case C_DELETE:
+		return s0__tmpfs_delete(t, p, n, rt, err);
+	case C_STAT:
+		return s0__tmpfs_stat(t, p, n, rt, c->fi, err);
+	case C_LIST:
+		return s0__tmpfs_list(t, p, n, rt, c->fl, err);
+	case C_CHMOD:
+		return s0__tmpfs_chmod(t, p, n, c->mode, rt, err);
+	case C_SYMLINK:
+		return s0__tmpfs_symlink(t, c->target, c->target_len, p, n, rt, err);
+	default:
+		return s0__tmpfs_canon(t, p, n, c->flag, rt, c->canon, err);
+	}
+}
+
+static int dispatch(const s0__files_ns *ns, const char *p, call *c, s0__files_route *rt,
+                    s0_error **err)
+{
+	if (s0__files_ns_is_runtime_path(ns, p))
+		return on_tmpfs(ns, p, c, rt, err);
+	return on_rootfs(ns, p, c, rt, err);
+}
+
+static int too_many_hops(s0_error **err)
+{
+	return s0__error_set(err, S0_EINVAL, S0__R_INVALID, "too many levels of symbolic links");
+}
+
+/* Run @p c on canonical path *cur, following redirects; *cur is replaced
+ * by the path that was finally served. */
+static int route_path(const s0__files_ns *ns, char **cur, call *c, s0_error **err)
+{
+	for (int hop = 0; hop <= S0__FILES_MAX_HOPS; hop++) {
+		s0__files_route rt = {.foreign = &ns->mounts};
+		int rc = dispatch(ns, *cur, c, &rt, err);
+		if (rc != S0__FILES_REDIRECT) {
+			s0__files_route_reset(&rt);
+			return rc;
+		}
+		char *next = NULL;
+		rc = s0__path_normalize(rt.redirect[0], strlen(rt.redirect[0]), S0__PATH_CLAMP, &next,
+		                        err);
+		s0__files_route_reset(&rt);
+		if (rc < 0)
+			return rc;
+		free(*cur);
+		*cur = next;
+	}
+	return too_many_hops(err);
+}
+
+/* Normalise the request, route it; *norm_out (nullable) gets the
+ * normalised request path. */
+static int route_one(const s0__files_ns *ns, const char *path, size_t len, call *c,
+                     char **norm_out, s0_error **err)
+{
+	char *norm = NULL, *cur = NULL;
+	int rc = s0__path_normalize(path, len, 0, &norm, err);
+	if (rc == S0_OK && !(cur = s0__strdup(norm)))
+		rc = s0__error_nomem(err);
+	if (rc == S0_OK)
+		rc = route_path(ns, &cur, c, err);
+	free(cur);
+	if (rc == S0_OK && norm_out)
+		*norm_out = norm;
+	else
+		free(norm);
+	return rc;
+}
+
+int s0__files_read(const s0__files_ns *ns, const char *path, size_t path_len, uint64_t offset,
+                   int64_t length, void **data_out, size_t *len_out, s0_error **err)
+{
+	call c = {.kind = C_READ, .off = offset, .length = length, .data_out = data_out,
+	          .len_out = len_out};
+	return route_one(ns, path, path_len, &c, NULL, err);
+}
+
+int s0__files_write(const s0__files_ns *ns, const char *path, size_t path_len, const void *data,
+                    size_t len, s0_error **err)
+{
+	call c = {.kind = C_WRITE, .data = data, .len = len};
+	return route_one(ns, path, path_len, &c, NULL, err);
+}
+
+int s0__files_mkdir(const s0__files_ns *ns, const char *path, size_t path_len, bool recursive,
+                    s0_error **err)
+{
+	call c = {.kind = C_MKDIR, .flag = recursive};
+	return route_one(ns, path, path_len, &c, NULL, err);
+}
+
+int s0__files_delete(const s0__files_ns *ns, const char *path, size_t path_len, s0_error **err)
+{
+	call c = {.kind = C_DELETE};
+	return route_one(ns, path, path_len, &c, NULL, err);
+}
+
+int s0__files_stat(const s0__files_ns *ns, const char *path, size_t path_len,
+                   s0__fileinfo **out, s0_error **err)
+{
+	s0__fileinfo *fi = NULL;
+	call c = {.kind = C_STAT, .fi = &fi};
+	int rc = route_one(ns, path, path_len, &c, NULL, err);
+	if (rc == S0_OK) {
+		char *p = s0__strndup(path, path_len);
+		if (!p) {
+			s0__fileinfo_free(fi);
+			return s0__error_nomem(err);
+		}
+		free(fi->path);
+		fi->path = p;
+		*out = fi;
+	}
+	return rc;
+}
+
+int s0__files_list(const s0__files_ns *ns, const char *path, size_t path_len,
+                   s0__filelist **out, s0_error **err)
+{
+	s0__filelist *l = NULL;
+	char *norm = NULL;
+	call c = {.kind = C_LIST, .fl = &l};
+	int rc = route_one(ns, path, path_len, &c, &norm, err);
+	for (size_t i = 0; rc == S0_OK && i < l->len; i++) {
+		char *p = s0__path_join(norm, l->items[i].name);
+		if (!p) {
+			rc = s0__error_nomem(err);
+			break;
+		}
+		free(l->items[i].path);
+		l->items[i].path = p;
+	}
+	free(norm);
+	if (rc == S0_OK)
+		*out = l;
+	else
+		s0__filelist_free(l);
+	return rc;
+}
+
+int s0__files_chmod(const s0__files_ns *ns, const char *path, size_t path_len, uint32_t mode,
+                    s0_error **err)
+{
+	call c = {.kind = C_CHMOD, .mode = mode};
+	return route_one(ns, path, path_len, &c, NULL, err);
+}
+
+int s0__files_symlink(const s0__files_ns *ns, const char *target, size_t target_len,
+                      const char *path, size_t path_len, s0_error **err)
+{
+	call c = {.kind = C_SYMLINK, .target = target, .target_len = target_len};
+	return route_one(ns, path, path_len, &c, NULL, err);
+}

@@ -1,0 +1,52 @@
+/*
+ * The runtime drivers (runtime.h): one row per driver. A new runtime adds
+ * its folder and one row here.
+ */
+#include <string.h>
+
+#include "common/buf.h"
+#include "local/runtime/runtime.h"
+#include "local/runtime/sim/sim.h"
+
+static const s0__rt_driver *const drivers[] = {
+	&s0__rt_sim_driver,
+};
+
+const char *const s0__rt_cap_names[] = {
+	"memory", "virtual_time", "network", "contexts", "sessions", "real_processes", NULL,
+};
+
+const s0__rt_driver *const *s0__rt_drivers(size_t *n_out)
+{
+	*n_out = sizeof drivers / sizeof drivers[0];
+	return drivers;
+}
+
+int s0__rt_driver_find(const char *name, const s0__rt_driver **out, s0_error **err)
+{
+	if (!name || !*name)
+		name = "sim";
+	size_t n = sizeof drivers / sizeof drivers[0];
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(drivers[i]->name, name)) {
+			*out = drivers[i];
+			return S0_OK;
+		}
+	s0__buf known = {0};
+	for (size_t i = 0; i < n; i++)
+		s0__buf_printf(&known, "%s%s", i ? ", " : "", drivers[i]->name);
+	int rc = s0__error_set(err, S0_EINVAL, "invalid_request",
+	                       "unknown runtime \"%s\" (known: %s)", name,
+	                       known.data ? known.data : "");
+	s0__buf_free(&known);
+	return rc;
+}
+
+cJSON *s0__rt_caps_json(uint32_t caps)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; a && s0__rt_cap_names[i]; i++)
+		if (caps & (1u << i))
+			cJSON_AddItemToArray(a, cJSON_CreateString(s0__rt_cap_names[i]));
+	return a;
+}

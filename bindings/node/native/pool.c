@@ -151,15 +151,23 @@ nx_job *nx_job_new(napi_env env, nx_run_fn run, nx_done_fn done, nx_free_fn free
 	return j;
 }
 
-static void job_free(napi_env env, nx_job *j)
+static void free_results(nx_job *j)
 {
 	if (j->free_fn)
 		j->free_fn(j);
+	j->free_fn = NULL;
+	j->res = NULL;
+	s0_error_free(j->err);
+	j->err = NULL;
+}
+
+static void job_free(napi_env env, nx_job *j)
+{
+	free_results(j);
 	for (int i = 0; i < NX_MAX_STR; i++)
 		free(j->s[i]);
 	nx_strv_free(j->strv);
 	free(j->buf);
-	s0_error_free(j->err);
 	if (env && j->on_progress)
 		napi_delete_reference(env, j->on_progress);
 	if (env && j->predicate)
@@ -206,6 +214,9 @@ static void settle(napi_env env, nx_job *j)
 		v = nx_error_value(env, j->rc, j->err);
 		napi_reject_deferred(env, j->deferred, v);
 	}
+	/* Results and errors are freed now, not when the TSFN is finalized
+	 * later: a settled call holds no library object (leak counts). */
+	free_results(j);
 	release_holders(j);
 }
 

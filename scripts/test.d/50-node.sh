@@ -23,7 +23,9 @@ run() {
   local pkg=bindings/node prefix pcdir log rc=0
   prefix=$(mktemp -d /tmp/s0-node-prefix.XXXXXX)
   log=$(mktemp /tmp/s0-node-tap.XXXXXX)
-  trap 'rm -rf "$prefix" "$log"' EXIT
+  # run() is called in a subshell (scripts/test): clean up when it exits
+  S0_NODE_TMP="$prefix $log"
+  trap 'rm -rf $S0_NODE_TMP' EXIT
   if ! meson install -C build --destdir "$prefix" --quiet >/dev/null; then
     echo "meson install --destdir failed" >&2; s0_tally node 0 1 0; return 1
   fi

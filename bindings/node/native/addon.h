@@ -128,6 +128,10 @@ struct nx_job {
 	pthread_cond_t cv;
 	bool pred_answered;
 	int pred_result;
+	/* JS thread only: predicate questions not yet answered, and whether the
+	 * TSFN was finalized meanwhile (the last answer then frees the job). */
+	int pred_outstanding;
+	bool free_pending;
 };
 
 /* A zeroed job; throws and returns NULL when out of memory. */

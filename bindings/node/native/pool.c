@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { MSG_DONE = 1, MSG_PROGRESS = 2, MSG_PREDICATE = 3 };
 
@@ -221,7 +222,10 @@ static void settle(napi_env env, nx_job *j)
 }
 
 /* JS side of the predicate round trip: reply(result) with 1 (done),
- * 0 (keep polling) or a negative s0_code. */
+ * 0 (keep polling) or a negative s0_code. Called once per question (the TS
+ * wrapper guarantees it), possibly after the wait ended (cancelled while the
+ * predicate's promise was pending): the job then stays allocated until the
+ * answer arrives. */
 static napi_value js_predicate_reply(napi_env env, napi_callback_info info)
 {
 	size_t argc = 1;
@@ -239,6 +243,8 @@ static napi_value js_predicate_reply(napi_env env, napi_callback_info info)
 		pthread_cond_signal(&j->cv);
 	}
 	pthread_mutex_unlock(&j->mu);
+	if (--j->pred_outstanding == 0 && j->free_pending)
+		job_free(env, j);
 	return NULL;
 }
 
@@ -283,7 +289,10 @@ static void call_js(napi_env env, napi_value js_cb, void *context, void *data)
 		    napi_create_function(env, "reply", NAPI_AUTO_LENGTH, js_predicate_reply, j,
 		                         &argv[1]) == napi_ok) {
 			argv[0] = nx_string(env, m->json);
+			j->pred_outstanding++;
 			ok = napi_call_function(env, global, fn, 2, argv, &result) == napi_ok;
+			if (!ok)
+				j->pred_outstanding--;
 		}
 		if (!ok)
 			answer_predicate(j, S0_EUSER);
@@ -302,6 +311,11 @@ static void tsfn_finalize(napi_env env, void *finalize_data, void *hint)
 {
 	(void)hint;
 	nx_job *j = finalize_data;
+	if (j->pred_outstanding > 0) {
+		free_results(j); /* nothing but the job itself waits for the answer */
+		j->free_pending = true;
+		return;
+	}
 	job_free(env, j);
 }
 
@@ -370,10 +384,29 @@ int nx_job_predicate(const s0_sandbox_info *info, void *payload)
 		free(m);
 		return S0_ECANCELED;
 	}
+	/* Wait for the answer, but stay cancellable: a predicate whose promise
+	 * never settles must not hold an aborted wait (checked every 10 ms). */
+	s0_cancel_token *tok = j->wopts.cancel;
+	int r;
 	pthread_mutex_lock(&j->mu);
-	while (!j->pred_answered)
-		pthread_cond_wait(&j->cv, &j->mu);
-	int r = j->pred_result;
+	for (;;) {
+		if (j->pred_answered) {
+			r = j->pred_result;
+			break;
+		}
+		if (tok && s0_cancel_token_is_canceled(tok)) {
+			r = S0_ECANCELED;
+			break;
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 10 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&j->cv, &j->mu, &ts);
+	}
 	pthread_mutex_unlock(&j->mu);
 	return r;
 }

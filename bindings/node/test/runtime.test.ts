@@ -54,6 +54,14 @@ test("abort rejects with signal.reason within 100 ms, and the addon's threads wi
 	ac2.abort();
 	await assert.rejects(client.sandboxes.pauseAndWait(blocked, { signal: ac2.signal }), (e: Error) => e.name === "AbortError");
 	assert.equal(threadStats().inflight, peak.inflight);
+	// a wait whose predicate is still pending stops promptly too
+	const ac4 = new AbortController();
+	const pending = client.sandboxes.waitForLifecycle(free, () => new Promise<boolean>(() => undefined), { signal: ac4.signal });
+	await new Promise((r) => setTimeout(r, 50));
+	const t1 = performance.now();
+	ac4.abort(reason);
+	await assert.rejects(pending, (e) => e === reason);
+	assert.ok(performance.now() - t1 < 100);
 	// a deadline is a timeout, never an abort
 	const ac3 = new AbortController();
 	await assert.rejects(client.sandboxes.pauseAndWait(blocked, { signal: ac3.signal, timeoutMs: 200 }),
@@ -63,7 +71,7 @@ test("abort rejects with signal.reason within 100 ms, and the addon's threads wi
 test("100 concurrent waits do not stall fs.promises.readFile on the same loop (loop lag measured)", async () => {
 	const ac = new AbortController();
 	const waits = Array.from({ length: 100 }, () =>
-		client.sandboxes.pauseAndWait(blocked, { signal: ac.signal, timeoutMs: 120_000, pollIntervalMs: 50 }).catch((e: unknown) => e));
+		client.sandboxes.pauseAndWait(blocked, { signal: ac.signal, timeoutMs: 120_000 }).catch((e: unknown) => e));
 	const h = monitorEventLoopDelay({ resolution: 5 });
 	h.enable();
 	const self = fileURLToPath(import.meta.url);

@@ -372,9 +372,13 @@ export class Client {
 	/** @internal */
 	readonly handle: Handle;
 
-	/** @internal made by fromHandle */
+	/** @internal a handle fromHandle() passes to the constructor */
 	private static pending: Handle | undefined;
 
+	/**
+	 * A client of an HTTP(S) Sandbox0 API (no I/O happens here).
+	 * @throws InvalidArgumentError bad base URL, timeout or header.
+	 */
 	constructor(options: ClientOptions = {}) {
 		const h = Client.pending;
 		Client.pending = undefined;

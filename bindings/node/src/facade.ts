@@ -199,6 +199,7 @@ export class SandboxPaginator implements AsyncIterable<SandboxInfo> {
 		return [];
 	}
 
+	/** Every remaining sandbox, page by page. */
 	async *[Symbol.asyncIterator](): AsyncIterator<SandboxInfo> {
 		while (this.hasNext)
 			yield* await this.nextItems();
@@ -216,12 +217,15 @@ export class SandboxFiles {
 		const data = await this.sbx.client.sandbox(this.sbx.sandboxId).readFile(path);
 		return format === "bytes" ? data : Buffer.from(data).toString("utf8");
 	}
+	/** Write a whole file (parents created). */
 	async write(path: string, data: string | Uint8Array): Promise<void> {
 		await this.sbx.client.sandbox(this.sbx.sandboxId).writeFile(path, data);
 	}
+	/** List a directory. */
 	async list(path: string) {
 		return this.sbx.client.sandbox(this.sbx.sandboxId).listFiles(path);
 	}
+	/** Whether a path exists (lstat; false on 404). */
 	async exists(path: string): Promise<boolean> {
 		try {
 			await this.sbx.client.sandbox(this.sbx.sandboxId).statFile(path);
@@ -232,12 +236,15 @@ export class SandboxFiles {
 			throw e;
 		}
 	}
+	/** Delete a file or tree. */
 	async remove(path: string): Promise<void> {
 		await this.sbx.client.sandbox(this.sbx.sandboxId).deleteFile(path);
 	}
+	/** Make a directory and its parents. */
 	async makeDir(path: string): Promise<void> {
 		await this.sbx.client.sandbox(this.sbx.sandboxId).mkdir(path, true);
 	}
+	/** Move or rename. */
 	async rename(oldPath: string, newPath: string): Promise<void> {
 		await this.sbx.client.sandbox(this.sbx.sandboxId).moveFile(oldPath, newPath);
 	}
@@ -245,8 +252,10 @@ export class SandboxFiles {
 
 /** A handle on one sandbox; every state comes from the API. */
 export class Sandbox {
+	/** The files API bound to this sandbox. */
 	readonly files: SandboxFiles;
 
+	/** A handle on @p sandboxId (no request); @p client defaults to the default client. */
 	constructor(readonly sandboxId: string, readonly client: Client = clientOf(undefined)) {
 		this.files = new SandboxFiles(this);
 	}
@@ -319,6 +328,7 @@ export class Sandbox {
 		}
 	}
 
+	/** Whether the state is "running". */
 	async isRunning(): Promise<boolean> {
 		return (await this.state()) === "running";
 	}

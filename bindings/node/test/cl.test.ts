@@ -57,7 +57,7 @@ test("CL-01 CL-02 pauseAndWait: one POST (200 and 202 alike), then GETs until st
 	await c.sandboxes.delete(id);
 });
 
-test("CL-03 memory pause: capture failure is SandboxLifecycleFailedError, one POST with memory true, never a filesystem pause", async () => {
+test("CL-03 CL-15 memory pause: capture failure is SandboxLifecycleFailedError, one POST with memory true, never a filesystem pause", async () => {
 	const c = remote.client;
 	const id = await claim();
 	await arm("capture@after-authorize", "fail", 1);
@@ -110,7 +110,7 @@ function snake(sb: Record<string, unknown>): Record<string, unknown> {
 	return { id: sb.id, template_id: sb.templateId, status: sb.status, paused: sb.paused, runtime_generation: sb.runtimeGeneration };
 }
 
-test("CL-06 wait options: RangeError before any request; first poll at once; deadline error fields", async () => {
+test("CL-06 CL-15 wait options: RangeError before any request; first poll at once; deadline error fields", async () => {
 	const c = remote.client;
 	const id = await claim();
 	for (const bad of [{ timeoutMs: -1 }, { timeoutMs: Number.NaN }, { pollIntervalMs: 0 }, { pollIntervalMs: -5 }, { pollIntervalMs: Infinity }])

@@ -128,6 +128,19 @@ test("a call beyond the thread cap waits its turn in the queue and completes", a
 	assert.throws(() => setMaxThreads(0), RangeError);
 });
 
+test("an in-flight call keeps its client alive: close() mid-call, the call completes, later calls are refused", async () => {
+	const c2 = lb.client();
+	let release: () => void = () => undefined;
+	const gate = new Promise<boolean>((r) => { release = () => r(true); });
+	const w = c2.sandboxes.waitForLifecycle(free, () => gate);
+	await new Promise((r) => setTimeout(r, 20));
+	c2.close();
+	c2.close(); // idempotent
+	await assert.rejects(c2.sandboxes.get(free), /closed/);
+	release();
+	assert.equal((await w).id, free);
+});
+
 test("no leaked C objects after 10,000 calls (s0_live_objects)", async () => {
 	const id = free;
 	const before = liveObjects();

@@ -299,3 +299,29 @@ test("CL-13 memory fork: key required (1..255, not blank) before any request; se
 	await c.sandboxes.delete(child.id);
 	await c.sandboxes.delete(id);
 });
+
+test("CL-15 client shape: new Client({token, baseUrl, userAgent, headers}) and Client.fromEnv send what they say", async () => {
+	const { Client } = await import("../src/index.js");
+	const c = new Client({ token: remote.server.token, baseUrl: remote.proxy.url, userAgent: "my-app/1.0", headers: { "X-Extra": "yes" } });
+	remote.proxy.log.length = 0;
+	await c.sandboxes.list({ limit: 1 });
+	const [req] = remote.proxy.log;
+	assert.equal(req.headers.authorization, `Bearer ${remote.server.token}`);
+	assert.equal(req.headers["user-agent"], "my-app/1.0");
+	assert.equal(req.headers["x-extra"], "yes");
+	c.close();
+	const saved = { url: process.env.SANDBOX0_BASE_URL, token: process.env.SANDBOX0_TOKEN };
+	process.env.SANDBOX0_BASE_URL = remote.proxy.url;
+	process.env.SANDBOX0_TOKEN = remote.server.token;
+	try {
+		const e = Client.fromEnv();
+		remote.proxy.log.length = 0;
+		await e.sandboxes.list();
+		assert.equal(remote.proxy.log[0].headers.authorization, `Bearer ${remote.server.token}`);
+		assert.match(String(remote.proxy.log[0].headers["user-agent"]), /^libsandbox0\//);
+		e.close();
+	} finally {
+		if (saved.url === undefined) delete process.env.SANDBOX0_BASE_URL; else process.env.SANDBOX0_BASE_URL = saved.url;
+		if (saved.token === undefined) delete process.env.SANDBOX0_TOKEN; else process.env.SANDBOX0_TOKEN = saved.token;
+	}
+});

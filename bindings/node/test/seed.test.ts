@@ -45,7 +45,7 @@ test("CL-15 seed snippet against s0 serve: memory pause and resume, one POST eac
 	await client.sandboxes.delete(sandbox.id);
 });
 
-test("CL-15 seed snippet against the embedded backend: processes survive (memory image restored)", async () => {
+test("CL-15 seed snippet against the embedded backend: a REPL's variable survives (memory image restored)", async () => {
 	const base = liveObjects();
 	const lb = await openLocal({ manualClock: true });
 	try {
@@ -54,6 +54,7 @@ test("CL-15 seed snippet against the embedded backend: processes survive (memory
 		const h = client.sandbox(sandbox.id);
 		const ctx = await h.createContext({ type: "repl" });
 		const ctxId = ctx.id as string;
+		await h.contextExec(ctxId, "GREETING=hello");
 		await seedSnippet(client, sandbox);
 		const got = await client.sandboxes.get(sandbox.id);
 		assert.equal(got.status, "running");
@@ -61,6 +62,9 @@ test("CL-15 seed snippet against the embedded backend: processes survive (memory
 		// the context (a process) is still there after a memory resume
 		const again = await h.getContext(ctxId);
 		assert.equal(again.id, ctxId);
+		// and so does its memory: the shell variable set before the pause
+		const out = await h.contextExec(ctxId, "echo $GREETING");
+		assert.equal(String(out.stdout).trim(), "hello");
 	} finally {
 		lb.close();
 	}

@@ -1,0 +1,412 @@
+/* Blocking library calls on threads the addon owns.
+ *
+ * Every call gets a promise and a threadsafe function (TSFN). A call starts
+ * its own thread while fewer than the cap (default 128, env
+ * SANDBOX0_NODE_MAX_THREADS, setMaxThreads()) run; beyond the cap it waits
+ * in a FIFO queue and the next thread to finish a call takes it. A thread
+ * that finds the queue empty exits, so no thread idles. Results, progress
+ * events and predicate questions reach the JS thread through the call's
+ * TSFN; the TSFN keeps the event loop alive exactly while the call is in
+ * flight, and is released when the call ends, so an idle process exits.
+ * libuv's own thread pool is never used. */
+#include "addon.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { MSG_DONE = 1, MSG_PROGRESS = 2, MSG_PREDICATE = 3 };
+
+typedef struct nx_msg {
+	int kind;
+	char *json;
+	int64_t elapsed_ms;
+} nx_msg;
+
+static nx_msg done_msg = {MSG_DONE, NULL, 0};
+
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static nx_job *queue_head, *queue_tail;
+static int pool_threads, pool_queued, pool_inflight, pool_peak;
+static int pool_cap = 128;
+
+int nx_pool_cap(void)
+{
+	pthread_mutex_lock(&pool_mu);
+	int c = pool_cap;
+	pthread_mutex_unlock(&pool_mu);
+	return c;
+}
+
+static void spawn_queued_locked(void);
+
+bool nx_pool_set_cap(int cap)
+{
+	if (cap < 1 || cap > 4096)
+		return false;
+	pthread_mutex_lock(&pool_mu);
+	pool_cap = cap;
+	spawn_queued_locked();
+	pthread_mutex_unlock(&pool_mu);
+	return true;
+}
+
+void nx_pool_stats(int *threads, int *queued, int *inflight, int *peak)
+{
+	pthread_mutex_lock(&pool_mu);
+	*threads = pool_threads;
+	*queued = pool_queued;
+	*inflight = pool_inflight;
+	*peak = pool_peak;
+	pthread_mutex_unlock(&pool_mu);
+}
+
+static nx_job *dequeue_locked(void)
+{
+	nx_job *j = queue_head;
+	if (j) {
+		queue_head = j->next;
+		if (!queue_head)
+			queue_tail = NULL;
+		j->next = NULL;
+		pool_queued--;
+	}
+	return j;
+}
+
+static void *worker_main(void *arg)
+{
+	nx_job *j = arg;
+	while (j) {
+		j->rc = j->run(j);
+		napi_threadsafe_function tsfn = j->tsfn;
+		/* After these two calls the JS thread may free j at any time. */
+		napi_call_threadsafe_function(tsfn, &done_msg, napi_tsfn_blocking);
+		napi_release_threadsafe_function(tsfn, napi_tsfn_release);
+		pthread_mutex_lock(&pool_mu);
+		j = dequeue_locked();
+		if (!j)
+			pool_threads--;
+		pthread_mutex_unlock(&pool_mu);
+	}
+	return NULL;
+}
+
+/* Start a thread for @p j; false when the system refuses one. */
+static bool start_thread_locked(nx_job *j)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	int rc = pthread_create(&t, &attr, worker_main, j);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+		return false;
+	pool_threads++;
+	if (pool_threads > pool_peak)
+		pool_peak = pool_threads;
+	return true;
+}
+
+static void spawn_queued_locked(void)
+{
+	while (queue_head && pool_threads < pool_cap) {
+		nx_job *j = dequeue_locked();
+		if (!start_thread_locked(j)) {
+			/* put it back; a finishing thread will take it */
+			j->next = queue_head;
+			queue_head = j;
+			if (!queue_tail)
+				queue_tail = j;
+			pool_queued++;
+			return;
+		}
+	}
+}
+
+static void enqueue_locked(nx_job *j)
+{
+	if (queue_tail)
+		queue_tail->next = j;
+	else
+		queue_head = j;
+	queue_tail = j;
+	pool_queued++;
+}
+
+nx_job *nx_job_new(napi_env env, nx_run_fn run, nx_done_fn done, nx_free_fn free_fn)
+{
+	nx_job *j = calloc(1, sizeof *j);
+	if (!j) {
+		napi_throw_error(env, NULL, "out of memory");
+		return NULL;
+	}
+	j->run = run;
+	j->done = done;
+	j->free_fn = free_fn;
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->cv, NULL);
+	s0_wait_options_init(&j->wopts, S0_WAIT_OPTIONS_VERSION);
+	return j;
+}
+
+static void free_results(nx_job *j)
+{
+	if (j->free_fn)
+		j->free_fn(j);
+	j->free_fn = NULL;
+	j->res = NULL;
+	s0_error_free(j->err);
+	j->err = NULL;
+}
+
+static void job_free(napi_env env, nx_job *j)
+{
+	free_results(j);
+	for (int i = 0; i < NX_MAX_STR; i++)
+		free(j->s[i]);
+	nx_strv_free(j->strv);
+	free(j->buf);
+	if (env && j->on_progress)
+		napi_delete_reference(env, j->on_progress);
+	if (env && j->predicate)
+		napi_delete_reference(env, j->predicate);
+	pthread_mutex_destroy(&j->mu);
+	pthread_cond_destroy(&j->cv);
+	free(j);
+}
+
+void nx_job_discard(napi_env env, nx_job *j)
+{
+	/* never submitted: no references were taken on holders */
+	job_free(env, j);
+}
+
+static void release_holders(nx_job *j)
+{
+	nx_obj_unref(j->client);
+	nx_obj_unref(j->local);
+	nx_obj_unref(j->token);
+	j->client = j->local = j->token = NULL;
+}
+
+static void settle(napi_env env, nx_job *j)
+{
+	napi_value v = NULL;
+	pthread_mutex_lock(&pool_mu);
+	pool_inflight--;
+	pthread_mutex_unlock(&pool_mu);
+	if (j->rc == S0_OK) {
+		v = j->done ? j->done(env, j) : NULL;
+		if (!v)
+			napi_get_undefined(env, &v);
+		bool pending = false;
+		napi_is_exception_pending(env, &pending);
+		if (pending) {
+			napi_value exc;
+			napi_get_and_clear_last_exception(env, &exc);
+			napi_reject_deferred(env, j->deferred, exc);
+		} else {
+			napi_resolve_deferred(env, j->deferred, v);
+		}
+	} else {
+		v = nx_error_value(env, j->rc, j->err);
+		napi_reject_deferred(env, j->deferred, v);
+	}
+	/* Results and errors are freed now, not when the TSFN is finalized
+	 * later: a settled call holds no library object (leak counts). */
+	free_results(j);
+	release_holders(j);
+}
+
+/* JS side of the predicate round trip: reply(result) with 1 (done),
+ * 0 (keep polling) or a negative s0_code. Called once per question (the TS
+ * wrapper guarantees it), possibly after the wait ended (cancelled while the
+ * predicate's promise was pending): the job then stays allocated until the
+ * answer arrives. */
+static napi_value js_predicate_reply(napi_env env, napi_callback_info info)
+{
+	size_t argc = 1;
+	napi_value argv[1];
+	void *data = NULL;
+	int32_t r = 0;
+	NX_CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, &data));
+	if (argc < 1 || napi_get_value_int32(env, argv[0], &r) != napi_ok)
+		r = S0_EUSER;
+	nx_job *j = data;
+	pthread_mutex_lock(&j->mu);
+	if (!j->pred_answered) {
+		j->pred_answered = true;
+		j->pred_result = r;
+		pthread_cond_signal(&j->cv);
+	}
+	pthread_mutex_unlock(&j->mu);
+	if (--j->pred_outstanding == 0 && j->free_pending)
+		job_free(env, j);
+	return NULL;
+}
+
+static void answer_predicate(nx_job *j, int r)
+{
+	pthread_mutex_lock(&j->mu);
+	if (!j->pred_answered) {
+		j->pred_answered = true;
+		j->pred_result = r;
+		pthread_cond_signal(&j->cv);
+	}
+	pthread_mutex_unlock(&j->mu);
+}
+
+static void call_js(napi_env env, napi_value js_cb, void *context, void *data)
+{
+	(void)js_cb;
+	nx_job *j = context;
+	nx_msg *m = data;
+	if (m->kind == MSG_DONE) {
+		if (env)
+			settle(env, j);
+		return;
+	}
+	if (!env) { /* the environment is going away */
+		if (m->kind == MSG_PREDICATE)
+			answer_predicate(j, S0_ECANCELED);
+		free(m->json);
+		free(m);
+		return;
+	}
+	napi_value global, fn, argv[2], result;
+	napi_get_global(env, &global);
+	if (m->kind == MSG_PROGRESS && j->on_progress &&
+	    napi_get_reference_value(env, j->on_progress, &fn) == napi_ok) {
+		argv[0] = nx_string(env, m->json);
+		argv[1] = nx_int(env, m->elapsed_ms);
+		napi_call_function(env, global, fn, 2, argv, &result);
+	} else if (m->kind == MSG_PREDICATE) {
+		bool ok = false;
+		if (j->predicate && napi_get_reference_value(env, j->predicate, &fn) == napi_ok &&
+		    napi_create_function(env, "reply", NAPI_AUTO_LENGTH, js_predicate_reply, j,
+		                         &argv[1]) == napi_ok) {
+			argv[0] = nx_string(env, m->json);
+			j->pred_outstanding++;
+			ok = napi_call_function(env, global, fn, 2, argv, &result) == napi_ok;
+			if (!ok)
+				j->pred_outstanding--;
+		}
+		if (!ok)
+			answer_predicate(j, S0_EUSER);
+	}
+	bool pending = false;
+	napi_is_exception_pending(env, &pending);
+	if (pending) { /* the TS wrappers catch; never leave one pending here */
+		napi_value exc;
+		napi_get_and_clear_last_exception(env, &exc);
+	}
+	free(m->json);
+	free(m);
+}
+
+static void tsfn_finalize(napi_env env, void *finalize_data, void *hint)
+{
+	(void)hint;
+	nx_job *j = finalize_data;
+	if (j->pred_outstanding > 0) {
+		free_results(j); /* nothing but the job itself waits for the answer */
+		j->free_pending = true;
+		return;
+	}
+	job_free(env, j);
+}
+
+napi_value nx_job_submit(napi_env env, nx_job *j)
+{
+	napi_value promise, name;
+	if (napi_create_promise(env, &j->deferred, &promise) != napi_ok ||
+	    napi_create_string_utf8(env, "sandbox0.call", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+	    napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, j, tsfn_finalize, j,
+	                                    call_js, &j->tsfn) != napi_ok) {
+		/* a created deferred is left pending and collected with its promise */
+		job_free(env, j);
+		return nx_throw_last(env);
+	}
+	if (j->client)
+		nx_obj_ref(j->client);
+	if (j->local)
+		nx_obj_ref(j->local);
+	if (j->token)
+		nx_obj_ref(j->token);
+	pthread_mutex_lock(&pool_mu);
+	pool_inflight++;
+	if (pool_threads >= pool_cap || !start_thread_locked(j))
+		enqueue_locked(j);
+	pthread_mutex_unlock(&pool_mu);
+	return promise;
+}
+
+static nx_msg *msg_new(int kind, const s0_sandbox_info *info, int64_t elapsed_ms)
+{
+	nx_msg *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->kind = kind;
+	m->elapsed_ms = elapsed_ms;
+	m->json = strdup(s0_sandbox_info_json(info));
+	if (!m->json) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+int nx_job_progress(const s0_sandbox_info *info, int64_t elapsed_ms, void *payload)
+{
+	nx_job *j = payload;
+	nx_msg *m = msg_new(MSG_PROGRESS, info, elapsed_ms);
+	if (m && napi_call_threadsafe_function(j->tsfn, m, napi_tsfn_nonblocking) != napi_ok) {
+		free(m->json);
+		free(m);
+	}
+	return 0;
+}
+
+int nx_job_predicate(const s0_sandbox_info *info, void *payload)
+{
+	nx_job *j = payload;
+	nx_msg *m = msg_new(MSG_PREDICATE, info, 0);
+	if (!m)
+		return S0_ENOMEM;
+	pthread_mutex_lock(&j->mu);
+	j->pred_answered = false;
+	pthread_mutex_unlock(&j->mu);
+	if (napi_call_threadsafe_function(j->tsfn, m, napi_tsfn_blocking) != napi_ok) {
+		free(m->json);
+		free(m);
+		return S0_ECANCELED;
+	}
+	/* Wait for the answer, but stay cancellable: a predicate whose promise
+	 * never settles must not hold an aborted wait (checked every 10 ms). */
+	s0_cancel_token *tok = j->wopts.cancel;
+	int r;
+	pthread_mutex_lock(&j->mu);
+	for (;;) {
+		if (j->pred_answered) {
+			r = j->pred_result;
+			break;
+		}
+		if (tok && s0_cancel_token_is_canceled(tok)) {
+			r = S0_ECANCELED;
+			break;
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 10 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&j->cv, &j->mu, &ts);
+	}
+	pthread_mutex_unlock(&j->mu);
+	return r;
+}

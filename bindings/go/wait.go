@@ -45,6 +45,9 @@ func (o *SandboxLifecycleWaitOptions) args(ctx context.Context, id string, memor
 	if id == "" {
 		return nil, invalid("sandbox id is required")
 	}
+	if err := noNUL(id); err != nil {
+		return nil, err
+	}
 	var opt SandboxLifecycleWaitOptions
 	if o != nil {
 		opt = *o

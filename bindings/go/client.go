@@ -334,6 +334,11 @@ func (c *Client) do(ctx context.Context, w *waitInfo,
 		ctx = context.Background()
 	}
 	if err := ctx.Err(); err != nil {
+		if w != nil && err == context.DeadlineExceeded {
+			// as when the deadline passes mid-wait
+			return &SandboxWaitTimeoutError{SandboxID: w.sandboxID, Timeout: w.budget,
+				ContextDeadline: true}
+		}
 		return err
 	}
 	core := c.core

@@ -82,7 +82,8 @@ type lane struct {
 // call takes a context.Context: cancelling it makes the call return
 // ctx.Err() promptly (the C cancel token is fired), and no goroutine or C
 // thread of the call outlives it. Close releases the C objects; a finalizer
-// does it too if a Client is dropped unclosed.
+// does it too if a Client is dropped unclosed. A nil or zero Client is not
+// usable: its calls return ErrInvalidArgument.
 type Client struct {
 	core  *clientCore
 	local *Local // keeps the embedded backend alive while the client is
@@ -182,6 +183,9 @@ func (c *Client) BaseURL() string { return c.core.baseURL }
 // calls that are running a predicate at that moment (one of them may be its
 // caller), and the last of them frees the C objects as it returns.
 func (c *Client) Close() error {
+	if c == nil || c.core == nil {
+		return nil // not made by NewClient or Local.Client: nothing to free
+	}
 	runtime.SetFinalizer(c, nil)
 	c.core.close() // a Local's client leaves its set through onFreed
 	return nil
@@ -330,6 +334,9 @@ type waitInfo struct {
 // reads from the record must be converted to Go values inside f.
 func (c *Client) do(ctx context.Context, w *waitInfo,
 	f func(cc capi.Struct_SS_s0_client, tok capi.Struct_SS_s0_cancel_token, k capi.Struct_SS_s0go_call)) error {
+	if c == nil || c.core == nil {
+		return invalid("the Client is nil or was not made by NewClient, NewClientFromEnv or Local.Client")
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}

@@ -54,8 +54,19 @@ type localState struct {
 	clients map[*clientCore]struct{} // clients whose C objects are not freed yet
 }
 
+// state is lb's state, nil for a nil Local.
+func (lb *Local) state() *localState {
+	if lb == nil {
+		return nil
+	}
+	return lb.localState
+}
+
 // use registers a user of the C backend; a closed backend refuses it.
 func (st *localState) use() (capi.Struct_SS_s0_local, error) {
+	if st == nil {
+		return nil, invalid("the Local is nil or was not made by OpenLocal")
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.closed {
@@ -138,6 +149,9 @@ func (lb *Local) Dir() string { return lb.dir }
 // Idempotent. Safe from inside a predicate of one of its clients: the
 // backend then closes when that call has returned.
 func (lb *Local) Close() error {
+	if lb == nil || lb.localState == nil {
+		return nil // not made by OpenLocal: nothing to close
+	}
 	runtime.SetFinalizer(lb, nil)
 	st := lb.localState
 	st.mu.Lock()
@@ -183,6 +197,9 @@ func (lb *Local) Client(opts ...Option) (*Client, error) {
 	if err := noNUL(cfg.userAgent); err != nil {
 		return nil, err
 	}
+	if lb == nil {
+		return nil, invalid("the Local is nil or was not made by OpenLocal")
+	}
 	st := lb.localState
 	if _, err := st.use(); err != nil {
 		return nil, err
@@ -225,11 +242,12 @@ func (lb *Local) Client(opts ...Option) (*Client, error) {
 
 // call runs f on the open backend with a call record and returns its error.
 func (lb *Local) call(f func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local)) error {
-	l, err := lb.use()
+	st := lb.state()
+	l, err := st.use()
 	if err != nil {
 		return err
 	}
-	defer lb.done()
+	defer st.done()
 	k := capi.S0go_call_new()
 	defer capi.S0go_call_free(k)
 	f(k, l)
@@ -285,11 +303,12 @@ func (lb *Local) AdvanceClock(d time.Duration) error {
 
 // Now is the backend clock's current time.
 func (lb *Local) Now() time.Time {
-	l, err := lb.use()
+	st := lb.state()
+	l, err := st.use()
 	if err != nil {
 		return time.Time{}
 	}
-	defer lb.done()
+	defer st.done()
 	return time.UnixMilli(capi.S0_local_now_unix_ms(l)).UTC()
 }
 

@@ -268,10 +268,15 @@ const (
 // ArmFault arms a named fault point (behaviours.md's stand-in table, e.g.
 // "capture@commit", "node_channel@pause"); count 0 = until released; delay
 // for FaultDelay, on the backend clock. ErrInvalidArgument for an unknown
-// name or mode.
+// mode, a negative count or delay. Names are not checked (the library arms
+// any name; local.h promises EINVAL): a misspelt name is armed and never
+// hit, so check Inspect's "faults" when in doubt.
 func (lb *Local) ArmFault(name string, mode FaultMode, count int64, delay time.Duration) error {
 	if err := noNUL(name); err != nil {
 		return err
+	}
+	if delay < 0 {
+		return invalid("fault delay must be >= 0, got %s", delay)
 	}
 	return lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
 		capi.S0go_local_fault_arm(k, l, name, int(mode), count, durationMs(delay))
@@ -313,8 +318,12 @@ func (lb *Local) Now() time.Time {
 }
 
 // Quiesce waits, in real time up to timeout, until no background operation
-// is runnable. ErrTimeout when work was still running.
+// is runnable. ErrTimeout when work was still running; ErrInvalidArgument
+// for a negative timeout.
 func (lb *Local) Quiesce(timeout time.Duration) error {
+	if timeout < 0 {
+		return invalid("quiesce timeout must be >= 0, got %s", timeout)
+	}
 	return lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
 		capi.S0go_local_quiesce(k, l, durationMs(timeout))
 	})

@@ -180,7 +180,8 @@ func invalid(format string, args ...any) error {
 func noNUL(args ...string) error {
 	for _, a := range args {
 		if i := strings.IndexByte(a, 0); i >= 0 {
-			return invalid("argument %q contains a NUL byte at offset %d", a, i)
+			// the value is not echoed: it may be a token
+			return invalid("a string argument contains a NUL byte (at byte %d of %d); C strings cannot carry one", i, len(a))
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package sandbox0_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	sandbox0 "github.com/libsandbox0/libsandbox0/bindings/go"
@@ -52,8 +53,11 @@ func TestNULBytesRefused(t *testing.T) {
 	isInvalid("GetSandboxNetworkPolicy", err)
 	_, err = sandbox0.NewClient(sandbox0.WithBaseURL("http://h\x00ost"))
 	isInvalid("NewClient base URL", err)
-	_, err = sandbox0.NewClient(sandbox0.WithToken("s0_token\x00x"))
+	_, err = sandbox0.NewClient(sandbox0.WithToken("s0_secret\x00x"))
 	isInvalid("NewClient token", err)
+	if err != nil && strings.Contains(err.Error(), "secret") {
+		t.Errorf("the error echoes the token: %v", err)
+	}
 	_, err = sandbox0.OpenLocal(lb.Dir()+"\x00other", nil)
 	isInvalid("OpenLocal dir", err)
 	isInvalid("ArmFault", lb.ArmFault("capture@commit\x00", sandbox0.FaultFail, 1, 0))

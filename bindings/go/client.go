@@ -394,7 +394,12 @@ func (c *Client) do(ctx context.Context, w *waitInfo,
 	return err
 }
 
-// durationMs converts a duration to whole milliseconds, rounding up.
+// durationMs converts a non-negative duration to whole milliseconds,
+// rounding up (without overflowing near math.MaxInt64).
 func durationMs(d time.Duration) int64 {
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond > 0 {
+		ms++
+	}
+	return ms
 }

@@ -374,11 +374,22 @@ func (c *Client) do(ctx context.Context, w *waitInfo,
 	if rc >= 0 {
 		return nil
 	}
-	err = takeError(k)
+	e := capi.S0go_call_take_error(k)
+	defer capi.S0_error_free(e)
+	err = convertError(rc, e)
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ErrCanceled) {
 		if w != nil && ctxErr == context.DeadlineExceeded {
-			return &SandboxWaitTimeoutError{SandboxID: w.sandboxID, Timeout: w.budget,
+			// The context's deadline won the race with the C wait's own
+			// (same budget): the cancelled wait still carries its last
+			// observation.
+			te := &SandboxWaitTimeoutError{SandboxID: w.sandboxID, Timeout: w.budget,
 				ContextDeadline: true}
+			if e != nil && e.Swigcptr() != 0 {
+				if ls := capi.S0_error_last_sandbox(e); ls != nil && ls.Swigcptr() != 0 {
+					te.LastSandbox = sandboxFromC(ls)
+				}
+			}
+			return te
 		}
 		return ctxErr
 	}

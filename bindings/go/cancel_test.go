@@ -39,9 +39,11 @@ func TestCL07CancelWithin100ms(t *testing.T) {
 
 // Cancelling a single request in flight aborts it promptly.
 func TestCancelRequestInFlight(t *testing.T) {
-	f := newFake(t, func(r *http.Request, _ []byte, _ int) reply {
-		<-r.Context().Done() // never answers; ends when the client goes away
-		return ok(200, nil)
+	f := newFake(t, func(r *http.Request, _ []byte, nth int) reply {
+		if nth == 0 {
+			<-r.Context().Done() // never answers; ends when the client goes away
+		}
+		return ok(200, sbJSON("sb1", "running", false, 1))
 	})
 	c := clientOf(t, f.URL)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -64,11 +66,10 @@ func TestCancelRequestInFlight(t *testing.T) {
 	if d := returned.Sub(cancelled); d > 100*time.Millisecond {
 		t.Fatalf("returned %s after cancel", d)
 	}
-	// The client still works afterwards (the lane's token was reset).
-	f2 := newFake(t, func(*http.Request, []byte, int) reply { return ok(200, sbJSON("sb1", "running", false, 1)) })
-	c2 := clientOf(t, f2.URL)
-	if _, err := c2.GetSandbox(context.Background(), "sb1"); err != nil {
-		t.Fatal(err)
+	// The same client still works afterwards: its one lane is reused, and
+	// the lane's token was reset.
+	if sb, err := c.GetSandbox(context.Background(), "sb1"); err != nil || sb.ID != "sb1" {
+		t.Fatalf("the client after a cancelled call: %v", err)
 	}
 }
 

@@ -82,19 +82,26 @@ type lane struct {
 // call takes a context.Context: cancelling it makes the call return
 // ctx.Err() promptly (the C cancel token is fired), and no goroutine or C
 // thread of the call outlives it. Close releases the C objects; a finalizer
-// does it too if a Client is dropped unclosed.
+// does it too if a Client is dropped unclosed. A nil or zero Client is not
+// usable: its calls return ErrInvalidArgument.
 type Client struct {
 	core  *clientCore
 	local *Local // keeps the embedded backend alive while the client is
 }
 
 type clientCore struct {
-	mu     sync.RWMutex // calls hold it for reading; close for writing
-	closed bool
-
-	poolMu sync.Mutex
-	idle   []*lane
-	all    []*lane
+	// mu guards everything below; it is held only briefly (never across a
+	// C call), so a call made from inside a predicate, or a Close made
+	// there, can never block on it.
+	mu       sync.Mutex
+	cond     *sync.Cond // signalled when inflight or inPred change
+	closed   bool       // Close began: new calls are refused
+	freed    bool       // the lanes' C objects are freed
+	inflight int        // calls between enter and leave
+	inPred   int        // of them, calls running a Go predicate right now
+	idle     []*lane
+	all      []*lane
+	onFreed  func() // run once, after the lanes are freed (Local's bookkeeping)
 
 	newC    func(tok capi.Struct_SS_s0_cancel_token) (capi.Struct_SS_s0_client, error)
 	baseURL string
@@ -126,6 +133,9 @@ func newHTTPClient(fromEnv bool, opts []Option) (*Client, error) {
 			return nil, err
 		}
 	}
+	if err := noNUL(cfg.baseURL, cfg.token, cfg.userAgent, cfg.teamID); err != nil {
+		return nil, err
+	}
 	timeoutMs := int64(0)
 	if cfg.timeout > 0 {
 		timeoutMs = durationMs(cfg.timeout)
@@ -150,6 +160,7 @@ func newHTTPClient(fromEnv bool, opts []Option) (*Client, error) {
 func newClient(newC func(capi.Struct_SS_s0_cancel_token) (capi.Struct_SS_s0_client, error),
 	local *Local) (*Client, error) {
 	core := &clientCore{newC: newC}
+	core.cond = sync.NewCond(&core.mu)
 	l, err := core.newLane()
 	if err != nil {
 		return nil, err // configuration errors surface here, before any call
@@ -165,14 +176,18 @@ func newClient(newC func(capi.Struct_SS_s0_cancel_token) (capi.Struct_SS_s0_clie
 // backend's client, "local:" followed by the data directory.
 func (c *Client) BaseURL() string { return c.core.baseURL }
 
-// Close cancels the client's calls in flight (they return promptly), waits
-// for them, and frees every C object. Idempotent; safe from any goroutine.
+// Close cancels the client's calls in flight (they return promptly with an
+// *Error of reason "closed"), waits for them, and frees every C object; new
+// calls get that error too. Idempotent; safe from any goroutine, including
+// from inside a WaitForSandboxLifecycle predicate: Close does not wait for
+// calls that are running a predicate at that moment (one of them may be its
+// caller), and the last of them frees the C objects as it returns.
 func (c *Client) Close() error {
-	runtime.SetFinalizer(c, nil)
-	c.core.close()
-	if c.local != nil {
-		c.local.forget(c.core)
+	if c == nil || c.core == nil {
+		return nil // not made by NewClient or Local.Client: nothing to free
 	}
+	runtime.SetFinalizer(c, nil)
+	c.core.close() // a Local's client leaves its set through onFreed
 	return nil
 }
 
@@ -189,52 +204,109 @@ func (core *clientCore) newLane() (*lane, error) {
 		return nil, err
 	}
 	l := &lane{c: c, tok: tok}
-	core.poolMu.Lock()
+	core.mu.Lock()
+	if core.closed {
+		capi.S0_cancel_token_cancel(tok) // made by a call racing Close: it ends promptly
+	}
 	core.all = append(core.all, l)
-	core.poolMu.Unlock()
+	core.mu.Unlock()
 	return l, nil
 }
 
+// enter registers a call; a closed client refuses it.
+func (core *clientCore) enter() error {
+	core.mu.Lock()
+	defer core.mu.Unlock()
+	if core.closed {
+		return errClosed("client")
+	}
+	core.inflight++
+	return nil
+}
+
+// leave ends a call registered by enter; the last call out of a closed
+// client frees its C objects.
+func (core *clientCore) leave() {
+	core.mu.Lock()
+	core.inflight--
+	core.cond.Broadcast()
+	free := core.closed && core.inflight == 0 && !core.freed
+	if free {
+		core.freeLocked()
+	}
+	core.mu.Unlock()
+	if free && core.onFreed != nil {
+		core.onFreed()
+	}
+}
+
+// predicate marks a call of this client as running a Go predicate (delta
+// +1 on entry, -1 on exit).
+func (core *clientCore) predicate(delta int) {
+	core.mu.Lock()
+	core.inPred += delta
+	core.cond.Broadcast()
+	core.mu.Unlock()
+}
+
 func (core *clientCore) acquire() (*lane, error) {
-	core.poolMu.Lock()
+	core.mu.Lock()
 	if n := len(core.idle); n > 0 {
 		l := core.idle[n-1]
 		core.idle = core.idle[:n-1]
-		core.poolMu.Unlock()
+		core.mu.Unlock()
 		return l, nil
 	}
-	core.poolMu.Unlock()
+	core.mu.Unlock()
 	return core.newLane()
 }
 
 func (core *clientCore) release(l *lane) {
-	if capi.S0_cancel_token_is_canceled(l.tok) {
-		capi.S0_cancel_token_reset(l.tok)
-	}
-	core.poolMu.Lock()
-	core.idle = append(core.idle, l)
-	core.poolMu.Unlock()
-}
-
-func (core *clientCore) close() {
-	core.poolMu.Lock()
-	for _, l := range core.all {
-		capi.S0_cancel_token_cancel(l.tok) // in-flight calls return promptly
-	}
-	core.poolMu.Unlock()
 	core.mu.Lock()
 	defer core.mu.Unlock()
-	if core.closed {
-		return
+	if !core.closed && capi.S0_cancel_token_is_canceled(l.tok) {
+		capi.S0_cancel_token_reset(l.tok) // a closing client's tokens stay fired
 	}
-	core.closed = true
-	core.poolMu.Lock()
+	core.idle = append(core.idle, l)
+}
+
+// close fires every lane's token, waits for the calls in flight that are
+// not running a predicate, and frees the lanes if no call is left (else the
+// last call out does.
+func (core *clientCore) close() {
+	core.mu.Lock()
+	if !core.closed {
+		core.closed = true
+		for _, l := range core.all {
+			capi.S0_cancel_token_cancel(l.tok) // in-flight calls return promptly
+		}
+	}
+	for core.inflight > core.inPred {
+		core.cond.Wait()
+	}
+	free := core.inflight == 0 && !core.freed
+	if free {
+		core.freeLocked()
+	}
+	core.mu.Unlock()
+	if free && core.onFreed != nil {
+		core.onFreed()
+	}
+}
+
+func (core *clientCore) freeLocked() {
+	core.freed = true
 	for _, l := range core.all {
 		capi.S0_client_free(l.c)
 		capi.S0_cancel_token_free(l.tok)
 	}
 	core.all, core.idle = nil, nil
-	core.poolMu.Unlock()
+}
+
+func (core *clientCore) isClosed() bool {
+	core.mu.Lock()
+	defer core.mu.Unlock()
+	return core.closed
 }
 
 // takeError turns a call record's error into a Go error (nil on success)
@@ -262,18 +334,25 @@ type waitInfo struct {
 // reads from the record must be converted to Go values inside f.
 func (c *Client) do(ctx context.Context, w *waitInfo,
 	f func(cc capi.Struct_SS_s0_client, tok capi.Struct_SS_s0_cancel_token, k capi.Struct_SS_s0go_call)) error {
+	if c == nil || c.core == nil {
+		return invalid("the Client is nil or was not made by NewClient, NewClientFromEnv or Local.Client")
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if err := ctx.Err(); err != nil {
+		if w != nil && err == context.DeadlineExceeded {
+			// as when the deadline passes mid-wait
+			return &SandboxWaitTimeoutError{SandboxID: w.sandboxID, Timeout: w.budget,
+				ContextDeadline: true}
+		}
 		return err
 	}
 	core := c.core
-	core.mu.RLock()
-	defer core.mu.RUnlock()
-	if core.closed {
-		return errClosed("client")
+	if err := core.enter(); err != nil {
+		return err
 	}
+	defer core.leave()
 	l, err := core.acquire()
 	if err != nil {
 		return err
@@ -295,13 +374,27 @@ func (c *Client) do(ctx context.Context, w *waitInfo,
 	if rc >= 0 {
 		return nil
 	}
-	err = takeError(k)
+	e := capi.S0go_call_take_error(k)
+	defer capi.S0_error_free(e)
+	err = convertError(rc, e)
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ErrCanceled) {
 		if w != nil && ctxErr == context.DeadlineExceeded {
-			return &SandboxWaitTimeoutError{SandboxID: w.sandboxID, Timeout: w.budget,
+			// The context's deadline won the race with the C wait's own
+			// (same budget): the cancelled wait still carries its last
+			// observation.
+			te := &SandboxWaitTimeoutError{SandboxID: w.sandboxID, Timeout: w.budget,
 				ContextDeadline: true}
+			if e != nil && e.Swigcptr() != 0 {
+				if ls := capi.S0_error_last_sandbox(e); ls != nil && ls.Swigcptr() != 0 {
+					te.LastSandbox = sandboxFromC(ls)
+				}
+			}
+			return te
 		}
 		return ctxErr
+	}
+	if errors.Is(err, ErrCanceled) && core.isClosed() {
+		return errClosed("client") // ended by Close, not by its context
 	}
 	if w != nil && w.ctxDeadline {
 		var te *SandboxWaitTimeoutError
@@ -312,7 +405,12 @@ func (c *Client) do(ctx context.Context, w *waitInfo,
 	return err
 }
 
-// durationMs converts a duration to whole milliseconds, rounding up.
+// durationMs converts a non-negative duration to whole milliseconds,
+// rounding up (without overflowing near math.MaxInt64).
 func durationMs(d time.Duration) int64 {
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond > 0 {
+		ms++
+	}
+	return ms
 }

@@ -96,6 +96,9 @@ func TestCloseWithCallsInFlight(t *testing.T) {
 	}
 	c.Close()
 	wg.Wait()
+	if _, err := c.GetSandbox(context.Background(), sb.ID); !isClosed(err) {
+		t.Fatalf("call after Close: %v (want the closed error)", err)
+	}
 }
 
 // No C object leaks after 10,000 calls (successes, API errors, local

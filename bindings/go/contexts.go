@@ -103,6 +103,9 @@ func (c *Client) CreateContext(ctx context.Context, sandboxID string, request Cr
 	if sandboxID == "" {
 		return nil, invalid("sandbox id is required")
 	}
+	if err := noNUL(sandboxID); err != nil {
+		return nil, err
+	}
 	body, err := request.body()
 	if err != nil {
 		return nil, invalid("context request: %v", err)
@@ -117,6 +120,9 @@ func (c *Client) GetContext(ctx context.Context, sandboxID, contextID string) (*
 	if sandboxID == "" || contextID == "" {
 		return nil, invalid("sandbox id and context id are required")
 	}
+	if err := noNUL(sandboxID, contextID); err != nil {
+		return nil, err
+	}
 	return contextResponse(c.jsonCall(ctx, func(k capi.Struct_SS_s0go_call, cc capi.Struct_SS_s0_client) int {
 		return capi.S0go_context_get(k, cc, sandboxID, contextID)
 	}))
@@ -126,6 +132,9 @@ func (c *Client) GetContext(ctx context.Context, sandboxID, contextID string) (*
 func (c *Client) DeleteContext(ctx context.Context, sandboxID, contextID string) error {
 	if sandboxID == "" || contextID == "" {
 		return invalid("sandbox id and context id are required")
+	}
+	if err := noNUL(sandboxID, contextID); err != nil {
+		return err
 	}
 	_, err := c.jsonCall(ctx, func(k capi.Struct_SS_s0go_call, cc capi.Struct_SS_s0_client) int {
 		return capi.S0go_context_delete(k, cc, sandboxID, contextID)
@@ -138,6 +147,9 @@ func (c *Client) DeleteContext(ctx context.Context, sandboxID, contextID string)
 func (c *Client) ContextExec(ctx context.Context, sandboxID, contextID, input string) (*ContextExecResponse, error) {
 	if sandboxID == "" || contextID == "" {
 		return nil, invalid("sandbox id and context id are required")
+	}
+	if err := noNUL(sandboxID, contextID, input); err != nil {
+		return nil, err
 	}
 	raw, err := c.jsonCall(ctx, func(k capi.Struct_SS_s0go_call, cc capi.Struct_SS_s0_client) int {
 		return capi.S0go_context_exec(k, cc, sandboxID, contextID, input)
@@ -166,6 +178,9 @@ type RuntimeCallResult struct {
 func (c *Client) RuntimeCall(ctx context.Context, method, sandboxID, suffix string, body any, idempotencyKey string) (*RuntimeCallResult, error) {
 	if sandboxID == "" || method == "" || suffix == "" {
 		return nil, invalid("method, sandbox id and suffix are required")
+	}
+	if err := noNUL(method, sandboxID, suffix, idempotencyKey); err != nil {
+		return nil, err
 	}
 	var bodyJSON string
 	if body != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/libsandbox0/libsandbox0/bindings/go/internal/capi"
@@ -171,6 +172,19 @@ func (e *Error) Unwrap() error { return e.Cause }
 func invalid(format string, args ...any) error {
 	return &Error{Kind: ErrInvalidArgument, Reason: "invalid_argument",
 		Message: fmt.Sprintf(format, args...)}
+}
+
+// noNUL refuses strings that C would silently cut at a NUL byte (an id
+// "sb_a\x00b" would reach sandbox "sb_a"): ErrInvalidArgument, before any
+// request.
+func noNUL(args ...string) error {
+	for _, a := range args {
+		if i := strings.IndexByte(a, 0); i >= 0 {
+			// the value is not echoed: it may be a token
+			return invalid("a string argument contains a NUL byte (at byte %d of %d); C strings cannot carry one", i, len(a))
+		}
+	}
+	return nil
 }
 
 // errClosed is returned by calls on a closed Client or Local.

@@ -17,6 +17,9 @@ func (c *Client) filesCall(ctx context.Context, id, path string,
 	if id == "" || path == "" {
 		return invalid("sandbox id and path are required")
 	}
+	if err := noNUL(id, path); err != nil {
+		return err
+	}
 	return c.do(ctx, nil, func(cc capi.Struct_SS_s0_client, _ capi.Struct_SS_s0_cancel_token, k capi.Struct_SS_s0go_call) {
 		f(k, cc)
 	})
@@ -102,6 +105,9 @@ func (c *Client) ListFiles(ctx context.Context, sandboxID, path string) ([]FileI
 func (c *Client) MoveFile(ctx context.Context, sandboxID, source, destination string) error {
 	if destination == "" {
 		return invalid("destination is required")
+	}
+	if err := noNUL(destination); err != nil {
+		return err
 	}
 	return c.filesCall(ctx, sandboxID, source, func(k capi.Struct_SS_s0go_call, cc capi.Struct_SS_s0_client) {
 		capi.S0go_files_move(k, cc, sandboxID, source, destination)

@@ -43,11 +43,61 @@ type Local struct {
 }
 
 type localState struct {
-	mu      sync.RWMutex // calls hold it for reading; Close for writing
+	// mu guards the fields below and is never held across a C call, so
+	// Close and the other methods may be called from inside a predicate.
+	mu      sync.Mutex
+	cond    *sync.Cond // signalled when calls drops
 	l       capi.Struct_SS_s0_local
 	dir     string
-	childMu sync.Mutex
-	clients map[*clientCore]struct{}
+	closed  bool                     // Close began
+	calls   int                      // Local methods (and lane makers) using l right now
+	clients map[*clientCore]struct{} // clients whose C objects are not freed yet
+}
+
+// state is lb's state, nil for a nil Local.
+func (lb *Local) state() *localState {
+	if lb == nil {
+		return nil
+	}
+	return lb.localState
+}
+
+// use registers a user of the C backend; a closed backend refuses it.
+func (st *localState) use() (capi.Struct_SS_s0_local, error) {
+	if st == nil {
+		return nil, invalid("the Local is nil or was not made by OpenLocal")
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return nil, errClosed("local backend")
+	}
+	st.calls++
+	return st.l, nil
+}
+
+// done ends a use; the last user of a closed backend closes it.
+func (st *localState) done() {
+	st.mu.Lock()
+	st.calls--
+	st.cond.Broadcast()
+	st.mu.Unlock()
+	st.maybeFree()
+}
+
+// maybeFree closes the C backend once Close began and neither a Local
+// method nor a client's C objects use it any more.
+func (st *localState) maybeFree() {
+	st.mu.Lock()
+	l := st.l
+	free := st.closed && st.calls == 0 && len(st.clients) == 0 && l != nil
+	if free {
+		st.l = nil
+	}
+	st.mu.Unlock()
+	if free {
+		capi.S0_local_close(l)
+	}
 }
 
 // OpenLocal opens (creating if needed) a backend on the data directory dir
@@ -61,6 +111,9 @@ func OpenLocal(dir string, opts *LocalOptions) (*Local, error) {
 	var o LocalOptions
 	if opts != nil {
 		o = *opts
+	}
+	if err := noNUL(dir, o.TeamID); err != nil {
+		return nil, err
 	}
 	manual, start, nomem := 0, int64(0), 0
 	if o.ManualClock {
@@ -80,7 +133,9 @@ func OpenLocal(dir string, opts *LocalOptions) (*Local, error) {
 	if err := takeError(k); err != nil {
 		return nil, err
 	}
-	lb := &Local{&localState{l: l, dir: dir, clients: map[*clientCore]struct{}{}}}
+	st := &localState{l: l, dir: dir, clients: map[*clientCore]struct{}{}}
+	st.cond = sync.NewCond(&st.mu)
+	lb := &Local{st}
 	runtime.SetFinalizer(lb, func(lb *Local) { lb.Close() })
 	return lb, nil
 }
@@ -89,33 +144,41 @@ func OpenLocal(dir string, opts *LocalOptions) (*Local, error) {
 func (lb *Local) Dir() string { return lb.dir }
 
 // Close closes every client made by Client (their calls in flight return
-// promptly), lets in-flight operations reach a durable point and closes the
-// backend. Idempotent.
+// promptly with the closed error), lets in-flight operations reach a
+// durable point and closes the backend, releasing its directory.
+// Idempotent. Safe from inside a predicate of one of its clients: the
+// backend then closes when that call has returned.
 func (lb *Local) Close() error {
+	if lb == nil || lb.localState == nil {
+		return nil // not made by OpenLocal: nothing to close
+	}
 	runtime.SetFinalizer(lb, nil)
-	lb.childMu.Lock()
-	cores := make([]*clientCore, 0, len(lb.clients))
-	for c := range lb.clients {
+	st := lb.localState
+	st.mu.Lock()
+	st.closed = true
+	cores := make([]*clientCore, 0, len(st.clients))
+	for c := range st.clients {
 		cores = append(cores, c)
 	}
-	lb.clients = map[*clientCore]struct{}{}
-	lb.childMu.Unlock()
+	st.mu.Unlock()
 	for _, c := range cores {
-		c.close()
+		c.close() // frees now, or when its last call (in a predicate) returns
 	}
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
-	if lb.l != nil {
-		capi.S0_local_close(lb.l)
-		lb.l = nil
+	st.mu.Lock()
+	for st.calls > 0 {
+		st.cond.Wait() // Local methods are short C calls with no callback
 	}
+	st.mu.Unlock()
+	st.maybeFree()
 	return nil
 }
 
-func (lb *Local) forget(c *clientCore) {
-	lb.childMu.Lock()
-	delete(lb.clients, c)
-	lb.childMu.Unlock()
+// forget drops a client whose C objects were freed.
+func (st *localState) forget(c *clientCore) {
+	st.mu.Lock()
+	delete(st.clients, c)
+	st.mu.Unlock()
+	st.maybeFree()
 }
 
 // Client makes a client over the backend in process (no sockets): every
@@ -131,21 +194,30 @@ func (lb *Local) Client(opts ...Option) (*Client, error) {
 			}
 		}
 	}
-	lb.mu.RLock()
-	defer lb.mu.RUnlock()
-	if lb.l == nil {
-		return nil, errClosed("local backend")
+	if err := noNUL(cfg.userAgent); err != nil {
+		return nil, err
+	}
+	if lb == nil {
+		return nil, invalid("the Local is nil or was not made by OpenLocal")
 	}
 	st := lb.localState
+	if _, err := st.use(); err != nil {
+		return nil, err
+	}
+	defer st.done()
 	newC := func(tok capi.Struct_SS_s0_cancel_token) (capi.Struct_SS_s0_client, error) {
-		st.mu.RLock()
-		defer st.mu.RUnlock()
-		if st.l == nil {
+		// A lane is made inside Client (which holds a use) or during a
+		// call of an unfreed client (which is in st.clients): either
+		// keeps the C backend open.
+		st.mu.Lock()
+		l := st.l
+		st.mu.Unlock()
+		if l == nil {
 			return nil, errClosed("local backend")
 		}
 		k := capi.S0go_call_new()
 		defer capi.S0go_call_free(k)
-		c := capi.S0go_client_new_local(k, st.l, cfg.userAgent, tok)
+		c := capi.S0go_client_new_local(k, l, cfg.userAgent, tok)
 		if err := takeError(k); err != nil {
 			return nil, err
 		}
@@ -155,22 +227,30 @@ func (lb *Local) Client(opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	lb.childMu.Lock()
-	lb.clients[c.core] = struct{}{}
-	lb.childMu.Unlock()
+	core := c.core // not c: the set must not keep the finalized Client alive
+	core.onFreed = func() { st.forget(core) }
+	st.mu.Lock()
+	closed := st.closed
+	st.clients[core] = struct{}{}
+	st.mu.Unlock()
+	if closed {
+		c.Close()
+		return nil, errClosed("local backend")
+	}
 	return c, nil
 }
 
 // call runs f on the open backend with a call record and returns its error.
 func (lb *Local) call(f func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local)) error {
-	lb.mu.RLock()
-	defer lb.mu.RUnlock()
-	if lb.l == nil {
-		return errClosed("local backend")
+	st := lb.state()
+	l, err := st.use()
+	if err != nil {
+		return err
 	}
+	defer st.done()
 	k := capi.S0go_call_new()
 	defer capi.S0go_call_free(k)
-	f(k, lb.l)
+	f(k, l)
 	return takeError(k)
 }
 
@@ -188,8 +268,16 @@ const (
 // ArmFault arms a named fault point (behaviours.md's stand-in table, e.g.
 // "capture@commit", "node_channel@pause"); count 0 = until released; delay
 // for FaultDelay, on the backend clock. ErrInvalidArgument for an unknown
-// name or mode.
+// mode, a negative count or delay. Names are not checked (the library arms
+// any name; local.h promises EINVAL): a misspelt name is armed and never
+// hit, so check Inspect's "faults" when in doubt.
 func (lb *Local) ArmFault(name string, mode FaultMode, count int64, delay time.Duration) error {
+	if err := noNUL(name); err != nil {
+		return err
+	}
+	if delay < 0 {
+		return invalid("fault delay must be >= 0, got %s", delay)
+	}
 	return lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
 		capi.S0go_local_fault_arm(k, l, name, int(mode), count, durationMs(delay))
 	})
@@ -198,6 +286,9 @@ func (lb *Local) ArmFault(name string, mode FaultMode, count int64, delay time.D
 // ReleaseFault disarms a fault point and releases what it holds (unknown
 // names are fine).
 func (lb *Local) ReleaseFault(name string) error {
+	if err := noNUL(name); err != nil {
+		return err
+	}
 	return lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
 		capi.S0go_local_fault_release(k, l, name)
 	})
@@ -217,17 +308,22 @@ func (lb *Local) AdvanceClock(d time.Duration) error {
 
 // Now is the backend clock's current time.
 func (lb *Local) Now() time.Time {
-	lb.mu.RLock()
-	defer lb.mu.RUnlock()
-	if lb.l == nil {
+	st := lb.state()
+	l, err := st.use()
+	if err != nil {
 		return time.Time{}
 	}
-	return time.UnixMilli(capi.S0_local_now_unix_ms(lb.l)).UTC()
+	defer st.done()
+	return time.UnixMilli(capi.S0_local_now_unix_ms(l)).UTC()
 }
 
 // Quiesce waits, in real time up to timeout, until no background operation
-// is runnable. ErrTimeout when work was still running.
+// is runnable. ErrTimeout when work was still running; ErrInvalidArgument
+// for a negative timeout.
 func (lb *Local) Quiesce(timeout time.Duration) error {
+	if timeout < 0 {
+		return invalid("quiesce timeout must be >= 0, got %s", timeout)
+	}
 	return lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
 		capi.S0go_local_quiesce(k, l, durationMs(timeout))
 	})
@@ -253,6 +349,9 @@ func (lb *Local) GC() error {
 // operations, generations, memory images, runtimes…); sandboxID ""
 // covers every sandbox.
 func (lb *Local) Inspect(sandboxID string) (map[string]any, error) {
+	if err := noNUL(sandboxID); err != nil {
+		return nil, err
+	}
 	var raw []byte
 	err := lb.call(func(k capi.Struct_SS_s0go_call, l capi.Struct_SS_s0_local) {
 		capi.S0go_local_inspect(k, l, sandboxID)
@@ -282,6 +381,9 @@ func (lb *Local) BuildTemplate(name, dir string, opts *TemplateOptions) error {
 	var o TemplateOptions
 	if opts != nil {
 		o = *opts
+	}
+	if err := noNUL(name, dir); err != nil {
+		return err
 	}
 	for _, m := range o.EphemeralMounts {
 		if m == "" || strings.ContainsAny(m, "\n\x00") {

@@ -34,6 +34,9 @@ func (c *Client) GetSandboxNetworkPolicy(ctx context.Context, sandboxID string) 
 	if sandboxID == "" {
 		return nil, invalid("sandbox id is required")
 	}
+	if err := noNUL(sandboxID); err != nil {
+		return nil, err
+	}
 	return networkPolicy(c.jsonCall(ctx, func(k capi.Struct_SS_s0go_call, cc capi.Struct_SS_s0_client) int {
 		return capi.S0go_sandbox_get_network_policy(k, cc, sandboxID)
 	}))
@@ -46,6 +49,9 @@ func (c *Client) GetSandboxNetworkPolicy(ctx context.Context, sandboxID string) 
 func (c *Client) UpdateSandboxNetworkPolicy(ctx context.Context, sandboxID string, policy any) (*NetworkPolicy, error) {
 	if sandboxID == "" {
 		return nil, invalid("sandbox id is required")
+	}
+	if err := noNUL(sandboxID); err != nil {
+		return nil, err
 	}
 	b, err := json.Marshal(policy)
 	if err != nil {

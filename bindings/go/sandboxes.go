@@ -148,6 +148,9 @@ func (c *Client) ClaimSandbox(ctx context.Context, template string, opts ...Sand
 	if template == "" {
 		return nil, invalid("template is required")
 	}
+	if err := noNUL(template, o.snapshotID); err != nil {
+		return nil, err
+	}
 	set, ttl, hard, auto, memory, extra, err := o.config.cArgs()
 	if err != nil {
 		return nil, err
@@ -174,6 +177,9 @@ func (c *Client) sandboxCall(ctx context.Context, id string,
 	f func(k capi.Struct_SS_s0go_call, cc capi.Struct_SS_s0_client) capi.Struct_SS_s0_sandbox_info) (*Sandbox, error) {
 	if id == "" {
 		return nil, invalid("sandbox id is required")
+	}
+	if err := noNUL(id); err != nil {
+		return nil, err
 	}
 	var out *Sandbox
 	err := c.do(ctx, nil, func(cc capi.Struct_SS_s0_client, _ capi.Struct_SS_s0_cancel_token, k capi.Struct_SS_s0go_call) {
@@ -222,6 +228,9 @@ func (c *Client) DeleteSandbox(ctx context.Context, sandboxID string) error {
 	if sandboxID == "" {
 		return invalid("sandbox id is required")
 	}
+	if err := noNUL(sandboxID); err != nil {
+		return err
+	}
 	return c.do(ctx, nil, func(cc capi.Struct_SS_s0_client, _ capi.Struct_SS_s0_cancel_token, k capi.Struct_SS_s0go_call) {
 		capi.S0go_sandbox_delete(k, cc, sandboxID)
 	})
@@ -246,6 +255,9 @@ func (o *SandboxExecutionStateOptions) tri() int {
 func (c *Client) lifecycleCall(ctx context.Context, id string, resume bool, memory int) (*LifecycleResult, error) {
 	if id == "" {
 		return nil, invalid("sandbox id is required")
+	}
+	if err := noNUL(id); err != nil {
+		return nil, err
 	}
 	var out *LifecycleResult
 	err := c.do(ctx, nil, func(cc capi.Struct_SS_s0_client, _ capi.Struct_SS_s0_cancel_token, k capi.Struct_SS_s0go_call) {
@@ -362,6 +374,9 @@ type ListSandboxesResponse struct {
 // ListSandboxes fetches one page (GET /api/v1/sandboxes).
 func (c *Client) ListSandboxes(ctx context.Context, opts *ListSandboxesOptions) (*ListSandboxesResponse, error) {
 	status, paused, template, limit, offset, err := opts.cArgs()
+	if err == nil {
+		err = noNUL(template)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,9 @@ func (c *Client) snapshotCall(ctx context.Context, id, what string,
 	if id == "" {
 		return nil, invalid("%s is required", what)
 	}
+	if err := noNUL(id); err != nil {
+		return nil, err
+	}
 	var out *SandboxRootFSSnapshot
 	err := c.do(ctx, nil, func(cc capi.Struct_SS_s0_client, _ capi.Struct_SS_s0_cancel_token, k capi.Struct_SS_s0go_call) {
 		p := f(k, cc)
@@ -39,6 +42,9 @@ func (c *Client) CreateSandboxRootFSSnapshot(ctx context.Context, sandboxID stri
 	if request != nil {
 		r = *request
 	}
+	if err := noNUL(r.Name, r.Description); err != nil {
+		return nil, err
+	}
 	var exp int64
 	if !r.ExpiresAt.IsZero() {
 		exp = r.ExpiresAt.UnixMilli()
@@ -52,6 +58,9 @@ func (c *Client) CreateSandboxRootFSSnapshot(ctx context.Context, sandboxID stri
 func (c *Client) ListSandboxRootFSSnapshots(ctx context.Context, sandboxID string) (*SandboxRootFSSnapshotList, error) {
 	if sandboxID == "" {
 		return nil, invalid("sandbox id is required")
+	}
+	if err := noNUL(sandboxID); err != nil {
+		return nil, err
 	}
 	var out *SandboxRootFSSnapshotList
 	err := c.do(ctx, nil, func(cc capi.Struct_SS_s0_client, _ capi.Struct_SS_s0_cancel_token, k capi.Struct_SS_s0go_call) {
@@ -98,6 +107,9 @@ type RestoreSandboxRootFSRequest struct {
 func (c *Client) RestoreSandboxRootFS(ctx context.Context, sandboxID string, request RestoreSandboxRootFSRequest) (*RestoreSandboxRootFSResponse, error) {
 	if sandboxID == "" || request.SnapshotID == "" {
 		return nil, invalid("sandbox id and snapshot id are required")
+	}
+	if err := noNUL(sandboxID, request.SnapshotID); err != nil {
+		return nil, err
 	}
 	var out *LifecycleResult
 	err := c.do(ctx, nil, func(cc capi.Struct_SS_s0_client, _ capi.Struct_SS_s0_cancel_token, k capi.Struct_SS_s0go_call) {
@@ -156,6 +168,9 @@ func (c *Client) ForkSandboxWithOptions(ctx context.Context, sandboxID string, r
 	}
 	if options != nil {
 		hasKey, key = 1, options.IdempotencyKey
+	}
+	if err := noNUL(key); err != nil {
+		return nil, err
 	}
 	return c.sandboxCall(ctx, sandboxID, func(k capi.Struct_SS_s0go_call, cc capi.Struct_SS_s0_client) capi.Struct_SS_s0_sandbox_info {
 		return capi.S0go_sandbox_fork(k, cc, sandboxID, set, ttl, hard, mem, hasKey, key)

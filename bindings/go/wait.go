@@ -45,6 +45,9 @@ func (o *SandboxLifecycleWaitOptions) args(ctx context.Context, id string, memor
 	if id == "" {
 		return nil, invalid("sandbox id is required")
 	}
+	if err := noNUL(id); err != nil {
+		return nil, err
+	}
 	var opt SandboxLifecycleWaitOptions
 	if o != nil {
 		opt = *o
@@ -142,7 +145,10 @@ type predState struct {
 // ignored. Errors: ErrInvalidArgument (nil predicate, bad options) before any
 // request; *SandboxWaitTimeoutError; an *APIError of a poll's definite error
 // (404…); ctx.Err() when cancelled. A panic in predicate ends the wait and
-// is re-raised on the calling goroutine.
+// is re-raised on the calling goroutine. predicate must not call
+// runtime.Goexit (t.Fatal, t.FailNow, t.SkipNow): it runs inside the C wait,
+// which would be unwound without freeing what it holds; record the failure
+// and return true instead.
 func (c *Client) WaitForSandboxLifecycle(ctx context.Context, sandboxID string, predicate SandboxLifecyclePredicate, options *SandboxLifecycleWaitOptions) (*Sandbox, error) {
 	if predicate == nil {
 		return nil, invalid("predicate is required")

@@ -27,6 +27,8 @@ func s0goPredicate(info unsafe.Pointer, payload C.uintptr_t) C.int {
 	if sb != nil {
 		sb.client = st.c
 	}
+	st.c.core.predicate(+1) // a Close made meanwhile does not wait for this call
+	defer st.c.core.predicate(-1)
 	done := func() (ok bool) {
 		defer func() {
 			if r := recover(); r != nil {

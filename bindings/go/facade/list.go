@@ -35,8 +35,12 @@ type Paginator struct {
 }
 
 // List returns a paginator over the sandboxes matching q (nil = all) with
-// pages of limit (1..200; 0 = 100). No request is sent yet.
+// pages of limit (1..200; 0 = 100). No request is sent yet. A nil client
+// is ErrInvalidArgument.
 func List(client *sandbox0.Client, q *Query, limit int) (*Paginator, error) {
+	if client == nil {
+		return nil, invalid("client is required")
+	}
 	if limit == 0 {
 		limit = DefaultPageLimit
 	}

@@ -4,15 +4,17 @@
  * Two layers:
  *  - s0__objstore_ops, the backend vtable, stores opaque *sealed* bytes
  *    under ids (codec.h does the sealing, so every backend gets encryption at
- *    rest for free). objdir.h is the local-directory backend; an
- *    S3-compatible one implements the same ops without touching callers.
+ *    rest for free). Backends are chosen by name (backends.h): pack/objdir.h
+ *    (pack files and a catalog) and files/objfiles.h (one file per object);
+ *    an S3-compatible one implements the same ops without touching callers.
  *  - s0__objstore, what callers use: put/get plaintext, has, delete, list,
  *    batch begin/commit, counters.
  *
  * Durability is per batch: puts into a batch are neither visible nor
  * durable until s0__objstore_commit(), which makes all of them durable
- * together (objdir: appended to a pack file, then one fdatasync) — never
- * one fsync per object. A caller that publishes a descriptor naming these
+ * together (pack: appended to a pack file, then one fdatasync; files: temp
+ * files, one syncfs, renames, one syncfs) — never one fsync per object
+ * before the next put. A caller that publishes a descriptor naming these
  * objects does so only after the commit returns.
  *
  * Thread safety: s0__objstore is safe to use from any number of threads;
@@ -140,9 +142,12 @@ int s0__objstore_new(const s0__objstore_ops *ops, void *ctx, const uint8_t key[S
                      const s0__objstore_options *opts, s0__objstore **out, s0_error **err);
 
 /**
- * Open the local-directory store at dir (created if missing) — see objdir.h.
+ * Open the store at dir (created if missing) with the backend it records,
+ * the pack backend (pack/objdir.h) for a new one: s0__objstore_open_backend()
+ * (backends.h, which implements this) with no name.
  * @retval S0_ECONFLICT  another process has it open (reason "store_locked").
- * @retval S0_EIO / S0_ECORRUPT  its catalog cannot be opened.
+ * @retval S0_EINVAL  the record names an unknown backend.
+ * @retval S0_EIO / S0_ECORRUPT  the store cannot be opened.
  */
 int s0__objstore_open_dir(const char *dir, const uint8_t key[S0__OBJKEY_BYTES],
                           const s0__objstore_options *opts, s0__objstore **out, s0_error **err);

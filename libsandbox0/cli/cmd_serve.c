@@ -46,6 +46,8 @@ static const cli_flag serve_flags[] = {
 	                                   "pauses (published Python SDK)"},
 	{"carriers", 0, FLAG_INT, "N", "warm carrier pool size, the most sandboxes running at "
 	                               "once (default 16)"},
+	{"object-store", 0, FLAG_STR, "NAME", "object store backend: pack (default) or files; a data "
+	                                      "directory keeps the one it was made with"},
 	{"quiet", 'q', FLAG_BOOL, NULL, "no access log on stderr"},
 	{0},
 };
@@ -270,6 +272,7 @@ static int run_serve(cli *c)
 	s0_local_options lo = S0_LOCAL_OPTIONS_INIT;
 	lo.manual_clock = opt_bool(c, "manual-clock");
 	lo.warm_carriers = (int32_t)carriers; /* 0 = the default */
+	lo.object_store = opt_str(c, "object-store"); /* NULL: as recorded, pack when new */
 	rc = s0_local_open(data, &lo, &local, &err);
 	if (rc < 0) {
 		bool locked = rc == S0_ECONFLICT && !strcmp(s0_error_reason(err), "data_dir_locked");

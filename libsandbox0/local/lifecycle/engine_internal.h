@@ -19,6 +19,7 @@ typedef struct s0__engine_options {
 	bool no_memory;    /* no memory checkpoints in this deployment (MEM-02) */
 	uint64_t memory_image_limit_bytes; /* per-image admission limit; 0 = default */
 	bool no_webhook_outbox; /* no durable webhook outbox (MFB-15) */
+	const char *object_store; /* backend name (static, objects/backends.h); NULL = recorded */
 } s0__engine_options;
 
 /* A per-sandbox lifecycle lock (in memory; rebuilt on manager restart). */

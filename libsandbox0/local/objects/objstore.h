@@ -13,8 +13,8 @@
  * Durability is per batch: puts into a batch are neither visible nor
  * durable until s0__objstore_commit(), which makes all of them durable
  * together (pack: appended to a pack file, then one fdatasync; files: temp
- * files, one syncfs, renames, one syncfs) — never one fsync per object
- * before the next put. A caller that publishes a descriptor naming these
+ * files synced together after the last put, renames, touched directories
+ * synced together) — never one fsync per object before the next put. A caller that publishes a descriptor naming these
  * objects does so only after the commit returns.
  *
  * Thread safety: s0__objstore is safe to use from any number of threads;

@@ -226,13 +226,14 @@ START_TEST(test_files_torn_batch)
 }
 END_TEST
 
-/* The per-file strategy (fdatasync each, fsync each touched directory)
- * gives the same results as the default syncfs one. */
-START_TEST(test_files_sync_each)
+/* The other sync strategies (one after the other; syncfs) give the same
+ * results as the default parallel one. */
+START_TEST(test_files_sync_strategies)
 {
+	static const s0__objfiles_sync modes[] = {S0__OBJFILES_SYNC_EACH, S0__OBJFILES_SYNC_FS};
 	char *dir;
 	s0__objstore *os = objtest_open(&dir, 7);
-	s0__objfiles_set_sync(s0__objstore_backend(os), S0__OBJFILES_SYNC_EACH);
+	s0__objfiles_set_sync(s0__objstore_backend(os), modes[_i]);
 	s0__objid ids[40];
 	put_batch(os, 40, true, ids);
 	uint64_t nd = 0, freed = 0;
@@ -258,7 +259,7 @@ TCase *objtest_files_tcase(void)
 	tcase_add_test(tc, test_files_layout_and_damage);
 	tcase_add_test(tc, test_files_uncommitted_invisible_and_cleaned);
 	tcase_add_test(tc, test_files_torn_batch);
-	tcase_add_test(tc, test_files_sync_each);
+	tcase_add_loop_test(tc, test_files_sync_strategies, 0, 2);
 	return tc;
 }
 

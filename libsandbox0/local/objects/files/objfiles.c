@@ -27,30 +27,6 @@ void s0__objfiles_rel(const s0__objid *id, char out[S0__OBJFILES_REL_BYTES])
 	memcpy(out + 3, hex, S0__OBJID_HEX_BYTES);
 }
 
-int s0__objfiles_sync_dirs(s0__objfiles *of, const bool dirs[256], s0_error **err)
-{
-	if (of->sync == S0__OBJFILES_SYNC_FS) {
-		if (syncfs(of->root_fd) < 0)
-			return io_error(err, errno, "syncfs", of->dir);
-		return S0_OK;
-	}
-	for (int i = 0; i < 256; i++) {
-		if (!dirs[i])
-			continue;
-		char name[3];
-		snprintf(name, sizeof name, "%02x", i);
-		int fd = openat(of->root_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0 || fsync(fd) < 0) {
-			int e = errno;
-			if (fd >= 0)
-				close(fd);
-			return io_error(err, e, "fsync directory", name);
-		}
-		close(fd);
-	}
-	return S0_OK;
-}
-
 static void of_close(void *ctx)
 {
 	s0__objfiles *of = ctx;
@@ -140,6 +116,7 @@ int s0__objfiles_open(const char *dir, void **ctx_out, s0_error **err)
 		return s0__error_nomem(err);
 	pthread_mutex_init(&of->mu, NULL);
 	of->root_fd = of->tmp_fd = of->lock_fd = -1;
+	atomic_store(&of->sync, S0__OBJFILES_SYNC_DEFAULT);
 	of->dir = s0__strdup(dir);
 	int rc = of->dir ? S0_OK : s0__error_nomem(err);
 	if (rc == S0_OK && mkdir(dir, 0700) < 0 && errno != EEXIST)
@@ -177,9 +154,7 @@ bool s0__objfiles_present(const char *dir)
 void s0__objfiles_set_sync(void *ctx, s0__objfiles_sync mode)
 {
 	s0__objfiles *of = ctx;
-	pthread_mutex_lock(&of->mu);
-	of->sync = (int)mode;
-	pthread_mutex_unlock(&of->mu);
+	atomic_store(&of->sync, (int)mode);
 }
 
 int s0__objfiles_path(void *ctx, const s0__objid *id, char **path_out, s0_error **err)

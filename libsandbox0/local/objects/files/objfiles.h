@@ -7,15 +7,19 @@
  *                        id's first byte in hex, <id> its 64 hex digits
  *
  * A put writes the sealed bytes to a new file in tmp/ (several threads may
- * put into one batch at once). A commit then makes the batch durable in one
- * step per phase, never one fsync per object before the next put:
- *   1. data: every temp file reaches the disk (S0__OBJFILES_SYNC_FS: one
- *      syncfs(); S0__OBJFILES_SYNC_EACH: one fdatasync() per file, all after
- *      the last write);
- *   2. visibility: each temp file is renamed to NN/<id> (replacing an
- *      existing copy of the same id);
- *   3. names: the renames reach the disk (one syncfs(), or one fsync() per
- *      touched NN directory).
+ * put into one batch at once) and syncs nothing. A commit then makes the
+ * batch durable in one step per phase, never one fsync per object before
+ * the next put:
+ *   1. data: every temp file reaches the disk — one fdatasync() per file,
+ *      all issued after the last write, from up to 8 threads at once so the
+ *      filesystem's journal folds them into few commits (the default,
+ *      S0__OBJFILES_SYNC_PARALLEL; SYNC_EACH issues them one by one,
+ *      SYNC_FS replaces them by one syncfs(), which also flushes every other
+ *      writer's data on the filesystem: fast when alone, unbounded when not);
+ *   2. visibility: each temp file is renamed to NN/<id> (an id whose file
+ *      exists already keeps it: committed meanwhile, or a whole orphan);
+ *   3. names: the renames reach the disk — one fsync() per touched NN
+ *      directory, in parallel the same way (or one syncfs()).
  * Only complete, synced files are ever renamed into place, so a crash at
  * any point leaves each object either absent or whole; a crash between
  * renames leaves part of a batch visible (orphans until GC, exactly like an
@@ -63,9 +67,14 @@ bool s0__objfiles_present(const char *dir);
 
 /** How commits make their data and names durable (see the file comment). */
 typedef enum s0__objfiles_sync {
-	S0__OBJFILES_SYNC_FS = 0, /**< default: one syncfs() per phase */
-	S0__OBJFILES_SYNC_EACH,   /**< fdatasync each file, fsync each touched directory */
+	S0__OBJFILES_SYNC_PARALLEL = 0, /**< fdatasync each file, then fsync each touched
+	                                     directory, on up to 8 threads at once */
+	S0__OBJFILES_SYNC_EACH,         /**< the same one after the other */
+	S0__OBJFILES_SYNC_FS,           /**< one syncfs() per phase */
 } s0__objfiles_sync;
+
+/** The strategy of a newly opened store. */
+#define S0__OBJFILES_SYNC_DEFAULT S0__OBJFILES_SYNC_PARALLEL
 
 /**
  * Choose the sync strategy of later commits and deletes (benchmarks compare

@@ -163,25 +163,15 @@ int s0__objfiles_put(void *ctx, void *batch, const s0__objid *id, const void *se
 /* Phase 1: every temp file's data on disk. */
 static int sync_data(of_batch *b, s0_error **err)
 {
-	s0__objfiles *of = b->of;
-	if (of->sync == S0__OBJFILES_SYNC_FS) {
-		if (syncfs(of->tmp_fd) < 0)
-			return io_error(err, errno, "syncfs", of->dir);
-		return S0_OK;
-	}
-	for (size_t i = 0; i < b->n; i++) {
-		char name[TMP_NAME_BYTES];
-		tmp_name(b, &b->rows[i].id, name);
-		int fd = openat(of->tmp_fd, name, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || fdatasync(fd) < 0) {
-			int e = errno;
-			if (fd >= 0)
-				close(fd);
-			return io_error(err, e, "fdatasync", name);
-		}
-		close(fd);
-	}
-	return S0_OK;
+	char *names = malloc(b->n * TMP_NAME_BYTES);
+	if (!names)
+		return s0__error_nomem(err);
+	for (size_t i = 0; i < b->n; i++)
+		tmp_name(b, &b->rows[i].id, names + i * TMP_NAME_BYTES);
+	int rc = s0__objfiles_sync_names(b->of, b->of->tmp_fd, names, TMP_NAME_BYTES, b->n, false,
+	                                 err);
+	free(names);
+	return rc;
 }
 
 /*

@@ -6,6 +6,7 @@
 #define S0_OBJFILES_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "local/objects/files/objfiles.h"
@@ -22,16 +23,23 @@ typedef struct s0__objfiles {
 	uint64_t objects;    /* committed objects */
 	uint64_t bytes;      /* their sealed bytes */
 	uint64_t next_batch; /* temp name prefix of the next batch */
-	int sync;            /* s0__objfiles_sync */
+	atomic_int sync;     /* s0__objfiles_sync */
 } s0__objfiles;
 
 /** "NN/<64 hex>": id's file relative to root_fd. */
 void s0__objfiles_rel(const s0__objid *id, char out[S0__OBJFILES_REL_BYTES]);
 
 /**
- * Make the named directories durable: one syncfs() (SYNC_FS), or one
- * fsync() per directory (SYNC_EACH). dirs: 256 flags, by first id byte.
+ * Make n names in dir_fd durable (names: n NUL-terminated strings of stride
+ * bytes each): files by fdatasync(), directories (dirs) by fsync(); under
+ * SYNC_FS one syncfs() instead, under SYNC_PARALLEL on several threads.
+ * S0_EIO / S0_ENOSPACE naming the first failure.
  */
+int s0__objfiles_sync_names(s0__objfiles *of, int dir_fd, const char *names, size_t stride,
+                            size_t n, bool dirs, s0_error **err);
+
+/** s0__objfiles_sync_names() of the fan-out directories flagged in dirs
+ * (256 flags, by first id byte). */
 int s0__objfiles_sync_dirs(s0__objfiles *of, const bool dirs[256], s0_error **err);
 
 int s0__objfiles_begin(void *ctx, void **batch_out, s0_error **err);

@@ -1,6 +1,7 @@
 /* The files backend (one file per object): layout, damage, temp files left
  * by a crash, a batch torn by SIGKILL between renames, both sync
- * strategies; and the backend choice recorded per store directory. */
+ * strategies; and the backend choice recorded per store directory and
+ * made through s0_local_options.object_store. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -9,6 +10,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <sandbox0/local.h>
 
 #include "check_main.h"
 #include "local/objects/backends.h"
@@ -356,10 +359,50 @@ START_TEST(test_backend_choice_recorded)
 }
 END_TEST
 
+/* The engine's option: s0_local_options.object_store picks the backend of
+ * a new data directory; naming another one on reopen is refused with
+ * S0_EINVAL and changes nothing; an unknown name is refused. */
+START_TEST(test_local_option_object_store)
+{
+	char *dir = s0_test_tmpdir("objlocal"), *rec, *objdir;
+	ck_assert_int_ge(asprintf(&objdir, "%s/objects", dir), 0);
+	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
+	o.manual_clock = 1;
+	o.object_store = "files";
+	s0_local *l = NULL;
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0_local_open(dir, &o, &l, &err), S0_OK);
+	s0_local_close(l);
+	ck_assert_str_eq(rec = record_of(objdir), "files\n");
+	free(rec);
+	o.object_store = "pack";
+	ck_assert_int_eq(s0_local_open(dir, &o, &l, &err), S0_EINVAL);
+	ck_assert_str_eq(s0_error_reason(err), "object_store_mismatch");
+	s0_error_free(err);
+	err = NULL;
+	o.object_store = "nosuch";
+	ck_assert_int_eq(s0_local_open(dir, &o, &l, &err), S0_EINVAL);
+	ck_assert_str_eq(s0_error_reason(err), "object_store_unknown");
+	ck_assert_ptr_nonnull(strstr(s0_error_message(err), "nosuch"));
+	s0_error_free(err);
+	err = NULL;
+	o.object_store = NULL; /* as recorded */
+	ck_assert_int_eq(s0_local_open(dir, &o, &l, &err), S0_OK);
+	ck_assert_int_eq(s0_local_gc(l, NULL), S0_OK);
+	s0_local_close(l);
+	ck_assert_str_eq(rec = record_of(objdir), "files\n");
+	free(rec);
+	s0_test_rmrf(dir);
+	free(dir);
+	free(objdir);
+}
+END_TEST
+
 TCase *objtest_choice_tcase(void)
 {
 	TCase *tc = tcase_create("choice");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_backend_choice_recorded);
+	tcase_add_test(tc, test_local_option_object_store);
 	return tc;
 }

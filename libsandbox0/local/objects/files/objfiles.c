@@ -205,6 +205,14 @@ static int of_get(void *ctx, const s0__objid *id, s0__buf *out, s0_error **err)
 		rc = io_error(err, errno, "stat", rel);
 		goto done;
 	}
+	/* zstd's bound for the largest plaintext, plus the sealing overhead */
+	uint64_t most = S0__OBJ_MAX_PLAIN + S0__OBJ_MAX_PLAIN / 128 + 2 * S0__OBJ_OVERHEAD;
+	if ((uint64_t)st.st_size > most) {
+		rc = s0__error_set(err, S0_ECORRUPT, "object_corrupt",
+		                   "object %s failed verification: its file holds %llu bytes", rel + 3,
+		                   (unsigned long long)st.st_size);
+		goto done;
+	}
 	size_t size = (size_t)st.st_size;
 	s0__buf_reset(out);
 	if (s0__buf_grow(out, size) < 0) {

@@ -78,10 +78,12 @@ static int engine_options(s0_local *l, const s0_local_options *o, s0__engine_opt
 	eo->no_webhook_outbox = o->disable_webhook_outbox != 0;
 	if (o->object_store) {
 		const s0__objbackend *be = s0__objbackend_find(o->object_store);
+		char known[128];
+		s0__objbackend_names(known, sizeof known);
 		if (!be)
 			return s0__error_set(err, S0_EINVAL, "object_store_unknown",
 			                     "s0_local_options.object_store \"%s\" is not one of %s",
-			                     o->object_store, s0__objbackend_names());
+			                     o->object_store, known);
 		eo->object_store = be->name;
 	}
 	return S0_OK;

@@ -26,9 +26,14 @@ const s0__objbackend *s0__objbackend_find(const char *name)
 	return NULL;
 }
 
-const char *s0__objbackend_names(void)
+void s0__objbackend_names(char *out, size_t cap)
 {
-	return "pack, files";
+	size_t len = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < N_BACKENDS && len < cap; i++) {
+		int n = snprintf(out + len, cap - len, "%s%s", i ? ", " : "", backends[i].name);
+		len += n > 0 ? (size_t)n : 0;
+	}
 }
 
 /* The recorded backend name of dir into out ("" when there is no record). */
@@ -95,10 +100,11 @@ int s0__objstore_open_backend(const char *name, const char *dir,
                               s0_error **err)
 {
 	const s0__objbackend *want = name ? s0__objbackend_find(name) : NULL;
+	char known[128];
+	s0__objbackend_names(known, sizeof known);
 	if (name && !want)
 		return s0__error_set(err, S0_EINVAL, "object_store_unknown",
-		                     "unknown object store \"%s\" (known: %s)", name,
-		                     s0__objbackend_names());
+		                     "unknown object store \"%s\" (known: %s)", name, known);
 	char rec[32];
 	int rc = read_record(dir, rec, sizeof rec, err);
 	if (rc < 0)
@@ -107,7 +113,7 @@ int s0__objstore_open_backend(const char *name, const char *dir,
 	if (rec[0] && !have)
 		return s0__error_set(err, S0_EINVAL, "object_store_unknown",
 		                     "object store %s records the unknown backend \"%s\" (known: %s)",
-		                     dir, rec, s0__objbackend_names());
+		                     dir, rec, known);
 	if (want && have && want != have)
 		return s0__error_set(err, S0_EINVAL, "object_store_mismatch",
 		                     "object store %s was created with the \"%s\" backend, not \"%s\" "

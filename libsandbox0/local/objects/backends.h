@@ -2,7 +2,10 @@
  * The object store backends by name, and opening a store with one of them.
  *
  * One table (backends.c) maps a name to its open function, its ops and a
- * probe; adding a backend (e.g. an S3-compatible one) is one row there.
+ * probe; adding a backend (e.g. an S3-compatible one) is its folder
+ * (objects/<name>/, implementing objstore.h's duties) plus one row there,
+ * and its name in the test runs (tests/unit/objects/meson.build
+ * object_store_backends; objenv.c's two backend-specific helpers).
  *
  * The backend a store directory was created with is recorded in
  * <dir>/backend ("pack\n"), written durably at its first open. Reopening it
@@ -37,8 +40,8 @@ typedef struct s0__objbackend {
  */
 const s0__objbackend *s0__objbackend_find(const char *name);
 
-/** The known names for messages, e.g. "pack, files" (static). */
-const char *s0__objbackend_names(void);
+/** The known names for messages, e.g. "pack, files", into out (cap bytes). */
+void s0__objbackend_names(char *out, size_t cap);
 
 /**
  * Open the store in dir with backend name: NULL means the one dir records

@@ -17,6 +17,24 @@
  * synced together) — never one fsync per object before the next put. A caller that publishes a descriptor naming these
  * objects does so only after the commit returns.
  *
+ * What a backend owes (the suites tests/unit/objects and tests/unit/blocks,
+ * crash points included, run against every backend to check it):
+ *  - a batch's objects are invisible to has/get/list until its commit, and
+ *    a commit that fails leaves none of them visible;
+ *  - commit returns only once the objects are durable; it may sync once
+ *    per batch (or per phase), never once per object before the next put;
+ *  - after a crash (SIGKILL or power loss) at any point, each object is
+ *    absent or whole: never torn, never another object's bytes (the front
+ *    verifies every read anyway: damage reads S0_ECORRUPT). Objects of an
+ *    interrupted commit may survive as whole orphans; GC deletes them.
+ *    Whatever a crash leaves behind (temp files, unindexed records) is
+ *    cleaned or re-indexed when the store is opened again (or by recover);
+ *  - del is durable before it returns; its space is free by then or after
+ *    maintain;
+ *  - one process opens a store directory at a time (S0_ECONFLICT, reason
+ *    "store_locked", for the second);
+ *  - every op may be called from any thread; calls block on storage I/O.
+ *
  * Thread safety: s0__objstore is safe to use from any number of threads;
  * one batch may receive puts from several threads at once, and must be
  * committed or aborted exactly once. s0__objctx is one thread at a time.

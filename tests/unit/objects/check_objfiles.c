@@ -384,6 +384,7 @@ START_TEST(test_local_option_object_store)
 	ck_assert_int_eq(s0_local_open(dir, &o, &l, &err), S0_EINVAL);
 	ck_assert_str_eq(s0_error_reason(err), "object_store_unknown");
 	ck_assert_ptr_nonnull(strstr(s0_error_message(err), "nosuch"));
+	ck_assert_ptr_nonnull(strstr(s0_error_message(err), "pack, files"));
 	s0_error_free(err);
 	err = NULL;
 	o.object_store = NULL; /* as recorded */

@@ -229,6 +229,69 @@ START_TEST(test_files_torn_batch)
 }
 END_TEST
 
+/* A commit that fails after some renames (the last object's directory
+ * breaks between its put and the commit: a file stands in its place) takes the renamed objects back: none
+ * of the batch is visible, no temp file stays, the counts are unchanged;
+ * once repaired the same batch commits. */
+START_TEST(test_files_failed_commit_leaves_nothing)
+{
+	char *dir;
+	s0__objstore *os = objtest_open(&dir, 8);
+	enum { N = 6 };
+	s0__objid ids[N];
+	uint8_t buf[6000];
+	for (int i = 0; i < N; i++) {
+		fill_i(buf, sizeof buf, i);
+		s0__objstore_hash(os, buf, sizeof buf, &ids[i]);
+	}
+	for (int i = 0; i < N - 1; i++) /* distinct directories, so the break hits one */
+		ck_assert_int_ne(ids[i].b[0], ids[N - 1].b[0]);
+	s0__objctx *cx;
+	s0__objbatch *b;
+	ck_assert_int_eq(s0__objstore_ctx_new(os, &cx, NULL), S0_OK);
+	ck_assert_int_eq(s0__objstore_begin(os, &b, NULL), S0_OK);
+	for (int i = 0; i < N; i++) {
+		fill_i(buf, sizeof buf, i);
+		ck_assert_int_eq(s0__objstore_put(os, cx, b, buf, sizeof buf, NULL, NULL), S0_OK);
+	}
+	char *fan;
+	ck_assert_int_ge(asprintf(&fan, "%s/%02x", dir, ids[N - 1].b[0]), 0);
+	ck_assert_int_eq(rmdir(fan), 0);
+	FILE *f = fopen(fan, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__objstore_commit(os, b, &err), S0_EIO);
+	ck_assert_str_eq(s0_error_reason(err), "store_io");
+	s0_error_free(err);
+	for (int i = 0; i < N - 1; i++)
+		ck_assert_int_eq(objtest_get_code(os, &ids[i], true), S0_ENOTFOUND);
+	ck_assert_int_eq(count_entries(dir, "tmp"), 0);
+	s0__objstore_usage_info u;
+	ck_assert_int_eq(s0__objstore_usage(os, &u, NULL), S0_OK);
+	ck_assert_uint_eq(u.objects, 0);
+	ck_assert_uint_eq(objenv_data_bytes(dir), 0);
+	s0__objstore_counters c;
+	s0__objstore_counters_get(os, &c);
+	ck_assert_uint_eq(c.objects_written, 0);
+	/* Repaired: the same batch commits. */
+	ck_assert_int_eq(unlink(fan), 0);
+	ck_assert_int_eq(mkdir(fan, 0700), 0);
+	ck_assert_int_eq(objtest_get_code(os, &ids[N - 1], true), S0_ENOTFOUND);
+	s0__objid again[N];
+	put_batch(os, N, true, again);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(objtest_get_code(os, &ids[i], true), S0_OK);
+	ck_assert_int_eq(s0__objstore_usage(os, &u, NULL), S0_OK);
+	ck_assert_uint_eq(u.objects, N);
+	s0__objctx_free(cx);
+	free(fan);
+	s0__objstore_free(os);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 /* The other sync strategies (one after the other; syncfs) give the same
  * results as the default parallel one. */
 START_TEST(test_files_sync_strategies)
@@ -262,6 +325,7 @@ TCase *objtest_files_tcase(void)
 	tcase_add_test(tc, test_files_layout_and_damage);
 	tcase_add_test(tc, test_files_uncommitted_invisible_and_cleaned);
 	tcase_add_test(tc, test_files_torn_batch);
+	tcase_add_test(tc, test_files_failed_commit_leaves_nothing);
 	tcase_add_loop_test(tc, test_files_sync_strategies, 0, 2);
 	return tc;
 }

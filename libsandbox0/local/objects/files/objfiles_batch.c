@@ -59,10 +59,13 @@ int s0__objfiles_begin(void *ctx, void **batch_out, s0_error **err)
 	return S0_OK;
 }
 
-/* Remove the temp files of b (those still in tmp/) and free it. */
-static void batch_free(of_batch *b)
+/* Remove the temp files of b except the moved ones (moved: nullable) and
+ * free it. */
+static void batch_free(of_batch *b, const bool *moved)
 {
 	for (size_t i = 0; i < b->n; i++) {
+		if (moved && moved[i])
+			continue;
 		char name[TMP_NAME_BYTES];
 		tmp_name(b, &b->rows[i].id, name);
 		unlinkat(b->of->tmp_fd, name, 0);
@@ -224,13 +227,13 @@ int s0__objfiles_commit(void *ctx, void *batch, s0_error **err)
 		if (!b->rows[i].written)
 			rc = s0__error_set(err, S0_EIO, "store_io", "batch committed during a put");
 	if (rc < 0 || !b->n) {
-		batch_free(b);
+		batch_free(b, NULL);
 		return rc;
 	}
 	s0__crash_point("objects.files_written");
 	rc = sync_data(b, err);
 	if (rc < 0) {
-		batch_free(b);
+		batch_free(b, NULL);
 		return rc;
 	}
 	s0__crash_point("objects.files_synced");
@@ -252,8 +255,8 @@ int s0__objfiles_commit(void *ctx, void *batch, s0_error **err)
 	pthread_mutex_unlock(&of->mu);
 	if (rc == S0_OK)
 		s0__crash_point("objects.files_committed");
+	batch_free(b, rc == S0_OK ? moved : NULL);
 	free(moved);
-	batch_free(b);
 	return rc;
 }
 
@@ -261,7 +264,7 @@ void s0__objfiles_abort(void *ctx, void *batch)
 {
 	(void)ctx;
 	if (batch)
-		batch_free(batch);
+		batch_free(batch, NULL);
 }
 
 int s0__objfiles_del(void *ctx, const s0__objid *ids, size_t n, uint64_t *freed_objects,

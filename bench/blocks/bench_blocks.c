@@ -2,7 +2,13 @@
  * bench_blocks: the block store's cost model, as ratios measured in one run
  * (perf-baselines.md §6(a)(b), §7). Not a test; built only.
  *
- *   bench_blocks [--fast] [DIR]      (or S0_BENCH_FAST=1; DIR default $TMPDIR)
+ *   bench_blocks [--fast] [--object-store pack|files]
+ *                [--files-sync parallel|each|fs] [DIR]
+ *       (or S0_BENCH_FAST=1; DIR default $TMPDIR; the object store backend
+ *       defaults to pack; --files-sync picks the files backend's durability
+ *       strategy: fdatasync per object file and fsync per touched directory
+ *       on 8 threads (default) or one after the other, or one syncfs per
+ *       commit phase)
  *
  * Tables: publish time at D = 16 MiB against volume size (goal: 16 GiB /
  * 256 MiB <= 1.2); publish time against D at a fixed volume (goal: <= 5 ms
@@ -21,12 +27,16 @@
 
 #include "bench_util.h"
 #include "local/blocks/bstore.h"
+#include "local/objects/backends.h"
+#include "local/objects/files/objfiles.h"
 
 #define CS 65536u
 
 typedef struct bench {
 	bool fast;
 	int reps;
+	const char *backend;
+	const char *files_sync; /* "parallel" (default), "each", "fs" */
 	char *dir, *objdir;
 	s0__objstore *os;
 	s0__bstore *bs;
@@ -62,7 +72,13 @@ static void open_stores(bench *b)
 {
 	uint8_t key[32];
 	memset(key, 7, sizeof key);
-	CALL("open objects", s0__objstore_open_dir(b->objdir, key, NULL, &b->os, &err_));
+	CALL("open objects",
+	     s0__objstore_open_backend(b->backend, b->objdir, key, NULL, &b->os, &err_));
+	if (!strcmp(b->backend, "files"))
+		s0__objfiles_set_sync(s0__objstore_backend(b->os),
+		                      !strcmp(b->files_sync, "each") ? S0__OBJFILES_SYNC_EACH
+		                      : !strcmp(b->files_sync, "fs") ? S0__OBJFILES_SYNC_FS
+		                                                     : S0__OBJFILES_SYNC_PARALLEL);
 	s0__bstore_options o = {.scratch_dir = b->dir, .roots = roots_cb, .roots_payload = b};
 	CALL("open blocks", s0__bstore_open(b->os, &o, &b->bs, &err_));
 }
@@ -438,13 +454,17 @@ static void bench_seq_read(bench *b, uint64_t t, int slot)
 
 int main(int argc, char **argv)
 {
-	bench b = {.seed = 12345};
+	bench b = {.seed = 12345, .backend = "pack", .files_sync = "parallel"};
 	const char *fast = getenv("S0_BENCH_FAST");
 	b.fast = fast && *fast && strcmp(fast, "0") != 0;
 	const char *parent = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--fast"))
 			b.fast = true;
+		else if (!strcmp(argv[i], "--object-store") && i + 1 < argc)
+			b.backend = argv[++i];
+		else if (!strcmp(argv[i], "--files-sync") && i + 1 < argc)
+			b.files_sync = argv[++i];
 		else
 			parent = argv[i];
 	}
@@ -461,8 +481,11 @@ int main(int argc, char **argv)
 	static const uint64_t full_d[3] = {1 * MIB, 16 * MIB, 256 * MIB};
 	static const uint64_t fast_d[3] = {1 * MIB, 2 * MIB, 8 * MIB};
 	const uint64_t *sizes = b.fast ? fast_sizes : full_sizes, *ds = b.fast ? fast_d : full_d;
-	printf("## bench_blocks%s: chunk 64 KiB, zstd level 1, %ld CPUs, load average %.2f at start\n",
-	       b.fast ? " (fast mode: small sizes, 1 repetition)" : "", sysconf(_SC_NPROCESSORS_ONLN),
+	printf("## bench_blocks%s: object store %s%s%s, chunk 64 KiB, zstd level 1, %ld CPUs, load "
+	       "average %.2f at start\n",
+	       b.fast ? " (fast mode: small sizes, 1 repetition)" : "", b.backend,
+	       !strcmp(b.backend, "files") ? ", sync " : "",
+	       !strcmp(b.backend, "files") ? b.files_sync : "", sysconf(_SC_NPROCESSORS_ONLN),
 	       bu_loadavg());
 	bench_publish_vs_size(&b, sizes, ds[1]);
 	bench_publish_vs_d(&b, 1, ds, "");

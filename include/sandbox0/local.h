@@ -98,12 +98,23 @@ typedef struct s0_local_options {
 	 * @since 0.2
 	 */
 	const char *runtime;
+	/**
+	 * Object store backend of `<data_dir>/objects` (borrowed for the call):
+	 * `"pack"` (objects appended to pack files, an SQLite catalog) or
+	 * `"files"` (one file per object). NULL = the backend the data directory
+	 * records, `"pack"` for a new one. A data directory keeps the backend it
+	 * was created with: naming another makes s0_local_open() fail with
+	 * ::S0_EINVAL, reason `object_store_mismatch`, and change nothing; an
+	 * unknown name fails with reason `object_store_unknown`.
+	 * @since 0.2
+	 */
+	const char *object_store;
 } s0_local_options;
 
 /** Current version of ::s0_local_options. */
 #define S0_LOCAL_OPTIONS_VERSION 1
 /** Static initialiser. */
-#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 S0_BEGIN_DECLS
 
@@ -128,7 +139,9 @@ S0_API int s0_local_options_init(s0_local_options *opts, uint32_t version);
  * @retval S0_ECONFLICT reason `data_dir_locked`: another process holds the
  *         directory (its pid is in the message); nothing changed.
  * @retval S0_EIO the directory or its stores cannot be used.
- * @retval S0_EINVAL bad options.
+ * @retval S0_EINVAL bad options; reason `object_store_mismatch`: the data
+ *         directory was created with another object store backend
+ *         (s0_local_options.object_store); nothing changed.
  * @threadsafety safe
  * @since 0.1
  */

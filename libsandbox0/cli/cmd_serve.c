@@ -48,6 +48,8 @@ static const cli_flag serve_flags[] = {
 	                               "once (default 16)"},
 	{"runtime", 0, FLAG_STR, "NAME", "runtime running the sandboxes: sim (default), the "
 	                                 "simulated runtime; another name is refused"},
+	{"object-store", 0, FLAG_STR, "NAME", "object store backend: pack (default) or files; a data "
+	                                      "directory keeps the one it was made with"},
 	{"quiet", 'q', FLAG_BOOL, NULL, "no access log on stderr"},
 	{0},
 };
@@ -273,6 +275,7 @@ static int run_serve(cli *c)
 	lo.manual_clock = opt_bool(c, "manual-clock");
 	lo.warm_carriers = (int32_t)carriers; /* 0 = the default */
 	lo.runtime = opt_str(c, "runtime"); /* NULL = sim; an unknown one fails the open */
+	lo.object_store = opt_str(c, "object-store"); /* NULL: as recorded, pack when new */
 	rc = s0_local_open(data, &lo, &local, &err);
 	if (rc < 0) {
 		bool locked = rc == S0_ECONFLICT && !strcmp(s0_error_reason(err), "data_dir_locked");

@@ -11,6 +11,7 @@
 #include "client/client_internal.h"
 #include "local/api/transport.h"
 #include "local/lifecycle/engine_open.h"
+#include "local/objects/backends.h"
 #include "local/local_internal.h"
 
 int s0_local_options_init(s0_local_options *opts, uint32_t version)
@@ -76,6 +77,16 @@ static int engine_options(s0_local *l, const s0_local_options *o, s0__engine_opt
 	eo->memory_image_limit_bytes = o->memory_image_limit_bytes;
 	eo->no_webhook_outbox = o->disable_webhook_outbox != 0;
 	eo->runtime = o->runtime; /* resolved (and checked) by the engine's open */
+	if (o->object_store) {
+		const s0__objbackend *be = s0__objbackend_find(o->object_store);
+		char known[128];
+		s0__objbackend_names(known, sizeof known);
+		if (!be)
+			return s0__error_set(err, S0_EINVAL, "object_store_unknown",
+			                     "s0_local_options.object_store \"%s\" is not one of %s",
+			                     o->object_store, known);
+		eo->object_store = be->name;
+	}
 	return S0_OK;
 }
 

@@ -22,6 +22,7 @@ typedef struct s0__engine_options {
 	bool no_webhook_outbox; /* no durable webhook outbox (MFB-15) */
 	const char *runtime;    /* runtime driver name (runtime/runtime.h), read by open
 	                         * only; NULL = "sim" */
+	const char *object_store; /* backend name (static, objects/backends.h); NULL = recorded */
 } s0__engine_options;
 
 /* A per-sandbox lifecycle lock (in memory; rebuilt on manager restart). */

@@ -16,6 +16,7 @@
 #include "local/blocks/bstore.h"
 #include "local/lifecycle/faults.h"
 #include "local/lifecycle/storage.h"
+#include "local/objects/backends.h"
 #include "local/objects/objkey.h"
 #include "local/rootfs/rootfs.h"
 #include "local/rootfs/template.h"
@@ -89,8 +90,8 @@ void s0__storage_set_roots(s0__storage *st, s0__live_gens_fn fn, void *payload)
 	st->live_payload = payload;
 }
 
-int s0__storage_open(const char *dir, struct s0__faults *faults, s0__storage **out,
-                     s0_error **err)
+int s0__storage_open(const char *dir, const char *object_store, struct s0__faults *faults,
+                     s0__storage **out, s0_error **err)
 {
 	s0__storage *st = calloc(1, sizeof *st);
 	if (!st)
@@ -104,7 +105,7 @@ int s0__storage_open(const char *dir, struct s0__faults *faults, s0__storage **o
 	if (rc == S0_OK)
 		rc = s0__objkey_load_or_create(keypath, key, NULL, err);
 	if (rc == S0_OK)
-		rc = s0__objstore_open_dir(objdir, key, NULL, &st->os, err);
+		rc = s0__objstore_open_backend(object_store, objdir, key, NULL, &st->os, err);
 	if (rc == S0_OK) {
 		s0__bstore_options bo = {0};
 		bo.roots = roots;

@@ -6,8 +6,12 @@
  * raises SIGKILL, exactly like a kill -9 at that step.
  *
  * Points used by objects/ and blocks/ (see their .c files):
- *   objects.pack_written  objects.pack_synced  objects.catalog_committed
- *   objects.deleted  objects.compact_written  objects.compact_switched
+ *   pack backend: objects.pack_written  objects.pack_synced
+ *     objects.catalog_committed  objects.compact_written
+ *     objects.compact_switched
+ *   files backend: objects.files_written  objects.files_synced
+ *     objects.files_renamed (after each rename)  objects.files_committed
+ *   both: objects.deleted
  *   publish.fenced  publish.chunks_stored  publish.pages_stored
  *   publish.visible  gc.listed  gc.marked  gc.swept  gc.done
  */

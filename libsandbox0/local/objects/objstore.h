@@ -4,16 +4,36 @@
  * Two layers:
  *  - s0__objstore_ops, the backend vtable, stores opaque *sealed* bytes
  *    under ids (codec.h does the sealing, so every backend gets encryption at
- *    rest for free). objdir.h is the local-directory backend; an
- *    S3-compatible one implements the same ops without touching callers.
+ *    rest for free). Backends are chosen by name (backends.h): pack/objdir.h
+ *    (pack files and a catalog) and files/objfiles.h (one file per object);
+ *    an S3-compatible one implements the same ops without touching callers.
  *  - s0__objstore, what callers use: put/get plaintext, has, delete, list,
  *    batch begin/commit, counters.
  *
  * Durability is per batch: puts into a batch are neither visible nor
  * durable until s0__objstore_commit(), which makes all of them durable
- * together (objdir: appended to a pack file, then one fdatasync) — never
- * one fsync per object. A caller that publishes a descriptor naming these
+ * together (pack: appended to a pack file, then one fdatasync; files: temp
+ * files synced together after the last put, renames, touched directories
+ * synced together) — never one fsync per object before the next put. A caller that publishes a descriptor naming these
  * objects does so only after the commit returns.
+ *
+ * What a backend owes (the suites tests/unit/objects and tests/unit/blocks,
+ * crash points included, run against every backend to check it):
+ *  - a batch's objects are invisible to has/get/list until its commit, and
+ *    a commit that fails leaves none of them visible;
+ *  - commit returns only once the objects are durable; it may sync once
+ *    per batch (or per phase), never once per object before the next put;
+ *  - after a crash (SIGKILL or power loss) at any point, each object is
+ *    absent or whole: never torn, never another object's bytes (the front
+ *    verifies every read anyway: damage reads S0_ECORRUPT). Objects of an
+ *    interrupted commit may survive as whole orphans; GC deletes them.
+ *    Whatever a crash leaves behind (temp files, unindexed records) is
+ *    cleaned or re-indexed when the store is opened again (or by recover);
+ *  - del is durable before it returns; its space is free by then or after
+ *    maintain;
+ *  - one process opens a store directory at a time (S0_ECONFLICT, reason
+ *    "store_locked", for the second);
+ *  - every op may be called from any thread; calls block on storage I/O.
  *
  * Thread safety: s0__objstore is safe to use from any number of threads;
  * one batch may receive puts from several threads at once, and must be
@@ -140,9 +160,12 @@ int s0__objstore_new(const s0__objstore_ops *ops, void *ctx, const uint8_t key[S
                      const s0__objstore_options *opts, s0__objstore **out, s0_error **err);
 
 /**
- * Open the local-directory store at dir (created if missing) — see objdir.h.
+ * Open the store at dir (created if missing) with the backend it records,
+ * the pack backend (pack/objdir.h) for a new one: s0__objstore_open_backend()
+ * (backends.h, which implements this) with no name.
  * @retval S0_ECONFLICT  another process has it open (reason "store_locked").
- * @retval S0_EIO / S0_ECORRUPT  its catalog cannot be opened.
+ * @retval S0_EINVAL  the record names an unknown backend.
+ * @retval S0_EIO / S0_ECORRUPT  the store cannot be opened.
  */
 int s0__objstore_open_dir(const char *dir, const uint8_t key[S0__OBJKEY_BYTES],
                           const s0__objstore_options *opts, s0__objstore **out, s0_error **err);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "objenv.h"
 
 int blk_roots(void *payload, s0__gc_emit_fn emit, void *emit_ctx, s0_error **err)
 {
@@ -23,7 +24,7 @@ static void open_stores(blk_env *e)
 	uint8_t key[32];
 	memset(key, 0x5a, sizeof key);
 	s0_error *err = NULL;
-	int rc = s0__objstore_open_dir(e->objdir, key, NULL, &e->os, &err);
+	int rc = objenv_open(e->objdir, key, &e->os, &err);
 	ck_assert_msg(rc == S0_OK, "objstore: %s", err ? s0_error_message(err) : "?");
 	rc = s0__bstore_open(e->os, &e->opts, &e->bs, &err);
 	ck_assert_msg(rc == S0_OK, "bstore: %s", err ? s0_error_message(err) : "?");

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "blktest.h"
+#include "objenv.h"
 #include "check_main.h"
 
 static bool all_zero(const uint8_t *p, size_t n)
@@ -434,7 +435,7 @@ END_TEST
 
 Suite *s0_bstore_suite(void)
 {
-	Suite *s = suite_create("bstore");
+	Suite *s = suite_create(objenv_name("bstore"));
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_create_read_zero);

@@ -1,7 +1,8 @@
 /*
  * Crash tests: run blk_crasher (a separate program, fork + exec; this test
  * process starts no threads) with S0_CRASH_AT at every step of publish, of
- * the object store's batch commit, of GC and of pack compaction; each must
+ * the object store backend's batch commit (pack or files: objenv.h), of GC
+ * and of pack compaction; each must
  * die there by SIGKILL. Then blk_crasher verify reopens the store: every
  * recorded generation reads back exactly, GC leaves exactly the live
  * objects, and the store keeps working.
@@ -11,16 +12,45 @@
 #include <string.h>
 
 #include "blktest.h"
+#include "objenv.h"
 #include "check_main.h"
 #include "crashrig.h"
 
-static const char *const points[] = {
-	"publish.fenced",          "publish.chunks_stored",   "publish.pages_stored",
-	"objects.pack_written",    "objects.pack_synced",     "objects.catalog_committed",
-	"publish.visible",         "gc.listed",               "gc.marked",
-	"objects.deleted",         "gc.swept",                "objects.compact_written",
-	"objects.compact_switched", "gc.done",
+/* The crash points, with the backend they belong to (NULL: every one). */
+static const struct {
+	const char *point, *backend;
+} all_points[] = {
+	{"publish.fenced", NULL},
+	{"publish.chunks_stored", NULL},
+	{"publish.pages_stored", NULL},
+	{"objects.pack_written", "pack"},
+	{"objects.pack_synced", "pack"},
+	{"objects.catalog_committed", "pack"},
+	{"objects.files_written", "files"},
+	{"objects.files_synced", "files"},
+	{"objects.files_renamed", "files"},
+	{"objects.files_committed", "files"},
+	{"publish.visible", NULL},
+	{"gc.listed", NULL},
+	{"gc.marked", NULL},
+	{"objects.deleted", NULL},
+	{"gc.swept", NULL},
+	{"objects.compact_written", "pack"},
+	{"objects.compact_switched", "pack"},
+	{"gc.done", NULL},
 };
+
+/* The points of the backend under test. */
+static const char *points[sizeof all_points / sizeof *all_points];
+static int n_points;
+
+static void select_points(void)
+{
+	n_points = 0;
+	for (size_t i = 0; i < sizeof all_points / sizeof *all_points; i++)
+		if (!all_points[i].backend || objenv_is(all_points[i].backend))
+			points[n_points++] = all_points[i].point;
+}
 
 static const s0_crashrig rig = {"S0_BLK_CRASHER", "blk_crasher"};
 
@@ -74,11 +104,12 @@ END_TEST
 
 Suite *s0_bstore_crash_suite(void)
 {
-	Suite *s = suite_create("bstore_crash");
+	Suite *s = suite_create(objenv_name("bstore_crash"));
 	TCase *tc = tcase_create("crash");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_no_crash_baseline);
-	tcase_add_loop_test(tc, test_crash_points, 0, (int)(sizeof points / sizeof *points));
+	select_points();
+	tcase_add_loop_test(tc, test_crash_points, 0, n_points);
 	suite_add_tcase(s, tc);
 	return s;
 }

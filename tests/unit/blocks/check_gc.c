@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "blktest.h"
+#include "objenv.h"
 #include "check_main.h"
 
 #define CS 65536u
@@ -387,7 +388,7 @@ END_TEST
 
 Suite *s0_bstore_gc_suite(void)
 {
-	Suite *s = suite_create("bstore_gc");
+	Suite *s = suite_create(objenv_name("bstore_gc"));
 	TCase *tc = tcase_create("gc");
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, test_gc_roots_and_pins);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "blktest.h"
+#include "objenv.h"
 #include "check_main.h"
 
 #define MAX_BR 6
@@ -369,7 +370,7 @@ END_TEST
 
 Suite *s0_bstore_model_suite(void)
 {
-	Suite *s = suite_create("bstore_model");
+	Suite *s = suite_create(objenv_name("bstore_model"));
 	TCase *tc = tcase_create("model");
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_model);

@@ -7,7 +7,8 @@
  *       before unpinning it, and running GC every third step with the head
  *       and every eighth step's generation (snapshots) as roots, and
  *       restarting (close, reopen) every other step (each restart seals a
- *       pack, so compaction has work). With
+ *       pack, so the pack backend's compaction has work). The object store
+ *       backend is $S0_TEST_OBJECT_STORE (objenv.h). With
  *       S0_CRASH_AT=<point>[:n] it dies by SIGKILL at that point.
  *   blk_crasher verify DIR SEED STEPS   reopen after the crash: every
  *       recorded root must read back exactly; GC must succeed and leave
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "local/blocks/bstore.h"
+#include "objenv.h"
 
 #define CS 4096u
 #define SIZE ((uint64_t)CS * 1000 - 100)
@@ -83,7 +85,7 @@ static void open_store(crasher *c)
 	if (asprintf(&objdir, "%s/objects", c->dir) < 0)
 		die("oom");
 	s0_error *err = NULL;
-	check(s0__objstore_open_dir(objdir, key, NULL, &c->os, &err), err, "open objects");
+	check(objenv_open(objdir, key, &c->os, &err), err, "open objects");
 	s0__bstore_options o = {.chunk_bytes = CS, .scratch_dir = c->dir, .roots = roots,
 	                        .roots_payload = c};
 	err = NULL;
@@ -225,27 +227,6 @@ static void verify_all(crasher *c, bool all)
 	free(buf);
 }
 
-/* Bytes of every file in the packs directory. */
-static uint64_t pack_file_bytes(const crasher *c)
-{
-	char *path = NULL;
-	if (asprintf(&path, "%s/objects/packs", c->dir) < 0)
-		die("oom");
-	DIR *d = opendir(path);
-	if (!d)
-		die("open %s", path);
-	uint64_t total = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		struct stat st;
-		if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, 0) == 0)
-			total += (uint64_t)st.st_size;
-	}
-	closedir(d);
-	free(path);
-	return total;
-}
-
 static void gc_exact(crasher *c)
 {
 	s0__gc_stats st;
@@ -257,9 +238,13 @@ static void gc_exact(crasher *c)
 	if (u.objects != st.objects_live)
 		die("after GC the store holds %llu objects, %llu live",
 		    (unsigned long long)u.objects, (unsigned long long)st.objects_live);
-	uint64_t files = pack_file_bytes(c);
+	char *objdir = NULL;
+	if (asprintf(&objdir, "%s/objects", c->dir) < 0)
+		die("oom");
+	uint64_t files = objenv_data_bytes(objdir);
+	free(objdir);
 	if (files != u.file_bytes)
-		die("pack files hold %llu bytes, the catalog accounts for %llu (leaked files)",
+		die("data files hold %llu bytes, the store accounts for %llu (leaked files)",
 		    (unsigned long long)files, (unsigned long long)u.file_bytes);
 }
 

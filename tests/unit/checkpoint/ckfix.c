@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "local/objects/objdir.h"
+#include "local/objects/pack/objdir.h"
 
 static int hook(void *payload, int phase, const char *sandbox_id)
 {

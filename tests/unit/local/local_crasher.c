@@ -71,6 +71,7 @@ static void open_backend(const char *dir, s0_local **l, s0_client **c)
 	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
 	o.manual_clock = 1;
 	o.manual_clock_start_unix_ms = T0;
+	o.object_store = getenv("S0_TEST_OBJECT_STORE"); /* NULL: as recorded (pack when new) */
 	CHECK(s0_local_open(dir, &o, l, &e_), "open");
 	CHECK(s0_client_new_local(*l, NULL, c, &e_), "client");
 }

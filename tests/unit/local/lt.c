@@ -42,6 +42,8 @@ void lt_expect_err(int rc, s0_error *err, int code, const char *reason, const ch
 static void open_on(lt *t)
 {
 	s0_error *err = NULL;
+	if (!t->opts.object_store) /* the backend of a parametrised run (unit-local-files) */
+		t->opts.object_store = getenv("S0_TEST_OBJECT_STORE");
 	lt_ok(s0_local_open(t->dir, &t->opts, &t->local, &err), &err, "s0_local_open");
 	err = NULL;
 	lt_ok(s0_client_new_local(t->local, NULL, &t->c, &err), &err, "s0_client_new_local");

@@ -1,5 +1,5 @@
-/* Directory backend: corruption, encryption at rest, delete/compaction,
- * orphans, concurrent puts. */
+/* Backend tests: encryption at rest and concurrent puts (every backend);
+ * the pack backend's corruption, delete/compaction, orphans, recovery. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -10,10 +10,11 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "local/objects/objdir.h"
+#include "local/objects/pack/objdir.h"
+#include "objenv.h"
 #include "objtest.h"
 
-static void flip_at(const char *path, uint64_t off)
+void objtest_flip_at(const char *path, uint64_t off)
 {
 	int fd = open(path, O_RDWR);
 	ck_assert_int_ge(fd, 0);
@@ -24,7 +25,7 @@ static void flip_at(const char *path, uint64_t off)
 	close(fd);
 }
 
-static int get_code(s0__objstore *os, const s0__objid *id, bool want_id_in_msg)
+int objtest_get_code(s0__objstore *os, const s0__objid *id, bool want_id_in_msg)
 {
 	s0__objctx *cx;
 	ck_assert_int_eq(s0__objstore_ctx_new(os, &cx, NULL), S0_OK);
@@ -67,41 +68,41 @@ START_TEST(test_flip_truncate_delete)
 	ck_assert_int_eq(s0__objdir_locate(be, &ids[0], &path, &off, &len, NULL), S0_OK);
 	uint64_t spots[] = {off - 20, off, off + 10, off + 60, off + len / 2, off + len - 1};
 	for (size_t i = 0; i < sizeof spots / sizeof *spots; i++) {
-		flip_at(path, spots[i]);
-		ck_assert_int_eq(get_code(os, &ids[0], true), S0_ECORRUPT);
-		flip_at(path, spots[i]);
-		ck_assert_int_eq(get_code(os, &ids[0], true), S0_OK);
+		objtest_flip_at(path, spots[i]);
+		ck_assert_int_eq(objtest_get_code(os, &ids[0], true), S0_ECORRUPT);
+		objtest_flip_at(path, spots[i]);
+		ck_assert_int_eq(objtest_get_code(os, &ids[0], true), S0_OK);
 	}
 	free(path);
 	/* Truncate the first pack inside its last object. */
 	ck_assert_int_eq(s0__objdir_locate(be, &ids[2], &path, &off, &len, NULL), S0_OK);
 	ck_assert_int_eq(truncate(path, (off_t)(off + len / 2)), 0);
-	ck_assert_int_eq(get_code(os, &ids[2], true), S0_ECORRUPT);
-	ck_assert_int_eq(get_code(os, &ids[1], true), S0_OK);
+	ck_assert_int_eq(objtest_get_code(os, &ids[2], true), S0_ECORRUPT);
+	ck_assert_int_eq(objtest_get_code(os, &ids[1], true), S0_OK);
 	free(path);
 	/* Delete the second pack. */
 	ck_assert_int_eq(s0__objdir_locate(be, &ids[4], &path, &off, &len, NULL), S0_OK);
 	ck_assert_int_eq(unlink(path), 0);
 	for (int i = 3; i < 6; i++)
-		ck_assert_int_eq(get_code(os, &ids[i], true), S0_ENOTFOUND);
+		ck_assert_int_eq(objtest_get_code(os, &ids[i], true), S0_ENOTFOUND);
 	free(path);
 	/* The same after a reopen (recovery leaves damage alone). */
 	s0__objstore_free(os);
 	os = objtest_reopen(dir, 3);
 	for (int i = 0; i < N; i++)
-		ck_assert_int_eq(get_code(os, &ids[i], true),
+		ck_assert_int_eq(objtest_get_code(os, &ids[i], true),
 		                 i == 2 ? S0_ECORRUPT : i >= 3 && i < 6 ? S0_ENOTFOUND : S0_OK);
 	/* maintain() leaves damaged packs alone. */
 	ck_assert_int_eq(s0__objstore_delete(os, &ids[7], 1, NULL, NULL, NULL), S0_OK);
 	ck_assert_int_eq(s0__objstore_delete(os, &ids[0], 1, NULL, NULL, NULL), S0_OK);
 	ck_assert_int_eq(s0__objstore_maintain(os, NULL), S0_OK);
-	ck_assert_int_eq(get_code(os, &ids[2], true), S0_ECORRUPT);
-	ck_assert_int_eq(get_code(os, &ids[1], true), S0_OK);
-	ck_assert_int_eq(get_code(os, &ids[6], true), S0_OK);
+	ck_assert_int_eq(objtest_get_code(os, &ids[2], true), S0_ECORRUPT);
+	ck_assert_int_eq(objtest_get_code(os, &ids[1], true), S0_OK);
+	ck_assert_int_eq(objtest_get_code(os, &ids[6], true), S0_OK);
 	/* Wrong installation key: every read is corrupt, never wrong bytes. */
 	s0__objstore_free(os);
 	os = objtest_reopen(dir, 4);
-	ck_assert_int_eq(get_code(os, &ids[6], true), S0_ECORRUPT);
+	ck_assert_int_eq(objtest_get_code(os, &ids[6], true), S0_ECORRUPT);
 	s0__objstore_free(os);
 	s0_test_rmrf(dir);
 	free(dir);
@@ -236,7 +237,7 @@ START_TEST(test_delete_and_compact)
 	ck_assert_uint_eq(listed, N - nd);
 	for (int i = 0; i < N; i++) {
 		bool dead = i < 4 * PER || i % 3;
-		int rc = get_code(os, &ids[i], dead);
+		int rc = objtest_get_code(os, &ids[i], dead);
 		ck_assert_int_eq(rc, dead ? S0_ENOTFOUND : S0_OK);
 		if (!dead) {
 			uint8_t back[4096];
@@ -270,7 +271,7 @@ START_TEST(test_garbage_pack_removed)
 	fclose(f);
 	os = objtest_reopen(dir, 8);
 	ck_assert_int_ne(access(p, F_OK), 0);
-	ck_assert_int_eq(get_code(os, &keep, false), S0_OK);
+	ck_assert_int_eq(objtest_get_code(os, &keep, false), S0_OK);
 	/* New packs are numbered past it. */
 	objtest_put1(os, "next", 4);
 	ck_assert_uint_eq(count_packs(dir), 2);
@@ -337,7 +338,7 @@ START_TEST(test_recovery_rebuilds_catalog)
 	ck_assert_int_eq(rename(old, db), 0);
 	os = objtest_reopen(dir, 2);
 	for (int i = 0; i < N; i++)
-		ck_assert_int_eq(get_code(os, &ids[i], false), S0_OK);
+		ck_assert_int_eq(objtest_get_code(os, &ids[i], false), S0_OK);
 	s0__objstore_free(os);
 	/* A torn record at the end of the last pack is skipped. */
 	char *path;
@@ -354,7 +355,7 @@ START_TEST(test_recovery_rebuilds_catalog)
 	 * destroys nothing; the right key recovers everything. */
 	remove_catalog(dir);
 	os = objtest_reopen(dir, 9);
-	ck_assert_int_eq(get_code(os, &ids[0], false), S0_ENOTFOUND);
+	ck_assert_int_eq(objtest_get_code(os, &ids[0], false), S0_ENOTFOUND);
 	s0__objstore_free(os);
 	remove_catalog(dir);
 	os = objtest_reopen(dir, 2);
@@ -430,8 +431,8 @@ START_TEST(test_recovery_interleaved_batches)
 	snapshot_catalog(dir, ".snap", true); /* as if A's catalog commit was lost */
 	os = objtest_reopen(dir, 4);
 	for (int i = 0; i < 3; i++) {
-		ck_assert_int_eq(get_code(os, &ida[i], false), S0_OK);
-		ck_assert_int_eq(get_code(os, &idb[i], false), S0_OK);
+		ck_assert_int_eq(objtest_get_code(os, &ida[i], false), S0_OK);
+		ck_assert_int_eq(objtest_get_code(os, &idb[i], false), S0_OK);
 	}
 	s0__objstore_free(os);
 	s0_test_rmrf(dir);
@@ -480,25 +481,33 @@ START_TEST(test_concurrent_puts_one_batch)
 	ck_assert_uint_eq(c.objects_written, 250); /* seeds 0..249 */
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < 200; i++)
-			ck_assert_int_eq(get_code(os, &p[k].ids[i], false), S0_OK);
+			ck_assert_int_eq(objtest_get_code(os, &p[k].ids[i], false), S0_OK);
 	s0__objstore_free(os);
 	s0_test_rmrf(dir);
 	free(dir);
 }
 END_TEST
 
-Suite *s0_objdir_suite(void)
+Suite *s0_objstore_backend_suite(void)
 {
-	Suite *s = suite_create("objdir");
-	TCase *tc = tcase_create("dir");
+	Suite *s = suite_create(objenv_name("store"));
+	TCase *tc = tcase_create("common");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_flip_truncate_delete);
 	tcase_add_test(tc, test_plaintext_never_stored);
-	tcase_add_test(tc, test_delete_and_compact);
-	tcase_add_test(tc, test_garbage_pack_removed);
-	tcase_add_test(tc, test_recovery_rebuilds_catalog);
-	tcase_add_test(tc, test_recovery_interleaved_batches);
 	tcase_add_test(tc, test_concurrent_puts_one_batch);
 	suite_add_tcase(s, tc);
+	if (objenv_is("pack")) {
+		tc = tcase_create("pack");
+		tcase_set_timeout(tc, 60);
+		tcase_add_test(tc, test_flip_truncate_delete);
+		tcase_add_test(tc, test_delete_and_compact);
+		tcase_add_test(tc, test_garbage_pack_removed);
+		tcase_add_test(tc, test_recovery_rebuilds_catalog);
+		tcase_add_test(tc, test_recovery_interleaved_batches);
+		suite_add_tcase(s, tc);
+	} else {
+		suite_add_tcase(s, objtest_files_tcase());
+	}
+	suite_add_tcase(s, objtest_choice_tcase());
 	return s;
 }

@@ -10,6 +10,7 @@
 #include "local/objects/codec.h"
 #include "local/objects/idmap.h"
 #include "local/objects/objkey.h"
+#include "objenv.h"
 #include "objtest.h"
 
 s0__objstore *objtest_open(char **dir_out, uint8_t k)
@@ -26,7 +27,7 @@ s0__objstore *objtest_reopen(const char *dir, uint8_t k)
 	memset(key, k, sizeof key);
 	s0__objstore *os = NULL;
 	s0_error *err = NULL;
-	int rc = s0__objstore_open_dir(dir, key, NULL, &os, &err);
+	int rc = objenv_open(dir, key, &os, &err);
 	ck_assert_msg(rc == S0_OK, "open: %s", err ? s0_error_message(err) : "?");
 	return os;
 }
@@ -330,7 +331,7 @@ END_TEST
 
 Suite *s0_objects_suite(void)
 {
-	Suite *s = suite_create("objects");
+	Suite *s = suite_create(objenv_name("objects"));
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_objid_hex);
@@ -344,4 +345,4 @@ Suite *s0_objects_suite(void)
 	return s;
 }
 
-S0_TEST_MAIN(s0_objects_suite, s0_objdir_suite)
+S0_TEST_MAIN(s0_objects_suite, s0_objstore_backend_suite)

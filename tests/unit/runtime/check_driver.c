@@ -15,7 +15,7 @@
 #include "check_main.h"
 #include "common/json.h"
 #include "local/checkpoint/ckpt.h"
-#include "local/objects/objdir.h"
+#include "local/objects/objstore.h"
 #include "local/runtime/runtime.h"
 #include "rt_support.h"
 #include "sandbox0/local.h"

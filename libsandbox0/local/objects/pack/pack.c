@@ -1,5 +1,5 @@
 /* Pack file format and read descriptor cache. */
-#include "local/objects/pack.h"
+#include "local/objects/pack/pack.h"
 
 #include <errno.h>
 #include <fcntl.h>

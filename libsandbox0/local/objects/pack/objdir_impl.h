@@ -8,9 +8,9 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "local/objects/catalog.h"
-#include "local/objects/objdir.h"
-#include "local/objects/pack.h"
+#include "local/objects/pack/catalog.h"
+#include "local/objects/pack/objdir.h"
+#include "local/objects/pack/pack.h"
 
 /** A pack stops taking new batches at this size. */
 #define S0__OBJDIR_PACK_TARGET ((uint64_t)64 << 20)

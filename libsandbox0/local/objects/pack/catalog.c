@@ -1,5 +1,5 @@
 /* SQLite catalog of the directory object store. */
-#include "local/objects/catalog.h"
+#include "local/objects/pack/catalog.h"
 
 #include <pthread.h>
 #include <sqlite3.h>

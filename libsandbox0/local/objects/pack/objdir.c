@@ -1,5 +1,5 @@
 /* Directory object store: open/close, batches into pack files, reads. */
-#include "local/objects/objdir_impl.h"
+#include "local/objects/pack/objdir_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -438,12 +438,10 @@ const s0__objstore_ops s0__objdir_ops = {
 	.close = od_close,
 };
 
-int s0__objstore_open_dir(const char *dir, const uint8_t key[S0__OBJKEY_BYTES],
-                          const s0__objstore_options *opts, s0__objstore **out, s0_error **err)
+bool s0__objdir_present(const char *dir)
 {
-	void *ctx;
-	int rc = s0__objdir_open(dir, &ctx, err);
-	if (rc < 0)
-		return rc;
-	return s0__objstore_new(&s0__objdir_ops, ctx, key, opts, out, err);
+	char *p = s0__asprintf("%s/catalog.db", dir);
+	bool yes = p && access(p, F_OK) == 0;
+	free(p);
+	return yes;
 }

@@ -14,7 +14,7 @@
  * except a pack holding records that failed to verify (opened with the
  * wrong key, or damaged): that one is kept for a later look.
  */
-#include "local/objects/objdir_impl.h"
+#include "local/objects/pack/objdir_impl.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -22,6 +22,7 @@
 #ifndef S0_OBJDIR_H
 #define S0_OBJDIR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/internal.h"
@@ -37,6 +38,9 @@ extern const s0__objstore_ops s0__objdir_ops;
  * @retval S0_EIO
  */
 int s0__objdir_open(const char *dir, void **ctx_out, s0_error **err);
+
+/** Whether dir holds a pack store (its catalog exists). */
+bool s0__objdir_present(const char *dir);
 
 /**
  * Test entry point: where id's sealed bytes lie.

@@ -1,5 +1,5 @@
 /* Directory object store: deletion and compaction. */
-#include "local/objects/objdir_impl.h"
+#include "local/objects/pack/objdir_impl.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -132,6 +132,13 @@ struct nx_job {
 	 * TSFN was finalized meanwhile (the last answer then frees the job). */
 	int pred_outstanding;
 	bool free_pending;
+	/* Guarded by mu: the worker is done with the TSFN (its last message
+	 * sent and released), and the TSFN was finalized before that (the
+	 * environment went away mid-call: a terminated Worker, process exit).
+	 * Once tsfn_gone the worker never touches the TSFN again and frees the
+	 * job itself. */
+	bool worker_done;
+	bool tsfn_gone;
 };
 
 /* A zeroed job; throws and returns NULL when out of memory. */

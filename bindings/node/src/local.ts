@@ -16,17 +16,17 @@ import type { Handle } from "./native.js";
 /** Options of LocalBackend.open. */
 export interface LocalBackendOptions {
 	/** Run on a manual clock (time moves only via advanceClock and the waits of its clients). */
-	manualClock?: boolean;
+	manualClock?: boolean | undefined;
 	/** Start of the manual clock (default now, never before the directory's latest recorded time). */
-	manualClockStart?: Date;
+	manualClockStart?: Date | undefined;
 	/** A deployment without memory checkpoints (memory pauses answer 503). */
-	disableMemoryCheckpoints?: boolean;
+	disableMemoryCheckpoints?: boolean | undefined;
 	/** Team quota of running sandboxes (default 64). */
-	maxActiveRuntimes?: number;
+	maxActiveRuntimes?: number | undefined;
 	/** Emit the zero time instead of null for unset expiries. */
-	zeroTimeCompat?: boolean;
+	zeroTimeCompat?: boolean | undefined;
 	/** Team of the clients (default "team_local"). */
-	teamId?: string;
+	teamId?: string | undefined;
 }
 
 /** Fault modes of armFault. */
@@ -36,11 +36,11 @@ const FAULT_MODES: Record<FaultMode, number> = { fail: 1, hold: 2, delay: 3, cra
 /** Options of armFault. */
 export interface FaultOptions {
 	/** Default "fail". */
-	mode?: FaultMode;
+	mode?: FaultMode | undefined;
 	/** Hits affected (fail, delay); 0 = until released. Default 1. */
-	count?: number;
+	count?: number | undefined;
 	/** For "delay": milliseconds on the backend clock. */
-	delayMs?: number;
+	delayMs?: number | undefined;
 }
 
 /** An open embedded backend. One process may open a data directory at a time. */

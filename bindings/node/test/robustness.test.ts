@@ -1,0 +1,119 @@
+// What a hostile caller does: Workers terminated mid-call, one signal
+// shared by many calls, options of the wrong shape from JS, TTLs and
+// filters the types forbid, a predicate that throws `undefined`.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { getEventListeners } from "node:events";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import { liveObjects } from "../src/index.js";
+import type { Client, LocalBackend } from "../src/index.js";
+import { openLocal } from "./helpers.js";
+
+let lb: LocalBackend;
+let client: Client;
+let blocked: string; // a sandbox whose pause is accepted but never completes
+let free: string; // a running sandbox
+
+before(async () => {
+	lb = await openLocal();
+	client = lb.client();
+	blocked = (await client.sandboxes.claim("default")).id;
+	free = (await client.sandboxes.claim("default")).id;
+	lb.armFault("node_channel", { count: 0 });
+	assert.equal((await client.sandboxes.pause(blocked)).httpStatus, 202);
+});
+
+after(() => {
+	lb.releaseFault("node_channel");
+	lb.close();
+});
+
+test("a Worker terminated with calls in flight does not crash the process", () => {
+	const script = join(fileURLToPath(new URL(".", import.meta.url)), "fixtures", "worker-terminate.js");
+	const r = spawnSync(process.execPath, [script], { encoding: "utf8", timeout: 60_000, env: process.env });
+	assert.equal(r.error, undefined, String(r.error));
+	assert.equal(r.signal, null, `child killed by ${r.signal}: ${r.stderr}`);
+	assert.equal(r.status, 0, r.stderr);
+	assert.equal(r.stdout, "main running\n");
+});
+
+test("one AbortSignal shared by 50 waits: one listener, no MaxListenersExceededWarning, all reject with its reason", async () => {
+	const warnings: Error[] = [];
+	const onWarning = (w: Error) => { warnings.push(w); };
+	process.on("warning", onWarning);
+	try {
+		const ac = new AbortController();
+		const waits = Array.from({ length: 50 }, () =>
+			client.sandboxes.pauseAndWait(blocked, { signal: ac.signal, timeoutMs: 60_000 }).catch((e: unknown) => e));
+		assert.equal(getEventListeners(ac.signal, "abort").length, 1);
+		const reason = new Error("stop all");
+		ac.abort(reason);
+		const results = await Promise.all(waits);
+		assert.ok(results.every((e) => e === reason));
+		// a signal outliving its calls keeps no listener of theirs
+		const ac2 = new AbortController();
+		await client.sandboxes.resumeAndWait(free, { signal: ac2.signal });
+		await new Promise((r) => setImmediate(r)); // emitWarning reports on the next tick
+		assert.deepEqual(warnings.map((w) => w.name), []);
+	} finally {
+		process.off("warning", onWarning);
+	}
+});
+
+test("wait options of the wrong shape from JS are TypeErrors before any call, and leak no cancel token", async () => {
+	const base = liveObjects();
+	const s = client.sandboxes as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+	await assert.rejects(s.pauseAndWait!.call(client.sandboxes, blocked, { signal: {} }),
+		{ name: "TypeError", message: "signal must be an AbortSignal" });
+	await assert.rejects(s.resumeAndWait!.call(client.sandboxes, free, { onProgress: 5 }),
+		{ name: "TypeError", message: "onProgress must be a function" });
+	await assert.rejects(s.resumeAndWait!.call(client.sandboxes, free, 5),
+		{ name: "TypeError", message: "wait options must be an object" });
+	assert.equal(liveObjects(), base);
+});
+
+test("a finite timeoutMs or pollIntervalMs past 2^53 is accepted (no deadline, a capped backoff)", async () => {
+	const sb = await client.sandboxes.resumeAndWait(free, { timeoutMs: 1e20, pollIntervalMs: 1e20 });
+	assert.equal(sb.status, "running");
+});
+
+test("TTLs must be whole seconds 0..2^31-1: -1 is refused, never silently left unset (claim, update, fork)", async () => {
+	for (const ttl of [-1, 1.5, 2 ** 31]) {
+		await assert.rejects(client.sandboxes.claim("default", { ttl }), RangeError, `ttl ${ttl}`);
+		await assert.rejects(client.sandboxes.claim("default", { config: { hardTtl: ttl } }), RangeError);
+		await assert.rejects(client.sandboxes.update(free, { config: { ttl } }), RangeError);
+		await assert.rejects(client.sandboxes.fork(free, { ttl }), RangeError);
+	}
+	await assert.rejects(client.sandboxes.claim("default", { ttl: "5" as unknown as number }), TypeError);
+	const sb = await client.sandboxes.update(free, { config: { ttl: 0 } });
+	assert.equal(sb.id, free);
+});
+
+test("list refuses a status that is not a lifecycle state instead of listing everything", async () => {
+	const list = client.sandboxes.list.bind(client.sandboxes) as (o: unknown) => Promise<unknown>;
+	await assert.rejects(list({ status: "bogus" }), RangeError);
+	await assert.rejects(list({ status: "toString" }), RangeError);
+	const r = await client.sandboxes.list({ status: "running" });
+	assert.ok(r.sandboxes.some((s) => s.id === free));
+});
+
+test("a predicate that throws undefined rejects the wait with undefined (the exception itself)", async () => {
+	let caught: unknown = "not rejected";
+	try {
+		await client.sandboxes.waitForLifecycle(free, () => { throw undefined; });
+	} catch (e) {
+		caught = e;
+	}
+	assert.equal(caught, undefined);
+});
+
+test("pause/resume with null options send no body, like absent options", async () => {
+	const pause = client.sandboxes.pause.bind(client.sandboxes) as (id: string, o: unknown) => Promise<{ paused?: boolean }>;
+	await assert.rejects(pause(free, 5), TypeError);
+	const r = await pause(free, null);
+	assert.equal(typeof r, "object");
+	await client.sandboxes.resumeAndWait(free);
+});

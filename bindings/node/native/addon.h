@@ -66,6 +66,8 @@ typedef struct nx_obj {
 	bool js_gone;           /* the external was collected */
 	void *ptr;              /* s0_client*, s0_local*, s0_cancel_token* */
 	struct nx_obj *parent;  /* for a local client: its backend */
+	napi_env env;           /* the environment whose JS thread owns it */
+	napi_deferred on_free;  /* resolved once ptr is freed (localClose) */
 } nx_obj;
 
 /* The holder behind a JS external of @p kind; throws and returns NULL when

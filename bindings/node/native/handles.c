@@ -44,6 +44,15 @@ static void lib_free(nx_obj *o)
 	}
 	o->ptr = NULL;
 	__atomic_sub_fetch(&live_objects, 1, __ATOMIC_RELAXED);
+	if (o->on_free) {
+		/* Only set by localClose, after which the last reference drops on
+		 * the JS thread in a call's settle or a client's close(), never in
+		 * a finalizer (LocalBackend.close() closes its clients first). */
+		napi_value undef;
+		napi_get_undefined(o->env, &undef);
+		napi_resolve_deferred(o->env, o->on_free, undef);
+		o->on_free = NULL;
+	}
 }
 
 void nx_obj_ref(nx_obj *o)
@@ -102,6 +111,7 @@ napi_value nx_obj_wrap(napi_env env, nx_kind kind, void *ptr, nx_obj *parent)
 	o->kind = kind;
 	o->refs = 1;
 	o->ptr = ptr;
+	o->env = env;
 	__atomic_add_fetch(&live_objects, 1, __ATOMIC_RELAXED);
 	if (napi_create_external(env, o, obj_finalize, NULL, &ext) != napi_ok) {
 		lib_free(o);

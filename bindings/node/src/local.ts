@@ -77,7 +77,7 @@ export class LocalBackend {
 
 	private get handle(): Handle {
 		if (this.closed)
-			throw new Error("the local backend is closed");
+			throw Object.assign(new Error("the local backend is closed"), { code: "ERR_SANDBOX0_CLOSED" });
 		return this.h;
 	}
 
@@ -137,18 +137,28 @@ export class LocalBackend {
 	}
 
 	/**
-	 * Close the clients made here and the backend (after their calls in
-	 * flight end); a temporary directory is removed. Idempotent.
+	 * Close the clients made here and the backend; later calls throw.
+	 * Calls in flight go on and the backend closes when the last one ends;
+	 * a temporary directory is removed then (at once when none is in
+	 * flight). The promise resolves once both happened; awaiting it is
+	 * optional. Idempotent (later calls resolve at once).
 	 */
-	close(): void {
+	close(): Promise<void> {
 		if (this.closed)
-			return;
+			return Promise.resolve();
 		for (const c of this.clients)
 			c.close();
 		this.clients.clear();
-		native.localClose(this.h);
+		const pending = native.localClose(this.h);
 		this.closed = true;
-		if (this.tmp)
-			rmSync(this.path, { recursive: true, force: true });
+		const removeTmp = () => {
+			if (this.tmp)
+				rmSync(this.path, { recursive: true, force: true });
+		};
+		if (!pending) {
+			removeTmp();
+			return Promise.resolve();
+		}
+		return pending.then(removeTmp);
 	}
 }

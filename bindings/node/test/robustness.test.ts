@@ -1,15 +1,17 @@
 // What a hostile caller does: Workers terminated mid-call, one signal
 // shared by many calls, options of the wrong shape from JS, TTLs and
-// filters the types forbid, a predicate that throws `undefined`.
+// filters the types forbid, a predicate that throws `undefined`, a
+// temporary LocalBackend closed with calls in flight.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { getEventListeners } from "node:events";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { liveObjects } from "../src/index.js";
-import type { Client, LocalBackend } from "../src/index.js";
+import { LocalBackend, liveObjects } from "../src/index.js";
+import type { Client } from "../src/index.js";
 import { openLocal } from "./helpers.js";
 
 let lb: LocalBackend;
@@ -116,4 +118,33 @@ test("pause/resume with null options send no body, like absent options", async (
 	const r = await pause(free, null);
 	assert.equal(typeof r, "object");
 	await client.sandboxes.resumeAndWait(free);
+});
+
+test("LocalBackend.close() with calls in flight keeps its temporary directory until the last call ends, then removes it", async () => {
+	const base = liveObjects();
+	const tmp = await LocalBackend.open(); // a temporary directory
+	const c = tmp.client();
+	const id = (await c.sandboxes.claim("default")).id;
+	let release: () => void = () => undefined;
+	const gate = new Promise<boolean>((r) => { release = () => r(true); });
+	let asked!: () => void;
+	const questioned = new Promise<void>((r) => { asked = r; });
+	const held = c.sandboxes.waitForLifecycle(id, () => { asked(); return gate; });
+	const claims = Array.from({ length: 3 }, () => c.sandboxes.claim("default").then((s) => s.status, (e: unknown) => e));
+	await questioned;
+	const closed = tmp.close(); // must not throw (it once hit ENOTEMPTY removing a directory in use)
+	assert.ok(existsSync(tmp.path), "the directory stays while a call uses the backend");
+	await assert.rejects(c.sandboxes.get(id), /closed/);
+	release();
+	assert.equal((await held).id, id);
+	for (const r of await Promise.all(claims))
+		assert.ok(r === "running" || r instanceof Error, String(r));
+	await closed;
+	assert.equal(existsSync(tmp.path), false, "removed once the backend closed");
+	assert.equal(liveObjects(), base);
+	await tmp.close(); // idempotent
+	// with nothing in flight the directory goes at once
+	const quick = await LocalBackend.open();
+	void quick.close();
+	assert.equal(existsSync(quick.path), false);
 });

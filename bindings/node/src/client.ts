@@ -369,12 +369,26 @@ export class SandboxHandle {
 	}
 }
 
+function headerLines(h: Record<string, string> | undefined): string[] | undefined {
+	if (h === undefined)
+		return undefined;
+	if (typeof h !== "object" || h === null || Array.isArray(h))
+		throw new TypeError("headers must be an object of header names to string values");
+	return Object.entries(h).map(([k, v]) => {
+		if (typeof v !== "string")
+			throw new TypeError(`header ${k} must have a string value`);
+		return `${k}: ${v}`;
+	});
+}
+
 function nativeOptions(o: ClientOptions): NativeClientOptions {
+	if (typeof o !== "object" || o === null)
+		throw new TypeError("client options must be an object");
 	if (o.token !== undefined && typeof o.token !== "string")
 		throw new TypeError("token must be a string (token providers are not supported)");
 	return {
 		baseUrl: o.baseUrl, token: o.token, userAgent: o.userAgent, teamId: o.teamId,
-		headers: o.headers ? Object.entries(o.headers).map(([k, v]) => `${k}: ${v}`) : undefined,
+		headers: headerLines(o.headers),
 		connectTimeoutMs: o.connectTimeoutMs, requestTimeoutMs: o.requestTimeoutMs,
 	};
 }

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { LocalBackend, liveObjects } from "../src/index.js";
-import type { Client } from "../src/index.js";
+import { Client, LocalBackend, liveObjects } from "../src/index.js";
+import type { ClientOptions } from "../src/index.js";
 import { openLocal } from "./helpers.js";
 
 let lb: LocalBackend;
@@ -147,4 +147,13 @@ test("LocalBackend.close() with calls in flight keeps its temporary directory un
 	const quick = await LocalBackend.open();
 	void quick.close();
 	assert.equal(existsSync(quick.path), false);
+});
+
+test("client headers must be an object of strings (a string was sent as a header named \"0\")", () => {
+	const make = (o: unknown) => () => new Client(o as ClientOptions);
+	assert.throws(make({ headers: "x" }), { name: "TypeError", message: /headers must be an object/ });
+	assert.throws(make({ headers: ["a: b"] }), TypeError);
+	assert.throws(make({ headers: { "x-a": 5 } }), { name: "TypeError", message: "header x-a must have a string value" });
+	assert.throws(make(5), TypeError);
+	new Client({ baseUrl: "http://127.0.0.1:9", headers: { "x-a": "b" } }).close();
 });

@@ -157,3 +157,24 @@ test("client headers must be an object of strings (a string was sent as a header
 	assert.throws(make(5), TypeError);
 	new Client({ baseUrl: "http://127.0.0.1:9", headers: { "x-a": "b" } }).close();
 });
+
+test("an already-aborted signal sends nothing: the running sandbox is never paused", async () => {
+	const own = await openLocal(); // no fault armed: a pause sent here would complete
+	try {
+		const c = own.client();
+		const id = (await c.sandboxes.claim("default")).id;
+		const ac = new AbortController();
+		ac.abort(new Error("before"));
+		await assert.rejects(c.sandboxes.pauseAndWait(id, { signal: ac.signal }), /before/);
+		await assert.rejects(c.sandboxes.resumeAndWait(id, { signal: ac.signal }), /before/);
+		await own.quiesce();
+		const sb = await c.sandboxes.get(id);
+		assert.equal(sb.status, "running");
+		assert.equal(sb.paused, false);
+		assert.equal(sb.runtimeGeneration, 1);
+		// the control: the same call without the signal does pause it
+		assert.equal((await c.sandboxes.pauseAndWait(id)).paused, true);
+	} finally {
+		await own.close();
+	}
+});

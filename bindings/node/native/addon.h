@@ -141,7 +141,13 @@ struct nx_job {
 	 * job itself. */
 	bool worker_done;
 	bool tsfn_gone;
+	/* Worker thread: when a wait with a JS predicate started (nx_mono_ms),
+	 * so a predicate answer that is late past the deadline ends the wait. */
+	int64_t started_mono_ms;
 };
+
+/* CLOCK_MONOTONIC in ms (any thread). */
+int64_t nx_mono_ms(void);
 
 /* A zeroed job; throws and returns NULL when out of memory. */
 nx_job *nx_job_new(napi_env env, nx_run_fn run, nx_done_fn done, nx_free_fn free_fn);

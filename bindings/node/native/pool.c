@@ -77,6 +77,13 @@ static nx_job *dequeue_locked(void)
 
 static void job_free(napi_env env, nx_job *j);
 
+int64_t nx_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* Worker thread: free a job whose environment went away mid-call. Its
  * holders are left alone (their refcounts belong to that environment's JS
  * thread, whose finalizers may still run): the library objects of a call
@@ -435,9 +442,15 @@ int nx_job_predicate(const s0_sandbox_info *info, void *payload)
 		return S0_ECANCELED;
 	}
 	pthread_mutex_unlock(&j->mu);
-	/* Wait for the answer, but stay cancellable: a predicate whose promise
-	 * never settles must not hold an aborted wait (checked every 10 ms). */
+	/* Wait for the answer, but stay cancellable and keep the deadline: a
+	 * predicate whose promise never settles must hold neither an aborted
+	 * wait nor one past its timeout (checked every 10 ms; the deadline is
+	 * measured in real time from the start of the wait, the default 60 s
+	 * when none was given). A late answer finds the job still allocated
+	 * (pred_outstanding). */
 	s0_cancel_token *tok = j->wopts.cancel;
+	int64_t budget = j->wopts.timeout_ms == 0 ? 60000 : j->wopts.timeout_ms;
+	int64_t deadline = budget < 0 ? -1 : j->started_mono_ms + budget;
 	int r;
 	pthread_mutex_lock(&j->mu);
 	for (;;) {
@@ -447,6 +460,10 @@ int nx_job_predicate(const s0_sandbox_info *info, void *payload)
 		}
 		if (j->tsfn_gone || (tok && s0_cancel_token_is_canceled(tok))) {
 			r = S0_ECANCELED;
+			break;
+		}
+		if (deadline >= 0 && nx_mono_ms() >= deadline) {
+			r = S0_ETIMEDOUT; /* reason "predicate": the TS layer reads it as the wait's deadline */
 			break;
 		}
 		struct timespec ts;

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { Client, LocalBackend, liveObjects } from "../src/index.js";
+import { Client, LocalBackend, SandboxWaitTimeoutError, liveObjects } from "../src/index.js";
 import type { ClientOptions } from "../src/index.js";
 import { openLocal } from "./helpers.js";
 
@@ -177,4 +177,18 @@ test("an already-aborted signal sends nothing: the running sandbox is never paus
 	} finally {
 		await own.close();
 	}
+});
+
+test("waitForLifecycle keeps its deadline while an async predicate has not answered (it hung forever)", { timeout: 10_000 }, async () => {
+	const t0 = performance.now();
+	const never = () => new Promise<boolean>(() => undefined);
+	const err = await client.sandboxes.waitForLifecycle(free, never, { timeoutMs: 300 }).then(() => null, (e: unknown) => e);
+	const ms = performance.now() - t0;
+	assert.ok(err instanceof SandboxWaitTimeoutError, String(err));
+	assert.equal(err.timeoutMs, 300);
+	assert.equal(err.sandboxId, free);
+	assert.ok(ms >= 290 && ms < 2000, `rejected after ${ms.toFixed(0)} ms`);
+	// a slow predicate that answers before the deadline still ends the wait normally
+	const slow = () => new Promise<boolean>((r) => setTimeout(() => r(true), 50));
+	assert.equal((await client.sandboxes.waitForLifecycle(free, slow, { timeoutMs: 5_000 })).id, free);
 });

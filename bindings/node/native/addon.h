@@ -66,6 +66,8 @@ typedef struct nx_obj {
 	bool js_gone;           /* the external was collected */
 	void *ptr;              /* s0_client*, s0_local*, s0_cancel_token* */
 	struct nx_obj *parent;  /* for a local client: its backend */
+	napi_env env;           /* the environment whose JS thread owns it */
+	napi_deferred on_free;  /* resolved once ptr is freed (localClose) */
 } nx_obj;
 
 /* The holder behind a JS external of @p kind; throws and returns NULL when
@@ -132,7 +134,20 @@ struct nx_job {
 	 * TSFN was finalized meanwhile (the last answer then frees the job). */
 	int pred_outstanding;
 	bool free_pending;
+	/* Guarded by mu: the worker is done with the TSFN (its last message
+	 * sent and released), and the TSFN was finalized before that (the
+	 * environment went away mid-call: a terminated Worker, process exit).
+	 * Once tsfn_gone the worker never touches the TSFN again and frees the
+	 * job itself. */
+	bool worker_done;
+	bool tsfn_gone;
+	/* Worker thread: when a wait with a JS predicate started (nx_mono_ms),
+	 * so a predicate answer that is late past the deadline ends the wait. */
+	int64_t started_mono_ms;
 };
+
+/* CLOCK_MONOTONIC in ms (any thread). */
+int64_t nx_mono_ms(void);
 
 /* A zeroed job; throws and returns NULL when out of memory. */
 nx_job *nx_job_new(napi_env env, nx_run_fn run, nx_done_fn done, nx_free_fn free_fn);

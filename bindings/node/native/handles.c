@@ -9,7 +9,8 @@
 
 #include <stdlib.h>
 
-static int64_t live_objects; /* JS thread only */
+/* Atomic: each environment (main thread, Workers) has its own JS thread. */
+static int64_t live_objects;
 
 /* Type tags: only externals this addon made are accepted as handles. */
 static const napi_type_tag kind_tags[] = {
@@ -42,7 +43,16 @@ static void lib_free(nx_obj *o)
 		break;
 	}
 	o->ptr = NULL;
-	live_objects--;
+	__atomic_sub_fetch(&live_objects, 1, __ATOMIC_RELAXED);
+	if (o->on_free) {
+		/* Only set by localClose, after which the last reference drops on
+		 * the JS thread in a call's settle or a client's close(), never in
+		 * a finalizer (LocalBackend.close() closes its clients first). */
+		napi_value undef;
+		napi_get_undefined(o->env, &undef);
+		napi_resolve_deferred(o->env, o->on_free, undef);
+		o->on_free = NULL;
+	}
 }
 
 void nx_obj_ref(nx_obj *o)
@@ -73,7 +83,7 @@ void nx_obj_close(nx_obj *o)
 
 int64_t nx_obj_live(void)
 {
-	return live_objects;
+	return __atomic_load_n(&live_objects, __ATOMIC_RELAXED);
 }
 
 static void obj_finalize(napi_env env, void *data, void *hint)
@@ -101,7 +111,8 @@ napi_value nx_obj_wrap(napi_env env, nx_kind kind, void *ptr, nx_obj *parent)
 	o->kind = kind;
 	o->refs = 1;
 	o->ptr = ptr;
-	live_objects++;
+	o->env = env;
+	__atomic_add_fetch(&live_objects, 1, __ATOMIC_RELAXED);
 	if (napi_create_external(env, o, obj_finalize, NULL, &ext) != napi_ok) {
 		lib_free(o);
 		free(o);

@@ -92,17 +92,22 @@ static napi_value js_open(napi_env env, napi_callback_info info)
 
 /* localClose(local): the backend closes once no client made on it and no
  * call on it remains (s0_local_close blocks until in-flight operations
- * reach a durable point). */
+ * reach a durable point). Returns null when it closed now, else a promise
+ * resolved once it has (the caller then removes a temporary directory). */
 static napi_value js_close(napi_env env, napi_callback_info info)
 {
-	napi_value argv[1];
+	napi_value argv[1], promise = NULL;
 	if (!get_args(env, info, 1, argv))
 		return NULL;
 	nx_obj *l = nx_obj_get(env, argv[0], NX_LOCAL, "local");
 	if (!l)
 		return NULL;
+	if (l->refs > 1 && !l->on_free)
+		NX_CHECK(env, napi_create_promise(env, &l->on_free, &promise));
 	nx_obj_close(l);
-	return NULL;
+	if (!promise || !l->on_free)
+		napi_get_null(env, &promise);
+	return promise;
 }
 
 /* Local job helpers. */

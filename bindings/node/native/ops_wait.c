@@ -25,6 +25,7 @@ static int run_resume_wait(nx_job *j)
 
 static int run_wait(nx_job *j)
 {
+	j->started_mono_ms = nx_mono_ms();
 	return s0_sandbox_wait(j->client->ptr, j->s[0], (uint32_t)j->n[0],
 	                       j->predicate ? nx_job_predicate : NULL, &j->wopts,
 	                       (s0_sandbox_info **)&j->res, &j->err);

@@ -75,15 +75,50 @@ static nx_job *dequeue_locked(void)
 	return j;
 }
 
+static void job_free(napi_env env, nx_job *j);
+
+int64_t nx_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Worker thread: free a job whose environment went away mid-call. Its
+ * holders are left alone (their refcounts belong to that environment's JS
+ * thread, whose finalizers may still run): the library objects of a call
+ * cut off by a terminated Worker leak rather than race. */
+static void orphan_free(nx_job *j)
+{
+	pthread_mutex_lock(&pool_mu);
+	pool_inflight--;
+	pthread_mutex_unlock(&pool_mu);
+	j->on_progress = j->predicate = NULL; /* deleted with the environment */
+	job_free(NULL, j);
+}
+
 static void *worker_main(void *arg)
 {
 	nx_job *j = arg;
 	while (j) {
-		j->rc = j->run(j);
-		napi_threadsafe_function tsfn = j->tsfn;
-		/* After these two calls the JS thread may free j at any time. */
-		napi_call_threadsafe_function(tsfn, &done_msg, napi_tsfn_blocking);
-		napi_release_threadsafe_function(tsfn, napi_tsfn_release);
+		pthread_mutex_lock(&j->mu);
+		bool gone = j->tsfn_gone;
+		pthread_mutex_unlock(&j->mu);
+		j->rc = gone ? S0_ECANCELED : j->run(j);
+		pthread_mutex_lock(&j->mu);
+		if (j->tsfn_gone) {
+			pthread_mutex_unlock(&j->mu);
+			orphan_free(j);
+		} else {
+			/* Under mu, so tsfn_finalize (which takes mu) cannot run
+			 * between the two calls; once mu is released the JS thread
+			 * may free j at any time. The queue is unbounded: the
+			 * blocking call never blocks. */
+			napi_call_threadsafe_function(j->tsfn, &done_msg, napi_tsfn_blocking);
+			napi_release_threadsafe_function(j->tsfn, napi_tsfn_release);
+			j->worker_done = true;
+			pthread_mutex_unlock(&j->mu);
+		}
 		pthread_mutex_lock(&pool_mu);
 		j = dequeue_locked();
 		if (!j)
@@ -311,6 +346,24 @@ static void tsfn_finalize(napi_env env, void *finalize_data, void *hint)
 {
 	(void)hint;
 	nx_job *j = finalize_data;
+	pthread_mutex_lock(&j->mu);
+	if (!j->worker_done) {
+		/* The environment is going away while the call runs (or waits in
+		 * the queue): the TSFN is deleted after this returns. Stop the
+		 * call if it can be stopped, wake a pending predicate question,
+		 * and leave the job to the worker, which frees it. */
+		j->tsfn_gone = true;
+		if (j->wopts.cancel)
+			s0_cancel_token_cancel(j->wopts.cancel);
+		if (!j->pred_answered) {
+			j->pred_answered = true;
+			j->pred_result = S0_ECANCELED;
+		}
+		pthread_cond_signal(&j->cv);
+		pthread_mutex_unlock(&j->mu);
+		return;
+	}
+	pthread_mutex_unlock(&j->mu);
 	if (j->pred_outstanding > 0) {
 		free_results(j); /* nothing but the job itself waits for the answer */
 		j->free_pending = true;
@@ -363,10 +416,14 @@ int nx_job_progress(const s0_sandbox_info *info, int64_t elapsed_ms, void *paylo
 {
 	nx_job *j = payload;
 	nx_msg *m = msg_new(MSG_PROGRESS, info, elapsed_ms);
-	if (m && napi_call_threadsafe_function(j->tsfn, m, napi_tsfn_nonblocking) != napi_ok) {
+	if (!m)
+		return 0;
+	pthread_mutex_lock(&j->mu);
+	if (j->tsfn_gone || napi_call_threadsafe_function(j->tsfn, m, napi_tsfn_nonblocking) != napi_ok) {
 		free(m->json);
 		free(m);
 	}
+	pthread_mutex_unlock(&j->mu);
 	return 0;
 }
 
@@ -378,15 +435,22 @@ int nx_job_predicate(const s0_sandbox_info *info, void *payload)
 		return S0_ENOMEM;
 	pthread_mutex_lock(&j->mu);
 	j->pred_answered = false;
-	pthread_mutex_unlock(&j->mu);
-	if (napi_call_threadsafe_function(j->tsfn, m, napi_tsfn_blocking) != napi_ok) {
+	if (j->tsfn_gone || napi_call_threadsafe_function(j->tsfn, m, napi_tsfn_blocking) != napi_ok) {
+		pthread_mutex_unlock(&j->mu);
 		free(m->json);
 		free(m);
 		return S0_ECANCELED;
 	}
-	/* Wait for the answer, but stay cancellable: a predicate whose promise
-	 * never settles must not hold an aborted wait (checked every 10 ms). */
+	pthread_mutex_unlock(&j->mu);
+	/* Wait for the answer, but stay cancellable and keep the deadline: a
+	 * predicate whose promise never settles must hold neither an aborted
+	 * wait nor one past its timeout (checked every 10 ms; the deadline is
+	 * measured in real time from the start of the wait, the default 60 s
+	 * when none was given). A late answer finds the job still allocated
+	 * (pred_outstanding). */
 	s0_cancel_token *tok = j->wopts.cancel;
+	int64_t budget = j->wopts.timeout_ms == 0 ? 60000 : j->wopts.timeout_ms;
+	int64_t deadline = budget < 0 ? -1 : j->started_mono_ms + budget;
 	int r;
 	pthread_mutex_lock(&j->mu);
 	for (;;) {
@@ -394,8 +458,12 @@ int nx_job_predicate(const s0_sandbox_info *info, void *payload)
 			r = j->pred_result;
 			break;
 		}
-		if (tok && s0_cancel_token_is_canceled(tok)) {
+		if (j->tsfn_gone || (tok && s0_cancel_token_is_canceled(tok))) {
 			r = S0_ECANCELED;
+			break;
+		}
+		if (deadline >= 0 && nx_mono_ms() >= deadline) {
+			r = S0_ETIMEDOUT; /* reason "predicate": the TS layer reads it as the wait's deadline */
 			break;
 		}
 		struct timespec ts;

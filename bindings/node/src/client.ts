@@ -21,93 +21,106 @@ export const DEFAULT_BASE_URL = "https://api.sandbox0.ai";
 /** Client options (the official SDK's names; `token` must be a string here). */
 export interface ClientOptions {
 	/** Bearer token (API key or JWT). */
-	token?: string;
+	token?: string | undefined;
 	/** API base URL; default DEFAULT_BASE_URL. */
-	baseUrl?: string;
+	baseUrl?: string | undefined;
 	/** User-Agent; default "libsandbox0/<version>". */
-	userAgent?: string;
+	userAgent?: string | undefined;
 	/** Extra headers sent with every request. */
-	headers?: Record<string, string>;
+	headers?: Record<string, string> | undefined;
 	/** `X-Team-ID` team selector. */
-	teamId?: string;
+	teamId?: string | undefined;
 	/** Connect timeout in ms (default 10 000). */
-	connectTimeoutMs?: number;
+	connectTimeoutMs?: number | undefined;
 	/** Per-exchange timeout in ms (default 120 000; waits cap it by their deadline). */
-	requestTimeoutMs?: number;
+	requestTimeoutMs?: number | undefined;
 }
 
 /** Sandbox configuration on claim and update (camelCase of the wire's `config`). */
 export interface SandboxConfig {
 	/** Soft TTL in seconds (0 disables): at expiry the sandbox pauses. */
-	ttl?: number;
+	ttl?: number | undefined;
 	/** Hard TTL in seconds (0 disables): at expiry the sandbox is deleted. */
-	hardTtl?: number;
+	hardTtl?: number | undefined;
 	/** Wake a paused sandbox on runtime access (server default true). */
-	autoResume?: boolean;
+	autoResume?: boolean | undefined;
 	/** Environment variables of the sandbox's processes. */
-	envVars?: Record<string, string>;
+	envVars?: Record<string, string> | undefined;
 	/** Network policy, webhook, lifecycle, services…: sent snake_cased. */
 	[field: string]: unknown;
 }
 
 /** Claim options (the official SDK's `ClaimSandboxOptions`). */
 export interface ClaimSandboxOptions {
-	config?: SandboxConfig;
+	config?: SandboxConfig | undefined;
 	/** Initialise the RootFS from this snapshot. */
-	snapshotId?: string;
+	snapshotId?: string | undefined;
 	/** Memory resource, e.g. "512Mi". */
-	memory?: string;
+	memory?: string | undefined;
 }
 
 /** Filters and paging of `list`. */
 export interface SandboxListOptions {
-	status?: SandboxLifecycleStatus;
-	templateId?: string;
-	paused?: boolean;
+	status?: SandboxLifecycleStatus | undefined;
+	templateId?: string | undefined;
+	paused?: boolean | undefined;
 	/** Page size 1..200 (default 50). */
-	limit?: number;
-	offset?: number;
+	limit?: number | undefined;
+	offset?: number | undefined;
 }
 
 /** Pause/resume options: absent options send no body. */
 export interface SandboxExecutionStateOptions {
-	memory?: boolean;
+	memory?: boolean | undefined;
 }
 
 /** Fork options. */
 export interface ForkSandboxRequest {
-	ttl?: number;
-	hardTtl?: number;
+	ttl?: number | undefined;
+	hardTtl?: number | undefined;
 	/** Memory fork: the child is paused with a copy of the parent's memory. */
-	memory?: boolean;
+	memory?: boolean | undefined;
 }
 
 /** Options of a fork call. */
 export interface ForkSandboxOptions {
 	/** `Idempotency-Key`; required (1..255 characters) for memory forks. */
-	idempotencyKey?: string;
+	idempotencyKey?: string | undefined;
 }
 
 /** Snapshot creation request. */
 export interface CreateRootFSSnapshotRequest {
-	name?: string;
-	description?: string;
-	expiresAt?: Date;
+	name?: string | undefined;
+	description?: string | undefined;
+	expiresAt?: Date | undefined;
 }
 
 const STATUS_INDEX: Record<SandboxLifecycleStatus, number> = {
 	starting: 1, running: 2, paused: 3, terminating: 4, failed: 5,
 };
 
+/** A TTL in whole seconds, 0..2^31-1 (0 disables); undefined stays unset. */
+function ttlSeconds(v: unknown, what: string): number | undefined {
+	if (v === undefined)
+		return undefined;
+	if (typeof v !== "number")
+		throw new TypeError(`${what} must be a number of seconds`);
+	if (!Number.isInteger(v) || v < 0 || v > 2147483647)
+		throw new RangeError(`${what} must be a whole number of seconds, 0..2147483647 (0 disables)`);
+	return v;
+}
+
 function nativeConfig(cfg: SandboxConfig | undefined, memory?: string): NativeConfig | null {
 	if (!cfg && memory === undefined)
 		return null;
 	const { ttl, hardTtl, autoResume, envVars, ...rest } = cfg ?? {};
 	const out: NativeConfig = {};
-	if (ttl !== undefined)
-		out.ttlSec = ttl as number;
-	if (hardTtl !== undefined)
-		out.hardTtlSec = hardTtl as number;
+	const ttlSec = ttlSeconds(ttl, "ttl");
+	const hardTtlSec = ttlSeconds(hardTtl, "hardTtl");
+	if (ttlSec !== undefined)
+		out.ttlSec = ttlSec;
+	if (hardTtlSec !== undefined)
+		out.hardTtlSec = hardTtlSec;
 	if (autoResume !== undefined)
 		out.autoResume = autoResume ? 1 : 2;
 	if (envVars !== undefined)
@@ -120,8 +133,10 @@ function nativeConfig(cfg: SandboxConfig | undefined, memory?: string): NativeCo
 }
 
 function memoryFlag(o: SandboxExecutionStateOptions | undefined): 0 | 1 | 2 {
-	if (o === undefined)
+	if (o === undefined || o === null)
 		return 0;
+	if (typeof o !== "object")
+		throw new TypeError("pause/resume options must be an object");
 	if (o.memory !== undefined && typeof o.memory !== "boolean")
 		throw new TypeError("memory must be a boolean");
 	return o.memory ? 1 : 2;
@@ -147,8 +162,10 @@ export class Sandboxes {
 
 	/** One page of sandboxes, newest first. */
 	async list(options: SandboxListOptions = {}): Promise<SandboxListResult> {
+		if (options.status !== undefined && !Object.hasOwn(STATUS_INDEX, options.status))
+			throw new RangeError(`status must be one of ${Object.keys(STATUS_INDEX).join(", ")}`);
 		const r = await call(native.list(this.h, {
-			status: options.status ? STATUS_INDEX[options.status] ?? 0 : 0,
+			status: options.status !== undefined ? STATUS_INDEX[options.status] : 0,
 			paused: options.paused === undefined ? 0 : options.paused ? 1 : 2,
 			limit: options.limit, offset: options.offset, templateId: options.templateId,
 		}));
@@ -228,7 +245,7 @@ export class Sandboxes {
 			});
 		};
 		const json = await runWait(options, (tok, prog) => native.wait(this.h, sandboxId, o, tok, prog, 0, hook),
-			() => thrown?.error);
+			() => thrown);
 		return toSandbox(json as string);
 	}
 
@@ -267,7 +284,8 @@ export class Sandboxes {
 	/** Fork into a new paused sandbox; a memory fork needs `idempotencyKey` (CL-13). */
 	async fork(sandboxId: string, request: ForkSandboxRequest = {}, options: ForkSandboxOptions = {}): Promise<Sandbox> {
 		return toSandbox(await call(native.fork(this.h, sandboxId, {
-			ttlSec: request.ttl, hardTtlSec: request.hardTtl, memory: request.memory === true,
+			ttlSec: ttlSeconds(request.ttl, "ttl"), hardTtlSec: ttlSeconds(request.hardTtl, "hardTtl"),
+			memory: request.memory === true,
 			idempotencyKey: options.idempotencyKey,
 		})));
 	}
@@ -351,12 +369,26 @@ export class SandboxHandle {
 	}
 }
 
+function headerLines(h: Record<string, string> | undefined): string[] | undefined {
+	if (h === undefined)
+		return undefined;
+	if (typeof h !== "object" || h === null || Array.isArray(h))
+		throw new TypeError("headers must be an object of header names to string values");
+	return Object.entries(h).map(([k, v]) => {
+		if (typeof v !== "string")
+			throw new TypeError(`header ${k} must have a string value`);
+		return `${k}: ${v}`;
+	});
+}
+
 function nativeOptions(o: ClientOptions): NativeClientOptions {
+	if (typeof o !== "object" || o === null)
+		throw new TypeError("client options must be an object");
 	if (o.token !== undefined && typeof o.token !== "string")
 		throw new TypeError("token must be a string (token providers are not supported)");
 	return {
 		baseUrl: o.baseUrl, token: o.token, userAgent: o.userAgent, teamId: o.teamId,
-		headers: o.headers ? Object.entries(o.headers).map(([k, v]) => `${k}: ${v}`) : undefined,
+		headers: headerLines(o.headers),
 		connectTimeoutMs: o.connectTimeoutMs, requestTimeoutMs: o.requestTimeoutMs,
 	};
 }

@@ -51,7 +51,8 @@ export function toError(e: unknown, budgetMs?: number): unknown {
 		return e;
 	const f = fields(e);
 	const last = e.lastSandboxJson ? toSandbox(e.lastSandboxJson) : undefined;
-	if (e.code === Code.ETIMEDOUT && e.reason === "wait_deadline")
+	// "predicate": the addon ended a wait whose JS predicate had not answered by the deadline
+	if (e.code === Code.ETIMEDOUT && (e.reason === "wait_deadline" || e.reason === "predicate"))
 		return new SandboxWaitTimeoutError(e.sandboxId ?? "", budgetMs ?? e.timeoutMs ?? 0, last, f);
 	if (e.code === Code.ELIFECYCLE)
 		return new SandboxLifecycleFailedError(e.sandboxId ?? "", e.action ?? e.reason, last,

@@ -72,19 +72,19 @@ export function stateOf(sb: SandboxModel | undefined): SandboxState {
 /** Lifecycle of Sandbox.create. */
 export interface SandboxLifecycle {
 	/** What the timeout does (default "kill"). */
-	onTimeout?: "kill" | "pause";
+	onTimeout?: "kill" | "pause" | undefined;
 	/** Wake on runtime access (default false). */
-	autoResume?: boolean;
+	autoResume?: boolean | undefined;
 }
 
 /** Options of Sandbox.create. */
 export interface SandboxCreateOptions {
-	template?: string;
+	template?: string | undefined;
 	/** Seconds until the timeout action (default 300). */
-	timeout?: number;
-	lifecycle?: SandboxLifecycle;
-	envs?: Record<string, string>;
-	client?: Client;
+	timeout?: number | undefined;
+	lifecycle?: SandboxLifecycle | undefined;
+	envs?: Record<string, string> | undefined;
+	client?: Client | undefined;
 }
 
 /** The SandboxConfig Sandbox.create sends. */
@@ -141,7 +141,7 @@ function infoOf(sb: SandboxModel): SandboxInfo {
 
 /** Filter of Sandbox.list: the states to list (undefined = all). */
 export interface SandboxQuery {
-	state?: SandboxState[];
+	state?: SandboxState[] | undefined;
 }
 
 /** Offset pages over one or more state queries; also an async iterable of SandboxInfo. */

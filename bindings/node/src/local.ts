@@ -16,17 +16,17 @@ import type { Handle } from "./native.js";
 /** Options of LocalBackend.open. */
 export interface LocalBackendOptions {
 	/** Run on a manual clock (time moves only via advanceClock and the waits of its clients). */
-	manualClock?: boolean;
+	manualClock?: boolean | undefined;
 	/** Start of the manual clock (default now, never before the directory's latest recorded time). */
-	manualClockStart?: Date;
+	manualClockStart?: Date | undefined;
 	/** A deployment without memory checkpoints (memory pauses answer 503). */
-	disableMemoryCheckpoints?: boolean;
+	disableMemoryCheckpoints?: boolean | undefined;
 	/** Team quota of running sandboxes (default 64). */
-	maxActiveRuntimes?: number;
+	maxActiveRuntimes?: number | undefined;
 	/** Emit the zero time instead of null for unset expiries. */
-	zeroTimeCompat?: boolean;
+	zeroTimeCompat?: boolean | undefined;
 	/** Team of the clients (default "team_local"). */
-	teamId?: string;
+	teamId?: string | undefined;
 }
 
 /** Fault modes of armFault. */
@@ -36,11 +36,11 @@ const FAULT_MODES: Record<FaultMode, number> = { fail: 1, hold: 2, delay: 3, cra
 /** Options of armFault. */
 export interface FaultOptions {
 	/** Default "fail". */
-	mode?: FaultMode;
+	mode?: FaultMode | undefined;
 	/** Hits affected (fail, delay); 0 = until released. Default 1. */
-	count?: number;
+	count?: number | undefined;
 	/** For "delay": milliseconds on the backend clock. */
-	delayMs?: number;
+	delayMs?: number | undefined;
 }
 
 /** An open embedded backend. One process may open a data directory at a time. */
@@ -77,7 +77,7 @@ export class LocalBackend {
 
 	private get handle(): Handle {
 		if (this.closed)
-			throw new Error("the local backend is closed");
+			throw Object.assign(new Error("the local backend is closed"), { code: "ERR_SANDBOX0_CLOSED" });
 		return this.h;
 	}
 
@@ -137,18 +137,28 @@ export class LocalBackend {
 	}
 
 	/**
-	 * Close the clients made here and the backend (after their calls in
-	 * flight end); a temporary directory is removed. Idempotent.
+	 * Close the clients made here and the backend; later calls throw.
+	 * Calls in flight go on and the backend closes when the last one ends;
+	 * a temporary directory is removed then (at once when none is in
+	 * flight). The promise resolves once both happened; awaiting it is
+	 * optional. Idempotent (later calls resolve at once).
 	 */
-	close(): void {
+	close(): Promise<void> {
 		if (this.closed)
-			return;
+			return Promise.resolve();
 		for (const c of this.clients)
 			c.close();
 		this.clients.clear();
-		native.localClose(this.h);
+		const pending = native.localClose(this.h);
 		this.closed = true;
-		if (this.tmp)
-			rmSync(this.path, { recursive: true, force: true });
+		const removeTmp = () => {
+			if (this.tmp)
+				rmSync(this.path, { recursive: true, force: true });
+		};
+		if (!pending) {
+			removeTmp();
+			return Promise.resolve();
+		}
+		return pending.then(removeTmp);
 	}
 }

@@ -133,7 +133,8 @@ export interface Native {
 		manualClock?: number; manualClockStartUnixMs?: number; disableMemoryCheckpoints?: number;
 		maxActiveRuntimes?: number; zeroTimeCompat?: number; teamId?: string;
 	}): Promise<Handle>;
-	localClose(l: Handle): void;
+	/** null when the backend closed now, else a promise resolved once its last call ended and it closed. */
+	localClose(l: Handle): Promise<void> | null;
 	clockAdvance(l: Handle, ms: number): Promise<void>;
 	quiesce(l: Handle, timeoutMs: number): Promise<void>;
 	restartManager(l: Handle): Promise<void>;

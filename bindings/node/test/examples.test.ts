@@ -1,7 +1,8 @@
 // examples/node: `tsc --noEmit --strict` over them, then each compiled and
 // run offline against the installed-layout package; and the `npm pack`
 // tarball installed into a throwaway project (the addon compiled at
-// install time, nothing downloaded) running the seed's snippet.
+// install time, nothing downloaded) type-checking the seed's snippet
+// against the packed .d.ts and running it.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -77,10 +78,23 @@ test("npm pack tarball installs into a throwaway project (addon built at install
 		mkdirSync(app);
 		writeFileSync(join(app, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
 		run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--loglevel=error", tarball], app);
-		writeFileSync(join(app, "seed.mjs"), CONSUMER);
+		// The snippet is TypeScript: type-check it against the installed
+		// package's own .d.ts (its "exports" types), as strictly as a user
+		// may (library checks on, exactOptionalPropertyTypes: `token:
+		// process.env.X` is string | undefined), then run what tsc emits.
+		writeFileSync(join(app, "seed.ts"), CONSUMER);
+		writeFileSync(join(app, "tsconfig.json"), JSON.stringify({
+			compilerOptions: {
+				target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true,
+				exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false,
+				types: ["node"], typeRoots: [join(PKG, "node_modules", "@types")], outDir: ".",
+			},
+			files: ["seed.ts"],
+		}));
+		run(process.execPath, [TSC, "-p", app], app);
 		const env: NodeJS.ProcessEnv = { ...process.env, S0_URL: server.url, S0_TOKEN: server.token };
 		delete env.SANDBOX0_ADDON; // the consumer loads its own addon
-		const out = run(process.execPath, ["seed.mjs"], app, env);
+		const out = run(process.execPath, ["seed.js"], app, env);
 		assert.equal(out, "running false 2 true\n");
 	} finally {
 		await server.stop();

@@ -198,3 +198,10 @@ void fz_engine_tick(fz_engine *f)
 		fz_engine_open(f, every);
 	}
 }
+
+void fz_engine_adopt(fz_engine *f, s0_local *local)
+{
+	memset(f, 0, sizeof *f);
+	f->local = local;
+	f->engine = s0__local_engine(local);
+}

@@ -30,6 +30,9 @@ typedef struct fz_engine {
 void fz_engine_open(fz_engine *f, long reset_every);
 /* Close the backend and remove its directory. */
 void fz_engine_close(fz_engine *f);
+/* Use an already open backend (no fixtures made, no resets; the caller
+ * fills ids and closes local itself). */
+void fz_engine_adopt(fz_engine *f, s0_local *local);
 /* Count one request; reopen a fresh backend when reset_every is reached. */
 void fz_engine_tick(fz_engine *f);
 

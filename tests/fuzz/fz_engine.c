@@ -125,6 +125,21 @@ int fz_call(fz_engine *f, const char *method, const char *path, const char *body
 	return st;
 }
 
+int fz_call_get(fz_engine *f, const char *method, const char *path, const char *body,
+                const char *key, char out[64])
+{
+	int st;
+	cJSON *j = call_json(f, method, path, body, &st);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "data"),
+	                                                  key);
+	out[0] = 0;
+	if (cJSON_IsString(v) && strlen(v->valuestring) < 64)
+		strcpy(out, v->valuestring);
+	cJSON_Delete(j);
+	fz_engine_tick(f);
+	return st;
+}
+
 /* A fixture step that must succeed; copies data.<key> into dst when given. */
 static void fixture(fz_engine *f, const char *method, const char *path, const char *body,
                     const char *key, char dst[64])

@@ -55,6 +55,11 @@ int fz_route(fz_engine *f, const char *team, const s0__http_request *req);
  * routed and checked like fz_route(); for fixtures and soak loops. */
 int fz_call(fz_engine *f, const char *method, const char *path, const char *body);
 
+/* fz_call() that also copies the string data.<key> of the reply into out
+ * ("" when absent). Returns the status. */
+int fz_call_get(fz_engine *f, const char *method, const char *path, const char *body,
+                const char *key, char out[64]);
+
 /* Current resident set size of this process in KiB (from /proc/self/statm). */
 long fz_rss_kib(void);
 

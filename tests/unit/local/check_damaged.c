@@ -63,7 +63,7 @@ END_TEST
 
 Suite *s0_local_damaged_suite(void)
 {
-	Suite *s = suite_create("local_damaged");
+	Suite *s = suite_create("local-damaged");
 	TCase *tc = tcase_create("reopen");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, unknown_operation_state_does_not_wedge_resume);

@@ -119,6 +119,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "router_rss: need 1000 < FIRST <= TOTAL and BOUND_MB > 0\n");
 		return 2;
 	}
+	setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines as they happen */
 	fz_engine f;
 	fz_engine_open(&f, 0);
 	double t0 = now_s();

@@ -341,6 +341,10 @@ static int read_procs(rd *r, s0__guest *g, const s0__heap_image *heaps, size_t n
 		g->procs[g->nprocs++] = p;
 		if (p->pid >= g->next_pid || (i && p->pid <= g->procs[i - 1]->pid))
 			s0__de_fail(&r->d);
+		/* procd (PID 1) cannot be signalled: a deadline on it would fire
+		 * forever without ending it and the scheduler would never advance */
+		if (p->pid == 1 && (p->kill_at || p->idle_ms || p->grace_kill_at))
+			s0__de_fail(&r->d);
 		if (r->d.bad || r->oom)
 			break;
 		int rc = attach_heap(g, p, size, heaps, nheaps, pager, err);

@@ -9,7 +9,7 @@ deps() {
 }
 
 # target:runs of the short run (a few seconds each on one core).
-S0_FUZZ_SHORT="router:6000 server:2000 client:30000 json:200000 paths:200000 reopen:150"
+S0_FUZZ_SHORT="router:6000 server:2000 client:30000 json:200000 paths:200000 reopen:150 decoders:200000"
 
 run() {
   local dir=build-fuzz

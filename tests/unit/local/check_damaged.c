@@ -61,12 +61,48 @@ START_TEST(unknown_operation_state_does_not_wedge_resume)
 }
 END_TEST
 
+/*
+ * fuzz_reopen reproducer (corpus/reopen/template_mounts_blob): the default
+ * template's stored ephemeral mounts are not JSON. Resuming a sandbox of
+ * that template used to fail as out of memory — the router's "could not
+ * build a response" code, so the in-process transport and the server had
+ * no envelope to give. Now the resume fails with S0_ECORRUPT `corrupt`
+ * (HTTP 500 internal_error), the sandbox stays paused, and every other
+ * call keeps working.
+ */
+START_TEST(damaged_template_mounts_are_corrupt_not_oom)
+{
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	lt_pause(&t, id);
+	lt_quiesce(&t);
+	int64_t now = s0_local_now_unix_ms(t.local);
+	lt_shutdown(&t);
+	meta_sql(&t, "UPDATE templates SET ephemeral_mounts=x'04' WHERE name='default'");
+	t.opts.manual_clock_start_unix_ms = now;
+	lt_reopen(&t);
+	s0_lifecycle_result *res = NULL;
+	s0_error *err = NULL;
+	int rc = s0_sandbox_resume(t.c, id, 0, &res, &err);
+	ck_assert_msg(rc != S0_ENOMEM && rc < 0, "resume: %d", rc);
+	ck_assert_int_eq(s0_error_http_status(err), 500);
+	s0_error_free(err);
+	s0_lifecycle_result_free(res);
+	lt_assert_paused(&t, id);
+	ck_assert_int_eq(lt_status(&t, id), S0_STATUS_PAUSED);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 Suite *s0_local_damaged_suite(void)
 {
 	Suite *s = suite_create("local-damaged");
 	TCase *tc = tcase_create("reopen");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, unknown_operation_state_does_not_wedge_resume);
+	tcase_add_test(tc, damaged_template_mounts_are_corrupt_not_oom);
 	suite_add_tcase(s, tc);
 	return s;
 }

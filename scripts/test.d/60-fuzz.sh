@@ -39,13 +39,16 @@ run() {
     local extra=""
     [ "$name" = server ] && extra="-detect_leaks=0"
     work=$(mktemp -d "${TMPDIR:-/tmp}/s0-fuzz-corpus.XXXXXX")
+    # the targets' data directories go under $work/tmp, so a target that
+    # aborts (a finding) leaves nothing behind either
+    mkdir -p "$work/tmp" "$work/corpus"
     log="$dir/fuzz-artifacts/$name.log"
     local t0=$(date +%s)
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    TMPDIR="$work/tmp" ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
       "$dir/tests/fuzz/fuzz_$name" $limit $extra -timeout=60 -max_len=$([ $name = reopen ] && echo 256 || echo 8192) -print_final_stats=1 \
         -dict="tests/fuzz/dict/$name.dict" -artifact_prefix="$dir/fuzz-artifacts/$name-" \
-        "$work" "tests/fuzz/corpus/$name" > "$log" 2>&1
+        "$work/corpus" "tests/fuzz/corpus/$name" > "$log" 2>&1
     local rc=$? execs
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rm -rf "$work"

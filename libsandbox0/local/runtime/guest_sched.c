@@ -93,7 +93,7 @@ static s0__proc *next_expiry(s0__guest *g, int64_t target, int64_t *at, int *why
 	for (size_t i = 0; i < g->nprocs; i++) {
 		int w;
 		int64_t d = deadline_of(g->procs[i], &w);
-		if (d <= target && (!best || d < *at)) {
+		if (d != INT64_MAX && d <= target && (!best || d < *at)) { /* INT64_MAX: never */
 			best = g->procs[i];
 			*at = d;
 			*why = w;

@@ -156,8 +156,8 @@ END_TEST
  * fuzz_decoders input tests/fuzz/corpus/decoders/guest_vt_overflow: a blob
  * whose virtual clock reads INT64_MAX; advancing it overflowed vt + ms
  * (UBSan: signed integer overflow in s0__guest_advance). Now a clock outside
- * [0, 2^62] is refused as corrupt (and s0__guest_advance saturates its
- * target as a second line).
+ * [0, 2^62] is refused as corrupt, s0__guest_advance saturates its target,
+ * and a deadline of "never" (INT64_MAX) is not due even at INT64_MAX.
  */
 static const uint8_t vt_overflow[] = {
 	0x53, 0x30, 0x47, 0x53, 0x54, 0x30, 0x30, 0x33, 0x0b, 0x00, 0x00, 0x00, 0x70, 0x72, 0x6f, 0x63,
@@ -216,6 +216,13 @@ START_TEST(restore_refuses_clock_at_end_of_time)
 	ck_assert_int_eq(rc, S0_ECORRUPT);
 	ck_assert_str_eq(s0_error_reason(err), "corrupt");
 	s0_error_free(err);
+	/* advancing to the end of time stays there: no overflow, and "never"
+	 * deadlines (INT64_MAX) do not fire there (they made the scheduler spin) */
+	ck_assert_int_eq(s0__guest_new(NULL, &g, NULL), S0_OK);
+	ck_assert_int_eq(s0__guest_advance(g, INT64_MAX, NULL), S0_OK);
+	ck_assert_int_eq(s0__guest_advance(g, 1000, NULL), S0_OK);
+	ck_assert(s0__guest_vtime_ms(g) == INT64_MAX);
+	s0__guest_free(g);
 }
 END_TEST
 

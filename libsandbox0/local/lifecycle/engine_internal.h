@@ -173,8 +173,10 @@ void s0__mounts_free(s0__mounts *m);
 /* From a template spec object: ephemeral_mounts, ephemeralMounts or
  * pod.emptyDirMounts ([{mountPath, sizeLimit}]). S0_EINVAL bad_request. */
 int s0__mounts_from_spec(const cJSON *spec, s0__mounts *out, s0_error **err);
-/* From the stored JSON (strings or {path, size_limit_bytes}); -1 if bad. */
-int s0__mounts_from_json(const char *json, s0__mounts *out);
+/* From the stored JSON (strings or {path, size_limit_bytes}). S0_ECORRUPT
+ * `corrupt` when the stored text is not such a list (damaged metadata),
+ * S0_ENOMEM; *out is empty after a failure. */
+int s0__mounts_from_json(const char *json, s0__mounts *out, s0_error **err);
 /* To the stored JSON (malloc'd; NULL on OOM). */
 char *s0__mounts_to_json(const s0__mounts *m);
 /* Ephemeral mounts JSON of a template (malloc'd, "[]" when none). */

@@ -102,17 +102,21 @@ int s0__mounts_from_spec(const cJSON *spec, s0__mounts *out, s0_error **err)
 	return rc;
 }
 
-int s0__mounts_from_json(const char *json, s0__mounts *out)
+int s0__mounts_from_json(const char *json, s0__mounts *out, s0_error **err)
 {
 	memset(out, 0, sizeof *out);
 	if (!json || !*json)
-		return 0;
+		return S0_OK;
 	cJSON *arr = cJSON_Parse(json);
-	int rc = arr && list(out, arr, NULL) == S0_OK ? 0 : -1;
+	int rc = arr ? list(out, arr, NULL) : S0_ECORRUPT;
 	cJSON_Delete(arr);
-	if (rc < 0)
-		s0__mounts_free(out);
-	return rc;
+	if (rc == S0_OK)
+		return S0_OK;
+	s0__mounts_free(out);
+	if (rc == S0_ENOMEM)
+		return s0__error_nomem(err);
+	return s0__error_set(err, S0_ECORRUPT, "corrupt",
+	                     "stored ephemeral mounts are damaged (not a list of mounts)");
 }
 
 char *s0__mounts_to_json(const s0__mounts *m)

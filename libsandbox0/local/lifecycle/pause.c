@@ -319,6 +319,12 @@ int s0__engine_pause_step_locked(s0__engine *e, s0__op_row *op)
 	if (s0__meta_op_active(e->meta, op->sandbox_id, &cur, NULL) < 0 || cur.id != op->id)
 		return S0_OK; /* finished meanwhile */
 	*op = cur;
+	/* a state this machine never writes (damaged metadata) can never
+	 * advance: close the operation as failed, like a pause with nothing to
+	 * publish, so the sandbox keeps its committed head and is not wedged */
+	if (strcmp(op->state, "intent") && strcmp(op->state, "published") &&
+	    strcmp(op->state, "committed") && strcmp(op->state, "capture_failed"))
+		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
 	int rc = S0_OK;
 	if (rc == S0_OK && op->state == S0__OPS_INTENT)
 		rc = step_publish(e, op);

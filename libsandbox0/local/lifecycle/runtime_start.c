@@ -239,9 +239,9 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 		return rc;
 	}
 	s0__mounts mounts;
-	if (s0__mounts_from_json(ephemeral_json, &mounts) < 0) {
+	if ((rc = s0__mounts_from_json(ephemeral_json, &mounts, err)) < 0) {
 		abandon(e, rt);
-		return s0__error_nomem(err);
+		return rc;
 	}
 	rt->drv = e->rt_drv;
 	rt->host = e->rt_host;

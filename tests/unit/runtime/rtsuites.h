@@ -9,5 +9,6 @@ Suite *rt_contexts_suite(void);
 Suite *rt_sessions_suite(void);
 Suite *rt_guest_suite(void);
 Suite *rt_network_suite(void);
+Suite *rt_restore_damaged_suite(void); /* damaged guest state blobs (fuzz findings) */
 
 #endif

@@ -141,7 +141,8 @@ int s0__guest_advance(s0__guest *g, int64_t ms, s0_error **err)
 	if (ms < 0)
 		return s0__error_set(err, S0_EINVAL, "invalid_request", "negative time");
 	pthread_mutex_lock(&g->mu);
-	s0__sched_advance_to(g, g->vt + ms, NULL);
+	/* saturate: a restored clock near the end of time must not overflow */
+	s0__sched_advance_to(g, g->vt > INT64_MAX - ms ? INT64_MAX : g->vt + ms, NULL);
 	s0__gproc_reap_orphans(g);
 	pthread_mutex_unlock(&g->mu);
 	return S0_OK;

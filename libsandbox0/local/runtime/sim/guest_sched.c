@@ -38,14 +38,16 @@ void s0__sched_run(s0__guest *g, s0__proc *p)
 	s0__gproc_end(p, S0__PS_STOPPED, st & 0xff);
 }
 
-/* The due process with the earliest wake-up (ties: lowest PID), or NULL. */
+/* The due process with the earliest wake-up (ties: lowest PID), or NULL.
+ * Only what s0__sched_run() would run: a non-script process marked sleeping
+ * (a damaged state blob) would otherwise be due forever. */
 static s0__proc *next_due(s0__guest *g, int64_t target, const s0__proc *skip)
 {
 	s0__proc *best = NULL;
 	for (size_t i = 0; i < g->nprocs; i++) {
 		s0__proc *p = g->procs[i];
 		if (p == skip || p->ended || !p->sleeping || p->busy || p->state == S0__PS_PAUSED ||
-		    p->wake_at > target)
+		    p->kind != S0__PK_SCRIPT || p->wake_at > target)
 			continue;
 		if (!best || p->wake_at < best->wake_at)
 			best = p;
@@ -91,7 +93,7 @@ static s0__proc *next_expiry(s0__guest *g, int64_t target, int64_t *at, int *why
 	for (size_t i = 0; i < g->nprocs; i++) {
 		int w;
 		int64_t d = deadline_of(g->procs[i], &w);
-		if (d <= target && (!best || d < *at)) {
+		if (d != INT64_MAX && d <= target && (!best || d < *at)) { /* INT64_MAX: never */
 			best = g->procs[i];
 			*at = d;
 			*why = w;

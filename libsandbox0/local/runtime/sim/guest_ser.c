@@ -341,6 +341,10 @@ static int read_procs(rd *r, s0__guest *g, const s0__heap_image *heaps, size_t n
 		g->procs[g->nprocs++] = p;
 		if (p->pid >= g->next_pid || (i && p->pid <= g->procs[i - 1]->pid))
 			s0__de_fail(&r->d);
+		/* procd (PID 1) cannot be signalled: a deadline on it would fire
+		 * forever without ending it and the scheduler would never advance */
+		if (p->pid == 1 && (p->kill_at || p->idle_ms || p->grace_kill_at))
+			s0__de_fail(&r->d);
 		if (r->d.bad || r->oom)
 			break;
 		int rc = attach_heap(g, p, size, heaps, nheaps, pager, err);
@@ -391,8 +395,10 @@ static int read_state(rd *r, s0__guest *g, const s0__heap_image *heaps, size_t n
 	g->vt = s0__de_i64(&r->d);
 	g->next_pid = (int32_t)s0__de_u32(&r->d);
 	uint32_t chunk = s0__de_u32(&r->d);
+	/* virtual time is ms since the first generation: negative or past 2^62
+	 * (146 million years) is damage, and would overflow vt + offsets */
 	if (chunk < S0__HEAP_CHUNK_MIN || chunk > S0__HEAP_CHUNK_MAX || (chunk & (chunk - 1)) ||
-	    g->next_pid < 2)
+	    g->next_pid < 2 || g->vt < 0 || g->vt > ((int64_t)1 << 62))
 		s0__de_fail(&r->d);
 	else
 		g->chunk_bytes = chunk;

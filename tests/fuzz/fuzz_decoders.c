@@ -26,10 +26,10 @@
 #include "local/blocks/bstore_impl.h"
 #include "local/checkpoint/ckpt_int.h"
 #include "local/objects/objid.h"
-#include "local/objects/pack.h"
-#include "local/runtime/guest.h"
-#include "local/runtime/sessions.h"
-#include "local/runtime/tmpfs.h"
+#include "local/objects/pack/pack.h"
+#include "local/runtime/sim/guest.h"
+#include "local/runtime/sim/sessions.h"
+#include "local/fsview/tmpfs.h"
 
 enum { K_GEN, K_MANIFEST, K_GUEST, K_TMPFS, K_SESSIONS, K_PACK, K_OBJID, K_COUNT };
 

@@ -322,9 +322,9 @@ int s0__engine_pause_step_locked(s0__engine *e, s0__op_row *op)
 	/* a state this machine never writes (damaged metadata) can never
 	 * advance: close the operation as failed, like a pause with nothing to
 	 * publish, so the sandbox keeps its committed head and is not wedged */
-	if (strcmp(op->state, "intent") && strcmp(op->state, "published") &&
-	    strcmp(op->state, "committed") && strcmp(op->state, "capture_failed"))
-		return set_state(e, op, "failed") == S0_OK ? S0_OK : S0_EIO;
+	if (op->state != S0__OPS_INTENT && op->state != S0__OPS_PUBLISHED &&
+	    op->state != S0__OPS_COMMITTED && op->state != S0__OPS_CAPTURE_FAILED)
+		return set_state(e, op, S0__OPS_FAILED) == S0_OK ? S0_OK : S0_EIO;
 	int rc = S0_OK;
 	if (rc == S0_OK && op->state == S0__OPS_INTENT)
 		rc = step_publish(e, op);

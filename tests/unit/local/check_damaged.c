@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lt.h"
 #include "suites.h"
@@ -26,11 +27,12 @@ static void meta_sql(lt *t, const char *sql)
 
 /*
  * fuzz_reopen reproducer: the finished pause operation of a paused sandbox
- * gets a state no step writes (here the one-byte blob x'01'), so it reads as
- * in flight again. Before the fix the resume waited for that pause forever
- * on a manual clock (S0__RESUME_WAIT_MS on a real one) and the sandbox
- * could never resume. Now the controller closes the unknown operation as
- * failed and the sandbox resumes from its committed head with its files.
+ * gets a state outside the table (the one-byte blob x'01', 'bogus', ''), so
+ * it would read as in flight again; before the metadata seam the resume
+ * then waited for that pause forever. Now the open refuses the store with
+ * S0_EINVAL `unknown_op_state`, naming the operation and its sandbox, and
+ * changes nothing: once the operator mends the row, the backend opens and
+ * the sandbox resumes from its committed head with its files.
  */
 START_TEST(unknown_operation_state_does_not_wedge_resume)
 {
@@ -49,6 +51,17 @@ START_TEST(unknown_operation_state_does_not_wedge_resume)
 		         states[i], id);
 		meta_sql(&t, sql);
 		t.opts.manual_clock_start_unix_ms = now;
+		s0_local *l = NULL;
+		s0_error *err = NULL;
+		ck_assert_int_eq(s0_local_open(t.dir, &t.opts, &l, &err), S0_EINVAL);
+		ck_assert_ptr_null(l);
+		ck_assert_str_eq(s0_error_reason(err), "unknown_op_state");
+		ck_assert_msg(strstr(s0_error_message(err), id), "%s", s0_error_message(err));
+		s0_error_free(err);
+		/* refused twice alike: the failed open changed nothing */
+		ck_assert_int_eq(s0_local_open(t.dir, &t.opts, &l, NULL), S0_EINVAL);
+		snprintf(sql, sizeof sql, "UPDATE operations SET state='done' WHERE sandbox_id='%s'", id);
+		meta_sql(&t, sql);
 		lt_reopen(&t);
 		lt_quiesce(&t);
 		ck_assert_int_eq(lt_pending_ops(&t, id), 0);

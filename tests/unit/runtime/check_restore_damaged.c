@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "local/runtime/guest.h"
+#include "local/runtime/sim/guest.h"
 
 /*
  * fuzz_decoders input tests/fuzz/corpus/decoders/guest_pid1_deadline (minus

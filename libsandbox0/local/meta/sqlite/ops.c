@@ -10,14 +10,34 @@
 	"id, sandbox_id, kind, state, memory, runtime_id, generation, new_head, created_at, updated_at," \
 	" image"
 
+/* A row whose kind or state is outside the table: S0_EINVAL naming the
+ * operation, its sandbox and the stored name (control bytes shown as '?'),
+ * so an operator knows which row to mend. */
+static int unreadable(s0_error **err, const char *reason, const char *what, const s0__op_row *o,
+                      const char *name)
+{
+	char shown[65];
+	size_t n = 0;
+	for (; name && name[n] && n < sizeof shown - 1; n++)
+		shown[n] = (unsigned char)name[n] < 0x20 || name[n] == 0x7f ? '?' : name[n];
+	shown[n] = '\0';
+	return s0__error_set(err, S0_EINVAL, reason,
+	                     "metadata store: operation %lld of sandbox %s has an unknown %s \"%s\"",
+	                     (long long)o->id, o->sandbox_id, what, name ? shown : "(null)");
+}
+
 static int read_op(sqlite3_stmt *st, s0__op_row *o, s0_error **err)
 {
 	memset(o, 0, sizeof *o);
 	o->id = sqlite3_column_int64(st, 0);
 	s0__sql_text(st, 1, o->sandbox_id, sizeof o->sandbox_id);
-	int rc = s0__op_kind_parse((const char *)sqlite3_column_text(st, 2), &o->kind, err);
-	if (rc == S0_OK)
-		rc = s0__op_state_parse((const char *)sqlite3_column_text(st, 3), &o->state, err);
+	const char *kind = (const char *)sqlite3_column_text(st, 2);
+	const char *state = (const char *)sqlite3_column_text(st, 3);
+	int rc = S0_OK;
+	if (s0__op_kind_parse(kind, &o->kind, NULL) < 0)
+		rc = unreadable(err, "unknown_op_kind", "kind", o, kind);
+	else if (s0__op_state_parse(state, &o->state, NULL) < 0)
+		rc = unreadable(err, "unknown_op_state", "state", o, state);
 	o->memory = sqlite3_column_int(st, 4) != 0;
 	s0__sql_text(st, 5, o->runtime_id, sizeof o->runtime_id);
 	o->generation = sqlite3_column_int64(st, 6);

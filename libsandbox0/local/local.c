@@ -228,6 +228,10 @@ int s0_local_clock_advance(s0_local *l, int64_t ms, s0_error **err)
 	if (!l->manual)
 		return s0__error_set(err, S0_EUNSUPPORTED, "not_manual_clock",
 		                     "the backend was not opened with a manual clock");
+	if (ms < 0)
+		return s0__error_set(err, S0_EINVAL, "invalid_argument",
+		                     "clock advance of %lld ms: the clock only moves forward (ms >= 0)",
+		                     (long long)ms);
 	s0_manual_clock_advance(l->manual, ms);
 	s0__engine_controller_pass(l->engine);
 	return S0_OK;

@@ -88,6 +88,27 @@ START_TEST(bad_backend_options_and_faults)
 }
 END_TEST
 
+/* A manual clock only moves forward: a negative advance is refused with
+ * S0_EINVAL (it returned S0_OK and did nothing), the clock unchanged; 0 is
+ * a no-op that still succeeds. */
+START_TEST(bad_negative_clock_advance)
+{
+	lt t;
+	lt_open(&t, NULL);
+	s0_error *err = NULL;
+	int64_t t0 = s0_local_now_unix_ms(t.local);
+	LT_EXPECT(s0_local_clock_advance(t.local, -1, &err), err, S0_EINVAL, "invalid_argument");
+	LT_EXPECT(s0_local_clock_advance(t.local, INT64_MIN, &err), err, S0_EINVAL,
+	          "invalid_argument");
+	ck_assert_int_eq(s0_local_now_unix_ms(t.local), t0);
+	LT_OK(s0_local_clock_advance(t.local, 0, &e_));
+	ck_assert_int_eq(s0_local_now_unix_ms(t.local), t0);
+	LT_OK(s0_local_clock_advance(t.local, 1500, &e_));
+	ck_assert_int_eq(s0_local_now_unix_ms(t.local), t0 + 1500);
+	lt_close(&t);
+}
+END_TEST
+
 /* Every sandbox-scoped call on an id that does not (or no longer) exist. */
 static void all_calls_not_found(lt *t, const char *id, bool left_snapshots)
 {
@@ -334,6 +355,7 @@ Suite *s0_local_bad_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, bad_second_opener_is_data_dir_locked);
 	tcase_add_test(tc, bad_backend_options_and_faults);
+	tcase_add_test(tc, bad_negative_clock_advance);
 	tcase_add_test(tc, bad_unknown_hostile_and_deleted_ids);
 	tcase_add_test(tc, bad_wrong_states);
 	tcase_add_test(tc, bad_hostile_file_paths);

@@ -174,7 +174,10 @@ S0_API int s0_client_new_local(s0_local *local, const s0_client_options *opts, s
  * became due (TTL pauses, hard-TTL deletes, snapshot expiry) before
  * returning. Operations they start run on the background controller; use
  * s0_local_quiesce() to wait for them.
+ * @param ms milliseconds, >= 0 (0 only runs the due controllers).
  * @retval S0_EUNSUPPORTED the backend was not opened with manual_clock.
+ * @retval S0_EINVAL @p ms is negative (reason `invalid_argument`); the
+ *         clock is unchanged.
  * @since 0.1
  */
 S0_API int s0_local_clock_advance(s0_local *local, int64_t ms, s0_error **err);

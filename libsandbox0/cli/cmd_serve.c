@@ -284,7 +284,7 @@ static int run_serve(cli *c)
 		goto out;
 	}
 	printf("s0 serve: data in %s (opened in %.0f ms, runtime %s)%s\n", data,
-	       (mono_now_s() - t0) * 1000, lo.runtime ? lo.runtime : "sim",
+	       (mono_now_s() - t0) * 1000, lo.runtime && *lo.runtime ? lo.runtime : "sim",
 	       lo.manual_clock ? "; manual clock" : "");
 	rc = setup_keys(c, data, keys, &nkeys, &store, &made);
 	if (rc)

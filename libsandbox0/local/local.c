@@ -12,6 +12,7 @@
 #include "local/api/transport.h"
 #include "local/lifecycle/engine_open.h"
 #include "local/objects/backends.h"
+#include "local/runtime/runtime.h"
 #include "local/local_internal.h"
 
 int s0_local_options_init(s0_local_options *opts, uint32_t version)
@@ -76,16 +77,25 @@ static int engine_options(s0_local *l, const s0_local_options *o, s0__engine_opt
 	eo->no_memory = o->disable_memory_checkpoints != 0;
 	eo->memory_image_limit_bytes = o->memory_image_limit_bytes;
 	eo->no_webhook_outbox = o->disable_webhook_outbox != 0;
-	eo->runtime = o->runtime; /* resolved (and checked) by the engine's open */
-	if (o->object_store) {
-		const s0__objbackend *be = s0__objbackend_find(o->object_store);
+	eo->runtime = o->runtime; /* resolved (and probed) by the engine's open */
+	eo->object_store = o->object_store ? s0__objbackend_find(o->object_store)->name : NULL;
+	return S0_OK;
+}
+
+/* The runtime and object store names exist (before anything is made on
+ * disk; whether the runtime can run here is the engine's open's question). */
+static int check_names(const s0_local_options *o, s0_error **err)
+{
+	const s0__rt_driver *d;
+	int rc = s0__rt_driver_find(o->runtime, &d, err);
+	if (rc < 0)
+		return rc;
+	if (o->object_store && !s0__objbackend_find(o->object_store)) {
 		char known[128];
 		s0__objbackend_names(known, sizeof known);
-		if (!be)
-			return s0__error_set(err, S0_EINVAL, "object_store_unknown",
-			                     "s0_local_options.object_store \"%s\" is not one of %s",
-			                     o->object_store, known);
-		eo->object_store = be->name;
+		return s0__error_set(err, S0_EINVAL, "object_store_unknown",
+		                     "s0_local_options.object_store \"%s\" is not one of %s",
+		                     o->object_store, known);
 	}
 	return S0_OK;
 }
@@ -102,6 +112,9 @@ int s0_local_open(const char *data_dir, const s0_local_options *opts, s0_local *
 		return s0__error_set(err, S0_EINVAL, "options_version",
 		                     "s0_local_options.version %u is not %u", opts->version,
 		                     S0_LOCAL_OPTIONS_VERSION);
+	int rc = check_names(opts, err);
+	if (rc < 0)
+		return rc;
 	if (s0__global_ensure() < 0)
 		return s0__error_set(err, S0_ERROR, "global_init", "libsodium/libcurl init failed");
 	if (mkdir(data_dir, 0700) < 0 && errno != EEXIST)
@@ -115,7 +128,7 @@ int s0_local_open(const char *data_dir, const s0_local_options *opts, s0_local *
 	l->zero_time_compat = opts->zero_time_compat != 0;
 	l->dir = s0__strdup(data_dir);
 	s0__engine_options eo;
-	int rc = l->team && l->dir ? lock_dir(data_dir, &l->lock_fd, err) : s0__error_nomem(err);
+	rc = l->team && l->dir ? lock_dir(data_dir, &l->lock_fd, err) : s0__error_nomem(err);
 	if (rc == S0_OK)
 		rc = engine_options(l, opts, &eo, err);
 	if (rc == S0_OK)
@@ -228,6 +241,10 @@ int s0_local_clock_advance(s0_local *l, int64_t ms, s0_error **err)
 	if (!l->manual)
 		return s0__error_set(err, S0_EUNSUPPORTED, "not_manual_clock",
 		                     "the backend was not opened with a manual clock");
+	if (ms < 0)
+		return s0__error_set(err, S0_EINVAL, "invalid_argument",
+		                     "clock advance of %lld ms: the clock only moves forward (ms >= 0)",
+		                     (long long)ms);
 	s0_manual_clock_advance(l->manual, ms);
 	s0__engine_controller_pass(l->engine);
 	return S0_OK;

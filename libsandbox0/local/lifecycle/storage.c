@@ -123,6 +123,14 @@ int s0__storage_open(const char *dir, const char *object_store, struct s0__fault
 	return S0_OK;
 }
 
+int s0__storage_check(const char *dir, const char *object_store, s0_error **err)
+{
+	char *objdir = s0__asprintf("%s/objects", dir);
+	int rc = objdir ? s0__objstore_check_backend(object_store, objdir, err) : s0__error_nomem(err);
+	free(objdir);
+	return rc;
+}
+
 void s0__storage_close(s0__storage *st)
 {
 	if (!st)

@@ -29,6 +29,10 @@ struct s0__faults;
 int s0__storage_open(const char *dir, const char *object_store, struct s0__faults *faults,
                      s0__storage **out, s0_error **err);
 void s0__storage_close(s0__storage *st);
+/* Check, reading only, that s0__storage_open(dir, object_store) would not
+ * refuse the object store backend (the same S0_EINVAL): the engine checks
+ * before it migrates its metadata, so a refused open changes nothing. */
+int s0__storage_check(const char *dir, const char *object_store, s0_error **err);
 
 /*
  * Build a template generation from a directory (NULL = the standard empty

@@ -94,10 +94,10 @@ static const s0__objbackend *probe(const char *dir)
 	return NULL;
 }
 
-int s0__objstore_open_backend(const char *name, const char *dir,
-                              const uint8_t key[S0__OBJKEY_BYTES],
-                              const s0__objstore_options *opts, s0__objstore **out,
-                              s0_error **err)
+/* The backend to open dir with (name as in s0__objstore_check_backend), and
+ * whether dir records it already. */
+static int choose(const char *name, const char *dir, const s0__objbackend **be_out,
+                  bool *recorded, s0_error **err)
 {
 	const s0__objbackend *want = name ? s0__objbackend_find(name) : NULL;
 	char known[128];
@@ -119,12 +119,33 @@ int s0__objstore_open_backend(const char *name, const char *dir,
 		                     "object store %s was created with the \"%s\" backend, not \"%s\" "
 		                     "(a store keeps its backend)",
 		                     dir, have->name, want->name);
-	const s0__objbackend *be = have ? have : want ? want : s0__objbackend_find(S0__OBJBACKEND_DEFAULT);
+	*be_out = have ? have : want ? want : s0__objbackend_find(S0__OBJBACKEND_DEFAULT);
+	*recorded = rec[0] != '\0';
+	return S0_OK;
+}
+
+int s0__objstore_check_backend(const char *name, const char *dir, s0_error **err)
+{
+	const s0__objbackend *be;
+	bool recorded;
+	return choose(name, dir, &be, &recorded, err);
+}
+
+int s0__objstore_open_backend(const char *name, const char *dir,
+                              const uint8_t key[S0__OBJKEY_BYTES],
+                              const s0__objstore_options *opts, s0__objstore **out,
+                              s0_error **err)
+{
+	const s0__objbackend *be;
+	bool recorded;
+	int rc = choose(name, dir, &be, &recorded, err);
+	if (rc < 0)
+		return rc;
 	void *ctx;
 	rc = be->open(dir, &ctx, err);
 	if (rc < 0)
 		return rc;
-	if (!rec[0] && (rc = write_record(dir, be->name, err)) < 0) {
+	if (!recorded && (rc = write_record(dir, be->name, err)) < 0) {
 		be->ops->close(ctx);
 		return rc;
 	}

@@ -61,4 +61,15 @@ int s0__objstore_open_backend(const char *name, const char *dir,
                               const s0__objstore_options *opts, s0__objstore **out,
                               s0_error **err);
 
+/**
+ * Check, reading only, that s0__objstore_open_backend(name, dir) would not
+ * refuse the backend choice: callers that change other stores before
+ * opening this one (the engine migrates its metadata) check first, so a
+ * refused choice changes nothing. Does not block on the store's lock.
+ * @retval S0_EINVAL reason "object_store_unknown" / "object_store_mismatch"
+ *                   as s0__objstore_open_backend().
+ * @retval S0_EIO    the record cannot be read.
+ */
+int s0__objstore_check_backend(const char *name, const char *dir, s0_error **err);
+
 #endif

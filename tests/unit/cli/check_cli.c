@@ -621,6 +621,12 @@ START_TEST(serve_runtime_choice)
 	ck_assert_msg(strstr(s.out, "runtime sim"), "%s", s.out);
 	ck_assert_int_eq(h_serve_stop(&s), 0);
 	free(s.out);
+	/* an empty name is the default, and the banner says which (it said
+	 * "runtime )") */
+	serve_start(&s, data, A("--runtime", ""));
+	ck_assert_msg(strstr(s.out, "runtime sim)"), "%s", s.out);
+	ck_assert_int_eq(h_serve_stop(&s), 0);
+	free(s.out);
 	free(data);
 }
 END_TEST

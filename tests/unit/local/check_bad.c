@@ -88,6 +88,57 @@ START_TEST(bad_backend_options_and_faults)
 }
 END_TEST
 
+/* An unknown runtime or object store name is refused before anything is
+ * made: a new data directory is not created (it was, with a lock file), an
+ * existing empty one stays empty. */
+START_TEST(bad_unknown_backend_names_make_nothing)
+{
+	char *root = s0_test_tmpdir("localnames"), *dir;
+	ck_assert_int_ge(asprintf(&dir, "%s/data", root), 0);
+	s0_local *l = NULL;
+	s0_error *err = NULL;
+	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
+	o.runtime = "gvisor-someday";
+	LT_EXPECT(s0_local_open(dir, &o, &l, &err), err, S0_EINVAL, NULL);
+	ck_assert_int_eq(access(dir, F_OK), -1);
+	o.runtime = NULL;
+	o.object_store = "s3-someday";
+	LT_EXPECT(s0_local_open(dir, &o, &l, &err), err, S0_EINVAL, "object_store_unknown");
+	ck_assert_int_eq(access(dir, F_OK), -1);
+	ck_assert_ptr_null(l);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	LT_EXPECT(s0_local_open(dir, &o, &l, &err), err, S0_EINVAL, "object_store_unknown");
+	o.object_store = NULL;
+	o.runtime = "SIM";
+	LT_EXPECT(s0_local_open(dir, &o, &l, &err), err, S0_EINVAL, NULL);
+	ck_assert_int_eq(rmdir(dir), 0); /* still empty */
+	s0_test_rmrf(root);
+	free(dir);
+	free(root);
+}
+END_TEST
+
+/* A manual clock only moves forward: a negative advance is refused with
+ * S0_EINVAL (it returned S0_OK and did nothing), the clock unchanged; 0 is
+ * a no-op that still succeeds. */
+START_TEST(bad_negative_clock_advance)
+{
+	lt t;
+	lt_open(&t, NULL);
+	s0_error *err = NULL;
+	int64_t t0 = s0_local_now_unix_ms(t.local);
+	LT_EXPECT(s0_local_clock_advance(t.local, -1, &err), err, S0_EINVAL, "invalid_argument");
+	LT_EXPECT(s0_local_clock_advance(t.local, INT64_MIN, &err), err, S0_EINVAL,
+	          "invalid_argument");
+	ck_assert_int_eq(s0_local_now_unix_ms(t.local), t0);
+	LT_OK(s0_local_clock_advance(t.local, 0, &e_));
+	ck_assert_int_eq(s0_local_now_unix_ms(t.local), t0);
+	LT_OK(s0_local_clock_advance(t.local, 1500, &e_));
+	ck_assert_int_eq(s0_local_now_unix_ms(t.local), t0 + 1500);
+	lt_close(&t);
+}
+END_TEST
+
 /* Every sandbox-scoped call on an id that does not (or no longer) exist. */
 static void all_calls_not_found(lt *t, const char *id, bool left_snapshots)
 {
@@ -334,6 +385,8 @@ Suite *s0_local_bad_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, bad_second_opener_is_data_dir_locked);
 	tcase_add_test(tc, bad_backend_options_and_faults);
+	tcase_add_test(tc, bad_negative_clock_advance);
+	tcase_add_test(tc, bad_unknown_backend_names_make_nothing);
 	tcase_add_test(tc, bad_unknown_hostile_and_deleted_ids);
 	tcase_add_test(tc, bad_wrong_states);
 	tcase_add_test(tc, bad_hostile_file_paths);

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include <sandbox0/local.h>
 
 #include "check_main.h"
@@ -171,6 +173,28 @@ START_TEST(test_files_uncommitted_invisible_and_cleaned)
 	os = objtest_reopen(dir, 5);
 	ck_assert_int_eq(count_entries(dir, "tmp"), 0);
 	s0__objstore_usage_info u;
+	ck_assert_int_eq(s0__objstore_usage(os, &u, NULL), S0_OK);
+	ck_assert_uint_eq(u.objects, 0);
+	s0__objstore_free(os);
+
+	/* Directories left in tmp/ (no batch makes one) do not stop the store
+	 * from opening (it failed: "unlink tmp x.dir: Is a directory"): an
+	 * empty one is removed, one with contents is left alone. */
+	char *p;
+	ck_assert_int_ge(asprintf(&p, "%s/tmp/empty.dir", dir), 0);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	free(p);
+	ck_assert_int_ge(asprintf(&p, "%s/tmp/full.dir", dir), 0);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	free(p);
+	ck_assert_int_ge(asprintf(&p, "%s/tmp/full.dir/kept", dir), 0);
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	os = objtest_reopen(dir, 5);
+	ck_assert_int_eq(access(p, F_OK), 0);
+	free(p);
+	ck_assert_int_eq(count_entries(dir, "tmp"), 1);
 	ck_assert_int_eq(s0__objstore_usage(os, &u, NULL), S0_OK);
 	ck_assert_uint_eq(u.objects, 0);
 	s0__objstore_free(os);
@@ -463,11 +487,64 @@ START_TEST(test_local_option_object_store)
 }
 END_TEST
 
+/* PRAGMA user_version of dir/meta.db, after running sql (nullable) on it. */
+static int meta_version(const char *dir, const char *sql)
+{
+	char *p;
+	ck_assert_int_ge(asprintf(&p, "%s/meta.db", dir), 0);
+	sqlite3 *db = NULL;
+	ck_assert_int_eq(sqlite3_open_v2(p, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	if (sql)
+		ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_stmt *st = NULL;
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	int v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	free(p);
+	return v;
+}
+
+/* A refused backend choice changes nothing, the metadata schema included: a
+ * data directory of the release before teams and API keys (schema 3),
+ * opened with the wrong object store, stays at schema 3 (that release
+ * refuses a newer schema), and opens normally afterwards. */
+START_TEST(test_refused_open_keeps_metadata_schema)
+{
+	char *dir = s0_test_tmpdir("objmeta");
+	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
+	o.manual_clock = 1;
+	o.object_store = "files";
+	s0_local *l = NULL;
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0_local_open(dir, &o, &l, &err), S0_OK);
+	s0_local_close(l);
+	/* back to schema 3: undo migration 4 (teams, api_keys) */
+	ck_assert_int_eq(meta_version(dir, "DROP INDEX api_keys_team; DROP TABLE api_keys;"
+	                                   "DROP TABLE teams; PRAGMA user_version=3;"),
+	                 3);
+	o.object_store = "pack";
+	ck_assert_int_eq(s0_local_open(dir, &o, &l, &err), S0_EINVAL);
+	ck_assert_str_eq(s0_error_reason(err), "object_store_mismatch");
+	s0_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(meta_version(dir, NULL), 3);
+	o.object_store = NULL;
+	ck_assert_int_eq(s0_local_open(dir, &o, &l, &err), S0_OK);
+	s0_local_close(l);
+	ck_assert_int_gt(meta_version(dir, NULL), 3);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 TCase *objtest_choice_tcase(void)
 {
 	TCase *tc = tcase_create("choice");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_backend_choice_recorded);
 	tcase_add_test(tc, test_local_option_object_store);
+	tcase_add_test(tc, test_refused_open_keeps_metadata_schema);
 	return tc;
 }

@@ -75,7 +75,9 @@ static int make_layout(s0__objfiles *of, s0_error **err)
 	return S0_OK;
 }
 
-/* Remove every leftover temp file (batches a crash interrupted). */
+/* Remove every leftover temp file (batches a crash interrupted). A
+ * directory is none of ours (batches make files): removed when empty, else
+ * left alone, never a reason to refuse the store. */
 static int clean_tmp(s0__objfiles *of, s0_error **err)
 {
 	int fd = dup(of->tmp_fd);
@@ -90,8 +92,14 @@ static int clean_tmp(s0__objfiles *of, s0_error **err)
 	while (rc == S0_OK && (e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (unlinkat(of->tmp_fd, e->d_name, 0) < 0 && errno != ENOENT)
-			rc = io_error(err, errno, "unlink tmp", e->d_name);
+		if (unlinkat(of->tmp_fd, e->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		if (errno == EISDIR) {
+			if (unlinkat(of->tmp_fd, e->d_name, AT_REMOVEDIR) == 0 || errno == ENOENT ||
+			    errno == ENOTEMPTY || errno == EEXIST)
+				continue;
+		}
+		rc = io_error(err, errno, "unlink tmp", e->d_name);
 	}
 	closedir(d);
 	return rc;

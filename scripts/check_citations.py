@@ -11,7 +11,7 @@ every Markdown file, and reports:
   repository root or from the citing file's folder (a path starting with
   `/` is a path inside a sandbox, not a citation);
 - a citation of the team's shared folder or of the product documents:
-  `../shared`, `/work/…`, `seeds/…`, "seed 000", "the seed's …".
+  `../shared`, `/work/…`, `seeds/…`, "seed 000", `seed "Section"`, "the seed's …".
 
 Behaviour IDs point into docs/behaviours.md, decisions into
 docs/decisions.md, the wire into docs/wire.md. Prints `path:line: …` per
@@ -39,6 +39,8 @@ FORBIDDEN = [
     (re.compile(r"\bseeds?/"), "the product seed documents"),
     (re.compile(r"\bseed 0\d\d\b"), "a product seed document"),
     (re.compile(r"\bthe seed's\b", re.I), "a product seed document"),
+    (re.compile(r'\bseed "[A-Z]'), "a section of a product seed document"),
+    (re.compile(r"[;(,]\s*seed\s*$"), "a product seed document"),
 ]
 
 

@@ -22,7 +22,7 @@ if "--root" in sys.argv[1:-1]:
 DOC = "docs/behaviours.md"
 ID = re.compile(r"\b([A-Z]{2,4})-([0-9]{2})\b")
 ROW = re.compile(r"^\|\s*([A-Z]{2,4}-[0-9]{2})\s*\|(.*)\|\s*$")
-TEST = re.compile(r"`([\w./-]+\.(?:c|py|mjs|js|ts|sh))(?:::([^`]+))?`")
+TEST = re.compile(r"`([\w./-]+\.(?:c|py|mjs|js|ts|go|sh))(?:::([^`]+))?`")
 
 
 def tracked_files():

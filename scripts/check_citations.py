@@ -4,14 +4,15 @@
     scripts/check_citations.py [--root DIR]
 
 Reads the comments of every source file of the repository (C, SWIG, Python
-comments and docstrings, JavaScript, shell, meson) and the whole text of
+comments and docstrings, JavaScript and TypeScript, Go, shell, meson) and the whole text of
 every Markdown file, and reports:
 
 - a cited `*.md` that is not a file of the repository, resolved from the
   repository root or from the citing file's folder (a path starting with
   `/` is a path inside a sandbox, not a citation);
 - a citation of the team's shared folder or of the product documents:
-  `../shared`, `/work/…`, `seeds/…`, "seed 000", `seed "Section"`, "the seed's …".
+  `../shared`, `/work/…`, `seeds/…`, "seed 000", `seed "Section"`, "the seed's …",
+  "the seed snippet", "from the seed".
 
 Behaviour IDs point into docs/behaviours.md, decisions into
 docs/decisions.md, the wire into docs/wire.md. Prints `path:line: …` per
@@ -28,7 +29,7 @@ if "--root" in sys.argv[1:-1]:
 SELF = "scripts/check_citations.py"
 SKIP_DIRS = ("subprojects/", "build", ".git/", "node_modules/")
 
-C_LIKE = (".c", ".h", ".i", ".mjs", ".js", ".ts", ".cpp", ".cc")
+C_LIKE = (".c", ".h", ".i", ".mjs", ".js", ".ts", ".cpp", ".cc", ".go")
 PY = (".py", ".pyi")
 HASH = (".sh", ".build", ".txt", ".wrap", ".yml", ".yaml", ".toml", ".cfg")
 
@@ -41,6 +42,7 @@ FORBIDDEN = [
     (re.compile(r"\bthe seed's\b", re.I), "a product seed document"),
     (re.compile(r'\bseed "[A-Z]'), "a section of a product seed document"),
     (re.compile(r"[;(,]\s*seed\s*$"), "a product seed document"),
+    (re.compile(r"\bthe seed snippet\b|\b(?:from|of) the seed\b"), "a product seed document"),
 ]
 
 

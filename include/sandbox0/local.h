@@ -212,9 +212,10 @@ typedef enum s0_fault_mode {
 } s0_fault_mode;
 
 /**
- * Arm a named fault point (behaviours.md "How the local backend stands in
- * for physical components"); `name@step` narrows a point to one step, a
- * plain `name` matches every step. The lifecycle engine's points:
+ * Arm a named fault point (docs/behaviours.md "Fault points"); `name@step`
+ * narrows a point to one step, a plain `name` matches every step. These are
+ * all the points there are: any other name, or a step a point does not
+ * list, is refused with S0_EINVAL and a message naming it.
  *
  * - `node_channel` (`@pause` before the seal; `@resume` at placement): the
  *   node agent is unreachable. A pause is still accepted (202 in the
@@ -223,18 +224,20 @@ typedef enum s0_fault_mode {
  *   and flushed; `@attach`: a resume's attach), `meta_store` (`@intent`:
  *   the pause intent cannot be recorded, the call fails; `@commit`: the
  *   head commit is retried).
- * - `carrier`, `capacity`, `nbd_device`: placement of a new runtime fails
- *   (503, nothing leased); `network_policy`: the sandbox's network policy
- *   cannot be applied to the new runtime (503, nothing leased, the
- *   generation not consumed); `procd_not_ready`: the readiness proof fails
- *   (the target is reclaimed and its generation consumed);
- *   `resume_delay`: held or delayed before the readiness proof;
+ * - `carrier`, `capacity`, `nbd_device` (each with `@resume`): placement of
+ *   a new runtime fails (503, nothing leased); `network_policy`: the
+ *   sandbox's network policy cannot be applied to the new runtime (503,
+ *   nothing leased, the generation not consumed); `procd_not_ready`: the
+ *   readiness proof fails (the target is reclaimed and its generation
+ *   consumed); `resume_delay`: held or delayed before the readiness proof;
  *   `carrier@fallback` holds only the filesystem-only replacement of a
  *   failed memory restore (its durable intent stays pending).
  * - Memory checkpoints: `prepare_stall`, `upload_budget_hold`,
  *   `capture@<authorize|after-authorize|commit>`, `capture_uncertain`,
- *   `restore`; `carrier_fingerprint@<runtime_version|platform|cpu_features>`
- *   changes that field of the carriers' fingerprint while armed.
+ *   `restore`; `capture@before-record` holds a finished capture before its
+ *   operation record; `carrier_fingerprint@<runtime_version|platform|
+ *   cpu_features>` changes that field of the carriers' fingerprint while
+ *   armed.
  * - `resource_leak:<kind>` (kind: runsc, writer, mount, network,
  *   alloc_dir, lease_cgroup): while armed, the terminal proof of stopped
  *   runtimes fails, so their capacity stays reserved and pauses, deletes
@@ -247,19 +250,27 @@ typedef enum s0_fault_mode {
  *   never paused.
  * - `driver_exit`: the stop call into the runtime never answers; the
  *   reconciler proves the stop from node state instead.
+ *   `alloc_record_purge`: a planned stop leaves the allocation directory
+ *   behind after the scheduler record is gone.
+ * - `ctld_primary_fail@<publish|commit|release>`: the node agent's primary
+ *   dies after journaling that step; the standby is promoted and finishes
+ *   it. `node_reboot@release`: the node reboots before a release; nothing
+ *   is proven until a successor boot.
+ * - `webhook_ack_delay`: a delivered webhook's acknowledgement is held.
  * - `manager_restart@<point>` with S0_FAULT_CRASH: SIGKILL at a lifecycle
- *   crash point (intent-recorded, published, committed, delete-recorded,
- *   delete-reclaimed, resume-ready, recover-recorded, recover-released).
- *   Storage crash points (publish.*, objects.*) are reached with the
- *   S0_CRASH_AT environment variable instead.
+ *   crash point (intent-recorded, published, committed, fallback-recorded,
+ *   delete-recorded, delete-reclaimed, resume-ready, recover-recorded,
+ *   recover-released). Storage crash points (publish.*, objects.*) are
+ *   reached with the S0_CRASH_AT environment variable instead.
  *
  * s0_local_inspect() lists armed points with their hit counts.
  *
- * @param[in] name fault point name.
+ * @param[in] name fault point name, `name` or `name@step` (borrowed).
  * @param[in] mode ::s0_fault_mode.
  * @param[in] count hits affected (FAIL, DELAY); 0 = until released.
  * @param[in] delay_ms for S0_FAULT_DELAY, on the backend clock.
- * @retval S0_EINVAL unknown name or mode.
+ * @retval S0_EINVAL a name or step not in the list above, a malformed
+ *         name, a bad mode or a negative count or delay; nothing is armed.
  * @since 0.1
  */
 S0_API int s0_local_fault_arm(s0_local *local, const char *name, int32_t mode, int64_t count,

@@ -59,7 +59,7 @@ static const cli_cmd cmd_help = {
 };
 
 static const char root_details[] =
-	"Connection (api.md §1.2): --api-url > $SANDBOX0_BASE_URL > the profile's api-url;\n"
+	"Connection: --api-url > $SANDBOX0_BASE_URL > the profile's api-url;\n"
 	"the token: --token > $SANDBOX0_TOKEN > the profile's token (${VAR} expanded).\n"
 	"With no API URL at all, sandbox commands use the per-user local server: data in\n"
 	"$S0_DATA_DIR or ~/.local/share/sandbox0, address in <data>/server.json, key in\n"

@@ -140,7 +140,7 @@ describe("files", () => {
 		await box.deleteFile("/workspace/never-existed"); /* a missing path succeeds */
 	});
 
-	test("files survive pause/resume; /tmp does not (api.md §6.8)", async () => {
+	test("files survive pause/resume; /tmp does not (docs/wire.md §6.8)", async () => {
 		const sb = await claim();
 		const box = h.sdk.sandbox(sb.id);
 		await box.writeFile("/workspace/keep.txt", "kept");
@@ -186,6 +186,6 @@ describe("files", () => {
 	});
 });
 
-test("wire audit: every response the SDK saw (api.md §2.1, §3.0)", () => {
+test("wire audit: every response the SDK saw (docs/wire.md §2.1, §3.0)", () => {
 	auditWire(h.wire.seen);
 });

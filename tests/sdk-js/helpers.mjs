@@ -114,7 +114,7 @@ export function wireRecorder() {
 			assert.equal(last.method, method);
 			assert.equal(last.path, path);
 			assert.equal(last.status, status,
-				`${method} ${path} answered ${last.status}, api.md §3.0 says ${status}`);
+				`${method} ${path} answered ${last.status}, docs/wire.md §3.0 says ${status}`);
 			return last;
 		},
 	};
@@ -222,7 +222,7 @@ export function checkSandboxWire(d) {
 	for (const k of ["claimed_at", "created_at", "updated_at"])
 		checkTime(d[k], `Sandbox.${k}`);
 	for (const k of ["expires_at", "hard_expires_at"]) {
-		assert.ok(k in d, `Sandbox.${k} must be present (api.md §3.0)`);
+		assert.ok(k in d, `Sandbox.${k} must be present (docs/wire.md §3.0)`);
 		checkTime(d[k], `Sandbox.${k}`, { nullable: true });
 	}
 }
@@ -443,7 +443,7 @@ export function auditWire(seen, { pause202 = false } = {}) {
 			if (x.method === "POST" && /\/files$/.test(x.path) && /[?&]mkdir=true/.test(x.query))
 				want = 201;
 			const ok = x.status === want || (pause202 && x.status === 202 && /\/pause$/.test(x.path));
-			assert.ok(ok, `${what}: api.md §3.0 says ${want}`);
+			assert.ok(ok, `${what}: docs/wire.md §3.0 says ${want}`);
 			if (check === null && !x.json)
 				continue; /* raw file bytes */
 			assert.ok(x.type.startsWith("application/json"), `${what}: JSON content type, got ${x.type}`);

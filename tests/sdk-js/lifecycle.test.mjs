@@ -46,7 +46,7 @@ describe("claim", () => {
 		assert.equal(d.paused, false);
 		assert.equal(d.runtime_generation, 1);
 		assert.notEqual(d.runtime_id, "");
-		assert.equal(d.auto_resume, true, "auto_resume defaults to true (api.md §3.1)");
+		assert.equal(d.auto_resume, true, "auto_resume defaults to true (docs/wire.md §3.1)");
 		assert.equal(d.expires_at, null, "no ttl: expires_at is null (platform default)");
 		assert.equal(d.hard_expires_at, null);
 	});
@@ -291,7 +291,7 @@ describe("pause and resume", () => {
 		const p = await h.sdk.sandboxes.pause(sb.id);
 		h.wire.expectLast("POST", `${SB}/${sb.id}/pause`, 200);
 		assert.equal(p.sandboxId, sb.id);
-		assert.equal(p.paused, false, "paused only once the checkpoint commits (api.md §6.3)");
+		assert.equal(p.paused, false, "paused only once the checkpoint commits (docs/wire.md §6.3)");
 		assert.equal(p.status, "running");
 		/* the server finishes the pause on its own; poll its state */
 		const d = await until("paused", 30_000, async () => {
@@ -299,7 +299,7 @@ describe("pause and resume", () => {
 			assert.ok(!(s.status === "paused" && !s.paused), "status paused with paused false");
 			return s.status === "paused" && s.paused ? s : null;
 		});
-		assert.equal(d.runtime_id, "", "runtime_id is \"\" while paused (api.md §6.2)");
+		assert.equal(d.runtime_id, "", "runtime_id is \"\" while paused (docs/wire.md §6.2)");
 		assert.equal(d.runtime_generation, before0.runtime_generation);
 		assert.equal(d.expires_at, null, "no soft deadline while paused");
 		assertSandboxEquals(await h.sdk.sandboxes.get(sb.id), d);
@@ -478,6 +478,6 @@ describe("delete", () => {
 	});
 });
 
-test("wire audit: every response the SDK saw (api.md §2.1, §3.0)", () => {
+test("wire audit: every response the SDK saw (docs/wire.md §2.1, §3.0)", () => {
 	auditWire(h.wire.seen);
 });

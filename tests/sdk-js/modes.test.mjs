@@ -39,7 +39,7 @@ async function pauseWhileChannelDown(h, acceptedStatus) {
 		const d = await h.state(sb.id);
 		assert.equal(d.status, "running");
 		assert.equal(d.paused, false);
-		assert.notEqual(d.runtime_id, "", "the old runtime until the commit (design.md §6)");
+		assert.notEqual(d.runtime_id, "", "the old runtime until the commit (docs/decisions.md 'Status while a pause runs')");
 	} finally {
 		await release(h, "node_channel");
 	}

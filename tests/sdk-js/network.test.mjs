@@ -155,6 +155,6 @@ describe("RTX-04: the policy across pause and resume", () => {
 	});
 });
 
-test("wire audit: every response the SDK saw (api.md §2.1, §3.0)", () => {
+test("wire audit: every response the SDK saw (docs/wire.md §2.1, §3.0)", () => {
 	auditWire(h.wire.seen);
 });

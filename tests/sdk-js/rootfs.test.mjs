@@ -233,6 +233,6 @@ describe("fork", () => {
 	});
 });
 
-test("wire audit: every response the SDK saw (api.md §2.1, §3.0)", () => {
+test("wire audit: every response the SDK saw (docs/wire.md §2.1, §3.0)", () => {
 	auditWire(h.wire.seen);
 });

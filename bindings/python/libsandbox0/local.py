@@ -101,7 +101,8 @@ class LocalBackend:
         :param mode: ``"fail"`` (the next ``count`` hits fail), ``"hold"``
             (hits block until released), ``"delay"`` (hits wait
             ``delay_sec`` on the backend clock), ``"crash"`` (SIGKILL).
-        :raises InvalidArgumentError: bad name or mode.
+        :raises InvalidArgumentError: a name (or ``name@step``) that is not a
+            fault point of the backend, or a bad mode or count.
         """
         m = _FAULT_MODES.get(mode, None) if isinstance(mode, str) else mode
         if m is None:

@@ -172,6 +172,12 @@ class RealSituations(BackendCase):
         self.assertIsInstance(cm.exception, ValueError)
         with self.assertRaises(errors.InvalidArgumentError):
             self.client.sandboxes.pause_and_wait("x", timeout_sec=-1)
+        # a fault point not in the table: refused, naming it (a misspelt
+        # fault must not pass silently)
+        for name, named in (("node_chanel", "node_chanel"), ("carrier@resumed", "resumed")):
+            with self.assertRaises(errors.InvalidArgumentError) as cm:
+                self.backend.arm_fault(name, count=1)
+            self.assertIn(f'"{named}"', str(cm.exception))
 
     def test_raises_UnsupportedError(self) -> None:
         with s0.LocalBackend(manual_clock=False) as b:

@@ -479,11 +479,11 @@ class FacadeTimeouts(FacadeCase):
         self.assertAbout(info.hard_expires_at, t0 + timedelta(seconds=120))
         self.client.sandboxes.delete(sb.id)
 
-    @unittest.skip("UC-13: public service routes are deferred (design.md §6 'Deferred')")
+    @unittest.skip("UC-13: public service routes are deferred (docs/decisions.md 'Deferred')")
     def test_UC13_network_services_across_pause(self) -> None:
         pass
 
-    @unittest.skip("UC-14: the 24 h continuous-run limit is deferred (design.md §6 'Deferred')")
+    @unittest.skip("UC-14: the 24 h continuous-run limit is deferred (docs/decisions.md 'Deferred')")
     def test_UC14_continuous_run_limit(self) -> None:
         pass
 

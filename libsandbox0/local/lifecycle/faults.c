@@ -1,5 +1,7 @@
-/* The fault registry: arm, release and hit named points. */
+/* The fault registry: the table of known points; arm, release and hit them. */
+#include <assert.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,101 @@ struct s0__faults {
 	uint64_t release_gen;
 	s0_clock clock;
 };
+
+/*
+ * Every fault point the local backend hits, with the steps each accepts
+ * ("a|b": `name@a`, `name@b`; "" only the plain name; "*" any non-empty
+ * step, e.g. a sandbox id). Arming anything else is refused; hitting
+ * anything else is a bug (asserted). scripts/check_fault_names.py checks
+ * that every literal name and step the code hits is here; keep one entry a
+ * line. docs/behaviours.md "Fault points" says what each stands in for.
+ */
+static const struct fault_point {
+	const char *name, *steps;
+} points[] = {
+	{"alloc_record_purge", ""},
+	{"capacity", "resume"},
+	{"capture", "authorize|after-authorize|commit|before-record"},
+	{"capture_uncertain", ""},
+	{"carrier", "resume|fallback"},
+	{"carrier_fingerprint", "runtime_version|platform|cpu_features"},
+	{"ctld_primary_fail", "publish|commit|release"},
+	{"driver_exit", ""},
+	{"manager_restart", "intent-recorded|published|committed|fallback-recorded|resume-ready|"
+	                    "delete-recorded|delete-reclaimed|recover-recorded|recover-released"},
+	{"meta_store", "intent|commit"},
+	{"nbd_device", "resume"},
+	{"network_policy", ""},
+	{"node_channel", "pause|resume"},
+	{"node_reboot", "release"},
+	{"object_store", "after-seal|attach"},
+	{"prepare_stall", ""},
+	{"procd_not_ready", ""},
+	{"resource_leak:alloc_dir", ""},
+	{"resource_leak:lease_cgroup", ""},
+	{"resource_leak:mount", ""},
+	{"resource_leak:network", ""},
+	{"resource_leak:runsc", ""},
+	{"resource_leak:writer", ""},
+	{"restore", ""},
+	{"resume_delay", ""},
+	{"runtime_crash", "*"},
+	{"upload_budget_hold", ""},
+	{"webhook_ack_delay", ""},
+};
+#define N_POINTS (sizeof points / sizeof points[0])
+
+static const struct fault_point *point(const char *name, size_t len)
+{
+	for (size_t i = 0; i < N_POINTS; i++)
+		if (strlen(points[i].name) == len && !strncmp(points[i].name, name, len))
+			return &points[i];
+	return NULL;
+}
+
+/* Whether steps ("a|b", "" or "*") lists step. */
+static bool has_step(const char *steps, const char *step)
+{
+	if (!strcmp(steps, "*"))
+		return *step != '\0';
+	size_t n = strlen(step);
+	for (const char *p = steps; *p;) {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+		if (len == n && !strncmp(p, step, n))
+			return true;
+		p += len + (bar != NULL);
+	}
+	return false;
+}
+
+bool s0__fault_known(const char *name, const char *step)
+{
+	if (!name)
+		return false;
+	const struct fault_point *pt = point(name, strlen(name));
+	return pt && (!step || has_step(pt->steps, step));
+}
+
+/* S0_OK when spec ("name" or "name@step") names a point of the table. */
+static int check_known(const char *spec, s0_error **err)
+{
+	const char *at = strchr(spec, '@');
+	size_t len = at ? (size_t)(at - spec) : strlen(spec);
+	const struct fault_point *pt = point(spec, len);
+	if (!pt)
+		return s0__error_set(err, S0_EINVAL, "invalid_fault",
+		                     "unknown fault point \"%.*s\" (s0_local_fault_arm lists them)",
+		                     (int)len, spec);
+	if (at && !has_step(pt->steps, at + 1))
+		return s0__error_set(err, S0_EINVAL, "invalid_fault",
+		                     "fault point \"%s\" has no step \"%s\" (steps: %s)", pt->name,
+		                     at + 1,
+		                     !*pt->steps                ? "none"
+		                     : !strcmp(pt->steps, "*") ? "any non-empty id"
+		                                               : pt->steps);
+	return S0_OK;
+}
 
 int s0__faults_new(const s0_clock *clock, s0__faults **out, s0_error **err)
 {
@@ -77,6 +174,9 @@ int s0__faults_arm(s0__faults *f, const char *name, int mode, int64_t count, int
 		return s0__error_set(err, S0_EINVAL, "invalid_fault", "invalid fault point name");
 	if (mode < S0_FAULT_FAIL || mode > S0_FAULT_CRASH || count < 0 || delay_ms < 0)
 		return s0__error_set(err, S0_EINVAL, "invalid_fault", "invalid fault mode or count");
+	int rc = check_known(name, err);
+	if (rc < 0)
+		return rc;
 	fault *x = calloc(1, sizeof *x);
 	if (!x || !(x->name = s0__strdup(name))) {
 		free(x);
@@ -147,6 +247,7 @@ static fault *find(s0__faults *f, const char *name, const char *step)
 
 static s0__fault_act hit(s0__faults *f, const char *name, const char *step, bool block)
 {
+	assert(s0__fault_known(name, step));
 	pthread_mutex_lock(&f->mu);
 	fault *x = find(f, name, step);
 	if (!x) {
@@ -202,6 +303,7 @@ s0__fault_act s0__fault_pass(s0__faults *f, const char *name, const char *step)
 
 bool s0__fault_armed(s0__faults *f, const char *name, const char *step)
 {
+	assert(s0__fault_known(name, step));
 	pthread_mutex_lock(&f->mu);
 	bool r = find(f, name, step) != NULL;
 	pthread_mutex_unlock(&f->mu);

@@ -28,7 +28,18 @@ typedef enum s0__fault_act {
 int s0__faults_new(const s0_clock *clock, s0__faults **out, s0_error **err);
 void s0__faults_free(s0__faults *f);
 
-/* Arm: mode is s0_fault_mode; count 0 = until released. S0_EINVAL bad input. */
+/*
+ * Whether the point is in the table of known points (faults.c): name alone,
+ * or name with step (NULL: any). Arming is refused and hitting asserts
+ * otherwise.
+ */
+bool s0__fault_known(const char *name, const char *step);
+
+/*
+ * Arm: mode is s0_fault_mode; count 0 = until released. S0_EINVAL bad
+ * input, including a name (or name@step) not in the table, with a message
+ * naming it; nothing is armed then.
+ */
 int s0__faults_arm(s0__faults *f, const char *name, int mode, int64_t count, int64_t delay_ms,
                    s0_error **err);
 void s0__faults_release(s0__faults *f, const char *name);

@@ -175,6 +175,47 @@ static void all_calls_not_found(lt *t, const char *id, bool left_snapshots)
 }
 
 /* Unknown, hostile and deleted ids: 404 everywhere, nothing created. */
+/* Fault names outside the table of points are refused with S0_EINVAL and a
+ * message naming them, and arm nothing (a misspelt fault in a test must not
+ * pass silently); every kind of known name and step is accepted. */
+static void expect_unknown_fault(lt *t, const char *name, const char *named)
+{
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0_local_fault_arm(t->local, name, S0_FAULT_FAIL, 1, 0, &err), S0_EINVAL);
+	ck_assert_ptr_nonnull(err);
+	ck_assert_msg(strstr(s0_error_message(err), named), "%s: message \"%s\" does not name %s",
+	              name, s0_error_message(err), named);
+	s0_error_free(err);
+}
+
+START_TEST(bad_unknown_fault_names_are_refused)
+{
+	lt t;
+	lt_open(&t, NULL);
+	expect_unknown_fault(&t, "node_chanel", "node_chanel");             /* misspelt point */
+	expect_unknown_fault(&t, "node_chanel@pause", "node_chanel");       /* misspelt, step */
+	expect_unknown_fault(&t, "node_channel@paused", "paused");          /* misspelt step */
+	expect_unknown_fault(&t, "network_policy@apply", "network_policy"); /* point has no steps */
+	expect_unknown_fault(&t, "runtime_crash@", "runtime_crash");        /* empty step */
+	expect_unknown_fault(&t, "resource_leak:disk", "resource_leak:disk");
+	expect_unknown_fault(&t, "manager_restart@committed@x", "committed@x");
+	/* nothing of the above is armed */
+	char *json = NULL;
+	LT_OK(s0_local_inspect(t.local, NULL, &json, &e_));
+	ck_assert_msg(!strstr(json, "node_chan") && !strstr(json, "resource_leak"), "%s", json);
+	s0_free(json);
+	static const char *const known[] = {
+		"node_channel", "node_channel@pause", "capture@before-record",
+		"manager_restart@fallback-recorded", "runtime_crash@sb_any", "resource_leak:lease_cgroup",
+		"carrier_fingerprint@cpu_features", "webhook_ack_delay"};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+		LT_OK(s0_local_fault_arm(t.local, known[i], S0_FAULT_HOLD, 0, 0, &e_));
+		LT_OK(s0_local_fault_release(t.local, known[i], &e_));
+	}
+	lt_close(&t);
+}
+END_TEST
+
 START_TEST(bad_unknown_hostile_and_deleted_ids)
 {
 	lt t;
@@ -387,6 +428,7 @@ Suite *s0_local_bad_suite(void)
 	tcase_add_test(tc, bad_backend_options_and_faults);
 	tcase_add_test(tc, bad_negative_clock_advance);
 	tcase_add_test(tc, bad_unknown_backend_names_make_nothing);
+	tcase_add_test(tc, bad_unknown_fault_names_are_refused);
 	tcase_add_test(tc, bad_unknown_hostile_and_deleted_ids);
 	tcase_add_test(tc, bad_wrong_states);
 	tcase_add_test(tc, bad_hostile_file_paths);

@@ -253,6 +253,22 @@ START_TEST(admin_routes_reach_the_backend)
 	ck_assert_int_eq(raw_status("DELETE", "/admin/v1/faults?name=object_store", KEY_A, NULL,
 	                            NULL),
 	                 200);
+	/* a name not in the table of fault points: 400 naming it, nothing armed */
+	ck_assert_int_eq(raw_status("POST", "/admin/v1/faults", KEY_A,
+	                            "{\"name\":\"object_stor@after-seal\",\"mode\":\"fail\"}", &j),
+	                 400);
+	ck_assert_str_eq(err_code(j), "bad_request");
+	ck_assert_ptr_nonnull(strstr(err_message(j), "\"object_stor\""));
+	cJSON_Delete(j);
+	ck_assert_int_eq(raw_status("POST", "/admin/v1/faults", KEY_A,
+	                            "{\"name\":\"object_store@after-sael\",\"mode\":\"fail\"}", &j),
+	                 400);
+	ck_assert_ptr_nonnull(strstr(err_message(j), "\"after-sael\""));
+	cJSON_Delete(j);
+	ck_assert_int_eq(raw_status("GET", "/admin/v1/inspect", KEY_A, NULL, &j), 200);
+	ck_assert(!cJSON_GetArraySize(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "faults")));
+	cJSON_Delete(j);
 	ck_assert_int_eq(raw_status("GET", "/admin/v1/inspect", NULL, NULL, NULL), 401);
 }
 END_TEST

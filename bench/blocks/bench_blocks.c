@@ -1,6 +1,6 @@
 /*
  * bench_blocks: the block store's cost model, as ratios measured in one run
- * (perf-baselines.md §6(a)(b), §7). Not a test; built only.
+ * (the baseline measurements). Not a test; built only.
  *
  *   bench_blocks [--fast] [--object-store pack|files]
  *                [--files-sync parallel|each|fs] [DIR]

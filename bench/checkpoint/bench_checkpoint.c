@@ -1,5 +1,5 @@
 /*
- * Checkpoint benchmark (one run, ratios; docs/perf-baselines.md §6(c)(d)):
+ * Checkpoint benchmark (one run, ratios; the baseline measurements):
  *  1. capture of a 1 GiB heap-like image (object store on disk, one batched
  *     sync) in s/GiB, against `zstd -1` compressing the same bytes from the
  *     page cache into a file with an fsync, in the same run;
@@ -71,7 +71,7 @@ static double busy(int ms)
 	return tot ? 1.0 - (double)idle / (double)tot : -1;
 }
 
-/* Wait up to 90 s for a second under 25 % busy (perf-baselines.md §0); the busy share seen. */
+/* Wait up to 90 s for a second under 25 % busy (the baseline measurements); the busy share seen. */
 static double wait_quiet(void)
 {
 	double b = busy(1000);

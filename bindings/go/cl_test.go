@@ -12,7 +12,7 @@ import (
 	sandbox0 "github.com/libsandbox0/libsandbox0/bindings/go"
 )
 
-// Tests of behaviours.md's CL- rows through the Go API, as design.md §6
+// Tests of docs/behaviours.md's CL- rows through the Go API, as docs/decisions.md
 // settles them (see README.md "Deviations").
 
 // CL-01: one pause request, then GETs until paused; against s0 serve
@@ -309,7 +309,7 @@ func TestCL06DefaultBudgets(t *testing.T) {
 	}
 }
 
-// CL-06 (design.md §6 schedule): the first poll is immediate and
+// CL-06 (docs/decisions.md schedule): the first poll is immediate and
 // PollInterval caps every sleep.
 func TestCL06PollIntervalCapsSleeps(t *testing.T) {
 	f := newFake(t, func(r *http.Request, _ []byte, n int) reply {
@@ -429,7 +429,7 @@ func TestCL09RequestBodies(t *testing.T) {
 	}
 }
 
-// CL-10 as design.md §6 settles it: lifecycle calls hand 429 and 503 to
+// CL-10 as docs/decisions.md settles it: lifecycle calls hand 429 and 503 to
 // the caller (no automatic retry); Retry-After is exposed in whole seconds
 // and in ms, read from seconds and from an HTTP date; the claim-throttled
 // predicate is true only for 429 claim_start_throttled; a polling GET rides

@@ -81,7 +81,7 @@ func main() {
 `
 
 // The consumer check: a throwaway module that requires this one through a
-// replace, built with GOPROXY=off, runs the seed's snippet against s0 serve
+// replace, built with GOPROXY=off, runs the snippet of CL-16 against s0 serve
 // (configured from SANDBOX0_BASE_URL and SANDBOX0_TOKEN).
 func TestConsumerModule(t *testing.T) {
 	srv := startServer(t)

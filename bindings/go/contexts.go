@@ -7,7 +7,7 @@ import (
 	"github.com/libsandbox0/libsandbox0/bindings/go/internal/capi"
 )
 
-// Process APIs (api.md §8): contexts (a stateful "repl" or a one-shot
+// Process APIs (docs/wire.md §8): contexts (a stateful "repl" or a one-shot
 // "cmd") and, through RuntimeCall, supervised sessions. These are runtime
 // requests: a paused sandbox with auto-resume is woken first. procd's
 // errors arrive as *APIError: ErrNotFound context_not_found, ErrConflict

@@ -6,7 +6,7 @@ import (
 	"github.com/libsandbox0/libsandbox0/bindings/go/internal/capi"
 )
 
-// The files API (api.md §3.9). Paths are absolute or relative to
+// The files API (docs/wire.md §3.9). Paths are absolute or relative to
 // /workspace. On a paused sandbox with auto-resume the request wakes it
 // first (ErrUnavailable reason waking_up while the wake has not committed;
 // ErrResumeFailed when it failed; ErrUnavailable auto_resume_disabled

@@ -265,7 +265,7 @@ const (
 	FaultCrash FaultMode = 4 // the process raises SIGKILL at the point
 )
 
-// ArmFault arms a named fault point (behaviours.md's stand-in table, e.g.
+// ArmFault arms a named fault point (docs/behaviours.md's stand-in table, e.g.
 // "capture@commit", "node_channel@pause"); count 0 = until released; delay
 // for FaultDelay, on the backend clock. ErrInvalidArgument for an unknown
 // mode, a negative count or delay. Names are not checked (the library arms

@@ -27,7 +27,7 @@ func seedSnippet(ctx context.Context, client *sandbox0.Client, sandbox *sandbox0
 	return nil
 }
 
-// CL-16: the seed's Go snippet against `s0 serve` on loopback; the REPL's
+// CL-16: the Go snippet of CL-16 against `s0 serve` on loopback; the REPL's
 // state (memory) survives the memory pause and resume.
 func TestSeedSnippetServe(t *testing.T) {
 	srv := startServer(t)

@@ -8,7 +8,7 @@ import (
 	"github.com/libsandbox0/libsandbox0/bindings/go/internal/capi"
 )
 
-// Default budgets of the wait helpers (design.md §6).
+// Default budgets of the wait helpers (docs/decisions.md).
 const (
 	DefaultSandboxLifecycleTimeout       = 60 * time.Second  // filesystem mode and WaitForSandboxLifecycle
 	DefaultSandboxMemoryLifecycleTimeout = 360 * time.Second // memory mode

@@ -6,7 +6,7 @@
 Reads ``S0_CODE_MAP``, ``S0_WIRE_ERROR_MAP`` and ``S0_WIRE_REASON_MAP`` and
 writes one exception class per library code, the code constants and the
 tables themselves, so the Python exception classes cannot drift from the C
-taxonomy (design.md §3 "Error taxonomy"; a test compares the result with the
+taxonomy (docs/decisions.md "Errors"; a test compares the result with the
 tables compiled into the extension). A code added to the C table gets a class
 named after it (``"snake_name"`` -> ``SnakeNameError``) without touching this
 script; the names below only pin the official SDKs' spellings.

@@ -1,5 +1,5 @@
 /*
- * SWIG interface of the Python package `libsandbox0` (style.md §2.8).
+ * SWIG interface of the Python package `libsandbox0`.
  *
  * This is the C surface, `libsandbox0.capi`: opaque handles of the public C
  * API as proxy classes with destructors, every blocking call as a method.
@@ -1350,7 +1350,7 @@ typedef struct {} CSandboxIter;
 	void fault_release(const char *name, s0_error **err) {
 		S0PY_LOCAL_CALL($self, s0_local_fault_release(l_, name, err));
 	}
-	/** Inspection JSON text (design.md §6 "Faults and inspection"). */
+	/** Inspection JSON text (docs/decisions.md "Faults and inspection"). */
 	void inspect(char **json_out, const char *sandbox_id = NULL, s0_error **err) {
 		S0PY_LOCAL_CALL($self, s0_local_inspect(l_, sandbox_id, json_out, err));
 	}

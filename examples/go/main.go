@@ -2,7 +2,7 @@
 // backend (no server, no network, virtual time):
 //
 //   - claims a sandbox, writes a file and sets a REPL variable;
-//   - runs the product document's memory pause and resume (the seed's Go
+//   - runs the product document's memory pause and resume (CL-16's Go
 //     snippet) and shows that the file and the variable survived, and how
 //     runtime_id and runtime_generation moved;
 //   - arms the capture fault and shows the typed error a failed memory

@@ -2,7 +2,7 @@
 """Seed "Pause And Resume" with the Python client, on the embedded backend.
 
 Claims a sandbox, writes files and starts a REPL context holding a shell
-variable and a background job, then runs the seed's Python calls verbatim
+variable and a background job, then runs CL-14's Python calls verbatim
 (``pause_and_wait``/``resume_and_wait`` with ``memory=True, timeout_sec=360``
 and the "Inspect State" prints): the memory pause retains the execution
 image, so after the memory resume the variable, the job (same PID) and the

@@ -1,6 +1,6 @@
 /**
  * @file sandbox0/client.h
- * @brief The Sandbox0 client handle (design.md §1, api.md §1).
+ * @brief The Sandbox0 client handle (docs/architecture.md, docs/wire.md §1).
  *
  * An ::s0_client talks to one Sandbox0 API: a real deployment over HTTPS, a
  * local `s0 serve` over HTTP, or an embedded backend in process
@@ -17,7 +17,7 @@
 #include "sandbox0/clock.h"
 #include "sandbox0/common.h"
 
-/** The official default API address (api.md §1.1). */
+/** The official default API address (docs/wire.md §1.1). */
 #define S0_DEFAULT_BASE_URL "https://api.sandbox0.ai"
 
 /** @brief A client of the Sandbox0 API. */
@@ -55,7 +55,7 @@ typedef struct s0_client_options {
 	int64_t connect_timeout_ms;
 	/**
 	 * Whole-request timeout in ms for each HTTP exchange; 0 = 120000 (long
-	 * enough for the 45 s gateway wake budget, design.md §6, GW-04);
+	 * enough for the 45 s gateway wake budget, docs/decisions.md, GW-04);
 	 * S0_TIMEOUT_INFINITE = none.
 	 */
 	int64_t request_timeout_ms;

@@ -1,6 +1,6 @@
 /**
  * @file sandbox0/clock.h
- * @brief Injectable clock and cancel tokens (design.md §6 "Clock").
+ * @brief Injectable clock and cancel tokens (docs/decisions.md "Clock").
  *
  * Every wait, poll, backoff and TTL in the library reads time through an
  * ::s0_clock. The default is the real clock; tests use a manual clock so that

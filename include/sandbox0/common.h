@@ -2,7 +2,7 @@
  * @file sandbox0/common.h
  * @brief Export macros, versions, memory release and global initialisation.
  *
- * Conventions of the whole API (design.md §3):
+ * Conventions of the whole API (docs/decisions.md "Conventions"):
  * - every fallible function returns `S0_OK` (0) or a negative ::s0_code and
  *   takes an optional trailing `s0_error **err` (NULL allowed);
  * - outputs are left untouched on failure and always set on success;

@@ -1,6 +1,6 @@
 /**
  * @file sandbox0/contexts.h
- * @brief Process APIs: contexts, exec and supervised sessions (api.md §8).
+ * @brief Process APIs: contexts, exec and supervised sessions (docs/wire.md §8).
  *
  * A context is a process the sandbox runs for you: a `repl` (a stateful
  * interpreter whose variables and working directory live in process
@@ -8,7 +8,7 @@
  * sandbox-owned process identity with a durable event journal.
  *
  * Results are the `data` member of the success envelope as JSON text (the
- * ContextResponse, ContextExecResponse, ExecutionSession… shapes of api.md
+ * ContextResponse, ContextExecResponse, ExecutionSession… shapes of docs/wire.md
  * §8), released with s0_free(). s0_runtime_call() reaches every other
  * endpoint of the family.
  *
@@ -23,7 +23,7 @@
  * `input_buffer_full` (429, session inputs).
  *
  * The local backend (s0_client_new_local(), `s0 serve`) answers every
- * session endpoint of api.md §8.3 through s0_runtime_call(): create, list,
+ * session endpoint of docs/wire.md §8.3 through s0_runtime_call(): create, list,
  * get, `PUT /sessions/{id}` (replace the spec; a changed command, cwd, env,
  * io or readiness starts a new attempt when the desired state is
  * `running`), delete, `PUT …/desired-state`, `POST …/attempts` (201;

@@ -2,12 +2,12 @@
  * @file sandbox0/error.h
  * @brief The one error taxonomy: codes, wire mapping and the error object.
  *
- * Three X-macro tables are the single source of truth (design.md §3, §6):
+ * Three X-macro tables are the single source of truth (docs/decisions.md "Conventions"):
  *
  * - ::S0_CODE_MAP: the library's closed set of codes (identifier, value,
  *   name, description). Values are never renumbered or reused.
  * - ::S0_WIRE_ERROR_MAP: one row per Sandbox0 wire `error.code` and HTTP
- *   status (api.md §2.2, §3.10, §8): (wire code, HTTP status, s0 code,
+ *   status (docs/wire.md §2.2, §3.10, §8): (wire code, HTTP status, s0 code,
  *   reason). The client maps wire → (code, reason); the server maps
  *   (code, reason) → wire with the same rows, so the two cannot drift. The
  *   first row for a code is that code's default on the wire.
@@ -110,7 +110,7 @@
 
 /**
  * X("wire_code", "message substring", "reason"): reasons refined from the
- * message of a wire error (api.md §2.2, §6). Matched case-sensitively in
+ * message of a wire error (docs/wire.md §2.2, §6). Matched case-sensitively in
  * order; the server emits the first message listed for a reason.
  */
 #define S0_WIRE_REASON_MAP(X)                                                         \

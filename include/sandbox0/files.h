@@ -1,6 +1,6 @@
 /**
  * @file sandbox0/files.h
- * @brief The sandbox files API (api.md §3.9, §3.10).
+ * @brief The sandbox files API (docs/wire.md §3.9, §3.10).
  *
  * Paths are absolute, or relative to the workspace root (`/workspace`).
  * A request to a paused sandbox with `auto_resume` wakes it first; while the
@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include "sandbox0/client.h"
 
-/** Largest file the files API writes (100 MiB, api.md §3.9). */
+/** Largest file the files API writes (100 MiB, docs/wire.md §3.9). */
 #define S0_FILES_MAX_WRITE_BYTES (100ull * 1024 * 1024)
 
 /** FileInfo types. */

@@ -1,6 +1,6 @@
 /**
  * @file sandbox0/local.h
- * @brief The embedded local reference backend (design.md §1.2, §5, §6).
+ * @brief The embedded local reference backend (docs/architecture.md; docs/decisions.md).
  *
  * An ::s0_local is a single-node, in-process implementation of the Sandbox0
  * server side described by the product document "Pause And Resume": a
@@ -14,7 +14,7 @@
  * are modelled in memory; the RootFS, snapshots and durability are real.
  *
  * @threadsafety An ::s0_local is thread-safe. One process may open a data
- * directory at a time (design.md §6 "One opener per data directory").
+ * directory at a time (docs/decisions.md "One opener per data directory").
  */
 #ifndef SANDBOX0_LOCAL_H
 #define SANDBOX0_LOCAL_H
@@ -56,7 +56,7 @@ typedef struct s0_local_options {
 	const char *team_id;
 	/**
 	 * Emit "0001-01-01T00:00:00Z" instead of null for unset expiries (the
-	 * published Python SDK's requirement, api.md §3.0); 0 = null.
+	 * published Python SDK's requirement, docs/wire.md §3.0); 0 = null.
 	 */
 	int32_t zero_time_compat;
 	/**
@@ -131,7 +131,7 @@ S0_API int s0_local_options_init(s0_local_options *opts, uint32_t version);
  * `default` template. Reopening continues exactly where the last opener
  * stopped, including unfinished operations; branches of runtimes that were
  * running when the process died are abandoned and those sandboxes recover
- * from their last committed head (seed "Runtime Failure Recovery").
+ * from their last committed head (REC-01..REC-09).
  *
  * @param[in] data_dir directory (created with mode 0700 when missing).
  * @param[in] opts (nullable) options.
@@ -195,8 +195,8 @@ S0_API int64_t s0_local_now_unix_ms(s0_local *local);
 S0_API int s0_local_quiesce(s0_local *local, int64_t timeout_ms, s0_error **err);
 
 /**
- * Simulate a manager restart (seed "Runtime Failure Recovery": "Manager
- * restarts"): drop every in-memory lifecycle state and reload it from the
+ * Simulate a manager restart (REC-05: a manager
+ * restart): drop every in-memory lifecycle state and reload it from the
  * metadata store, resuming unfinished operations, while runtimes and
  * branches (the node) survive.
  * @since 0.1
@@ -283,7 +283,7 @@ S0_API int s0_local_fault_arm(s0_local *local, const char *name, int32_t mode, i
 S0_API int s0_local_fault_release(s0_local *local, const char *name, s0_error **err);
 
 /**
- * Internal facts no public endpoint shows, as JSON (design.md §6 "Faults
+ * Internal facts no public endpoint shows, as JSON (docs/decisions.md "Faults
  * and inspection"): node capacity and leases, carriers, operation records,
  * generations and object counts, runtimes and their logs; under "memory"
  * the upload reservation usage (MFB-12), checkpoint counters and the

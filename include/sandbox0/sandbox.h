@@ -1,9 +1,9 @@
 /**
  * @file sandbox0/sandbox.h
- * @brief Sandbox lifecycle endpoints and their result objects (api.md §3).
+ * @brief Sandbox lifecycle endpoints and their result objects (docs/wire.md §3).
  *
  * Every call here is one HTTP exchange (or one router call in process); none
- * retries by itself (api.md §1.3). Lifecycle waits are in sandbox0/wait.h.
+ * retries by itself (docs/wire.md §1.3). Lifecycle waits are in sandbox0/wait.h.
  *
  * Results are immutable snapshots: the caller owns them, frees them with
  * their `_free`, and may read them from any thread. Getters return borrowed
@@ -22,8 +22,8 @@
 
 /**
  * Public lifecycle states, exactly the wire's `SandboxLifecycleStatus`
- * (api.md §3.11). `paused` is a separate boolean: a memory-pause recovery
- * can read `failed` with paused true (seed "Explicit Memory Pause").
+ * (docs/wire.md §3.11). `paused` is a separate boolean: a memory-pause recovery
+ * can read `failed` with paused true (MFB-07).
  */
 typedef enum s0_status {
 	S0_STATUS_UNKNOWN = 0,     /**< absent or not one of the five */
@@ -74,7 +74,7 @@ S0_API const char *s0_sandbox_info_runtime_id(const s0_sandbox_info *info);
 S0_API int64_t s0_sandbox_info_runtime_generation(const s0_sandbox_info *info);
 /**
  * Soft expiry (`expires_at`) in ms since the epoch; 0 when unset (null,
- * absent or the zero time 0001-01-01T00:00:00Z all mean unset, api.md §3.0).
+ * absent or the zero time 0001-01-01T00:00:00Z all mean unset, docs/wire.md §3.0).
  * @since 0.1
  */
 S0_API int64_t s0_sandbox_info_expires_at_unix_ms(const s0_sandbox_info *info);
@@ -107,7 +107,7 @@ S0_API int s0_sandbox_info_dup(const s0_sandbox_info *info, s0_sandbox_info **ou
 S0_API void s0_sandbox_info_free(s0_sandbox_info *info);
 
 /**
- * Sandbox configuration sent on claim (`ClaimRequest.config`, api.md §3.1)
+ * Sandbox configuration sent on claim (`ClaimRequest.config`, docs/wire.md §3.1)
  * and update (`SandboxUpdateConfig`, §3.5). Zero fields are not sent.
  *
  * @options[version] S0_SANDBOX_CONFIG_VERSION
@@ -139,7 +139,7 @@ typedef struct s0_sandbox_config {
 #define S0_CONFIG_SET_HARD_TTL 0x2u
 
 /**
- * Claim a new sandbox: `POST /api/v1/sandboxes` → 201 (api.md §3.1).
+ * Claim a new sandbox: `POST /api/v1/sandboxes` → 201 (docs/wire.md §3.1).
  *
  * @param[in] c the client.
  * @param[in] template_id template to claim from (required; "default" is the
@@ -160,7 +160,7 @@ S0_API int s0_sandbox_claim(s0_client *c, const char *template_id, const char *s
                             s0_error **err);
 
 /**
- * Read a sandbox: `GET /api/v1/sandboxes/{id}` (api.md §3.3).
+ * Read a sandbox: `GET /api/v1/sandboxes/{id}` (docs/wire.md §3.3).
  * @param[out] out (transfer full) the sandbox.
  * @retval S0_ENOTFOUND unknown, deleted, hard-expired or another team's.
  * @retval S0_EINVAL id NULL or empty (no request sent).
@@ -170,7 +170,7 @@ S0_API int s0_sandbox_get(s0_client *c, const char *sandbox_id, s0_sandbox_info 
                           s0_error **err);
 
 /**
- * Read the short status: `GET /api/v1/sandboxes/{id}/status` (api.md §3.4).
+ * Read the short status: `GET /api/v1/sandboxes/{id}/status` (docs/wire.md §3.4).
  * @param[out] out (transfer full) a sandbox with id, template, team, status
  *             and the timestamps filled (paused and generation are absent).
  * @retval S0_ENOTFOUND unknown id.
@@ -181,7 +181,7 @@ S0_API int s0_sandbox_status(s0_client *c, const char *sandbox_id, s0_sandbox_in
 
 /**
  * Update the durable configuration: `PUT /api/v1/sandboxes/{id}` with
- * `{"config": …}` (api.md §3.5). A sent ttl re-arms `expires_at`; a JSON
+ * `{"config": …}` (docs/wire.md §3.5). A sent ttl re-arms `expires_at`; a JSON
  * null member counts as not sent. Blocks for one request; the local
  * backend serialises it after a lifecycle step of the same sandbox that
  * is in flight (a resume's readiness: at most the 45 s wake budget).
@@ -214,7 +214,7 @@ S0_API int s0_sandbox_get_network_policy(s0_client *c, const char *sandbox_id,
  * with a `SandboxNetworkPolicy` body (`{"mode":"allow-all"|"block-all",
  * "egress":{…}}`). Stored as `config.network`; a running sandbox's current
  * runtime applies it at once, a paused one applies it when it resumes
- * (seed "Filesystem Resume Transaction" step 4). Blocks for one request
+ * (RTX-04). Blocks for one request
  * (like s0_sandbox_update(), after an in-flight lifecycle step of the same
  * sandbox); thread-safe.
  * @param[in] policy_json the policy, a JSON object (copied).
@@ -230,7 +230,7 @@ S0_API int s0_sandbox_update_network_policy(s0_client *c, const char *sandbox_id
                                             s0_error **err);
 
 /**
- * Delete a sandbox: `DELETE /api/v1/sandboxes/{id}` (api.md §3.6). Removes
+ * Delete a sandbox: `DELETE /api/v1/sandboxes/{id}` (docs/wire.md §3.6). Removes
  * identity, configuration and writable RootFS; named snapshots stay.
  * @retval S0_ENOTFOUND unknown or already deleted.
  * @since 0.1
@@ -262,7 +262,7 @@ S0_API const char *s0_lifecycle_result_json(const s0_lifecycle_result *r);
 S0_API void s0_lifecycle_result_free(s0_lifecycle_result *r);
 
 /**
- * Pause: `POST /api/v1/sandboxes/{id}/pause` (api.md §3.7, §6.1, §6.3).
+ * Pause: `POST /api/v1/sandboxes/{id}/pause` (docs/wire.md §3.7, §6.1, §6.3).
  *
  * @param[in] memory S0_BOOL_UNSET sends no body (filesystem-only pause);
  *            S0_BOOL_TRUE / S0_BOOL_FALSE send exactly `{"memory":true|false}`.
@@ -278,7 +278,7 @@ S0_API int s0_sandbox_pause(s0_client *c, const char *sandbox_id, int32_t memory
                             s0_lifecycle_result **out, s0_error **err);
 
 /**
- * Resume: `POST /api/v1/sandboxes/{id}/resume` (api.md §3.7, §6.4).
+ * Resume: `POST /api/v1/sandboxes/{id}/resume` (docs/wire.md §3.7, §6.4).
  *
  * @param[in] memory as s0_sandbox_pause(); memory must be requested on both
  *            pause and resume to restore processes.
@@ -294,7 +294,7 @@ S0_API int s0_sandbox_resume(s0_client *c, const char *sandbox_id, int32_t memor
                              s0_lifecycle_result **out, s0_error **err);
 
 /**
- * Refresh the soft TTL: `POST /api/v1/sandboxes/{id}/refresh` (api.md §3.7).
+ * Refresh the soft TTL: `POST /api/v1/sandboxes/{id}/refresh` (docs/wire.md §3.7).
  * @param[in] duration_sec > 0 sets `expires_at = now + duration`; 0 sends
  *            `{}` (now + ttl). hard_expires_at is re-armed when hard_ttl is set.
  * @param[out] out (transfer full) sandbox with id, expires_at, hard_expires_at.
@@ -309,7 +309,7 @@ S0_API int s0_sandbox_refresh(s0_client *c, const char *sandbox_id, int32_t dura
 typedef struct s0_sandbox_page s0_sandbox_page;
 
 /**
- * List filters and paging (`GET /api/v1/sandboxes`, api.md §3.2).
+ * List filters and paging (`GET /api/v1/sandboxes`, docs/wire.md §3.2).
  * @options[version] S0_LIST_OPTIONS_VERSION
  */
 typedef struct s0_list_options {
@@ -402,7 +402,7 @@ S0_API void s0_snapshot_list_free(s0_snapshot_list *l);
 
 /**
  * Create a named RootFS snapshot: `POST /api/v1/sandboxes/{id}/snapshots`
- * → 201 (api.md §3.8). A running source is briefly barriered and stays
+ * → 201 (docs/wire.md §3.8). A running source is briefly barriered and stays
  * running. Snapshots hold filesystem state only (seed).
  * @param[in] name (nullable) name. @param[in] description (nullable).
  * @param[in] expires_at_unix_ms 0 = never; otherwise must be in the future.
@@ -438,7 +438,7 @@ S0_API int s0_snapshot_delete(s0_client *c, const char *snapshot_id, s0_error **
 
 /**
  * Restore a paused sandbox's RootFS head to a snapshot:
- * `POST /api/v1/sandboxes/{id}/rootfs/restore` (api.md §3.8). Leaves it paused.
+ * `POST /api/v1/sandboxes/{id}/rootfs/restore` (docs/wire.md §3.8). Leaves it paused.
  * @param[out] out (transfer full) `{sandbox_id, snapshot_id, status:"paused"}`.
  * @retval S0_EINVAL snapshot id empty (no request). S0_ENOTFOUND unknown ids.
  * @retval S0_ECONFLICT the sandbox is not paused (reason `not_paused`).
@@ -448,7 +448,7 @@ S0_API int s0_sandbox_restore(s0_client *c, const char *sandbox_id, const char *
                               s0_lifecycle_result **out, s0_error **err);
 
 /**
- * Fork options (api.md §3.8, §6.7).
+ * Fork options (docs/wire.md §3.8, §6.7).
  * @options[version] S0_FORK_OPTIONS_VERSION
  */
 typedef struct s0_fork_options {
@@ -467,7 +467,7 @@ typedef struct s0_fork_options {
 
 /**
  * Fork a running or paused sandbox into a new paused sandbox:
- * `POST /api/v1/sandboxes/{id}/fork` → 201 (api.md §3.8, §6.7).
+ * `POST /api/v1/sandboxes/{id}/fork` → 201 (docs/wire.md §3.8, §6.7).
  * @param[in] opts (nullable) TTL overrides and memory mode.
  * @param[out] out (transfer full) the child sandbox (paused).
  * @retval S0_EINVAL memory fork without a valid idempotency key (checked

@@ -1,9 +1,9 @@
 /**
  * @file sandbox0/server.h
- * @brief `s0 serve`: the local backend over HTTP (design.md §1.3, §6).
+ * @brief `s0 serve`: the local backend over HTTP (docs/architecture.md; docs/decisions.md).
  *
  * An ::s0_server exposes an ::s0_local backend with the Sandbox0 wire
- * format (docs/api.md) on a loopback address or a unix socket, so any
+ * format (docs/wire.md) on a loopback address or a unix socket, so any
  * Sandbox0 client — the official SDKs, curl, this library's HTTP client —
  * can use it. Requests go through the same router as s0_client_new_local(),
  * so the in-process and HTTP faces cannot drift.
@@ -15,7 +15,7 @@
  * `GET /metadata` need no key. An unknown key answers 401 `unauthorized`.
  *
  * Every connection is served by its own thread, so a request waiting for a
- * sandbox to wake (up to 45 s, design.md §6 "Auto-resume on access") never
+ * sandbox to wake (up to 45 s, docs/decisions.md "Auto-resume on access") never
  * delays `/healthz` or other requests.
  *
  * Request limits, each answered with an error envelope: a request target
@@ -66,9 +66,9 @@ typedef void (*s0_server_log_cb)(const char *line, void *payload);
  *  (authenticated); without it those paths answer 404. */
 #define S0_SERVER_ENABLE_ADMIN 0x1u
 /** Emit "0001-01-01T00:00:00Z" instead of null for unset expiries (the
- *  published Python SDK's requirement, api.md §3.0). */
+ *  published Python SDK's requirement, docs/wire.md §3.0). */
 #define S0_SERVER_ZERO_TIME_COMPAT 0x2u
-/** Answer an accepted pause with 200 instead of 202 (api.md §6.3; the
+/** Answer an accepted pause with 200 instead of 202 (docs/wire.md §6.3; the
  *  published Python and old Go SDKs reject 202). */
 #define S0_SERVER_PAUSE_200_ONLY 0x4u
 

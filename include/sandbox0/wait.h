@@ -1,7 +1,7 @@
 /**
  * @file sandbox0/wait.h
  * @brief Lifecycle waits: pause_and_wait, resume_and_wait and the generic
- * wait (design.md §4, §6 "Wait helpers"; api.md §4.2; seed "Pause And Resume").
+ * wait (docs/decisions.md "Wait helpers"; docs/wire.md §4.2; CL-01..CL-07).
  *
  * Rules the helpers enforce:
  * - the first poll is immediate; later polls back off from
@@ -47,7 +47,7 @@
 
 /** Default deadline of filesystem-mode waits (60 s). */
 #define S0_WAIT_DEFAULT_TIMEOUT_MS 60000
-/** Default deadline of memory-mode waits (360 s, the seed's example budget). */
+/** Default deadline of memory-mode waits (360 s, the budget of CL-14's example). */
 #define S0_WAIT_DEFAULT_MEMORY_TIMEOUT_MS 360000
 
 /**

@@ -1,5 +1,6 @@
 /*
- * The s0 command line (design.md §1.3, §6; api.md §1.2, §5): shared types.
+ * The s0 command line (docs/architecture.md; docs/decisions.md; docs/wire.md §1.2, §5): shared
+ * types.
  *
  * The program uses the public API only (<sandbox0/sandbox0.h> and
  * <sandbox0/server.h>) plus libyaml for YAML output and config files. Each
@@ -98,7 +99,7 @@ void cli_print_help(const cli *c, FILE *f);
 void cli_print_usage_line(const cli *c, FILE *f);
 
 /* ---- connection (connect.c, localsrv.c) ---- */
-/* Make c->client per api.md §1.2 and design.md §6; prints the error itself. */
+/* Make c->client per docs/wire.md §1.2 and docs/decisions.md; prints the error itself. */
 int cli_connect(cli *c);
 void cli_disconnect(cli *c);
 /*

@@ -2,7 +2,7 @@
  * `s0 sandbox exec` and `s0 sandbox run` (issue #8: what the official CLI
  * lacks): a one-shot command in a `cmd` context, or a line of the simulated
  * shell in a REPL context whose variables, cwd and background jobs persist
- * across runs (and across memory pause/resume). api.md §8.1: exec exits
+ * across runs (and across memory pause/resume). docs/wire.md §8.1: exec exits
  * locally with the remote non-zero exit code.
  */
 #include <stdlib.h>

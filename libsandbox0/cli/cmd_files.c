@@ -1,7 +1,7 @@
 /*
  * `s0 sandbox files -s <id> ls|cat|stat|mkdir|rm|mv|upload|download|write`
- * (api.md §3.9, §5). `watch` needs the WebSocket endpoint, deferred by
- * design.md §6.
+ * (docs/wire.md §3.9, §5). `watch` needs the WebSocket endpoint, deferred by
+ * docs/decisions.md.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,7 +34,7 @@ static const char *sandbox_id(cli *c)
 		return rc
 
 /*
- * With --local the runtime lives in this process only (design.md §6): when
+ * With --local the runtime lives in this process only (docs/decisions.md): when
  * the command exits, every running sandbox with auto-resume on is paused
  * filesystem-only (cli_disconnect) so what its files gained is committed,
  * and the next command's request resumes it. One with auto-resume off is

@@ -1,5 +1,5 @@
 /*
- * `s0 sandbox pause|resume|fork` (api.md §3.7, §3.8, §4.1, §5; behaviours.md CL-17).
+ * `s0 sandbox pause|resume|fork` (docs/wire.md §3.7, §3.8, §4.1, §5; docs/behaviours.md CL-17).
  *
  * Without --wait, pause and resume send one request and print the official
  * CLI's text. With --wait they run s0_sandbox_pause_and_wait /

@@ -1,5 +1,5 @@
 /*
- * `s0 sandbox create|get|list|status|update|delete|refresh` (api.md §3.1–3.7, §5):
+ * `s0 sandbox create|get|list|status|update|delete|refresh` (docs/wire.md §3.1–3.7, §5):
  * the official CLI's flags and outputs.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * `s0 serve`: the local backend over HTTP (design.md §1.3, §6).
+ * `s0 serve`: the local backend over HTTP (docs/architecture.md; docs/decisions.md).
  *
  * Opens the data directory with s0_local_open (one opener per directory),
  * serves it with s0_server_new on a loopback address, announces the address

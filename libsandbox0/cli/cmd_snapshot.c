@@ -1,4 +1,4 @@
-/* `s0 sandbox snapshot create|list|get|delete|restore` (api.md §3.8, §5). */
+/* `s0 sandbox snapshot create|list|get|delete|restore` (docs/wire.md §3.8, §5). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /*
- * Where the s0 program connects (api.md §1.2, design.md §6):
+ * Where the s0 program connects (docs/wire.md §1.2, docs/decisions.md):
  *
  *   --local DIR          an embedded backend on DIR, for this one command;
  *   --api-url URL        > $SANDBOX0_BASE_URL > the profile's `api-url`: that

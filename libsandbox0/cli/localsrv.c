@@ -1,5 +1,5 @@
 /*
- * The per-user local server (design.md §6 "Local mode outside tests").
+ * The per-user local server (docs/decisions.md "Local mode outside tests").
  *
  * The simulated runtime lives in the memory of the process that opened the
  * data directory, so commands do not embed a backend each: they talk to one
@@ -13,7 +13,7 @@
  * readiness by writing to an inherited pipe (S0_SERVE_READY_FD) after
  * server.json is in place, so the wait is event-driven and bounded. If two
  * commands race, the loser's server exits with SERVE_EXIT_LOCKED (the data
- * directory lock, design.md §6) and its command waits for the winner's
+ * directory lock, docs/decisions.md) and its command waits for the winner's
  * server.json.
  */
 #include <arpa/inet.h>
@@ -100,7 +100,7 @@ static int wait_fd(int fd, short events, int timeout_ms)
 	return rc;
 }
 
-/* GET /healthz answers 200 within the budget (no key needed, api.md §1.2). */
+/* GET /healthz answers 200 within the budget (no key needed, docs/wire.md §1.2). */
 bool localsrv_healthy(const char *url, int budget_ms)
 {
 	char host[64];

@@ -1,5 +1,5 @@
 /*
- * s0: the command line of libsandbox0 (design.md §1.3, §6; api.md §5).
+ * s0: the command line of libsandbox0 (docs/architecture.md; docs/decisions.md; docs/wire.md §5).
  *
  * `s0 sandbox …` mirrors the official CLI's commands and outputs; `s0
  * serve` runs the local backend over HTTP; `s0 demo` walks through the

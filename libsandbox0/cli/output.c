@@ -1,4 +1,4 @@
-/* Output of the s0 program: -o json|yaml, tables, error lines (api.md §5). */
+/* Output of the s0 program: -o json|yaml, tables, error lines (docs/wire.md §5). */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,7 +169,7 @@ void print_sandbox_table(const s0_sandbox_info *sb, FILE *f)
 	if (mem)
 		kv_add(&t, "Memory:", mem);
 	kv_add(&t, "Pod Name:", s0_sandbox_info_pod_name(sb));
-	/* additions of this implementation (seed "Pause And Resume") */
+	/* additions of this implementation (INS-02) */
 	kv_add(&t, "Runtime ID:", *s0_sandbox_info_runtime_id(sb) ? s0_sandbox_info_runtime_id(sb)
 	                                                           : "-");
 	snprintf(gen, sizeof gen, "%lld", (long long)s0_sandbox_info_runtime_generation(sb));

@@ -1,4 +1,4 @@
-/* The process APIs: contexts, exec and sessions (api.md §8). */
+/* The process APIs: contexts, exec and sessions (docs/wire.md §8). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* s0_file_info / s0_file_list: FileInfo objects (api.md §3.9). */
+/* s0_file_info / s0_file_list: FileInfo objects (docs/wire.md §3.9). */
 #include <stdlib.h>
 #include <string.h>
 

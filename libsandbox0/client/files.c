@@ -1,4 +1,4 @@
-/* The files API (api.md §3.9–3.10). */
+/* The files API (docs/wire.md §3.9–3.10). */
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>

@@ -9,13 +9,13 @@
  * curl issues #4915, #9404). Instead each exchange borrows a (multi, easy)
  * pair from a small pool: the pair is used by one thread at a time, its
  * multi handle keeps its own keep-alive connections between exchanges, and
- * a cancel token wakes it with curl_multi_wakeup() (design.md §6 "Wait
+ * a cancel token wakes it with curl_multi_wakeup() (docs/decisions.md "Wait
  * helpers").
  *
  * Replays: libcurl silently resends a request whose reused keep-alive
  * connection died before any response byte arrived. That is fine for GET,
  * PUT and DELETE, but a POST (claim, pause, resume, fork…) may already have
- * reached the server, and api.md §1.3 / design.md §6 allow no automatic
+ * reached the server, and docs/wire.md §1.3 / docs/decisions.md allow no automatic
  * repeat of it. A POST therefore always goes on a fresh connection (where
  * libcurl never replays), unless it carries an Idempotency-Key, which makes
  * a replay safe (the rule Go's net/http follows).

@@ -127,7 +127,7 @@ static int add_std_headers(s0_client *c, const s0__call *call, s0__http_request 
 	if (!s0__headers_get(x, "User-Agent"))
 		rc |= s0__headers_add(h, "User-Agent", c->user_agent);
 	/* A raw file read must not ask for JSON: procd answers the base64 JSON
-	 * form when Accept contains application/json (api.md §3.9). */
+	 * form when Accept contains application/json (docs/wire.md §3.9). */
 	if (!s0__headers_get(x, "Accept"))
 		rc |= s0__headers_add(h, "Accept", call->raw_reply ? "*/*" : "application/json");
 	if (c->team_id && !s0__headers_get(x, "X-Team-ID"))

@@ -57,7 +57,7 @@ static int check_types(const cJSON *o, s0_error **err)
 			return s0__error_set(err, S0_EPROTOCOL, "unexpected_response",
 			                     "sandbox field \"%s\" is not a string", strs[k]);
 	}
-	/* null reads as absent, as for the strings (api.md §3.0 tolerance) */
+	/* null reads as absent, as for the strings (docs/wire.md §3.0 tolerance) */
 	const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "paused");
 	if (p && !cJSON_IsBool(p) && !cJSON_IsNull(p))
 		return s0__error_set(err, S0_EPROTOCOL, "unexpected_response",

@@ -1,4 +1,4 @@
-/* Sandbox lifecycle endpoints (api.md §3.1–3.7). */
+/* Sandbox lifecycle endpoints (docs/wire.md §3.1–3.7). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* RootFS snapshots, restore and fork (api.md §3.8, §6.7). */
+/* RootFS snapshots, restore and fork (docs/wire.md §3.8, §6.7). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /*
- * The client's private transport vtable (style.md 2.2.16, curl's vtls):
+ * The client's private transport vtable (modelled on curl's vtls):
  * the HTTP transport (libcurl) and the in-process transport of the local
  * backend implement it, so endpoint, wait and files code is identical for
  * both.

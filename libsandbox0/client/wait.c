@@ -1,6 +1,6 @@
 /*
- * Lifecycle waits (sandbox0/wait.h; design.md §4 and §6 "Wait helpers";
- * api.md §4.2, §6.3–6.6; behaviours.md CL-01..CL-09).
+ * Lifecycle waits (sandbox0/wait.h; docs/decisions.md "Wait helpers";
+ * docs/wire.md §4.2, §6.3–6.6; docs/behaviours.md CL-01..CL-09).
  *
  * One engine runs all three helpers. A wait is a sequence of steps separated
  * by sleeps on the client's clock:
@@ -487,7 +487,7 @@ static int judge(wait_run *w, const s0_sandbox_info *i, s0_error **err)
 	}
 }
 
-/* Resume's goal from the first read (api.md §4.2, CL-04). */
+/* Resume's goal from the first read (docs/wire.md §4.2, CL-04). */
 static int64_t resume_target(const s0_sandbox_info *before)
 {
 	int64_t g = s0_sandbox_info_runtime_generation(before);

@@ -10,7 +10,7 @@
 
 #include "common/internal.h"
 
-/* Defaults of s0_wait_options (design.md §6 "Wait helpers"). */
+/* Defaults of s0_wait_options (docs/decisions.md "Wait helpers"). */
 #define S0__WAIT_POLL_INITIAL_MS 100
 #define S0__WAIT_POLL_MAX_MS 500
 #define S0__WAIT_BACKOFF_PCT 150

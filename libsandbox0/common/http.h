@@ -2,7 +2,7 @@
  * The one in-memory shape of an HTTP exchange, shared by the client's
  * transports (libsandbox0/client) and the local router (libsandbox0/local/api)
  * so that the in-process transport and the HTTP server cannot drift
- * (design.md §2).
+ * (docs/architecture.md "Layers").
  */
 #ifndef S0_HTTP_H
 #define S0_HTTP_H

@@ -1,7 +1,7 @@
 /*
  * Internal helpers shared by every component: allocation with the live
  * object counter, error construction, string helpers.
- * Cross-file internal symbols use the s0__ prefix (style.md 2.1.5).
+ * Cross-file internal symbols use the s0__ prefix.
  */
 #ifndef S0_INTERNAL_H
 #define S0_INTERNAL_H

@@ -24,7 +24,7 @@ int s0_local_options_init(s0_local_options *opts, uint32_t version)
 	return S0_OK;
 }
 
-/* Exclusive lock on <dir>/lock, holding our pid (design.md §6). */
+/* Exclusive lock on <dir>/lock, holding our pid (docs/decisions.md). */
 static int lock_dir(const char *dir, int *fd_out, s0_error **err)
 {
 	char *path = s0__asprintf("%s/lock", dir);

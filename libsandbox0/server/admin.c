@@ -1,5 +1,5 @@
 /*
- * Admin routes of `s0 serve --enable-admin` (design.md §6 "Faults and
+ * Admin routes of `s0 serve --enable-admin` (docs/decisions.md "Faults and
  * inspection"): POST /admin/v1/faults {name, mode, count, delay_ms} arms a
  * fault, DELETE /admin/v1/faults {name} (or ?name=) releases it, POST
  * /admin/v1/clock {advance_ms} moves the manual clock, GET

@@ -1,5 +1,5 @@
 /*
- * The HTTP adapter (libmicrohttpd) of `s0 serve`, design.md §2 "server/".
+ * The HTTP adapter (libmicrohttpd) of `s0 serve`, docs/architecture.md "Layers".
  * The core is generic: it authenticates, enforces limits, keeps request
  * ids and the access log, and hands each request to a handler callback —
  * in production the router over the engine (glue.c), in tests a test handler.
@@ -38,7 +38,7 @@ typedef int (*s0__server_handler_fn)(void *ctx, const s0__server_call *call,
 typedef size_t (*s0__server_limit_fn)(void *ctx, const char *method, const char *path,
                                       const char **wire_code);
 
-/* The admin endpoints' backend (design.md §6 "Faults and inspection"). */
+/* The admin endpoints' backend (docs/decisions.md "Faults and inspection"). */
 typedef struct s0__server_admin_ops {
 	void *ctx;
 	/* mode: s0_fault_mode; count 0 = until released. */
@@ -68,7 +68,7 @@ typedef struct s0__server_admin_ops {
  * HTML 414/431: measured with 0.9.75, a request target over ~127 KiB, or
  * some 1,500+ header fields however short (MHD keeps a record per field in
  * the same pool). Clients must tolerate a non-envelope error body anyway
- * (api.md §2.1).
+ * (docs/wire.md §2.1).
  * MHD zeroes the whole pool between keep-alive requests, so the pool is
  * also the resident cost of each busy connection (256 x 128 KiB = 32 MiB).
  */

@@ -51,7 +51,7 @@ char *fz_substitute(const fz_engine *f, const char *s, size_t n, size_t *out_len
  */
 int fz_route(fz_engine *f, const char *team, const s0__http_request *req);
 
-/* A request of the seed shape "METHOD PATH [BODY]" (placeholders allowed),
+/* A request written as "METHOD PATH [BODY]" (placeholders allowed),
  * routed and checked like fz_route(); for fixtures and soak loops. */
 int fz_call(fz_engine *f, const char *method, const char *path, const char *body);
 

@@ -100,7 +100,7 @@ describe("authentication: 401 unauthorized", () => {
 	test("a token that is not an API key, and no token at all", async () => {
 		const jwt = new Client({ token: "eyJhbGciOiJIUzI1NiJ9.e30.x", baseUrl: h.server.url });
 		await expectAPIError(() => jwt.sandboxes.list(), 401, "unauthorized");
-		/* the SDK omits Authorization for an empty token (api.md §1.1) */
+		/* the SDK omits Authorization for an empty token (docs/wire.md §1.1) */
 		const none = new Client({ token: "", baseUrl: h.server.url });
 		await expectAPIError(() => none.sandboxes.list(), 401, "unauthorized",
 			/missing authorization header/);

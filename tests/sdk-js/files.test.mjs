@@ -1,6 +1,6 @@
 // The official SDK's files calls against `s0 serve`: writeFile, readFile,
 // mkdir, listFiles, statFile, moveFile, deleteFile, their error codes
-// (api.md §3.10) and the runtime-access rules for paused sandboxes (§3.9).
+// (docs/wire.md §3.10) and the runtime-access rules for paused sandboxes (§3.9).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
@@ -20,7 +20,7 @@ async function rawStat(id, path) {
 	return r;
 }
 
-/** The SDK's FileInfo equals the wire FileInfo (api.md §3.9). */
+/** The SDK's FileInfo equals the wire FileInfo (docs/wire.md §3.9). */
 function assertInfoEquals(s, d) {
 	assert.equal(typeof d.name, "string");
 	assert.equal(typeof d.path, "string");
@@ -83,7 +83,7 @@ describe("files", () => {
 		await box.mkdir("/workspace/dir", true); /* recursive on an existing dir: fine */
 		await box.mkdir("/workspace/a/b/c", true);
 		h.wire.expectLast("POST", `${SB}/${sb.id}/files`, 201);
-		/* a missing parent without recursive: 404 (api.md §3.10 names no code for it) */
+		/* a missing parent without recursive: 404 (docs/wire.md §3.10 names no code for it) */
 		await expectAPIError(() => box.mkdir("/workspace/x/y/z"), 404,
 			["directory_not_found", "file_not_found"]);
 		await box.writeFile("/workspace/dir/one.txt", "1");

@@ -89,7 +89,7 @@ export async function startServer(extraArgs = []) {
 /**
  * Records method, path and HTTP status of every response the SDK receives
  * (a documented ClientOptions.middleware hook; it changes nothing), so the
- * tests can hold the server to the exact success statuses of api.md §3.0.
+ * tests can hold the server to the exact success statuses of docs/wire.md §3.0.
  */
 export function wireRecorder() {
 	const seen = [];
@@ -210,7 +210,7 @@ export function checkStatus(v, what = "status") {
 	assert.ok(STATUSES.includes(v), `${what} ${JSON.stringify(v)} is not a SandboxLifecycleStatus`);
 }
 
-/** Wire `Sandbox` (api.md §3.3): required keys, types, enum, timestamps. */
+/** Wire `Sandbox` (docs/wire.md §3.3): required keys, types, enum, timestamps. */
 export function checkSandboxWire(d) {
 	for (const k of ["id", "template_id", "team_id", "pod_name"])
 		assert.equal(typeof d[k], "string", `Sandbox.${k}`);
@@ -227,7 +227,7 @@ export function checkSandboxWire(d) {
 	}
 }
 
-/** Wire `SandboxSummary` (api.md §3.2). */
+/** Wire `SandboxSummary` (docs/wire.md §3.2). */
 export function checkSummaryWire(d) {
 	for (const k of ["id", "template_id"])
 		assert.equal(typeof d[k], "string", `SandboxSummary.${k}`);
@@ -305,7 +305,7 @@ export function fromNow(wire) {
 }
 
 /*
- * Every exchange the SDK made, held to api.md §2.1 and §3.0: the envelope,
+ * Every exchange the SDK made, held to docs/wire.md §2.1 and §3.0: the envelope,
  * the exact success status of the route, enum values, required fields.
  * Each suite ends with it (audit test), so a rendering slip in any call is
  * caught even where a test did not look at that field.

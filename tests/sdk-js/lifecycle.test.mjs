@@ -29,7 +29,7 @@ describe("claim", () => {
 		const sb = await claim();
 		const wire = h.wire.seen[h.wire.seen.length - 1].json;
 		const d = await h.state(sb.id);
-		/* ClaimResponse (api.md §3.1, §6.2) as sent */
+		/* ClaimResponse (docs/wire.md §3.1, §6.2) as sent */
 		assert.equal(wire.success, true);
 		assert.deepEqual(Object.keys(wire.data).sort(),
 			["pod_name", "runtime_id", "sandbox_id", "status", "template"]);
@@ -109,7 +109,7 @@ describe("get and status", () => {
 		assert.equal(st.podName, d.pod_name);
 		assert.equal(st.status, d.status);
 		checkStatus(raw.status);
-		/* the status endpoint uses whole seconds (api.md §1.1, §3.4) */
+		/* the status endpoint uses whole seconds (docs/wire.md §1.1, §3.4) */
 		assert.match(st.claimedAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
 		assert.match(st.createdAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
 		assert.equal(Date.parse(st.createdAt), Math.floor(Date.parse(d.created_at) / 1000) * 1000);
@@ -391,7 +391,7 @@ describe("pause and resume", () => {
 		const sb = await claim();
 		const before0 = await h.state(sb.id);
 		const p = await h.raw("POST", `${SB}/${sb.id}/pause`, { body: { memory: true } });
-		/* accepted once capture is authorised (design.md §6 "Memory pause acceptance") */
+		/* accepted once capture is authorised (docs/decisions.md "Memory pause acceptance") */
 		assert.equal(p.status, 200, p.text);
 		assert.equal(p.json.success, true);
 		assert.equal(p.json.data.paused, false);

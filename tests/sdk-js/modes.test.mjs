@@ -1,6 +1,6 @@
 // Server modes the official SDK must live with: a pause accepted while the
-// node channel is down (202 by default, 200 with --sdk-compat; api.md §6.3)
-// and the zero time for unset expiries under --sdk-compat (api.md §3.0).
+// node channel is down (202 by default, 200 with --sdk-compat; docs/wire.md §6.3)
+// and the zero time for unset expiries under --sdk-compat (docs/wire.md §3.0).
 // Faults are armed through `s0 serve --enable-admin`.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";

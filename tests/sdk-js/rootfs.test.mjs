@@ -22,7 +22,7 @@ async function read(id, path) {
 	return dec.decode(await h.sdk.sandbox(id).readFile(path));
 }
 
-/** Wire `SandboxRootFSSnapshot` (api.md §3.8) against the SDK's model. */
+/** Wire `SandboxRootFSSnapshot` (docs/wire.md §3.8) against the SDK's model. */
 function assertSnapshotEquals(s, d) {
 	assert.equal(typeof d.id, "string");
 	assert.equal(s.id, d.id);
@@ -71,7 +71,7 @@ describe("snapshots", () => {
 		const snap2 = await h.sdk.sandboxes.createRootFSSnapshot(sb.id);
 		h.wire.expectLast("POST", `${SB}/${sb.id}/snapshots`, 201);
 		assert.equal(snap2.name, undefined);
-		/* the manager's Go zero time for "no expiry" (api.md §3.8) */
+		/* the manager's Go zero time for "no expiry" (docs/wire.md §3.8) */
 		assert.equal((await snapshotState(snap2.id)).expires_at, ZERO_TIME);
 		assert.equal(snap2.expiresAt.getTime(), Date.parse(ZERO_TIME));
 

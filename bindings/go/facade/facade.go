@@ -1,5 +1,5 @@
 // Package facade is a UCloud/E2B-style facade over the sandbox0 client
-// (seed "Sandbox persistence"), in Go's idiom:
+// (UC-01..UC-16), in Go's idiom:
 //
 //	sbx, err := facade.Create(ctx, client, &facade.CreateOptions{
 //		Timeout:   10 * time.Minute,
@@ -9,7 +9,7 @@
 //	same, err := facade.Connect(ctx, client, sbx.ID(), time.Minute)
 //	err = same.Kill(ctx)                             // or facade.Kill(ctx, client, id)
 //
-// How it maps onto Sandbox0 (api.md §6.10, behaviours UC-01..UC-12):
+// How it maps onto Sandbox0 (docs/wire.md §6.10, behaviours UC-01..UC-12):
 //
 //   - Create with OnTimeout "kill" (the default) claims with ttl 0 and
 //     hard_ttl = Timeout: at the timeout the sandbox is deleted; "pause"
@@ -76,7 +76,7 @@ type CreateOptions struct {
 // State is a UCloud-style sandbox state.
 type State string
 
-// The states (seed "Status flow").
+// The states (UC-06).
 const (
 	StateRunning      State = "running"
 	StatePaused       State = "paused"

@@ -1,5 +1,5 @@
 /**
- * A UCloud/E2B-style facade (seed "Sandbox persistence"), as the Python
+ * A UCloud/E2B-style facade (UC-01..UC-16), as the Python
  * package has it, in TypeScript's idiom:
  *
  *     const sbx = await Sandbox.create({ timeout: 600, lifecycle: { onTimeout: "pause" } });

@@ -123,7 +123,7 @@ export class LocalBackend {
 		await call(native.templateBuild(this.handle, name, dir ?? null, options.sizeBytes ?? 0, options.ephemeralMounts ?? null));
 	}
 
-	/** Arm a named fault point (behaviours.md's stand-in table), e.g. `capture@commit`. */
+	/** Arm a named fault point (docs/behaviours.md's stand-in table), e.g. `capture@commit`. */
 	armFault(name: string, options: FaultOptions = {}): void {
 		const mode = FAULT_MODES[options.mode ?? "fail"];
 		if (mode === undefined)

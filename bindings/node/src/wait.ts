@@ -1,6 +1,6 @@
 /**
  * Wait options and the bridge from AbortSignal to the library's cancel
- * token (design.md §6 "Wait helpers"; README "Waits").
+ * token (docs/decisions.md "Wait helpers"; README "Waits").
  */
 import { call, toError } from "./errors.js";
 import { Code } from "./errors.generated.js";

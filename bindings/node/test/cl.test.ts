@@ -1,5 +1,5 @@
-// The client lifecycle rules (behaviours.md CL-01..CL-13, CL-15) through the
-// TypeScript API, against s0 serve behind a recording proxy, as design.md §6
+// The client lifecycle rules (docs/behaviours.md CL-01..CL-13, CL-15) through the
+// TypeScript API, against s0 serve behind a recording proxy, as docs/decisions.md
 // settles them (README "Deviations" lists where it overrides CL-06/CL-10).
 import assert from "node:assert/strict";
 import { after, afterEach, before, test } from "node:test";

@@ -1,7 +1,7 @@
 // examples/node: `tsc --noEmit --strict` over them, then each compiled and
 // run offline against the installed-layout package; and the `npm pack`
 // tarball installed into a throwaway project (the addon compiled at
-// install time, nothing downloaded) type-checking the seed's snippet
+// install time, nothing downloaded) type-checking the snippet of CL-15
 // against the packed .d.ts and running it.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";

@@ -1,4 +1,4 @@
-// The UCloud/E2B-style facade (seed 004) on the embedded backend.
+// The UCloud/E2B-style facade (UC-01..UC-16) on the embedded backend.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 

@@ -1,5 +1,5 @@
-// The product document's TypeScript snippet (seed 000 "Explicit Memory Pause
-// And Resume"), verbatim, against s0 serve and against the embedded backend
+// The product document's TypeScript snippet (MEM-01..MEM-13), verbatim, against s0 serve and
+// against the embedded backend
 // (CL-15). Only the import differs from the official package.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -10,7 +10,7 @@ import { openLocal, startRemote } from "./helpers.js";
 import type { Remote } from "./helpers.js";
 
 async function seedSnippet(client: Client, sandbox: SandboxModel): Promise<void> {
-	// ---- verbatim from the seed ----
+	// ---- verbatim from CL-15 ----
 await client.sandboxes.pauseAndWait(sandbox.id, {
 memory: true,
 timeoutMs: 360_000,
@@ -19,7 +19,7 @@ await client.sandboxes.resumeAndWait(sandbox.id, {
 memory: true,
 timeoutMs: 360_000,
 });
-	// ---- end of the seed ----
+	// ---- end of CL-15's snippet ----
 }
 
 let remote: Remote;

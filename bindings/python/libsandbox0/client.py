@@ -569,7 +569,7 @@ class Files:
 
 
 class Contexts:
-    """Process contexts (``client.contexts``, api.md §8.1): a ``repl`` (a
+    """Process contexts (``client.contexts``, docs/wire.md §8.1): a ``repl`` (a
     stateful shell whose variables, working directory and background jobs
     live in process memory) or a ``cmd`` (one argv). Results are the
     ``data`` objects of the API as plain dicts (ContextResponse,

@@ -1,4 +1,4 @@
-"""A UCloud/E2B-style facade over the client (seed "Sandbox persistence").
+"""A UCloud/E2B-style facade over the client (UC-01..UC-16).
 
 ::
 
@@ -9,7 +9,7 @@
     same = Sandbox.connect(sbx.sandbox_id, timeout=60)
     same.kill()                       # or Sandbox.kill(sandbox_id)
 
-How it maps onto Sandbox0 (api.md §6.10, behaviours UC-01..UC-12):
+How it maps onto Sandbox0 (docs/wire.md §6.10, behaviours UC-01..UC-12):
 
 - ``create(timeout=t, lifecycle={"on_timeout": "kill"})`` (the default) claims
   with ``ttl = 0, hard_ttl = t``: at the timeout the sandbox is deleted;
@@ -59,7 +59,7 @@ from .models import FileInfo, SandboxStatus, Snapshot
 DEFAULT_TIMEOUT_SEC = 300
 """UCloud's default sandbox timeout (5 minutes)."""
 MEMORY_WAIT_SEC = 360
-"""Budget of the memory pause/resume waits (the seed's example budget)."""
+"""Budget of the memory pause/resume waits (CL-14's example budget)."""
 DEFAULT_TEMPLATE = "default"
 DEFAULT_PAGE_SIZE = 100
 
@@ -100,7 +100,7 @@ def default_client() -> Client:
 
 
 class SandboxState(str, enum.Enum):
-    """UCloud-style states (seed "Status flow")."""
+    """UCloud-style states (UC-06)."""
 
     RUNNING = "running"
     PAUSED = "paused"
@@ -136,7 +136,7 @@ def _seconds(value: Any, name: str) -> int:
 def claim_config(timeout: Optional[float] = None,
                  lifecycle: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """The ``SandboxConfig`` fields ``Sandbox.create`` sends:
-    ``{"ttl", "hard_ttl", "auto_resume"}`` (api.md §6.10)."""
+    ``{"ttl", "hard_ttl", "auto_resume"}`` (docs/wire.md §6.10)."""
     t = DEFAULT_TIMEOUT_SEC if timeout is None else _seconds(timeout, "timeout")
     lc = dict(lifecycle or {})
     unknown = set(lc) - {"on_timeout", "auto_resume"}
@@ -178,7 +178,7 @@ def _reset_timeout(client: Client, sandbox: SandboxModel, timeout: int) -> None:
 def _pause(client: Client, sandbox_id: str) -> None:
     """Memory pause and wait; a kill-on-timeout sandbox then has its hard
     deadline cleared (hard_ttl=0): paused sandboxes remain until deleted
-    (seed 004), and ``connect`` re-arms the deadline."""
+    (UC-10), and ``connect`` re-arms the deadline."""
     kill_mode = _kill_on_timeout(client.sandboxes.get(sandbox_id))
     client.sandboxes.pause_and_wait(sandbox_id, memory=True, timeout_sec=MEMORY_WAIT_SEC)
     if kill_mode:

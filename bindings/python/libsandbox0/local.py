@@ -92,7 +92,7 @@ class LocalBackend:
 
     def arm_fault(self, name: str, count: int = 1, mode: Union[str, int] = "fail",
                   delay_sec: float = 0.0) -> None:
-        """Arm a named fault point (behaviours.md stand-in table): ``carrier``,
+        """Arm a named fault point (docs/behaviours.md "Fault points"): ``carrier``,
         ``capacity``, ``nbd_device``, ``node_channel``, ``object_store``,
         ``meta_store``, ``procd_not_ready``, ``resume_delay``,
         ``manager_restart``… (``name@step`` narrows to a step).

@@ -1,4 +1,4 @@
-"""The per-user local server (design.md §6 "Local mode outside tests").
+"""The per-user local server (docs/decisions.md "Local mode outside tests").
 
 With no API configured, the facade does not embed a backend per process (the
 simulated runtime lives in process memory, so two programs would not see the

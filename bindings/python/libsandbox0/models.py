@@ -17,7 +17,7 @@ from ._util import from_unix_ms
 
 
 class SandboxStatus(str, enum.Enum):
-    """The wire's ``SandboxLifecycleStatus`` (api.md §3.11). ``paused`` is a
+    """The wire's ``SandboxLifecycleStatus`` (docs/wire.md §3.11). ``paused`` is a
     separate boolean on :class:`Sandbox`: a memory-pause recovery can read
     ``failed`` with ``paused`` true. Compares equal to its string value."""
 

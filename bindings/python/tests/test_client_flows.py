@@ -1,5 +1,5 @@
-"""The product document's flows end to end on the embedded backend (seed
-000 "Pause And Resume", behaviours CL-14), through the Python client."""
+"""The product document's flows end to end on the embedded backend (CL-14),
+through the Python client."""
 from __future__ import annotations
 
 import math
@@ -27,7 +27,7 @@ class SeedFlows(BackendCase):
         self.assertEqual(cm.exception.code, "file_not_found")
 
     def test_CL14_seed_python_calls(self) -> None:
-        """The seed's Python example verbatim (memory=True, timeout_sec=360):
+        """CL-14's Python example verbatim (memory=True, timeout_sec=360):
         the memory pause retains the execution image and the memory resume
         restores it at generation + 1."""
         client = self.client

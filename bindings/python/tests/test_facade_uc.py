@@ -1,5 +1,5 @@
-"""The UCloud-style facade (seed 004 "Sandbox persistence"), one test per
-UC- row of behaviours.md (or an explicit skip naming what is missing)."""
+"""The UCloud-style facade (UC-01..UC-16), one test per
+UC- row of docs/behaviours.md (or an explicit skip naming what is missing)."""
 from __future__ import annotations
 
 import json
@@ -119,7 +119,7 @@ class UCloudFacade(FacadeCase):
         sbx.kill()
 
     def test_UC02_UC03_memory_state_survives(self) -> None:
-        """The seed's flow: pause() keeps processes, variables and memory
+        """UC-02 and UC-03: pause() keeps processes, variables and memory
         data; connect() from a new client holding only the id restores
         them (same PID, new runtime, generation + 1)."""
         sbx = Sandbox.create(lifecycle={"on_timeout": "pause"})
@@ -342,7 +342,7 @@ class FacadePaginator(FacadeCase):
         self.assertEqual(len(ids), 250)
         paginator = Sandbox.list(query=SandboxQuery(state=[SandboxState.PAUSED]))
         sizes = []
-        # the seed's loop, verbatim
+        # UC-08's loop, verbatim
         sandboxes = paginator.next_items()
         sizes.append(len(sandboxes))
         while paginator.has_next:
@@ -413,7 +413,7 @@ class FacadeTimeouts(FacadeCase):
             self.client.get_sandbox(sid)
 
     def test_UC11_paused_kill_mode_sandbox_is_kept_until_deleted(self) -> None:
-        """Seed 004: "Paused sandboxes will remain until you actively delete
+        """UC-10: "Paused sandboxes will remain until you actively delete
         them" — also with the default on_timeout "kill": pause clears the
         hard deadline, connect re-arms it."""
         for form in ("instance", "class"):

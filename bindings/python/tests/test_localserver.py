@@ -1,4 +1,4 @@
-"""Per-user local server discovery (design.md §6) and the facade's choice of API."""
+"""Per-user local server discovery (docs/decisions.md) and the facade's choice of API."""
 from __future__ import annotations
 
 import json

@@ -113,7 +113,7 @@ void s0__ep_files_stat(s0__rctx *c);
 void s0__ep_files_list(s0__rctx *c);
 void s0__ep_files_move(s0__rctx *c);
 void s0__ep_not_implemented(s0__rctx *c);
-/* ep_procs.c: contexts and sessions (api.md §8) */
+/* ep_procs.c: contexts and sessions (docs/wire.md §8) */
 void s0__ep_ctx_create(s0__rctx *c);
 void s0__ep_ctx_list(s0__rctx *c);
 void s0__ep_ctx_get(s0__rctx *c);

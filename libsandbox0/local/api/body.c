@@ -1,5 +1,5 @@
 /* Request bodies: size and depth caps, duplicate keys, optional JSON objects
- * (api.md §3.0, §6.1). */
+ * (docs/wire.md §3.0, §6.1). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* Files: read, write / mkdir, delete (api.md §3.9). */
+/* Files: read, write / mkdir, delete (docs/wire.md §3.9). */
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>

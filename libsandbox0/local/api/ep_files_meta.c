@@ -1,4 +1,4 @@
-/* Files: stat, list, move (api.md §3.9). */
+/* Files: stat, list, move (docs/wire.md §3.9). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* Restore a paused sandbox's RootFS and fork (api.md §3.8, §6.7). */
+/* Restore a paused sandbox's RootFS and fork (docs/wire.md §3.8, §6.7). */
 #include <string.h>
 
 #include "common/json.h"

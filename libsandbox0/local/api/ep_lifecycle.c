@@ -1,4 +1,4 @@
-/* Pause, resume, refresh (api.md §3.7, §6.1, §6.3, §6.4). */
+/* Pause, resume, refresh (docs/wire.md §3.7, §6.1, §6.3, §6.4). */
 #include "common/json.h"
 #include "local/api/api_internal.h"
 

@@ -1,4 +1,4 @@
-/* List sandboxes: query validation and paging (api.md §3.2). */
+/* List sandboxes: query validation and paging (docs/wire.md §3.2). */
 #include <stdlib.h>
 #include <string.h>
 

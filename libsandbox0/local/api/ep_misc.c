@@ -1,4 +1,4 @@
-/* Unauthenticated service routes and the deferred-route answer (api.md §1.2, §8.4). */
+/* Unauthenticated service routes and the deferred-route answer (docs/wire.md §1.2, §8.4). */
 #include "common/json.h"
 #include "local/api/api_internal.h"
 

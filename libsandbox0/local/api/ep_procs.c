@@ -1,5 +1,5 @@
 /*
- * Contexts and supervised sessions (api.md §8.1, §8.3, §8.4 items 1-3):
+ * Contexts and supervised sessions (docs/wire.md §8.1, §8.3, §8.4 items 1-3):
  * runtime requests, so the runtime-access rules come first
  * (auto-resume, 503 waking up / sandbox_resume_failed, §6.6), then the
  * runtime driver's answers (runtime/runtime.h proc_call) with their exact

@@ -1,4 +1,4 @@
-/* Claim, get, status, update, delete (api.md §3.1, §3.3–§3.6). */
+/* Claim, get, status, update, delete (docs/wire.md §3.1, §3.3–§3.6). */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>

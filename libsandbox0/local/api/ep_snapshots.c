@@ -1,4 +1,4 @@
-/* RootFS snapshots: create, list, get, delete (api.md §3.8). */
+/* RootFS snapshots: create, list, get, delete (docs/wire.md §3.8). */
 #include <stdlib.h>
 #include <string.h>
 

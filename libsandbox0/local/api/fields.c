@@ -1,4 +1,4 @@
-/* Typed request members and the SandboxConfig checks of api.md §3.1 / §3.5. */
+/* Typed request members and the SandboxConfig checks of docs/wire.md §3.1 / §3.5. */
 #include <math.h>
 
 #include "local/api/api_internal.h"

@@ -1,4 +1,4 @@
-/* Shared steps of the files endpoints (api.md §3.9–§3.10). */
+/* Shared steps of the files endpoints (docs/wire.md §3.9–§3.10). */
 #ifndef S0_API_FILES_COMMON_H
 #define S0_API_FILES_COMMON_H
 

@@ -92,7 +92,7 @@ cJSON *s0__render_status(const s0__sandbox_rec *r, bool zero_time)
 	return finish(o, rc);
 }
 
-/* expires_at: the manager's Go zero time when unset, never null (api.md §3.8). */
+/* expires_at: the manager's Go zero time when unset, never null (docs/wire.md §3.8). */
 cJSON *s0__render_snapshot(const s0__snapshot_rec *r)
 {
 	cJSON *o = cJSON_CreateObject();

@@ -1,4 +1,4 @@
-/* Response builders: envelopes, engine errors, raw bodies (api.md §2.1). */
+/* Response builders: envelopes, engine errors, raw bodies (docs/wire.md §2.1). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

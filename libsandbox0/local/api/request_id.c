@@ -1,4 +1,4 @@
-/* X-Request-ID: echo a well-formed inbound id, else make a UUIDv4 (api.md §1.3). */
+/* X-Request-ID: echo a well-formed inbound id, else make a UUIDv4 (docs/wire.md §1.3). */
 #include <sodium.h>
 #include <stdio.h>
 #include <string.h>

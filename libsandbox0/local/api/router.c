@@ -1,4 +1,4 @@
-/* THE router: route table, method and auth checks, dispatch (design.md §2). */
+/* THE router: route table, method and auth checks, dispatch (docs/architecture.md "Layers"). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,7 +63,7 @@ static const route routes[] = {
 	{SB "/*/sessions/*/inputs", "POST", s0__ep_ses_input, R_AUTH},
 	{SB "/*/sessions/*/terminal", "PUT", s0__ep_ses_terminal, R_AUTH},
 	/* the streaming routes and what is left of the process APIs' second
-	 * tier are later issues (design.md §6 "Deferred", api.md §8.4): an
+	 * tier are later issues (docs/decisions.md "Deferred", docs/wire.md §8.4): an
 	 * envelope tells "unsupported" from "unknown sandbox" */
 	{SB "/*/files/watch", NULL, s0__ep_not_implemented, R_AUTH},
 	{SB "/*/contexts/**", NULL, s0__ep_not_implemented, R_AUTH},

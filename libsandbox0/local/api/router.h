@@ -1,11 +1,11 @@
 /*
- * THE router of the local reference backend (design.md §2): one function
+ * THE router of the local reference backend (docs/architecture.md "Layers"): one function
  * turns an HTTP exchange (method, path, query, headers, body) into
  * (status, headers, body) by calling the lifecycle engine. The in-process
  * transport (local/api/transport.c) and the HTTP server (server/) both call
  * it, so the two faces of the backend cannot drift.
  *
- * Wire shapes, statuses and messages follow docs/api.md §1–§3 and §6.
+ * Wire shapes, statuses and messages follow docs/wire.md §1–§3 and §6.
  */
 #ifndef S0_ROUTER_H
 #define S0_ROUTER_H
@@ -21,11 +21,11 @@
 #define S0__REQUEST_ID_MAX 128
 /* JSON bodies (everything but file writes): 1 MiB; over it 413 request_too_large. */
 #define S0__ROUTER_JSON_BODY_MAX ((size_t)1 << 20)
-/* File writes: 100 MiB; over it 413 file_too_large (api.md §3.9). */
+/* File writes: 100 MiB; over it 413 file_too_large (docs/wire.md §3.9). */
 #define S0__ROUTER_FILE_BODY_MAX ((size_t)100 << 20)
 /* Deepest JSON nesting accepted in a request body. */
 #define S0__ROUTER_JSON_DEPTH_MAX 64
-/* Gateway wake budget of a runtime request (design.md §6 "Auto-resume"). */
+/* Gateway wake budget of a runtime request (docs/decisions.md "Auto-resume on access"). */
 #define S0__ROUTER_WAKE_BUDGET_MS 45000
 
 typedef struct s0__router_opts {
@@ -36,9 +36,9 @@ typedef struct s0__router_opts {
 	 * X-Request-ID header, or generated. */
 	const char *request_id;
 	/* Emit "0001-01-01T00:00:00Z" instead of null for unset expiries
-	 * (api.md §3.0, for the published Python SDK). */
+	 * (docs/wire.md §3.0, for the published Python SDK). */
 	bool zero_time_compat;
-	/* Answer an accepted pause with 200 instead of 202 (api.md §6.3; [PY]
+	/* Answer an accepted pause with 200 instead of 202 (docs/wire.md §6.3; [PY]
 	 * and [GO-old] reject 202). */
 	bool pause_200_only;
 	/* Wake budget of runtime requests in ms; 0 = S0__ROUTER_WAKE_BUDGET_MS.

@@ -1,8 +1,8 @@
 /*
- * The copy-on-write block store (design.md §5 "Block store", §6).
+ * The copy-on-write block store (docs/architecture.md "Storage"; docs/decisions.md).
  *
  * A *volume* is a virtual block device of fixed size, cut into chunks of
- * chunk_bytes (a store option, 64 KiB by default — ext4-rootfs.md §6).
+ * chunk_bytes (a store option, 64 KiB by default).
  * A *generation* is an immutable state of a volume: a descriptor object
  * naming a map, a persistent radix tree of 4 KiB map pages (128 entries of
  * 32-byte object ids each; leaves hold chunk ids). All-zero chunks and

@@ -1,6 +1,6 @@
 /*
  * The regional upload reservation of memory captures, shared with
- * migration (seed "Explicit Memory Pause And Resume"; behaviours.md
+ * migration (MFB-10, MFB-12; docs/behaviours.md
  * stand-in `upload_budget_hold`): a byte budget that captures reserve for
  * their upload, a per-image limit enforced at admission, and a hold by
  * which something else (the migration stand-in) occupies part of it.

@@ -1,6 +1,6 @@
 /*
- * The checkpoint engine (design.md §5 "Runtime and checkpoints", §6
- * "Restore of memory", "Memory pause acceptance"): captures the execution
+ * The checkpoint engine (docs/architecture.md "Runtime"; docs/decisions.md "Restore of
+ * memory", "Memory pause acceptance"): captures the execution
  * image a runtime driver hands out (runtime/image.h s0__rt_image_src:
  * memory regions, a state blob, the runtime tmpfs) and (optionally) the
  * sessions registry's blob into the object store, and reads it back for
@@ -8,23 +8,23 @@
  * driver's types: the state blob is opaque to it.
  *
  * Image layout. Heaps are cut into their chunks (1 MiB by default,
- * perf-baselines.md §2.1/§7: best speed and ratio per core, and 1/16 of
+ * the baseline measurements: best speed and ratio per core, and 1/16 of
  * the objects of 64 KiB); the small state, the tmpfs and the sessions are
  * blobs cut into parts of the same size. Every chunk and part is one
  * object: addressed by keyed BLAKE2b, compressed (zstd level -1 by
- * default: perf-baselines.md §2.1, 0–24 % faster than level 1), encrypted
+ * default: the baseline measurements, 0–24 % faster than level 1), encrypted
  * (objects/codec.h). All-zero chunks are no object at all. A manifest
  * object names them all with the matching RootFS generation, the source
  * runtime generation and a compatibility fingerprint; its id is the
  * image id. Chunks and manifest go in one object-store batch: one commit,
- * one batched sync (perf-baselines.md §7), nothing visible before it.
+ * one batched sync (the baseline measurements), nothing visible before it.
  *
  * Incremental capture. A heap chunk not written since the sandbox's
  * previous capture (or restore) keeps the id it had then and is neither
  * read nor rewritten; only dirty chunks are hashed and stored, in
  * parallel on every core with one codec context per thread.
  *
- * Phases (the seed's capture transaction; behaviours.md stand-ins
+ * Phases (MFB-07..MFB-12; docs/behaviours.md stand-ins
  * `prepare_stall`, `upload_budget_hold`, `capture@<phase>`,
  * `capture_uncertain`, `restore`):
  *   prepare   admission against the per-image limit, then a reservation

@@ -1,7 +1,7 @@
 /*
  * The runtime's in-memory tmpfs: the runtime-only trees of a sandbox
  * (/tmp, /proc, /dev, /sys and the template's ephemeral mounts), which
- * never touch the RootFS, its snapshots or its forks (api.md §6.8).
+ * never touch the RootFS, its snapshots or its forks (docs/wire.md §6.8).
  *
  * One s0__tmpfs is one namespace rooted at "/" holding one or more mount
  * points; only paths at or below a mount point belong to it. Directories

@@ -1,6 +1,6 @@
 /*
- * Runtime access for files, contexts and sessions (seed "TTL And Auto
- * Resume", "Gateway timeout budget"; design.md §6 "Auto-resume on access"):
+ * Runtime access for files, contexts and sessions (TTL-05..TTL-11, GW-01..GW-04;
+ * docs/decisions.md "Auto-resume on access"):
  * a running sandbox is pinned for one request; a paused one with
  * auto_resume is woken by a wake thread while the request waits up to its
  * budget on the engine clock, then gets 503 "sandbox is waking up" and the
@@ -29,7 +29,7 @@ static void *wake_main(void *arg)
 	wake_job *j = arg;
 	s0__resume_reply reply;
 	/* an automatic wake follows the committed state: a retained memory
-	 * image is restored when compatible (seed "TTL And Auto Resume") */
+	 * image is restored when compatible (TTL-05..TTL-11) */
 	int rc = s0__engine_resume(j->e, NULL, j->id, true, &reply, NULL);
 	pthread_mutex_lock(&j->e->mu);
 	s0__wake *w = s0__engine_wake_get(j->e, j->id);

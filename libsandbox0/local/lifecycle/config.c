@@ -1,4 +1,4 @@
-/* SandboxConfig validation and application (api.md §3.1, §3.5, §6.10). */
+/* SandboxConfig validation and application (docs/wire.md §3.1, §3.5, §6.10). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,7 +65,7 @@ static int check_shapes(const cJSON *cfg, const char *what, bool update, s0_erro
 	return S0_OK;
 }
 
-/* UCloud-style lifecycle {on_timeout, auto_resume} → ttl/hard_ttl (api.md §6.10). */
+/* UCloud-style lifecycle {on_timeout, auto_resume} → ttl/hard_ttl (docs/wire.md §6.10). */
 static int translate_lifecycle(cJSON *cfg, const char *what, s0_error **err)
 {
 	cJSON *lc = cJSON_DetachItemFromObjectCaseSensitive(cfg, "lifecycle");
@@ -119,7 +119,7 @@ static int merge(s0__sandbox_row *row, const cJSON *cfg, s0_error **err)
 	cJSON_ArrayForEach(it, cfg)
 	{
 		if (cJSON_IsNull(it))
-			continue; /* null = omitted = keep (api.md §3.5; Go's decoding) */
+			continue; /* null = omitted = keep (docs/wire.md §3.5; Go's decoding) */
 		cJSON_DeleteItemFromObjectCaseSensitive(stored, it->string);
 		cJSON_AddItemToObject(stored, it->string, cJSON_Duplicate(it, 1));
 	}

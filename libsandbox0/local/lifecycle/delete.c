@@ -2,7 +2,7 @@
  * Delete and hard-TTL expiry: record termination intent (status
  * terminating), reclaim the runtime and the writable branch, then remove
  * identity, configuration and head in one step. Named snapshots stay
- * (seed "Default Filesystem-Only Behavior", table).
+ * (FS-01..FS-08, table).
  */
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /*
  * The lifecycle engine of the local reference backend: the server side of
- * seeds/000 ("Pause And Resume") run in one process. The router
+ * docs/behaviours.md run in one process. The router
  * (local/api) turns HTTP into these calls and renders their records as the
- * wire JSON of api.md; nothing else writes lifecycle state.
+ * wire JSON of docs/wire.md; nothing else writes lifecycle state.
  *
  * Every call is thread-safe. Calls that take a team only see that team's
  * sandboxes (another team's sandbox is S0_ENOTFOUND). Errors carry the
@@ -58,7 +58,7 @@ typedef struct s0__pause_reply {
 } s0__pause_reply;
 
 /*
- * Pause (api.md §3.7, §6.3; seed "Filesystem Pause Transaction"). Records
+ * Pause (docs/wire.md §3.7, §6.3; PTX-01..PTX-10). Records
  * the durable intent and returns; the transaction runs on the controller.
  * Errors: S0_ENOTFOUND; S0_ECONFLICT lifecycle_conflict (starting, failed,
  * terminating); S0_EUNAVAILABLE memory_unavailable / reservation_unavailable
@@ -72,7 +72,7 @@ typedef struct s0__resume_reply {
 } s0__resume_reply;
 
 /*
- * Resume (seed "Filesystem Resume Transaction"): synchronous; returns once
+ * Resume (RTX-01..RTX-08): synchronous; returns once
  * the new runtime is committed running (or the fallback is durably
  * scheduled). Errors: S0_ENOTFOUND; S0_ECONFLICT (terminating); S0_EQUOTA;
  * S0_EUNAVAILABLE (carrier, capacity, nbd, node channel, object store): the
@@ -81,7 +81,7 @@ typedef struct s0__resume_reply {
 int s0__engine_resume(s0__engine *e, const char *team, const char *id, bool memory,
                       s0__resume_reply *out, s0_error **err);
 
-/* Refresh (api.md §3.7): has_duration false = now + ttl. S0_ECONFLICT when paused. */
+/* Refresh (docs/wire.md §3.7): has_duration false = now + ttl. S0_ECONFLICT when paused. */
 int s0__engine_refresh(s0__engine *e, const char *team, const char *id, bool has_duration,
                        int64_t duration_sec, s0__sandbox_rec *out, s0_error **err);
 
@@ -119,7 +119,7 @@ typedef struct s0__runtime_access s0__runtime_access;
 
 /*
  * Pin the sandbox's running runtime for one runtime request. A paused
- * sandbox with auto_resume is woken (seed "TTL And Auto Resume"); the call
+ * sandbox with auto_resume is woken (TTL-05..TTL-11); the call
  * waits for the wake up to wake_budget_ms on the engine clock (45 s at the
  * gateway), then fails with S0_EUNAVAILABLE waking_up while the resume goes
  * on. S0_ERESUME resume_failed when that wake failed; S0_EUNAVAILABLE
@@ -142,7 +142,7 @@ const struct s0__files_ns *s0__runtime_access_files(s0__runtime_access *a);
  * is set here to the sandbox's registry (created on first use; it outlives
  * runtime generations and goes with the sandbox). S0_EUNAVAILABLE
  * `unsupported` when the runtime has no contexts / sessions capability;
- * S0_ENOMEM; else the driver's answer (api.md §8 errors).
+ * S0_ENOMEM; else the driver's answer (docs/wire.md §8 errors).
  */
 struct s0__rt_proc_call;
 int s0__runtime_access_proc(s0__runtime_access *a, struct s0__rt_proc_call *call,

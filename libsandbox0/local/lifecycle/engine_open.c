@@ -123,8 +123,8 @@ int s0__engine_template_build_spec(s0__engine *e, const char *name, const char *
 }
 
 /*
- * After the previous process died, its runtimes are gone (seed "Runtime
- * Failure Recovery"): pauses that never published roll back, and every
+ * After the previous process died, its runtimes are gone (REC-01..REC-09): pauses that never
+ * published roll back, and every
  * sandbox that had a runtime recovers from its last committed head
  * (recover.c); published pauses and deletes continue on the controller.
  */

@@ -1,7 +1,7 @@
 /*
- * Named fault points of the local backend (design.md §6 "Faults and
- * inspection"; behaviours.md "How the local backend stands in for physical
- * components"). A point is hit by name ("node_channel") and optionally a
+ * Named fault points of the local backend (docs/decisions.md "Faults and
+ * inspection"; docs/behaviours.md "Fault points"). A point is hit by name ("node_channel") and
+ * optionally a
  * step ("object_store@after-seal"); an armed "name" matches every step, an
  * armed "name@step" only that step.
  *

@@ -1,4 +1,4 @@
-/* Inspection JSON (design.md §6 "Faults and inspection"). */
+/* Inspection JSON (docs/decisions.md "Faults and inspection"). */
 #include <stdlib.h>
 #include <string.h>
 

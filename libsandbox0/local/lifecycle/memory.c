@@ -1,6 +1,6 @@
 /*
- * Memory checkpoints in the lifecycle (seed "Explicit Memory Pause And
- * Resume"; design.md §6 "Memory pause acceptance", "Restore of memory"):
+ * Memory checkpoints in the lifecycle (MEM-01..MEM-13; docs/decisions.md "Memory pause
+ * acceptance", "Restore of memory"):
  * the checkpoint engine (checkpoint/ckpt.h) over the backend's object
  * store, fed with the image parts the runtime driver hands out
  * (runtime/runtime.h capture(); drivers without S0__RT_CAP_MEMORY answer
@@ -8,7 +8,7 @@
  * captures in flight (node side: a manager restart keeps them) and the GC
  * roots of retained images.
  *
- * Fault points (behaviours.md stand-ins): `prepare_stall` holds every
+ * Fault points (docs/behaviours.md stand-ins): `prepare_stall` holds every
  * preparation attempt; `upload_budget_hold` holds the whole budget while
  * armed; `capture@authorize`, `capture@after-authorize` (capture phase),
  * `capture@commit` fail that phase; `capture_uncertain` makes the capture's
@@ -333,7 +333,7 @@ cJSON *s0__engine_mem_inspect(s0__engine *e)
 }
 
 /*
- * Capture a running fork parent (design.md §6 "Memory fork"): one
+ * Capture a running fork parent (docs/decisions.md "Memory fork"): one
  * preparation attempt (held or short of budget: 503 capture_pending, the
  * caller repeats the request and key); then, with the runtime barriered,
  * publish its branch as a generation (the running branch is rebased on it,

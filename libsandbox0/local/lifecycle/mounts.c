@@ -1,5 +1,5 @@
 /*
- * Template ephemeral mounts (design.md §6 "Names"; api.md §6.8; EPH-06):
+ * Template ephemeral mounts (docs/decisions.md "Names"; docs/wire.md §6.8; EPH-06):
  * runtime-only tmpfs mounts a template declares. Accepted on input under
  * the canonical `ephemeral_mounts`, the product's `ephemeralMounts`, and
  * the public template field `pod.emptyDirMounts` (`[{mountPath,

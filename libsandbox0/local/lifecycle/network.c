@@ -1,6 +1,5 @@
 /*
- * The sandbox's network policy on its runtime (seed "Filesystem Resume
- * Transaction" step 4; RTX-04): compiled from the durable config and
+ * The sandbox's network policy on its runtime (RTX-04): compiled from the durable config and
  * applied through the runtime driver to a new generation before the readiness
  * proof, and re-applied to the running generation when the config changes.
  */

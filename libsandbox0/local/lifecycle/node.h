@@ -1,5 +1,5 @@
 /*
- * The simulated node (design.md §5 "Runtime and checkpoints"): CPU and
+ * The simulated node (docs/architecture.md "Runtime"): CPU and
  * memory capacity with per-runtime leases, a warm pool of carriers, a pool
  * of block-device attach slots ("NBD devices"), and the runtimes running on
  * it, each a generation of the engine's runtime driver (runtime/runtime.h).
@@ -77,7 +77,7 @@ void s0__node_release(s0__node *n, s0__runtime *rt);
 s0__runtime *s0__node_find(s0__node *n, const char *runtime_id);
 s0__runtime *s0__node_find_sandbox(s0__node *n, const char *sandbox_id);
 /*
- * Terminal proof (seed "Filesystem Pause Transaction" step 5): the runtime
+ * Terminal proof (PTX-06): the runtime
  * process, writer, mount, network state, allocation directory and lease
  * cgroup are all absent. The allocation directory of rt (nullable) is
  * checked on disk — a purged scheduler record proves nothing (REC-07); a

@@ -1,5 +1,5 @@
 /*
- * The node agent model (behaviours.md stand-ins "ctld primary and
+ * The node agent model (docs/behaviours.md stand-ins "ctld primary and
  * synchronized standby" and "Node reboot"; REC-04, REC-06).
  *
  * ctld: two in-process instances ("a" and "b") share a durable

@@ -1,5 +1,5 @@
 /*
- * The filesystem pause transaction (seed "Filesystem Pause Transaction"):
+ * The filesystem pause transaction (PTX-01..PTX-10):
  * 1. record planned retirement for the exact runtime generation (durable
  *    intent) — done by the request;
  * 2–3. stop the runtime, fence writes, flush ext4, seal and publish the
@@ -55,8 +55,8 @@ int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memor
 		goto out;
 	}
 	if (memory) {
-		/* prepare and authorise the capture before answering (design.md §6
-		 * "Memory pause acceptance"): a cancelled preparation leaves the
+		/* prepare and authorise the capture before answering (docs/decisions.md "Memory pause
+ * acceptance"): a cancelled preparation leaves the
 		 * sandbox running with nothing retained. The sandbox lock is not
 		 * held meanwhile (a delete records its intent and cancels it,
 		 * MFB-13); a pin keeps the runtime. */

@@ -1,10 +1,10 @@
 /*
- * Processes of a runtime (design.md §5 "Runtime and checkpoints"): each
+ * Processes of a runtime (docs/architecture.md "Runtime"): each
  * runtime generation has its driver's process host (runtime/runtime.h
  * procs()) bound to its files view; each sandbox has one sessions registry
  * (made and freed by the driver) that the engine keeps across runtime generations,
  * so a filesystem-only replacement keeps session identities and journals
- * (seed "TTL And Auto Resume"). Registries live on the node side: a
+ * (TTL-05..TTL-11). Registries live on the node side: a
  * manager restart keeps them; the metadata store keeps a copy for a
  * reopened backend (sessions_store.c).
  */

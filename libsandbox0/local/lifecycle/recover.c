@@ -1,5 +1,5 @@
 /*
- * Runtime failure recovery (seed "Runtime Failure Recovery"): a runtime
+ * Runtime failure recovery (REC-01..REC-09): a runtime
  * that dies without a planned retirement (fault `runtime_crash`, or
  * `runtime_crash@<sandbox_id>`) is not a pause. The durable operation
  * "recover" runs:

@@ -1,7 +1,7 @@
 /*
- * The resume transaction (seed "Filesystem Resume Transaction"): lock the
+ * The resume transaction (RTX-01..RTX-08): lock the
  * sandbox, settle its unfinished operation (wait for an explicit pause to
- * finish; cancel an automatic TTL pause that has not published, api.md
+ * finish; cancel an automatic TTL pause that has not published, docs/wire.md
  * §3.7; drive a crash recovery), reserve the next generation, lease,
  * attach lazily, prove readiness, commit running.
  */
@@ -178,7 +178,7 @@ int s0__engine_run_fallback(s0__engine *e, s0__op_row *op)
 static int resume_locked(s0__engine *e, s0__sandbox_row *row, settle st, bool memory,
                          s0__resume_reply *out, s0_error **err)
 {
-	if (st == FALLBACK) { /* accepted durable work: poll (api.md §6.4) */
+	if (st == FALLBACK) { /* accepted durable work: poll (docs/wire.md §6.4) */
 		out->resumed = false;
 		return S0_OK;
 	}

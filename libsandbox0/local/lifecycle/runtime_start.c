@@ -1,6 +1,6 @@
 /*
- * Starting a runtime generation for a sandbox (seed "Filesystem Resume
- * Transaction" steps 2–6): lease a carrier and exact CPU/memory, attach the
+ * Starting a runtime generation for a sandbox (RTX-02..RTX-05): lease a carrier and exact
+ * CPU/memory, attach the
  * committed head lazily, start a generation of the engine's runtime driver
  * on it (runtime/runtime.h: runtime-only mounts, processes, files view),
  * prove readiness, and only then report it. Shared by claim, resume,
@@ -56,7 +56,7 @@ void s0__engine_resources(const s0__sandbox_row *row, int64_t *cpu, int64_t *mem
 	if (m > 0)
 		*mem = m;
 	cJSON_Delete(cfg);
-	*cpu = *mem / (4LL << 20); /* 1 millicore per 4 MiB, at least 150m (api.md §3.1) */
+	*cpu = *mem / (4LL << 20); /* 1 millicore per 4 MiB, at least 150m (docs/wire.md §3.1) */
 	if (*cpu < 150)
 		*cpu = 150;
 }
@@ -154,7 +154,7 @@ static void abandon(s0__engine *e, s0__runtime *rt)
 }
 
 /*
- * Restore a memory image for rt (design.md §6 "Restore of memory"): the
+ * Restore a memory image for rt (docs/decisions.md "Restore of memory"): the
  * checkpoint engine reads and verifies it, the driver rebuilds it. 1 =
  * restored into *img (and *ses: the image's sessions when this process no
  * longer holds the registry, i.e. the backend restarted since the

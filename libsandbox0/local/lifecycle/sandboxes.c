@@ -1,4 +1,4 @@
-/* Claim, get, list, update, refresh (api.md §3.1–3.5, §3.7). */
+/* Claim, get, list, update, refresh (docs/wire.md §3.1–3.5, §3.7). */
 #include <stdlib.h>
 #include <string.h>
 

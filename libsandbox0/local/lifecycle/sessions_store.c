@@ -1,12 +1,12 @@
 /*
  * Keeping each sandbox's sessions registry (its driver's, runtime/runtime.h) in the
  * metadata store, so supervised sessions — "a stable, sandbox-owned process
- * identity with a durable event journal" (api.md §8) — outlive a backend
+ * identity with a durable event journal" (docs/wire.md §8) — outlive a backend
  * restart. The blob is saved when a session is created, deleted or
  * re-specified, when a pause commits and when the backend closes; a
  * registry this process does not hold is loaded on first use. Journal
  * events after the last save are lost with an unplanned exit, like writes
- * after the last committed head (seed "Runtime Failure Recovery").
+ * after the last committed head (REC-01..REC-09).
  */
 #include <stdlib.h>
 

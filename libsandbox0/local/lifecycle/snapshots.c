@@ -1,6 +1,6 @@
 /*
- * Named RootFS snapshots, restore and fork (api.md §3.8; design.md §6
- * "Snapshots of a running sandbox"): a running source is briefly barriered,
+ * Named RootFS snapshots, restore and fork (docs/wire.md §3.8; docs/decisions.md "Snapshots of
+ * a running sandbox"): a running source is briefly barriered,
  * its branch is published as a generation that belongs to the snapshot and
  * the running branch is rebased onto it; the head moves only on pause and
  * restore. Snapshots hold filesystem state only.
@@ -197,7 +197,7 @@ static int replay_error(const char *text, s0_error **err)
 }
 
 /*
- * Memory fork (api.md §6.7; design.md §6 "Memory fork"; MEM-13, MFB-14),
+ * Memory fork (docs/wire.md §6.7; docs/decisions.md "Memory fork"; MEM-13, MFB-14),
  * under the parent's lock. The key's child is answered again; a failure
  * recorded for the key is answered again without a new capture. A paused
  * parent's child shares its retained image (when it matches the head).

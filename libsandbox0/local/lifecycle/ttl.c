@@ -1,5 +1,5 @@
 /*
- * TTL controllers (seed "TTL And Auto Resume"): a due soft TTL requests
+ * TTL controllers (TTL-05..TTL-11): a due soft TTL requests
  * the same planned filesystem-only pause; a due hard TTL durably deletes
  * identity and RootFS, also while paused.
  */

@@ -1,6 +1,5 @@
 /*
- * Webhook outbox (behaviours.md stand-in "Webhook outbox"; MFB-15; seed
- * "Explicit Memory Pause And Resume", webhook paragraph; api.md §3.1
+ * Webhook outbox (docs/behaviours.md stand-in "Webhook outbox"; MFB-15; docs/wire.md §3.1
  * `config.webhook {url, secret, watch_dir}`, claim-time only).
  *
  * Lifecycle events of a sandbox whose config has a webhook are appended to

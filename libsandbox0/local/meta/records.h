@@ -17,7 +17,7 @@
 
 #define S0__ID_MAX 96
 
-/* A sandbox as the wire shows it (api.md §3.3 plus runtime_id, §6.2). */
+/* A sandbox as the wire shows it (docs/wire.md §3.3 plus runtime_id, §6.2). */
 typedef struct s0__sandbox_rec {
 	char id[S0__ID_MAX];
 	char team_id[S0__ID_MAX];
@@ -37,7 +37,7 @@ typedef struct s0__sandbox_rec {
 /* Free r's owned fields (config_json) and reset them; NULL-safe. */
 void s0__sandbox_rec_clear(s0__sandbox_rec *r);
 
-/* A named RootFS snapshot (api.md §3.8). */
+/* A named RootFS snapshot (docs/wire.md §3.8). */
 typedef struct s0__snapshot_rec {
 	char id[S0__ID_MAX];
 	char sandbox_id[S0__ID_MAX];
@@ -47,7 +47,7 @@ typedef struct s0__snapshot_rec {
 	int64_t expires_at_ms; /* 0 = never */
 } s0__snapshot_rec;
 
-/* The filter of a sandbox listing (api.md §3.4). */
+/* The filter of a sandbox listing (docs/wire.md §3.4). */
 typedef struct s0__list_filter {
 	int status;              /* 0 = any */
 	int paused;              /* -1 any, 0 false, 1 true */

@@ -1,5 +1,5 @@
 /*
- * Named crash points for the storage crash tests (design.md §6 "Manager
+ * Named crash points for the storage crash tests (docs/decisions.md "Manager
  * restart vs crash"). A test runs a separate crasher program with
  * S0_CRASH_AT=<point> (or <point>:<n> for the n-th time the point is
  * reached, counting from 1); when execution reaches that point the process

@@ -1,4 +1,4 @@
-/* io_manager callbacks over an s0__blockdev (docs/ext4-rootfs.md §1). */
+/* io_manager callbacks over an s0__blockdev. */
 #include "local/rootfs/ext4io.h"
 
 #include <errno.h>

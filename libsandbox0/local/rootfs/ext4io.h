@@ -1,6 +1,6 @@
 /*
  * The libext2fs io_manager that runs ext4 over an s0__blockdev
- * (docs/ext4-rootfs.md §1): byte-exact reads and writes at the channel's
+ * with byte-exact reads and writes at the channel's
  * current block size (count < 0 means -count bytes), sub-block writes of
  * the superblock through write_byte, zeroout as plain zero writes, no
  * cache of its own (the block store is the cache), no threads.

@@ -1,4 +1,4 @@
-/* FileInfo and listings: ownership helpers and the api.md §3.9 JSON form. */
+/* FileInfo and listings: ownership helpers and the docs/wire.md §3.9 JSON form. */
 #include "local/rootfs/files.h"
 
 #include <stdio.h>

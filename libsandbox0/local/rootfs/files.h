@@ -1,5 +1,5 @@
 /*
- * The files API (api.md §3.9–3.10) over one filesystem: the RootFS here,
+ * The files API (docs/wire.md §3.9–3.10) over one filesystem: the RootFS here,
  * the runtime tmpfs in local/fsview/tmpfs.h with the same semantics and
  * the same error codes, and the router (local/fsview/router.h) that sends
  * each path to the right one.
@@ -15,7 +15,7 @@
  *   per lookup; more is S0_EINVAL `invalid_request`. The final component
  *   is not followed by write, delete, move, stat, mkdir and symlink; it is
  *   followed by read, list and chmod.
- * - Errors carry the wire reason of api.md §3.10 with its code from
+ * - Errors carry the wire reason of docs/wire.md §3.10 with its code from
  *   S0_WIRE_ERROR_MAP: `file_not_found` / `directory_not_found`
  *   (S0_ENOTFOUND), `path_exists` / `path_not_directory` / `path_not_file`
  *   (S0_ECONFLICT), `file_too_large` (S0_ETOOLARGE), `invalid_request`
@@ -43,7 +43,7 @@
 #include "local/rootfs/path.h"
 #include "local/rootfs/rootfs.h"
 
-/** Wire reasons of api.md §3.10 used by the files operations. */
+/** Wire reasons of docs/wire.md §3.10 used by the files operations. */
 #define S0__R_INVALID "invalid_request"
 #define S0__R_NOT_FOUND "file_not_found"
 #define S0__R_DIR_NOT_FOUND "directory_not_found"
@@ -54,7 +54,7 @@
 #define S0__R_DENIED "permission_denied"
 #define S0__R_FAILED "operation_failed"
 
-/** Largest file write accepted (api.md §3.9), bytes. */
+/** Largest file write accepted (docs/wire.md §3.9), bytes. */
 #define S0__FILES_MAX_WRITE (100ull * 1024 * 1024)
 /** Largest read returned in one call, bytes (reads of bigger files must use
  *  ranges); beyond it a read fails with S0_ETOOLARGE `file_too_large`. */
@@ -63,7 +63,7 @@
 #define S0__FILES_MAX_LINKS 40
 
 /**
- * One FileInfo (api.md §3.9). All strings are owned by the struct.
+ * One FileInfo (docs/wire.md §3.9). All strings are owned by the struct.
  */
 typedef struct s0__fileinfo {
 	char *name;              /**< last component; "/" for the root */
@@ -100,7 +100,7 @@ void s0__filelist_sort(s0__filelist *l);
 int s0__fileinfo_set_path(s0__fileinfo *fi, const char *path, s0_error **err);
 
 /**
- * Render @p fi exactly as api.md §3.9 FileInfo: name, path, type
+ * Render @p fi exactly as docs/wire.md §3.9 FileInfo: name, path, type
  * ("file"|"dir"|"symlink"), size, mode (4-digit octal string), mod_time
  * (RFC 3339, UTC), is_link, and link_target only when set.
  * @return (transfer full) a cJSON object, or NULL when out of memory.

@@ -1,4 +1,4 @@
-/* The process-wide libext2fs lock (docs/ext4-rootfs.md §4). */
+/* The process-wide libext2fs lock. */
 #include "local/rootfs/rootfs.h"
 
 #include <et/com_err.h>

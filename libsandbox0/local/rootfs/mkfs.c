@@ -14,8 +14,8 @@
 
 extern char **environ;
 
-/* Pinned so images do not depend on the host's mke2fs.conf
- * (ext4-rootfs.md §6): no journal, no orphan_file, metadata_csum kept. */
+/* Pinned so images do not depend on the host's mke2fs.conf:
+ * no journal, no orphan_file, metadata_csum kept. */
 #define FEATURES                                                                 \
 	"none,sparse_super,large_file,filetype,resize_inode,dir_index,ext_attr,"   \
 	"extent,flex_bg,metadata_csum,64bit,dir_nlink,extra_isize,huge_file"

@@ -2,7 +2,7 @@
  * Files API write over the RootFS: the data goes to a fresh unlinked inode
  * (blocks preallocated in one extent run, then written whole), which then
  * replaces the directory entry in place — the "temp file + rename" of
- * api.md §3.9 without a temporary name.
+ * docs/wire.md §3.9 without a temporary name.
  */
 #include "local/rootfs/rfs_int.h"
 

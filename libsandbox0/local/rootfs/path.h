@@ -15,7 +15,7 @@
 #define S0__PATH_MAX 4096
 /** Longest path component accepted, in bytes (ext4 and Linux NAME_MAX). */
 #define S0__NAME_MAX 255
-/** The workspace root; relative paths resolve against it (api.md §3.9). */
+/** The workspace root; relative paths resolve against it (docs/wire.md §3.9). */
 #define S0__WORKSPACE_ROOT "/workspace"
 
 /** s0__path_normalize() flag: `..` at `/` stays at `/` (chroot semantics,

@@ -32,7 +32,7 @@ static int open_fail(s0__rootfs *r, errcode_t ec, s0_error **err)
 	return s0__error_put(err, e);
 }
 
-/* Refuse states libext2fs must not write over (docs/ext4-rootfs.md §7.13). */
+/* Refuse states libext2fs must not write over. */
 static int check_writable(ext2_filsys fs, s0_error **err)
 {
 	if (ext2fs_has_feature_journal_needs_recovery(fs->super))

@@ -1,7 +1,7 @@
 /*
  * A sandbox RootFS: an ext4 filesystem on an s0__blockdev, read and
  * written in-process through libext2fs with a custom io_manager (no mount,
- * no root privileges). See docs/ext4-rootfs.md.
+ * no root privileges).
  *
  * Locking model: libext2fs is single-writer and keeps process-global
  * state, so every libext2fs call in the process runs under ONE recursive

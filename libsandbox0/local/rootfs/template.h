@@ -1,5 +1,5 @@
 /*
- * Template images for the RootFS (design.md §5 "RootFS"): build a base
+ * Template images for the RootFS (docs/architecture.md "Storage"): build a base
  * ext4 image from a directory (mke2fs -d) or empty, give it the directory
  * layout every sandbox needs, import it into a block device chunk by chunk
  * (all-zero chunks are skipped, so the block store stores nothing for
@@ -21,7 +21,7 @@
 #include "local/blocks/blockdev.h"
 #include "local/rootfs/rootfs.h"
 
-/** Chunk size of import/export and of the block store (ext4-rootfs.md §6). */
+/** Chunk size of import/export and of the block store. */
 #define S0__ROOTFS_CHUNK_BYTES (64u * 1024)
 /** ext4 block size of every template. */
 #define S0__ROOTFS_BLOCK_BYTES 4096u

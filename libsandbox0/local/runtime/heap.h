@@ -1,7 +1,7 @@
 /*
  * A memory region of an execution image (runtime.h, image.h) — in the
  * simulated runtime, the memory of one process: a byte array split into fixed-size
- * chunks (the checkpoint unit, 1 MiB by default — perf-baselines.md §2.1:
+ * chunks (the checkpoint unit, 1 MiB by default — the baseline measurements:
  * 1 MiB blocks compress fastest with the best ratio, and lazily fetched
  * 1 MiB chunks keep the object count low).
  *
@@ -204,8 +204,8 @@ void s0__heap_stats_get(s0__heap *h, s0__heap_stats *out);
  * Fill @p buf with deterministic heap-like bytes: 64-byte "objects" with
  * small reference counts, type pointers, short text, neighbour pointers,
  * small numbers, zero padding and repeats. zstd level 1 compresses it
- * about 4.6:1 at a speed close to a real CPython heap (perf-baselines.md
- * §2.1 `pyheap`: 6:1). @p seed selects the stream.
+ * about 4.6:1 at a speed close to a real CPython heap (the baseline measurements: 6:1). @p
+ * seed selects the stream.
  */
 void s0__heapgen_fill(void *buf, size_t len, uint64_t seed);
 

@@ -1,8 +1,8 @@
 /*
  * The simulated network of a runtime: a sandbox's network policy
- * (`config.network`, a Sandbox0 `SandboxNetworkPolicy`; api.md §3.1)
- * compiled into rules and decided per outbound connection. The seed's
- * "Filesystem Resume Transaction" step 4 applies it to the new runtime
+ * (`config.network`, a Sandbox0 `SandboxNetworkPolicy`; docs/wire.md §3.1)
+ * compiled into rules and decided per outbound connection. The resume
+ * transaction applies it to the new runtime
  * before the readiness proof (RTX-04); the guest's `nc` builtin asks it.
  * No packet leaves the host: an allowed connection to a remote address is
  * simulated as accepted, and loopback reaches the guest's own listeners.

@@ -59,8 +59,8 @@ enum s0__rt_caps {
 	S0__RT_CAP_MEMORY = 1u << 0,         /**< execution images: memory pause, resume, fork */
 	S0__RT_CAP_VIRTUAL_TIME = 1u << 1,   /**< guest time moves only through clock_sync() */
 	S0__RT_CAP_NETWORK = 1u << 2,        /**< network policies are enforced */
-	S0__RT_CAP_CONTEXTS = 1u << 3,       /**< contexts (api.md §8.1) through procs() */
-	S0__RT_CAP_SESSIONS = 1u << 4,       /**< supervised sessions (api.md §8) */
+	S0__RT_CAP_CONTEXTS = 1u << 3,       /**< contexts (docs/wire.md §8.1) through procs() */
+	S0__RT_CAP_SESSIONS = 1u << 4,       /**< supervised sessions (docs/wire.md §8) */
 	S0__RT_CAP_REAL_PROCESSES = 1u << 5, /**< programs run as host-kernel-backed processes */
 };
 
@@ -69,7 +69,7 @@ extern const char *const s0__rt_cap_names[];
 
 /**
  * Compatibility fingerprint of an execution image and of a destination
- * (design.md §6 "Restore of memory"). The driver fills the first three
+ * (docs/decisions.md "Restore of memory"). The driver fills the first three
  * and procd_version; the engine fills the sandbox's template and resources.
  */
 typedef struct s0__rt_fp {
@@ -98,7 +98,7 @@ struct s0__sessions;
  */
 typedef struct s0__rt_image s0__rt_image;
 
-/** Contexts (api.md §8.1) and supervised sessions (§8.3) calls of proc_call(). */
+/** Contexts (docs/wire.md §8.1) and supervised sessions (§8.3) calls of proc_call(). */
 enum s0__rt_proc_op {
 	S0__RT_CTX_CREATE = 0, /**< body: the create request; 201 */
 	S0__RT_CTX_LIST,       /**< 200 */
@@ -225,12 +225,12 @@ typedef struct s0__rt_driver {
 	cJSON *(*inspect)(s0__rt_gen *g);
 
 	/**
-	 * A contexts or sessions call (api.md §8), with the wire's JSON in and
+	 * A contexts or sessions call (docs/wire.md §8), with the wire's JSON in and
 	 * out and its procd error codes.
 	 * @param[out] data_out (transfer full) the reply's data on success.
 	 * @param[out] status_out the success status (201, 200, 202).
 	 * @retval S0_EUNAVAILABLE `unsupported`: no S0__RT_CAP_CONTEXTS /
-	 *         S0__RT_CAP_SESSIONS. Other errors as api.md §8 defines.
+	 *         S0__RT_CAP_SESSIONS. Other errors as docs/wire.md §8 defines.
 	 */
 	int (*proc_call)(s0__rt_gen *g, const s0__rt_proc_call *call, cJSON **data_out,
 	                 int *status_out, s0_error **err);

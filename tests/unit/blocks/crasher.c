@@ -1,5 +1,5 @@
 /*
- * blk_crasher: the separate program the crash tests kill (design.md §6).
+ * blk_crasher: the separate program the crash tests kill (docs/decisions.md).
  *
  *   blk_crasher run    DIR SEED STEPS   publish STEPS generations of one
  *       volume (deterministic writes from SEED), recording each returned

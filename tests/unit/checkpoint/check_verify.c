@@ -1,7 +1,7 @@
 /*
  * Verification and compatibility on restore: damaged or missing manifest,
  * state or chunk objects; a chunk damaged after the guest is running
- * (crash of the toucher, damage callback — design.md §6 "Restore of
+ * (crash of the toucher, damage callback — docs/decisions.md "Restore of
  * memory"); fingerprint fields (MFB-02; the procd version is not compared,
  * MEM-11); a moved RootFS head (MEM-05); restore hooks (MFB-03's
  * `restore` fault at module level).

@@ -1,6 +1,6 @@
 /*
- * unit-cli: the s0 program as a user runs it (api.md §5, behaviours.md CL-17,
- * design.md §6 "Local mode outside tests").
+ * unit-cli: the s0 program as a user runs it (docs/wire.md §5, docs/behaviours.md CL-17,
+ * docs/decisions.md "Local mode outside tests").
  *
  * Golden transcripts (golden/NAME.txt, ids and times normalised) pin the
  * -o json|yaml outputs, the text outputs, the error lines and the exit
@@ -281,7 +281,7 @@ END_TEST
 
 
 /* exec exits with the remote exit code; run keeps state in its REPL context
- * (issue #8: exec/run into a context, api.md §8.1). */
+ * (issue #8: exec/run into a context, docs/wire.md §8.1). */
 START_TEST(exec_and_run)
 {
 	char *dir = path_in("exec");
@@ -631,7 +631,7 @@ START_TEST(serve_runtime_choice)
 }
 END_TEST
 
-/* The config file and the precedence of api.md §1.2. */
+/* The config file and the precedence of docs/wire.md §1.2. */
 START_TEST(config_and_precedence)
 {
 	char *data = path_in("served");

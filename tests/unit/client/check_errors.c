@@ -1,6 +1,6 @@
 /*
  * Error responses (CL-10 Retry-After and the claim-throttled predicate,
- * CL-11 the error taxonomy; api.md §1.3, §2.1, §2.2, §3.10, §4.3).
+ * CL-11 the error taxonomy; docs/wire.md §1.3, §2.1, §2.2, §3.10, §4.3).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,7 +93,7 @@ START_TEST(test_every_reason_row)
 }
 END_TEST
 
-/* api.md §2.2 rows with their documented messages. */
+/* docs/wire.md §2.2 rows with their documented messages. */
 START_TEST(test_documented_lifecycle_errors)
 {
 	static const struct {
@@ -150,7 +150,7 @@ START_TEST(test_documented_lifecycle_errors)
 }
 END_TEST
 
-/* admission_restricted with details (api.md §2.1 "details"). */
+/* admission_restricted with details (docs/wire.md §2.1 "details"). */
 START_TEST(test_details_json)
 {
 	s0t_push_json(R, 403,
@@ -321,7 +321,7 @@ START_TEST(test_claim_start_throttled_predicate)
 }
 END_TEST
 
-/* api.md §2.1: the API rate-limit 429 body is not an envelope. */
+/* docs/wire.md §2.1: the API rate-limit 429 body is not an envelope. */
 START_TEST(test_rate_limit_body)
 {
 	s0t_push_json(R, 429, "{\"error\":\"rate limit exceeded\",\"retry_after\":12}");

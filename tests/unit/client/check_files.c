@@ -1,4 +1,4 @@
-/* The files API on the wire (api.md §3.9): query strings, raw and base64 bodies. */
+/* The files API on the wire (docs/wire.md §3.9): query strings, raw and base64 bodies. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +25,7 @@ START_TEST(test_read_raw_binary)
 	assert_auth(q);
 	ck_assert_uint_eq(q->body_len, 0);
 	ck_assert_ptr_null(s0t_req_header(q, "Content-Type"));
-	/* The raw form is what the client asks for (api.md §3.9: Accept with
+	/* The raw form is what the client asks for (docs/wire.md §3.9: Accept with
 	 * application/json would make procd answer base64 JSON). */
 	const char *accept = s0t_req_header(q, "Accept");
 	ck_assert(!accept || !strstr(accept, "application/json"));
@@ -227,7 +227,7 @@ START_TEST(test_move)
 }
 END_TEST
 
-/* api.md §3.10 and §6.6 errors on the files paths. */
+/* docs/wire.md §3.10 and §6.6 errors on the files paths. */
 START_TEST(test_files_errors)
 {
 	static const struct {

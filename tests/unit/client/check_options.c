@@ -1,5 +1,5 @@
 /*
- * Client options, headers on the wire (api.md §1.1–1.3) and
+ * Client options, headers on the wire (docs/wire.md §1.1–1.3) and
  * s0_client_new_from_env() precedence.
  */
 #include <stdio.h>
@@ -38,7 +38,7 @@ static int new_client_rc(const s0_client_options *o, const char *want_reason)
 	return rc;
 }
 
-/* api.md §1.1: an empty or blank token sends no Authorization header. */
+/* docs/wire.md §1.1: an empty or blank token sends no Authorization header. */
 START_TEST(test_no_token_no_authorization)
 {
 	const char *tokens[] = {NULL, "", "   ", "\t"};
@@ -90,7 +90,7 @@ START_TEST(test_custom_headers)
 }
 END_TEST
 
-/* api.md §1.1: a base URL may carry a path prefix; trailing slashes go. */
+/* docs/wire.md §1.1: a base URL may carry a path prefix; trailing slashes go. */
 START_TEST(test_base_url_prefix)
 {
 	char url[128];

@@ -1,5 +1,5 @@
 /*
- * CL-12 parsing tolerance of the result objects (api.md §3.0, §6.2, §6.5):
+ * CL-12 parsing tolerance of the result objects (docs/wire.md §3.0, §6.2, §6.5):
  * status and paused independent, unset timestamps, runtime_id "", unknown
  * fields ignored.
  */

@@ -1,6 +1,6 @@
 /*
  * Request lines, headers and bodies of every lifecycle, list and snapshot
- * endpoint (api.md §1.1, §3.1–3.8; CL-09 request bodies, CL-13 memory fork).
+ * endpoint (docs/wire.md §1.1, §3.1–3.8; CL-09 request bodies, CL-13 memory fork).
  */
 #include <stdint.h>
 #include <stdlib.h>

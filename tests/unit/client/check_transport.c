@@ -126,7 +126,7 @@ END_TEST
 
 /*
  * A dropped connection is a transport error, and a POST that may have
- * reached the server is never sent again behind the caller's back (api.md
+ * reached the server is never sent again behind the caller's back (docs/wire.md
  * §1.3: no automatic retries; CL-08 leaves the repeat to the caller).
  */
 START_TEST(test_dropped_connection)

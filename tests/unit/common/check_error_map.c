@@ -1,4 +1,5 @@
-/* The error tables of sandbox0/error.h and the error object (design.md §3, §6 "Errors"). */
+/* The error tables of sandbox0/error.h and the error object (docs/decisions.md "Conventions",
+ * "Errors"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,7 @@ START_TEST(test_codes_unique_and_named)
 		ck_assert_str_eq(s0_strerror(codes[i].value), codes[i].desc);
 		ck_assert_int_eq(s0_code_from_name(codes[i].name), codes[i].value);
 	}
-	/* the documented values are stable (style.md 2.3 table) */
+	/* the documented values are stable (include/sandbox0/error.h) */
 	ck_assert_int_eq(S0_OK, 0);
 	ck_assert_int_eq(S0_ERROR, -1);
 	ck_assert_int_eq(S0_EINVAL, -3);
@@ -158,7 +159,7 @@ START_TEST(test_reason_rows_round_trip)
 }
 END_TEST
 
-/* Every code api.md §2.2 and §3.10 document has a row with its status. */
+/* Every code docs/wire.md §2.2 and §3.10 document has a row with its status. */
 START_TEST(test_documented_codes_present)
 {
 	static const struct {

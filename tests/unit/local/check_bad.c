@@ -2,7 +2,7 @@
  * Bad input through the public API: unknown ids, wrong states, deleted
  * sandboxes, hostile ids and file paths through the client, bad backend
  * options and fault names, and a second opener of a data directory
- * (design.md §6 "One opener per data directory": data_dir_locked).
+ * (docs/decisions.md "One opener per data directory": data_dir_locked).
  */
 #include <stdio.h>
 #include <stdlib.h>

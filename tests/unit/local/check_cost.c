@@ -1,5 +1,5 @@
 /*
- * Growth and cost properties (behaviours.md COST-01..COST-04) through the
+ * Growth and cost properties (docs/behaviours.md COST-01..COST-04) through the
  * storage and per-runtime counters of s0_local_inspect(): chunks stored by
  * a pause, chunks fetched after a resume, object bytes written and read,
  * stored bytes before and after s0_local_gc(). No wall-clock time is

@@ -1,5 +1,5 @@
 /*
- * Crash tests of the lifecycle engine (behaviours.md PTX-05 and REC-05 at
+ * Crash tests of the lifecycle engine (docs/behaviours.md PTX-05 and REC-05 at
  * real crash points, REC-03 for a kill during recovery): local_crasher, a
  * separate program (fork + exec; this test process has started no thread
  * when it forks), prepares a sandbox with a committed file A, then runs a

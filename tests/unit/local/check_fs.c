@@ -1,5 +1,5 @@
 /*
- * Filesystem-only pause/resume state table (behaviours.md FS-01..FS-08) and
+ * Filesystem-only pause/resume state table (docs/behaviours.md FS-01..FS-08) and
  * ephemeral paths (EPH-01..EPH-06), through the public client over the
  * in-process transport on a manual clock.
  *

@@ -1,5 +1,5 @@
 /*
- * Processes across runtime generations (behaviours.md FS-02's process part,
+ * Processes across runtime generations (docs/behaviours.md FS-02's process part,
  * FS-04, SES-01..06) and memory pause/resume (MEM-, MFB-, TTL-07/08),
  * through the public client (sandbox0/contexts.h) over the in-process
  * transport on a manual clock.
@@ -340,7 +340,7 @@ START_TEST(ses01_02_journal_survives_and_restart_recovery)
 }
 END_TEST
 
-/* The same across a backend restart (api.md §8: "a durable event
+/* The same across a backend restart (docs/wire.md §8: "a durable event
  * journal"): the metadata store keeps the registry, saved at the pause
  * commit and at close, so a reopened backend keeps the session's id and
  * journal and recovers it by its runtime_recovery. */
@@ -861,7 +861,7 @@ START_TEST(ses06_memory_restore_keeps_sessions)
 END_TEST
 
 
-/* ---- the sessions' second tier (api.md §8.3 rows Replace spec, New
+/* ---- the sessions' second tier (docs/wire.md §8.3 rows Replace spec, New
  * attempt, Input, Resize; §8.4 item 3) through the client ---- */
 
 /* A process-family call expected to fail with code and reason. */

@@ -1,5 +1,5 @@
 /*
- * The sandbox network policy through the public client (behaviours.md
+ * The sandbox network policy through the public client (docs/behaviours.md
  * RTX-04's network half: "a block-all policy denies egress in the
  * simulated network"): applied to every new runtime before it is reported
  * running (FS resume, memory resume, crash recovery), re-applied on
@@ -292,7 +292,7 @@ START_TEST(network_bad_policies_change_nothing)
 	ck_assert_str_eq(pol, BLOCK_ALL_PYPI);
 	s0_free(pol);
 	assert_denied_by(&t, id, "example.com", "block-all");
-	/* null is "not given" in an update (api.md §3.5): the policy stays,
+	/* null is "not given" in an update (docs/wire.md §3.5): the policy stays,
 	 * and so does the memory (null inside resources too) */
 	s0_sandbox_config mem = S0_SANDBOX_CONFIG_INIT;
 	mem.memory = "256Mi";

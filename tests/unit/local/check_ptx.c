@@ -1,5 +1,5 @@
 /*
- * The filesystem pause transaction (behaviours.md PTX-01..PTX-10), driven
+ * The filesystem pause transaction (docs/behaviours.md PTX-01..PTX-10), driven
  * through the public client with fault points holding each step.
  *
  * PTX-05 at real crash points (kill -9 of a separate process) lives in

@@ -1,5 +1,5 @@
 /*
- * Runtime failure recovery (behaviours.md REC-01..REC-09 and TTL-09) and
+ * Runtime failure recovery (docs/behaviours.md REC-01..REC-09 and TTL-09) and
  * inspect state (INS-01..INS-07), through the public client; REC-06's
  * successor boot goes through the engine's test entry point.
  *

@@ -1,5 +1,5 @@
 /*
- * The resume transaction (behaviours.md RTX-01..RTX-08) through the public
+ * The resume transaction (docs/behaviours.md RTX-01..RTX-08) through the public
  * client. RTX-04's network-policy half is in check_network.c. Not here:
  * RTX-08's admission (403) and caller-cancel
  * (503) cases — billing is deferred, and the in-process transport cannot
@@ -375,7 +375,7 @@ START_TEST(rtx08_resume_errors)
 	s0_error_free(err);
 	err = NULL;
 	assert_paused_intact(&t, id, head, g);
-	/* a claim refused for quota or placement carries Retry-After: 1 (api.md §3.1) */
+	/* a claim refused for quota or placement carries Retry-After: 1 (docs/wire.md §3.1) */
 	s0_sandbox_info *sb = NULL;
 	ck_assert_int_eq(s0_sandbox_claim(t.c, "default", NULL, NULL, &sb, &err), S0_EQUOTA);
 	ck_assert_int_eq(s0_error_retry_after_ms(err), 1000);

@@ -1,5 +1,5 @@
 /*
- * TTL, hard TTL, auto-resume and the runtime-access 503s (behaviours.md
+ * TTL, hard TTL, auto-resume and the runtime-access 503s (docs/behaviours.md
  * TTL-01..06, 10, 11, 16; TTL-09 is in check_rec.c) and the gateway wake
  * budget (GW-01..GW-04), all on the manual clock.
  *

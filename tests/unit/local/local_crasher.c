@@ -1,6 +1,6 @@
 /*
  * local_crasher: the separate program the lifecycle crash tests run with
- * fork + exec and kill (design.md §6 "Manager restart vs crash": killing
+ * fork + exec and kill (docs/decisions.md "Manager restart vs crash": killing
  * the process is a manager and node crash together).
  *
  *   local_crasher prepare DIR STATE KIND

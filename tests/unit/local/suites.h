@@ -1,4 +1,4 @@
-/* The lifecycle-engine suites (one per topic of behaviours.md). */
+/* The lifecycle-engine suites (one per topic of docs/behaviours.md). */
 #ifndef S0_LOCAL_SUITES_H
 #define S0_LOCAL_SUITES_H
 

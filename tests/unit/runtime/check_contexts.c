@@ -1,5 +1,5 @@
 /*
- * Contexts API (api.md §8.1, §8.4 item 1): request validation, the JSON
+ * Contexts API (docs/wire.md §8.1, §8.4 item 1): request validation, the JSON
  * shapes of ContextResponse / ContextExecResponse, error reasons, signals,
  * and the process behind each context. Covers the process side of FS-02
  * (sandbox env_vars reach processes) and FS-04 (a fresh guest has no

@@ -1,12 +1,12 @@
 /*
- * Supervised sessions (api.md §8.3, §8.4 item 2): shapes, the journal
+ * Supervised sessions (docs/wire.md §8.3, §8.4 item 2): shapes, the journal
  * with seq cursors and 410, Idempotency-Key, restart policy, desired
  * state, signals, durability (sink, serialize) and runtime_recovery after
  * a filesystem-only replacement. Behaviour rows: SES-01, SES-02, SES-03,
  * SES-04, SES-05 (module level: the lead drives the replacement), and
  * SES-06's "no recovery attempt" half (with the same guest; the image
  * round trip is in tests/unit/checkpoint). The second tier (PUT spec,
- * attempts, inputs, terminal) is named after api.md §8.3 (no rows exist).
+ * attempts, inputs, terminal) is named after docs/wire.md §8.3 (no rows exist).
  */
 #include "rtsuites.h"
 
@@ -578,7 +578,7 @@ START_TEST(idle_timeout_survives_checkpoint)
 }
 END_TEST
 
-/* ---- the second tier (api.md §8.3 rows Replace spec, New attempt, Input,
+/* ---- the second tier (docs/wire.md §8.3 rows Replace spec, New attempt, Input,
  * Resize; §8.4 item 3) ---- */
 
 typedef int (*ses_body_fn)(s0__sessions *, s0__guest *, const char *, const cJSON *, cJSON **,
@@ -897,7 +897,7 @@ START_TEST(api_8_3_tier2_state_serialized)
 END_TEST
 
 
-/* ---- deadlines: max lifetime, stop grace, readiness timeout (api.md §8.3
+/* ---- deadlines: max lifetime, stop grace, readiness timeout (docs/wire.md §8.3
  * ExecutionSessionSpec rows lifecycle.max_lifetime_seconds,
  * stop_grace_period_seconds, readiness) ---- */
 

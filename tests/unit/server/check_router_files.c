@@ -1,5 +1,5 @@
 /*
- * The files endpoints (api.md §3.9–§3.10) over a real RootFS on an
+ * The files endpoints (docs/wire.md §3.9–§3.10) over a real RootFS on an
  * in-memory device and a runtime tmpfs, reached through the fake engine's
  * runtime access.
  */

@@ -1,6 +1,6 @@
 /*
  * The router over a fake engine: every route's status and JSON shape, the
- * validation rules and messages of api.md §2.2/§3.x, error envelopes from
+ * validation rules and messages of docs/wire.md §2.2/§3.x, error envelopes from
  * engine errors, and hostile input. The same router over the real engine
  * is in check_router_engine.c.
  */
@@ -97,7 +97,7 @@ START_TEST(unknown_routes_wrong_methods_and_deferred_routes)
 		expect_error(&r, 501, "not_implemented", NULL);
 	}
 	ck_assert_int_eq(fake_last(eng)->calls, 0);
-	/* the sessions' second tier is routed (api.md §8.4 item 3): the fake
+	/* the sessions' second tier is routed (docs/wire.md §8.4 item 3): the fake
 	 * has no runtime, so the runtime-access rules answer (a paused sandbox
 	 * without auto-resume) once the engine was reached */
 	static const char *const tier2[][2] = {

@@ -370,7 +370,7 @@ static void *do_get(void *arg)
 	return NULL;
 }
 
-/* design.md §6: /healthz and GETs answer promptly while more requests than
+/* docs/decisions.md: /healthz and GETs answer promptly while more requests than
  * any pool could hold are blocked waiting for a wake. */
 START_TEST(healthz_is_prompt_while_many_requests_block)
 {

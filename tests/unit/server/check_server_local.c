@@ -162,7 +162,7 @@ START_TEST(duplicate_keys_refused_over_http)
 END_TEST
 
 /* A misspelt member of a process-API body is 400 invalid_request naming it
- * (api.md §8), over HTTP as in process; nothing is created or delivered. */
+ * (docs/wire.md §8), over HTTP as in process; nothing is created or delivered. */
 START_TEST(unknown_process_fields_refused_over_http)
 {
 	start(0);
@@ -292,7 +292,7 @@ static void *read_file(void *arg)
 	return NULL;
 }
 
-/* design.md §6 "Auto-resume on access": many requests waiting for one wake
+/* docs/decisions.md "Auto-resume on access": many requests waiting for one wake
  * hold no shared thread; /healthz and GETs answer promptly meanwhile. */
 START_TEST(waking_requests_do_not_block_the_server)
 {

@@ -1,6 +1,6 @@
 /*
  * Table-driven scripted server behaviours for pause_and_wait,
- * resume_and_wait and s0_sandbox_wait (behaviours.md CL-01..CL-10).
+ * resume_and_wait and s0_sandbox_wait (docs/behaviours.md CL-01..CL-10).
  *
  * Each row is one scripted server (fake_transport.h) on a manual clock with
  * virtual time, and asserts the exact request sequence, the outcome, and
@@ -27,7 +27,7 @@
 typedef enum kind { K_PAUSE, K_RESUME, K_WAIT } kind;
 
 typedef struct wcase {
-	const char *name;       /* behaviour, with the behaviours.md rows */
+	const char *name;       /* behaviour, with the docs/behaviours.md rows */
 	kind kind;
 	int32_t memory;
 	int64_t timeout_ms;     /* 0 = default */

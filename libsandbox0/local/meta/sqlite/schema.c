@@ -31,7 +31,7 @@ const char *const s0__msql_migrations[] = {
 	" sandbox_id TEXT NOT NULL, key TEXT NOT NULL, child TEXT, error TEXT,"
 	" PRIMARY KEY(sandbox_id, key));"
 	"CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT NOT NULL);",
-	/* 2: retained memory images (design.md §6 "Memory pause acceptance"):
+	/* 2: retained memory images (docs/decisions.md "Memory pause acceptance"):
 	 * the image of a memory pause and the RootFS generation it matches, on
 	 * the sandbox once committed and on the pause operation before */
 	"ALTER TABLE sandboxes ADD COLUMN mem_image TEXT NOT NULL DEFAULT '';"

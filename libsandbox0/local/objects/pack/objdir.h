@@ -10,7 +10,7 @@
  * one fdatasync of the pack, then an unsynced catalog transaction: one sync
  * per publication whatever its object count. Objects are never fsynced one
  * by one and no file is created per object, so ext4's slow inode
- * allocation after mass deletions (perf-baselines.md §1.4) does not apply.
+ * allocation after mass deletions (the baseline measurements) does not apply.
  * Recovery at open re-indexes durable records the catalog lost
  * (objdir_recover.c). Deletion removes catalog rows durably; maintain()
  * deletes packs without live objects and rewrites packs that are mostly

@@ -1,12 +1,12 @@
 /*
- * Contexts of api.md §8.1 over the simulated guest: `repl` contexts run
+ * Contexts of docs/wire.md §8.1 over the simulated guest: `repl` contexts run
  * the built-in shell (shell.h) interactively, `cmd` contexts run one argv.
  * A context owns one process of the guest; its output lives in that
  * process's pipes (process memory), so a memory checkpoint keeps it.
  *
  * Each function takes the request body as parsed JSON (the router checks
  * that it is valid JSON) and gives the `data` of the success envelope in
- * the exact shape of api.md §8.1; the HTTP status of a success is given
+ * the exact shape of docs/wire.md §8.1; the HTTP status of a success is given
  * below. Errors carry the wire reasons of include/sandbox0/error.h, so
  * the router answers them with s0_error_to_wire():
  *   S0_EINVAL `invalid_request` (400), S0_ENOTFOUND `context_not_found`
@@ -19,7 +19,7 @@
  * field "<path>"` (e.g. "pty_size.colums"), so a misspelt "tll_sec" no
  * longer gives a context without a TTL. Restart takes no body, so any
  * member there is unknown (the router's check). ContextResponse has no
- * deadline fields (api.md §8.1, the SDK's model): ttl_sec and
+ * deadline fields (docs/wire.md §8.1, the SDK's model): ttl_sec and
  * idle_timeout_sec are not echoed.
  *
  * Simulation notes: the REPL is the built-in shell whatever the alias
@@ -33,7 +33,7 @@
  * reaches its last activity + idle_timeout_sec, activity being exec,
  * input, signal, resize and output the process writes (an exec in
  * progress is never idle; its end is activity). 0 means none for each. At
- * the deadline the process gets KILL — api.md §8.1 gives contexts no
+ * the deadline the process gets KILL — docs/wire.md §8.1 gives contexts no
  * grace period (unlike a session's stop_grace_period_seconds), and §8.4
  * makes KILL the signal that ends a simulated process `killed` — so GET
  * then answers `running:false`, `state:"killed"`, `exit_code:137`, and

@@ -1,6 +1,6 @@
 /*
  * Internals of the contexts (contexts.h): the parsed create request, the
- * renderers of api.md §8.1 shapes, and lookups. Used by ctx*.c only.
+ * renderers of docs/wire.md §8.1 shapes, and lookups. Used by ctx*.c only.
  *
  * @threadsafety guest lock held by the callers of everything but parsing.
  */

@@ -1,4 +1,4 @@
-/* CreateContextRequest parsing and validation (api.md §8.1). */
+/* CreateContextRequest parsing and validation (docs/wire.md §8.1). */
 #include "local/runtime/sim/ctx_int.h"
 
 #include "common/json.h"

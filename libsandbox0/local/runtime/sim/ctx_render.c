@@ -1,4 +1,4 @@
-/* ContextResponse and ContextExecResponse rendering (api.md §8.1). */
+/* ContextResponse and ContextExecResponse rendering (docs/wire.md §8.1). */
 #include "local/runtime/sim/ctx_int.h"
 
 #include "common/json.h"

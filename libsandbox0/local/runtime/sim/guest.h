@@ -1,7 +1,7 @@
 /*
- * The simulated guest of one runtime generation (design.md §5 "Runtime
+ * The simulated guest of one runtime generation (docs/architecture.md "Runtime
  * and checkpoints"): a PID space whose PID 1 is procd (with a recorded
- * version), a process table, virtual time, the contexts of api.md §8.1
+ * version), a process table, virtual time, the contexts of docs/wire.md §8.1
  * (contexts.h) and the processes of supervised session attempts
  * (sessions.h). The simulation says so: no host process exists. Processes
  * run the built-in shell (shell.h) whose commands act on the sandbox's real
@@ -112,8 +112,8 @@ struct s0__netpolicy;
  * Apply a network policy (netpolicy.h) to the guest's simulated network,
  * replacing the one applied before (freed). Until a policy is applied the
  * guest has no network: every outbound connection fails "Network is
- * unreachable". Resume applies it before the readiness proof (seed
- * "Filesystem Resume Transaction" step 4, RTX-04); a config update applies
+ * unreachable". Resume applies it before the readiness proof (RTX-04, RTX-04); a config update
+ * applies
  * it to the running generation at once. A memory image never carries it.
  * @param policy (transfer full, nullable) NULL takes the network down.
  */
@@ -123,7 +123,7 @@ void s0__guest_set_network(s0__guest *g, struct s0__netpolicy *policy);
  * Callback for a heap chunk found damaged after the guest was reported
  * running (a lazily restored chunk failed verification): the process that
  * touched it has crashed (state `crashed`, exit 139), and the lead treats
- * the runtime as crashed (design.md §6 "Restore of memory"). Called with
+ * the runtime as crashed (docs/decisions.md "Restore of memory"). Called with
  * the guest lock held, from the toucher's thread or the prefetch thread.
  * @param pid the process (0 when only the prefetch saw it).
  * @param err (transfer none) the verification error.
@@ -155,7 +155,8 @@ const char *s0__guest_procd_version(s0__guest *g);
 void s0__guest_shutdown(s0__guest *g);
 
 /**
- * Signal names of contexts and sessions (api.md §8.1): parse INT, TERM, KILL, HUP, QUIT, USR1, USR2, WINCH, STOP, CONT
+ * Signal names of contexts and sessions (docs/wire.md §8.1): parse INT, TERM, KILL, HUP, QUIT,
+ * USR1, USR2, WINCH, STOP, CONT
  * (case-insensitive, optional SIG prefix) or a positive number (1..64).
  * @retval S0_EINVAL `invalid_request` "unsupported signal".
  */

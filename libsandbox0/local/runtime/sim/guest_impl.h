@@ -88,7 +88,7 @@ typedef struct s0__proc {
 /** Context types. */
 enum { S0__CTX_REPL = 1, S0__CTX_CMD = 2 };
 
-/** One context (api.md §8.1); its process is pid. */
+/** One context (docs/wire.md §8.1); its process is pid. */
 typedef struct s0__ctx {
 	char id[S0__CTX_ID_MAX];
 	uint8_t type;

@@ -1,6 +1,6 @@
 /*
  * Contexts and sessions calls of the simulated runtime (runtime.h
- * proc_call): each operation of api.md §8.1 / §8.3 to its JSON function of
+ * proc_call): each operation of docs/wire.md §8.1 / §8.3 to its JSON function of
  * contexts.h or sessions.h, with its success status.
  */
 #include "common/json.h"
@@ -14,7 +14,7 @@ typedef int (*ses_id_fn)(s0__sessions *, s0__guest *, const char *, cJSON **, s0
 typedef int (*ses_body_fn)(s0__sessions *, s0__guest *, const char *, const cJSON *, cJSON **,
                            s0_error **);
 
-/* Restart takes no request body (api.md §8.1): none, null or `{}`; any
+/* Restart takes no request body (docs/wire.md §8.1): none, null or `{}`; any
  * member is unknown, like a misspelt one elsewhere. */
 static int ctx_restart(s0__guest *g, const char *id, const cJSON *b, cJSON **out, s0_error **err)
 {

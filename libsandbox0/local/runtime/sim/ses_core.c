@@ -250,7 +250,7 @@ static void after_exit(s0__sessions *s, ses *x, s0__guest *g)
 		x->phase = SES_EXITED;
 		s0__ses_event(s, x, "session.expired", NULL, NULL, 0, NULL, end_reason(ending));
 	} else if (ending == END_READINESS) {
-		/* a readiness failure is an attempt failure (api.md §8.3 phase `failed`) */
+		/* a readiness failure is an attempt failure (docs/wire.md §8.3 phase `failed`) */
 		apply_policy(s, x, g, true, end_reason(ending));
 	} else if (x->phase == SES_STOPPING) {
 		x->phase = SES_STOPPED;

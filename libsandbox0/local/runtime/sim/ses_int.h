@@ -14,7 +14,7 @@
 
 #define S0__SES_ID_MAX 40
 
-/** Session phases (api.md §8.3). */
+/** Session phases (docs/wire.md §8.3). */
 enum {
 	SES_PENDING = 0, SES_STARTING, SES_RUNNING, SES_BACKOFF, SES_STOPPING,
 	SES_STOPPED, SES_EXITED, SES_FAILED, SES_PAUSED, SES_SUSPENDED,

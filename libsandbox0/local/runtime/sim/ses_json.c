@@ -1,4 +1,4 @@
-/* Session endpoints in api.md §8.3 shapes (sessions.h). */
+/* Session endpoints in docs/wire.md §8.3 shapes (sessions.h). */
 #include "local/runtime/sim/ses_int.h"
 
 #include <sodium.h>

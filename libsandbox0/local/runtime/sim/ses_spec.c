@@ -1,4 +1,4 @@
-/* ExecutionSessionSpec validation and normalisation (api.md §8.3). */
+/* ExecutionSessionSpec validation and normalisation (docs/wire.md §8.3). */
 #include "local/runtime/sim/ses_int.h"
 
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * Session endpoints of the second tier (api.md §8.3, §8.4 item 3): replace
+ * Session endpoints of the second tier (docs/wire.md §8.3, §8.4 item 3): replace
  * the spec, start an attempt, inputs, terminal resize (sessions.h), and
  * their state in the registry blob.
  */

@@ -1,5 +1,5 @@
 /*
- * Supervised sessions of api.md §8.3 (the minimum of §8.4): a sandbox
+ * Supervised sessions of docs/wire.md §8.3 (the minimum of §8.4): a sandbox
  * owns stable sessions; each OS process that runs one is an *attempt* in
  * the simulated guest (guest.h). A session's identity, spec and event
  * journal live here, outside process memory, so they survive a
@@ -38,7 +38,7 @@
  *   sessions stay terminal (SES-01..05).
  * - s0__sessions_memory_restored(): after a memory restore sessions keep
  *   their captured attempt and PID; nothing is recorded (SES-06).
- * - lifecycle.idle_timeout_seconds (api.md §8.3: activity = output,
+ * - lifecycle.idle_timeout_seconds (docs/wire.md §8.3: activity = output,
  *   accepted input, signals, resize — not attachments or reads) is an
  *   idle deadline on each attempt's process in the guest's virtual time
  *   (guest.h "Deadlines"), counted from the attempt's start; 0 is off.
@@ -49,7 +49,7 @@
  *   phase is `exited` whatever the restart policy (an expiry is not a
  *   failure to restart from). The deadline lives in the process, so a
  *   memory checkpoint keeps it.
- * - lifecycle.max_lifetime_seconds: api.md §8.3 says "measured from
+ * - lifecycle.max_lifetime_seconds: docs/wire.md §8.3 says "measured from
  *   creation" — the session's creation, so it bounds the session, not each
  *   attempt: every attempt's process carries the deadline creation +
  *   lifetime (virtual time), met exactly like the idle deadline, journaled
@@ -69,13 +69,13 @@
  *   ends. A runtime shutdown has no grace (s0__guest_shutdown()).
  * - readiness timeout_ms (0: none): an attempt not ready that long after
  *   its start is stopped (`attempt.stopping` / `attempt.exited` reason
- *   `readiness_timeout`). It is an attempt failure (api.md §8.3: phase
+ *   `readiness_timeout`). It is an attempt failure (docs/wire.md §8.3: phase
  *   `failed` covers "startup, readiness or restart limit"): `on_failure`
  *   and `always` restart it as after a failed exit; `never` leaves the
  *   session `failed` with `session.failed` reason `readiness_timeout`.
  *   Delay and timeout are checked at reconciliation, on virtual time; a
  *   tie of delay and timeout is ready.
- * - The second tier (api.md §8.4 item 3, ses_tier2.c): PUT spec, new
+ * - The second tier (docs/wire.md §8.4 item 3, ses_tier2.c): PUT spec, new
  *   attempts, inputs and terminal resize, below. Input reaches the
  *   attempt's stdin: a top-level `read` of an attempt waits for a whole
  *   line or EOF (shell.h).

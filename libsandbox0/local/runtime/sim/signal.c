@@ -1,4 +1,4 @@
-/* Signal names of contexts and sessions (api.md §8.1; guest.h s0__signal_parse). */
+/* Signal names of contexts and sessions (docs/wire.md §8.1; guest.h s0__signal_parse). */
 #include "local/runtime/sim/guest.h"
 
 #include <stdlib.h>

@@ -3,6 +3,7 @@
 #   citations       comments cite only files of the repository
 #   fault names     every fault point the code hits is in the table of faults.c
 #   layers          includes under libsandbox0/ point only downward (docs/architecture.md)
+#   security        every test docs/security.md names exists; threats without one are listed gaps
 # One check = one count.
 
 deps() {
@@ -11,7 +12,7 @@ deps() {
 
 run() {
   local p=0 f=0 c
-  for c in check_behaviour_ids check_citations check_fault_names check_layers; do
+  for c in check_behaviour_ids check_citations check_fault_names check_layers check_security; do
     echo "--> scripts/$c.py"
     if python3 "scripts/$c.py"; then p=$((p+1)); else f=$((f+1)); fi
   done

@@ -541,12 +541,38 @@ static int s0py_iter_step(s0_sandbox_iter *it, s0_sandbox_info **d, s0_error **e
 
 /* ---- strings in ---- */
 
+/* Raise the package's InvalidArgumentError (a ValueError; reason
+ * `invalid_argument`, as the package raises for every bad argument before
+ * any request) for a str argument holding a NUL character, which C would cut
+ * there: "sb_x\0junk" would reach sandbox "sb_x", a path
+ * "/workspace/a\0/../x" would name /workspace/a. The message names the
+ * parameter (and its index in a sequence, -1 for none), never the value,
+ * which may be a token. Always returns -1. */
+static int s0py_nul_refused(const char *param, Py_ssize_t index)
+{
+	char msg[160];
+	if (index >= 0)
+		snprintf(msg, sizeof msg, "%s[%zd] contains a NUL character; C strings cannot carry one",
+		         param, index);
+	else
+		snprintf(msg, sizeof msg, "%s contains a NUL character; C strings cannot carry one",
+		         param);
+	s0_error *e = s0_error_new(S0_EINVAL, "invalid_argument", msg);
+	if (!e) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	s0py_raise(e);
+	return -1;
+}
+
 /* A str argument as the NUL-terminated UTF-8 the C API takes (GIL held);
  * None -> NULL. The text stays owned by the str object, which the wrapper
- * holds for the call. A NUL inside would silently truncate the path or id
- * the C side sees, so it raises ValueError("embedded null character") as
- * CPython's own os functions do. */
-static int s0py_cstr(PyObject *o, const char **out, const char *fn, int argnum)
+ * holds for the call. A NUL inside is refused (s0py_nul_refused): @p param
+ * is the C parameter's name, @p fn and @p argnum name the wrapper for a
+ * TypeError. */
+static int s0py_cstr(PyObject *o, const char **out, const char *param, const char *fn,
+                     int argnum)
 {
 	Py_ssize_t n;
 	const char *s;
@@ -561,10 +587,8 @@ static int s0py_cstr(PyObject *o, const char **out, const char *fn, int argnum)
 	}
 	if (!(s = PyUnicode_AsUTF8AndSize(o, &n)))
 		return -1;
-	if (memchr(s, '\0', (size_t)n)) {
-		PyErr_SetString(PyExc_ValueError, "embedded null character");
-		return -1;
-	}
+	if (memchr(s, '\0', (size_t)n))
+		return s0py_nul_refused(param, -1);
 	*out = s;
 	return 0;
 }
@@ -580,8 +604,9 @@ static void s0py_strv_free(char **v)
 	free(v);
 }
 
-/* NULL-terminated copy of a sequence of str (GIL held); None → NULL. */
-static int s0py_strv_from(PyObject *o, char ***out)
+/* NULL-terminated copy of a sequence of str (GIL held); None → NULL. An
+ * item holding a NUL is refused (s0py_nul_refused, naming @p param). */
+static int s0py_strv_from(PyObject *o, char ***out, const char *param)
 {
 	*out = NULL;
 	if (o == Py_None)
@@ -612,10 +637,9 @@ static int s0py_strv_from(PyObject *o, char ***out)
 			return -1;
 		}
 		if (memchr(s, '\0', (size_t)len)) {
-			PyErr_SetString(PyExc_ValueError, "embedded null character");
 			s0py_strv_free(v);
 			Py_DECREF(seq);
-			return -1;
+			return s0py_nul_refused(param, i);
 		}
 		if (!(v[i] = strdup(s))) {
 			s0py_strv_free(v);
@@ -764,11 +788,12 @@ static int s0py_local_client(s0_local *l, const char *user_agent, s0_cancel_toke
 	s0_free(*$1);
 }
 
-/* Every string argument: str (or None -> NULL), no embedded NUL (s0py_cstr).
- * This replaces SWIG's char* conversion for all wrapped calls, so paths,
- * ids, tokens, template names and context input are checked in one place. */
+/* Every string argument: str (or None -> NULL), no embedded NUL (s0py_cstr:
+ * InvalidArgumentError naming the parameter). This replaces SWIG's char*
+ * conversion for all wrapped calls, so paths, ids, tokens, base URLs, template
+ * names, JSON bodies and context input are checked in one place. */
 %typemap(in) const char * {
-	if (s0py_cstr($input, (const char **)&$1, "$symname", $argnum) < 0)
+	if (s0py_cstr($input, (const char **)&$1, "$1_name", "$symname", $argnum) < 0)
 		SWIG_fail;
 }
 %typemap(freearg) const char * "";
@@ -778,7 +803,7 @@ static int s0py_local_client(s0_local *l, const char *user_agent, s0_cancel_toke
 
 /* NULL-terminated string vectors from a sequence of str or None. */
 %typemap(in) char **strv (char **tmp_strv = NULL) {
-	if (s0py_strv_from($input, &tmp_strv) < 0)
+	if (s0py_strv_from($input, &tmp_strv, "$1_name") < 0)
 		SWIG_fail;
 	$1 = tmp_strv;
 }
@@ -1272,9 +1297,9 @@ typedef struct {} CSandboxIter;
 		S0PY_CALL($self, s0_context_create(c_, sandbox_id, request_json, json_out, err));
 	}
 	/** Run input in a context (s0_context_exec); returns the ContextExecResponse JSON text. */
-	void context_exec(const char *sandbox_id, const char *context_id, const char *data,
+	void context_exec(const char *sandbox_id, const char *context_id, const char *input,
 	                  char **json_out, s0_error **err) {
-		S0PY_CALL($self, s0_context_exec(c_, sandbox_id, context_id, data, json_out, err));
+		S0PY_CALL($self, s0_context_exec(c_, sandbox_id, context_id, input, json_out, err));
 	}
 	/** Read a context (s0_context_get); returns the ContextResponse JSON text. */
 	void context_get(const char *sandbox_id, const char *context_id, char **json_out,

@@ -135,9 +135,11 @@ class NetworkPolicy(BackendCase):
                 self.client.sandboxes.update_network_policy(sb.id, bad)  # type: ignore[arg-type]
         with self.assertRaises(TypeError):
             self.client.sandboxes.update(sb.id, network="block-all")  # type: ignore[arg-type]
-        with self.assertRaises(ValueError) as cm:
+        with self.assertRaises(errors.InvalidArgumentError) as cm:
             self.client.sandboxes.get_network_policy(sb.id + "\x00x")
-        self.assertEqual(str(cm.exception), "embedded null character")
+        self.assertIsInstance(cm.exception, ValueError)
+        self.assertEqual(cm.exception.message,
+                         "sandbox_id contains a NUL character; C strings cannot carry one")
         with self.assertRaises(ValueError):
             self.client.sandboxes.update_network_policy(sb.id + "\x00x", {"mode": "block-all"})
         self.assertEqual(self.client.sandboxes.get_network_policy(sb.id), {"mode": "allow-all"})

@@ -48,8 +48,9 @@ static const struct fault_point {
 	{"carrier_fingerprint", "runtime_version|platform|cpu_features"},
 	{"ctld_primary_fail", "publish|commit|release"},
 	{"driver_exit", ""},
-	{"manager_restart", "intent-recorded|published|committed|fallback-recorded|resume-ready|"
-	                    "delete-recorded|delete-reclaimed|recover-recorded|recover-released"},
+	{"manager_restart", "intent-recorded|published|committed|released|fallback-recorded|"
+	                    "resume-ready|delete-recorded|delete-reclaimed|recover-recorded|"
+	                    "recover-released"},
 	{"meta_store", "intent|commit"},
 	{"nbd_device", "resume"},
 	{"network_policy", ""},

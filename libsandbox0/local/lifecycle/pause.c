@@ -302,6 +302,7 @@ released:;
 	}
 	rc = s0__op_advance(e, op, S0__OPS_DONE, &(s0__op_step){.row = &row}, NULL);
 	s0__sandbox_rec_clear(&row.rec);
+	s0__fault_hit(e->faults, "manager_restart", "released"); /* crash point */
 	return rc == S0_OK ? S0_OK : S0_EIO;
 }
 

@@ -13,6 +13,9 @@
  *     files read back through the client after a resume, and e2fsck -fn of
  *     the head is clean;
  *   - nothing is left pending, GC succeeds and keeps the head readable.
+ *
+ * The memory capture and restore steps have their table in
+ * check_crash_mem.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +23,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "crashrig.h"
+#include "crashcase.h"
 #include "lt.h"
 #include "suites.h"
 
@@ -49,67 +52,31 @@ static const crash_case cases[] = {
 	{"plain", "pause", "publish.visible", ROLLED_BACK},
 	{"plain", "pause", "published", PAUSED_NEW},
 	{"plain", "pause", "committed", PAUSED_NEW},
+	/* the last durable step (paused and operation done in one transaction):
+	 * what a reopen finds is the finished pause */
+	{"plain", "pause", "released", PAUSED_NEW},
 	{"ttl", "ttl", "intent-recorded", ROLLED_BACK},
 	{"ttl", "ttl", "publish.visible", ROLLED_BACK},
 	{"ttl", "ttl", "published", PAUSED_NEW},
 	{"ttl", "ttl", "committed", PAUSED_NEW},
+	{"ttl", "ttl", "released", PAUSED_NEW},
 	{"plain", "delete", "delete-recorded", DELETED},
 	{"plain", "delete", "delete-reclaimed", DELETED},
 	{"hard", "hard", "delete-recorded", DELETED},
 	{"hard", "hard", "delete-reclaimed", DELETED},
 	{"plain", "resume", "resume-ready", PAUSED_OLD},
+	/* "end": killed right after the resume's running commit; the runtime
+	 * goes with the process, so the reopen recovers from the old head */
+	{"plain", "resume", "end", ROLLED_BACK},
 	{"plain", "crash", "recover-recorded", ROLLED_BACK},
 	{"plain", "crash", "recover-released", ROLLED_BACK},
+	/* killed right after the recovery's replacement commit: recovered again */
+	{"plain", "crash", "end", ROLLED_BACK},
 };
-
-/* The object store's commit points above are the pack backend's; a run on
- * the files backend (unit-local-files) kills at its points of the same
- * stage instead: bytes written, bytes synced, first object renamed. */
-static const char *backend_point(const char *point)
-{
-	static const char *const map[][2] = {{"objects.pack_written", "objects.files_written"},
-	                                     {"objects.pack_synced", "objects.files_synced"},
-	                                     {"objects.catalog_committed", "objects.files_renamed"}};
-	const char *be = getenv("S0_TEST_OBJECT_STORE");
-	for (size_t i = 0; be && !strcmp(be, "files") && i < sizeof map / sizeof map[0]; i++)
-		if (!strcmp(point, map[i][0]))
-			return map[i][1];
-	return point;
-}
-
-static const s0_crashrig rig = {"S0_LOCAL_CRASHER", "local_crasher"};
-
-/* Run the crasher; returns the raw wait status. */
-static int spawn(const char *mode, const char *dir, const char *state, const char *arg,
-                 const char *crash_at)
-{
-	const char *args[] = {mode, dir, state, arg, NULL};
-	return s0_crashrig_run(&rig, crash_at, args);
-}
-
-static void read_state(const char *state, char *id, size_t idn, char *head, size_t hn)
-{
-	FILE *f = fopen(state, "r");
-	ck_assert_ptr_nonnull(f);
-	char line[256];
-	while (fgets(line, sizeof line, f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (!strncmp(line, "id=", 3))
-			snprintf(id, idn, "%s", line + 3);
-		else if (!strncmp(line, "head=", 5))
-			snprintf(head, hn, "%s", line + 5);
-	}
-	fclose(f);
-}
 
 static void verify(lt *t, const char *id, const char *old_head, const crash_case *k)
 {
-	lt_quiesce(t);
-	for (int i = 0; i < 50 && lt_pending_ops(t, id) > 0; i++) {
-		lt_advance(t, 200);
-		lt_quiesce(t);
-	}
-	ck_assert_int_eq(lt_pending_ops(t, NULL), 0);
+	crash_settle(t, id);
 	if (k->want == DELETED) {
 		s0_sandbox_info *sb = NULL;
 		s0_error *err = NULL;
@@ -173,18 +140,11 @@ static void run_case(const crash_case *k)
 	char *dir = s0_test_tmpdir("localcrash");
 	char *state = NULL;
 	ck_assert_int_ge(asprintf(&state, "%s.state", dir), 0);
-	char what[64];
-	snprintf(what, sizeof what, "prepare %s", k->kind);
-	s0_crashrig_assert_exited(spawn("prepare", dir, state, k->kind, NULL), 0, what);
-	char id[256] = "", head[256] = "";
-	read_state(state, id, sizeof id, head, sizeof head);
-	ck_assert_str_ne(id, "");
-	ck_assert_str_ne(head, "");
-	const char *point = backend_point(k->point);
-	s0_crashrig_assert_killed(spawn("run", dir, state, k->scenario, point), point);
+	crash_state st;
+	crash_run(dir, state, k->kind, k->scenario, crash_backend_point(k->point), &st);
 	lt t;
 	lt_open_dir(&t, dir);
-	verify(&t, id, head, k);
+	verify(&t, st.id, st.head, k);
 	lt_close(&t);
 	s0_test_rmrf(dir);
 	unlink(state);
@@ -197,7 +157,7 @@ static void run_case(const crash_case *k)
 START_TEST(ptx05_rec05_kill_at_every_crash_point)
 {
 	const crash_case *k = &cases[_i];
-	fprintf(stderr, "[row PTX-05/REC-05] %s at %s\n", k->scenario, backend_point(k->point));
+	fprintf(stderr, "[row PTX-05/REC-05] %s at %s\n", k->scenario, crash_backend_point(k->point));
 	long reps = s0_test_iterations(1);
 	for (long r = 0; r < reps; r++)
 		run_case(k);

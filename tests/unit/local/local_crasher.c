@@ -9,7 +9,10 @@
  *       /workspace/A, pause it so A is committed, and record in STATE:
  *         id=<sandbox id>
  *         head=<committed head generation>
- *       then close cleanly. No crash point is armed.
+ *         gen=<runtime generation of the paused sandbox>
+ *       then close cleanly. No crash point is armed. KIND "mem" also
+ *       starts a REPL context (x=42, /tmp/x "kept") before a memory pause
+ *       ({"memory": true}) and records its id as ctx=<context id>.
  *   local_crasher run DIR STATE SCENARIO
  *       Reopen DIR, and with S0_CRASH_AT=<point> armed run SCENARIO:
  *         pause   resume, write /workspace/B, pause_and_wait
@@ -18,21 +21,38 @@
  *         hard    let the hard TTL expire
  *         resume  resume
  *         crash   resume, write B, runtime_crash of the sandbox
+ *         mempause     resume, write B, start the REPL of KIND "mem" (its
+ *                      id appended to STATE as ctx=), memory pause_and_wait
+ *         memresume    memory resume (of a KIND "mem" sandbox)
+ *         memfallback  memory resume with the fault `restore` failing it
+ *         capfail      as mempause with the fault `capture@after-authorize`
+ *                      failing the capture
+ *         capfail-held as capfail, the source's terminal proof held
+ *                      (`resource_leak:mount`): the operation stays at its
+ *                      recorded capture failure
  *       The point is a lifecycle crash point (armed as the fault
  *       manager_restart@<point> in S0_FAULT_CRASH mode: intent-recorded,
- *       published, committed, delete-recorded, delete-reclaimed,
- *       resume-ready, recover-recorded, recover-released) or a storage one
+ *       published, committed, released, fallback-recorded, delete-recorded,
+ *       delete-reclaimed, resume-ready, recover-recorded, recover-released)
+ *       or a storage one
  *       (publish.*, objects.*: local/objects/crash.h reads S0_CRASH_AT
  *       itself; prepare leaves nothing to publish before the scenario, so
- *       the first hit is the scenario's). The process must die by SIGKILL
- *       there; reaching the end exits 3.
+ *       the first hit is the scenario's), or "end": no point inside the
+ *       engine, the crasher kills itself (SIGKILL) once the scenario's work
+ *       is done and quiesced, i.e. right after its last durable step (a
+ *       resume's running commit, a recovery's or a fallback's replacement
+ *       commit, an operation held at a recorded state). The process must
+ *       die by SIGKILL there; reaching the end otherwise exits 3.
  *
  * Exit status 0 (prepare), 3 (run finished without crashing), 1 on errors.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "local/lifecycle/engine_open.h"
 #include "local/local_internal.h"
@@ -81,19 +101,53 @@ static void write_file(s0_client *c, const char *id, const char *path, const cha
 	CHECK(s0_files_write(c, id, path, text, strlen(text), &e_), path);
 }
 
-static void pause_wait(s0_client *c, const char *id)
+static void pause_wait(s0_client *c, const char *id, int32_t memory)
 {
 	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
+	wo.memory = memory;
 	s0_sandbox_info *sb = NULL;
 	CHECK(s0_sandbox_pause_and_wait(c, id, &wo, &sb, &e_), "pause_and_wait");
 	s0_sandbox_info_free(sb);
 }
 
-static void resume(s0_client *c, const char *id)
+static void resume(s0_client *c, const char *id, int32_t memory)
 {
 	s0_lifecycle_result *lr = NULL;
-	CHECK(s0_sandbox_resume(c, id, S0_BOOL_UNSET, &lr, &e_), "resume");
+	CHECK(s0_sandbox_resume(c, id, memory, &lr, &e_), "resume");
 	s0_lifecycle_result_free(lr);
+}
+
+/* One command in a context; its reply discarded. */
+static void sh(s0_client *c, const char *id, const char *ctx, const char *cmd)
+{
+	char *out = NULL;
+	CHECK(s0_context_exec(c, id, ctx, cmd, &out, &e_), cmd);
+	s0_free(out);
+}
+
+/* A REPL holding x=42 and /tmp/x "kept"; its id into ctx. */
+static void start_repl(s0_client *c, const char *id, char *ctx, size_t n)
+{
+	char *out = NULL;
+	CHECK(s0_context_create(c, id, "{\"type\":\"repl\"}", &out, &e_), "context");
+	cJSON *j = cJSON_Parse(out);
+	const cJSON *cid = cJSON_GetObjectItem(j, "id");
+	if (!cJSON_IsString(cid))
+		die("no context id in %s", out);
+	snprintf(ctx, n, "%s", cid->valuestring);
+	cJSON_Delete(j);
+	s0_free(out);
+	sh(c, id, ctx, "x=42");
+	sh(c, id, ctx, "echo kept > /tmp/x");
+}
+
+static void state_append(const char *state, const char *key, const char *value)
+{
+	FILE *f = fopen(state, "a");
+	if (!f)
+		die("cannot write %s", state);
+	fprintf(f, "%s=%s\n", key, value);
+	fclose(f);
 }
 
 static void prepare(const char *dir, const char *state, const char *kind)
@@ -115,7 +169,14 @@ static void prepare(const char *dir, const char *state, const char *kind)
 	snprintf(id, sizeof id, "%s", s0_sandbox_info_id(sb));
 	s0_sandbox_info_free(sb);
 	write_file(c, id, "/workspace/A", "committed before the crash");
-	pause_wait(c, id);
+	bool mem = !strcmp(kind, "mem");
+	char ctx[128] = "";
+	if (mem)
+		start_repl(c, id, ctx, sizeof ctx);
+	pause_wait(c, id, mem ? S0_BOOL_TRUE : S0_BOOL_UNSET);
+	CHECK(s0_sandbox_get(c, id, &sb, &e_), "get");
+	long long gen = (long long)s0_sandbox_info_runtime_generation(sb);
+	s0_sandbox_info_free(sb);
 	char *js = NULL;
 	CHECK(s0_local_inspect(l, id, &js, &e_), "inspect");
 	const char *h = strstr(js, "\"head\":\"");
@@ -125,7 +186,9 @@ static void prepare(const char *dir, const char *state, const char *kind)
 	FILE *f = fopen(state, "w");
 	if (!f)
 		die("cannot write %s", state);
-	fprintf(f, "id=%s\nhead=%.*s\n", id, (int)(strchr(h, '"') - h), h);
+	fprintf(f, "id=%s\nhead=%.*s\ngen=%lld\n", id, (int)(strchr(h, '"') - h), h, gen);
+	if (mem)
+		fprintf(f, "ctx=%s\n", ctx);
 	fclose(f);
 	s0_free(js);
 	s0_client_free(c);
@@ -134,9 +197,10 @@ static void prepare(const char *dir, const char *state, const char *kind)
 
 static bool lifecycle_point(const char *p)
 {
-	static const char *const pts[] = {"intent-recorded",  "published",        "committed",
-	                                  "delete-recorded",  "delete-reclaimed", "resume-ready",
-	                                  "recover-recorded", "recover-released"};
+	static const char *const pts[] = {
+	        "intent-recorded", "published",        "committed",        "released",
+	        "fallback-recorded", "delete-recorded", "delete-reclaimed", "resume-ready",
+	        "recover-recorded",  "recover-released"};
 	for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++)
 		if (!strcmp(p, pts[i]))
 			return true;
@@ -160,16 +224,44 @@ static void run(const char *dir, const char *state, const char *scenario)
 		CHECK(s0_local_fault_arm(l, name, S0_FAULT_CRASH, 0, 0, &e_), "arm");
 	}
 	if (!strcmp(scenario, "pause")) {
-		resume(c, id);
+		resume(c, id, S0_BOOL_UNSET);
 		write_file(c, id, "/workspace/B", "written before the pause");
-		pause_wait(c, id);
+		pause_wait(c, id, S0_BOOL_UNSET);
+	} else if (!strcmp(scenario, "mempause")) {
+		resume(c, id, S0_BOOL_UNSET);
+		write_file(c, id, "/workspace/B", "written before the pause");
+		char ctx[128];
+		start_repl(c, id, ctx, sizeof ctx);
+		state_append(state, "ctx", ctx);
+		pause_wait(c, id, S0_BOOL_TRUE);
+	} else if (!strcmp(scenario, "capfail") || !strcmp(scenario, "capfail-held")) {
+		CHECK(s0_local_fault_arm(l, "capture@after-authorize", S0_FAULT_FAIL, 1, 0, &e_),
+		      "arm capture");
+		if (!strcmp(scenario, "capfail-held"))
+			CHECK(s0_local_fault_arm(l, "resource_leak:mount", S0_FAULT_HOLD, 0, 0, &e_),
+			      "arm proof");
+		resume(c, id, S0_BOOL_UNSET);
+		write_file(c, id, "/workspace/B", "written before the pause");
+		char ctx[128];
+		start_repl(c, id, ctx, sizeof ctx);
+		state_append(state, "ctx", ctx);
+		s0_lifecycle_result *lr = NULL;
+		CHECK(s0_sandbox_pause(c, id, S0_BOOL_TRUE, &lr, &e_), "pause");
+		s0_lifecycle_result_free(lr);
+		CHECK(s0_local_quiesce(l, 10000, &e_), "quiesce");
+	} else if (!strcmp(scenario, "memresume")) {
+		resume(c, id, S0_BOOL_TRUE);
+	} else if (!strcmp(scenario, "memfallback")) {
+		CHECK(s0_local_fault_arm(l, "restore", S0_FAULT_FAIL, 1, 0, &e_), "arm restore");
+		resume(c, id, S0_BOOL_TRUE);
+		CHECK(s0_local_quiesce(l, 10000, &e_), "quiesce");
 	} else if (!strcmp(scenario, "ttl")) {
-		resume(c, id);
+		resume(c, id, S0_BOOL_UNSET);
 		write_file(c, id, "/workspace/B", "written before the ttl pause");
 		CHECK(s0_local_clock_advance(l, 61000, &e_), "advance");
 		CHECK(s0_local_quiesce(l, 10000, &e_), "quiesce");
 	} else if (!strcmp(scenario, "delete")) {
-		resume(c, id);
+		resume(c, id, S0_BOOL_UNSET);
 		write_file(c, id, "/workspace/B", "written before the delete");
 		CHECK(s0_sandbox_delete(c, id, &e_), "delete");
 		CHECK(s0_local_quiesce(l, 10000, &e_), "quiesce");
@@ -177,9 +269,9 @@ static void run(const char *dir, const char *state, const char *scenario)
 		CHECK(s0_local_clock_advance(l, 3601 * 1000LL, &e_), "advance");
 		CHECK(s0_local_quiesce(l, 10000, &e_), "quiesce");
 	} else if (!strcmp(scenario, "resume")) {
-		resume(c, id);
+		resume(c, id, S0_BOOL_UNSET);
 	} else if (!strcmp(scenario, "crash")) {
-		resume(c, id);
+		resume(c, id, S0_BOOL_UNSET);
 		write_file(c, id, "/workspace/B", "lost with the runtime");
 		char name[160];
 		snprintf(name, sizeof name, "runtime_crash@%s", id);
@@ -187,6 +279,10 @@ static void run(const char *dir, const char *state, const char *scenario)
 		CHECK(s0_local_quiesce(l, 10000, &e_), "quiesce");
 	} else {
 		die("unknown scenario %s", scenario);
+	}
+	if (at && !strcmp(at, "end")) {
+		CHECK(s0_local_quiesce(l, 10000, &e_), "quiesce");
+		raise(SIGKILL);
 	}
 	s0_client_free(c);
 	s0_local_close(l);

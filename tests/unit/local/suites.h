@@ -12,6 +12,7 @@ Suite *s0_local_ttl_suite(void);   /* TTL-, GW- */
 Suite *s0_local_cost_suite(void);  /* COST- */
 Suite *s0_local_bad_suite(void);   /* bad input */
 Suite *s0_local_crash_suite(void); /* PTX-05, REC-05 crash campaign */
+Suite *s0_local_crash_mem_suite(void); /* MEM-03/04, MFB-03..07 crash campaign */
 Suite *s0_local_model_suite(void); /* random lifecycles against a model */
 Suite *s0_local_memory_suite(void); /* FS-04, SES-, MEM-, MFB-, TTL-07/08 */
 Suite *s0_local_webhook_suite(void); /* MFB-15 */

@@ -154,20 +154,9 @@ static int run_net_put(nx_job *j)
 static nx_job *begin(napi_env env, napi_callback_info info, size_t want, napi_value *argv,
                      const char *id_what, nx_run_fn run, nx_done_fn done, nx_free_fn fr)
 {
-	size_t argc = want;
-	for (size_t i = 0; i < want; i++)
-		argv[i] = NULL;
-	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) {
-		nx_throw_last(env);
-		return NULL;
-	}
-	nx_obj *c = nx_obj_get(env, argv[0], NX_CLIENT, "client");
-	if (!c)
-		return NULL;
-	nx_job *j = nx_job_new(env, run, done, fr);
+	nx_job *j = nx_client_job(env, info, want, argv, run, done, fr);
 	if (!j)
 		return NULL;
-	j->client = c;
 	if (id_what && !nx_str(env, argv[1], false, id_what, &j->s[0])) {
 		nx_job_discard(env, j);
 		return NULL;

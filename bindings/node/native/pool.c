@@ -187,6 +187,20 @@ nx_job *nx_job_new(napi_env env, nx_run_fn run, nx_done_fn done, nx_free_fn free
 	return j;
 }
 
+nx_job *nx_client_job(napi_env env, napi_callback_info info, size_t want, napi_value *argv,
+                      nx_run_fn run, nx_done_fn done, nx_free_fn free_fn)
+{
+	if (!nx_args(env, info, want, argv))
+		return NULL;
+	nx_obj *c = nx_obj_get(env, argv[0], NX_CLIENT, "client");
+	if (!c)
+		return NULL;
+	nx_job *j = nx_job_new(env, run, done, free_fn);
+	if (j)
+		j->client = c;
+	return j;
+}
+
 static void free_results(nx_job *j)
 {
 	if (j->free_fn)

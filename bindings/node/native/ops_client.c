@@ -319,16 +319,19 @@ static napi_value js_snap_create(napi_env env, napi_callback_info info)
 	return finish(env, j, ok);
 }
 
+/* fname(client, sandboxId, then the required string @p what into j->s[1]) */
+#define ID_STRING_CALL(fname, run, done, fr, what)                                      \
+	static napi_value fname(napi_env env, napi_callback_info info)                      \
+	{                                                                                   \
+		napi_value argv[3];                                                             \
+		nx_job *j = begin(env, info, 3, argv, "sandboxId", run, done, fr);              \
+		if (!j)                                                                         \
+			return NULL;                                                                \
+		return finish(env, j, nx_str(env, argv[2], false, what, &j->s[1]));             \
+	}
+
 /* restore(client, id, snapshotId) */
-static napi_value js_restore(napi_env env, napi_callback_info info)
-{
-	napi_value argv[3];
-	nx_job *j = begin(env, info, 3, argv, "sandboxId", run_restore, done_lifecycle,
-	                  free_lifecycle);
-	if (!j)
-		return NULL;
-	return finish(env, j, nx_str(env, argv[2], false, "snapshotId", &j->s[1]));
-}
+ID_STRING_CALL(js_restore, run_restore, done_lifecycle, free_lifecycle, "snapshotId")
 
 /* fork(client, id, {ttlSec?, hardTtlSec?, memory?: bool, idempotencyKey?}) */
 static napi_value js_fork(napi_env env, napi_callback_info info)
@@ -363,14 +366,7 @@ static napi_value js_fork(napi_env env, napi_callback_info info)
 }
 
 /* networkPolicyPut(client, id, policyJson) */
-static napi_value js_net_put(napi_env env, napi_callback_info info)
-{
-	napi_value argv[3];
-	nx_job *j = begin(env, info, 3, argv, "sandboxId", run_net_put, done_cstr, free_cstr);
-	if (!j)
-		return NULL;
-	return finish(env, j, nx_str(env, argv[2], false, "policy", &j->s[1]));
-}
+ID_STRING_CALL(js_net_put, run_net_put, done_cstr, free_cstr, "policy")
 
 bool nx_export_client_ops(napi_env env, napi_value exports)
 {

@@ -15,6 +15,28 @@ import (
 // Tests of docs/behaviours.md's CL- rows through the Go API, as docs/decisions.md
 // settles them (see README.md "Deviations").
 
+// scriptedFake answers every POST with post and the nth other request with
+// gets[n] (the last one from then on).
+func scriptedFake(t *testing.T, post reply, gets ...reply) *fakeServer {
+	return newFake(t, func(r *http.Request, _ []byte, n int) reply {
+		if r.Method == "POST" {
+			return post
+		}
+		return gets[min(n, len(gets)-1)]
+	})
+}
+
+// postsTo is the requests among reqs whose path ends in suffix.
+func postsTo(reqs []recorded, suffix string) []recorded {
+	var out []recorded
+	for _, q := range reqs {
+		if strings.HasSuffix(q.Path, suffix) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
 // CL-01: one pause request, then GETs until paused; against s0 serve
 // (200) through a recording proxy.
 func TestCL01PauseAndWaitOnePOSTServe(t *testing.T) {
@@ -45,21 +67,12 @@ func TestCL01PauseAndWaitOnePOSTServe(t *testing.T) {
 // status paused with paused false, and paused true with another status
 // never end the wait; only both do.
 func TestCL01CL02PauseCompletionNeedsBoth(t *testing.T) {
-	f := newFake(t, func(r *http.Request, _ []byte, n int) reply {
-		if r.Method == "POST" {
-			return ok(202, map[string]any{"sandbox_id": "sb1", "status": "running", "paused": false})
-		}
-		switch n {
-		case 0:
-			return ok(200, sbJSON("sb1", "running", false, 1))
-		case 1:
-			return ok(200, sbJSON("sb1", "paused", false, 1))
-		case 2:
-			return ok(200, sbJSON("sb1", "running", true, 1))
-		default:
-			return ok(200, sbJSON("sb1", "paused", true, 1))
-		}
-	})
+	f := scriptedFake(t, ok(202, map[string]any{"sandbox_id": "sb1", "status": "running", "paused": false}),
+		ok(200, sbJSON("sb1", "running", false, 1)),
+		ok(200, sbJSON("sb1", "paused", false, 1)),
+		ok(200, sbJSON("sb1", "running", true, 1)),
+		ok(200, sbJSON("sb1", "paused", true, 1)),
+	)
 	c := clientOf(t, f.URL)
 	got, err := c.PauseSandboxAndWait(context.Background(), "sb1", &sandbox0.SandboxLifecycleWaitOptions{PollInterval: time.Millisecond})
 	must(t, err, "PauseSandboxAndWait")
@@ -77,12 +90,8 @@ func TestCL01CL02PauseCompletionNeedsBoth(t *testing.T) {
 // CL-02: without memory, failed is not a stop condition: the wait runs on
 // to its deadline and ends with the wait-timeout error.
 func TestCL02FilesystemFailedIsNotAStop(t *testing.T) {
-	f := newFake(t, func(r *http.Request, _ []byte, n int) reply {
-		if r.Method == "POST" {
-			return ok(200, map[string]any{"sandbox_id": "sb1", "status": "running", "paused": false})
-		}
-		return ok(200, sbJSON("sb1", "failed", true, 1))
-	})
+	f := scriptedFake(t, ok(200, map[string]any{"sandbox_id": "sb1", "status": "running", "paused": false}),
+		ok(200, sbJSON("sb1", "failed", true, 1)))
 	c := clientOf(t, f.URL)
 	_, err := c.PauseSandboxAndWait(context.Background(), "sb1", &sandbox0.SandboxLifecycleWaitOptions{Timeout: 300 * time.Millisecond, PollInterval: 20 * time.Millisecond})
 	var te *sandbox0.SandboxWaitTimeoutError
@@ -145,12 +154,7 @@ func TestCL03MemoryPauseFailedOnePOSTServe(t *testing.T) {
 	if !errors.As(err, &lf) || lf.Action != "memory pause" {
 		t.Fatalf("want memory pause failure, got %T %v", err, err)
 	}
-	var pauses []recorded
-	for _, q := range p.list("POST") {
-		if strings.HasSuffix(q.Path, "/pause") {
-			pauses = append(pauses, q)
-		}
-	}
+	pauses := postsTo(p.list("POST"), "/pause")
 	if len(pauses) != 1 || pauses[0].Body != `{"memory":true}` {
 		t.Fatalf("pause requests: %+v", pauses)
 	}
@@ -160,21 +164,12 @@ func TestCL03MemoryPauseFailedOnePOSTServe(t *testing.T) {
 // stale running at the old generation, resumed:false and starting keep it
 // polling with no further POST.
 func TestCL04ResumeTargetsNextGeneration(t *testing.T) {
-	f := newFake(t, func(r *http.Request, _ []byte, n int) reply {
-		if r.Method == "POST" {
-			return ok(200, map[string]any{"sandbox_id": "sb1", "status": "starting", "resumed": false})
-		}
-		switch n {
-		case 0:
-			return ok(200, sbJSON("sb1", "paused", true, 3))
-		case 1:
-			return ok(200, sbJSON("sb1", "running", false, 3)) // stale
-		case 2:
-			return ok(200, sbJSON("sb1", "starting", false, 4))
-		default:
-			return ok(200, sbJSON("sb1", "running", false, 4))
-		}
-	})
+	f := scriptedFake(t, ok(200, map[string]any{"sandbox_id": "sb1", "status": "starting", "resumed": false}),
+		ok(200, sbJSON("sb1", "paused", true, 3)),
+		ok(200, sbJSON("sb1", "running", false, 3)), // stale
+		ok(200, sbJSON("sb1", "starting", false, 4)),
+		ok(200, sbJSON("sb1", "running", false, 4)),
+	)
 	c := clientOf(t, f.URL)
 	got, err := c.ResumeSandboxAndWait(context.Background(), "sb1", &sandbox0.SandboxLifecycleWaitOptions{PollInterval: time.Millisecond})
 	must(t, err, "ResumeSandboxAndWait")
@@ -207,13 +202,7 @@ func TestCL04ResumeServe(t *testing.T) {
 	if got.Status != sandbox0.SandboxStatusRunning || got.Paused || got.RuntimeGeneration != paused.RuntimeGeneration+1 {
 		t.Fatalf("resumed %+v (paused at generation %d)", got, paused.RuntimeGeneration)
 	}
-	n := 0
-	for _, q := range p.list("POST") {
-		if strings.HasSuffix(q.Path, "/resume") {
-			n++
-		}
-	}
-	if n != 1 {
+	if n := len(postsTo(p.list("POST"), "/resume")); n != 1 {
 		t.Fatalf("%d resume POSTs", n)
 	}
 }
@@ -221,19 +210,11 @@ func TestCL04ResumeServe(t *testing.T) {
 // CL-05: memory resume: failed at an older generation is ignored, failed
 // at the target generation is the lifecycle-failed error.
 func TestCL05MemoryResumeFailed(t *testing.T) {
-	f := newFake(t, func(r *http.Request, _ []byte, n int) reply {
-		if r.Method == "POST" {
-			return ok(200, map[string]any{"sandbox_id": "sb1", "status": "starting", "resumed": false})
-		}
-		switch n {
-		case 0:
-			return ok(200, sbJSON("sb1", "paused", true, 3))
-		case 1:
-			return ok(200, sbJSON("sb1", "failed", true, 3)) // stale
-		default:
-			return ok(200, sbJSON("sb1", "failed", false, 4))
-		}
-	})
+	f := scriptedFake(t, ok(200, map[string]any{"sandbox_id": "sb1", "status": "starting", "resumed": false}),
+		ok(200, sbJSON("sb1", "paused", true, 3)),
+		ok(200, sbJSON("sb1", "failed", true, 3)), // stale
+		ok(200, sbJSON("sb1", "failed", false, 4)),
+	)
 	c := clientOf(t, f.URL)
 	_, err := c.ResumeSandboxAndWait(context.Background(), "sb1", &sandbox0.SandboxLifecycleWaitOptions{Memory: true, PollInterval: time.Millisecond})
 	var lf *sandbox0.SandboxLifecycleFailedError
@@ -384,8 +365,8 @@ func TestCL08LostReplyRepeatsSameBody(t *testing.T) {
 	if !got.Paused || !dropped.Load() {
 		t.Fatalf("paused=%v dropped=%v", got.Paused, dropped.Load())
 	}
-	for _, q := range p.list("POST") {
-		if strings.HasSuffix(q.Path, "/pause") && q.Body != `{"memory":true}` {
+	for _, q := range postsTo(p.list("POST"), "/pause") {
+		if q.Body != `{"memory":true}` {
 			t.Fatalf("a pause carried %q", q.Body)
 		}
 	}

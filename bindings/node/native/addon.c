@@ -15,18 +15,6 @@ bool nx_export_define(napi_env env, napi_value exports, const char *name, napi_c
 	return true;
 }
 
-static bool get_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv)
-{
-	size_t argc = want;
-	for (size_t i = 0; i < want; i++)
-		argv[i] = NULL;
-	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) {
-		nx_throw_last(env);
-		return false;
-	}
-	return true;
-}
-
 static napi_value throw_s0(napi_env env, int rc, s0_error *err)
 {
 	napi_value v = nx_error_value(env, rc, err);
@@ -79,7 +67,7 @@ static napi_value client_new(napi_env env, napi_callback_info info, bool from_en
 	client_args a = {0};
 	s0_client *c = NULL;
 	s0_error *err = NULL;
-	if (!get_args(env, info, 1, argv) || !client_args_read(env, argv[0], &a))
+	if (!nx_args(env, info, 1, argv) || !client_args_read(env, argv[0], &a))
 		return NULL;
 	int rc = from_env ? s0_client_new_from_env(&a.opts, &c, &err)
 	                  : s0_client_new(&a.opts, &c, &err);
@@ -110,7 +98,7 @@ static napi_value js_client_new_local(napi_env env, napi_callback_info info)
 	client_args a = {0};
 	s0_client *c = NULL;
 	s0_error *err = NULL;
-	if (!get_args(env, info, 2, argv))
+	if (!nx_args(env, info, 2, argv))
 		return NULL;
 	nx_obj *l = nx_obj_get(env, argv[0], NX_LOCAL, "local");
 	if (!l || !client_args_read(env, argv[1], &a))
@@ -127,7 +115,7 @@ static napi_value close_kind(napi_env env, napi_callback_info info, nx_kind kind
 	napi_value argv[1];
 	void *data = NULL;
 	napi_valuetype t;
-	if (!get_args(env, info, 1, argv))
+	if (!nx_args(env, info, 1, argv))
 		return NULL;
 	/* closing twice is a no-op */
 	if (napi_typeof(env, argv[0], &t) == napi_ok && t == napi_external &&
@@ -162,7 +150,7 @@ static napi_value js_token_new(napi_env env, napi_callback_info info)
 static napi_value js_token_cancel(napi_env env, napi_callback_info info)
 {
 	napi_value argv[1];
-	if (!get_args(env, info, 1, argv))
+	if (!nx_args(env, info, 1, argv))
 		return NULL;
 	nx_obj *o = nx_obj_get(env, argv[0], NX_TOKEN, "token");
 	if (o)
@@ -217,7 +205,7 @@ static napi_value js_set_max_threads(napi_env env, napi_callback_info info)
 {
 	napi_value argv[1];
 	int64_t n;
-	if (!get_args(env, info, 1, argv) || !nx_i64(env, argv[0], 0, "maxThreads", &n))
+	if (!nx_args(env, info, 1, argv) || !nx_i64(env, argv[0], 0, "maxThreads", &n))
 		return NULL;
 	if (n < 1 || n > 4096 || !nx_pool_set_cap((int)n)) {
 		napi_throw_range_error(env, "ERR_OUT_OF_RANGE", "maxThreads must be 1..4096");

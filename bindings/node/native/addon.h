@@ -40,6 +40,10 @@ napi_value nx_throw_last(napi_env env);
 
 /* ---- argument helpers (JS thread); each returns false after throwing ---- */
 
+/* The first @p want arguments of the call into @p argv (those not passed are
+ * NULL). */
+bool nx_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv);
+
 /* Copy a JS string into a malloc'd C string; undefined/null give NULL when
  * optional. Strings with NUL bytes are refused. */
 bool nx_str(napi_env env, napi_value v, bool optional, const char *what, char **out);
@@ -151,6 +155,11 @@ int64_t nx_mono_ms(void);
 
 /* A zeroed job; throws and returns NULL when out of memory. */
 nx_job *nx_job_new(napi_env env, nx_run_fn run, nx_done_fn done, nx_free_fn free_fn);
+/* A job on the client handle in argv[0] of the call: reads @p want arguments
+ * into @p argv (as nx_args), checks argv[0] is a client and makes the job with
+ * j->client set; throws and returns NULL on any failure. */
+nx_job *nx_client_job(napi_env env, napi_callback_info info, size_t want, napi_value *argv,
+                      nx_run_fn run, nx_done_fn done, nx_free_fn free_fn);
 /* Free a job that was never submitted (after a marshalling error). */
 void nx_job_discard(napi_env env, nx_job *j);
 /* Start @p j: make its promise and threadsafe function, take references on

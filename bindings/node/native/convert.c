@@ -26,6 +26,18 @@ napi_value nx_throw_last(napi_env env)
 	return NULL;
 }
 
+bool nx_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv)
+{
+	size_t argc = want;
+	for (size_t i = 0; i < want; i++)
+		argv[i] = NULL;
+	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) {
+		nx_throw_last(env);
+		return false;
+	}
+	return true;
+}
+
 static bool is_nullish(napi_env env, napi_value v)
 {
 	napi_valuetype t;

@@ -154,20 +154,9 @@ static int run_net_put(nx_job *j)
 static nx_job *begin(napi_env env, napi_callback_info info, size_t want, napi_value *argv,
                      const char *id_what, nx_run_fn run, nx_done_fn done, nx_free_fn fr)
 {
-	size_t argc = want;
-	for (size_t i = 0; i < want; i++)
-		argv[i] = NULL;
-	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) {
-		nx_throw_last(env);
-		return NULL;
-	}
-	nx_obj *c = nx_obj_get(env, argv[0], NX_CLIENT, "client");
-	if (!c)
-		return NULL;
-	nx_job *j = nx_job_new(env, run, done, fr);
+	nx_job *j = nx_client_job(env, info, want, argv, run, done, fr);
 	if (!j)
 		return NULL;
-	j->client = c;
 	if (id_what && !nx_str(env, argv[1], false, id_what, &j->s[0])) {
 		nx_job_discard(env, j);
 		return NULL;
@@ -330,16 +319,19 @@ static napi_value js_snap_create(napi_env env, napi_callback_info info)
 	return finish(env, j, ok);
 }
 
+/* fname(client, sandboxId, then the required string @p what into j->s[1]) */
+#define ID_STRING_CALL(fname, run, done, fr, what)                                      \
+	static napi_value fname(napi_env env, napi_callback_info info)                      \
+	{                                                                                   \
+		napi_value argv[3];                                                             \
+		nx_job *j = begin(env, info, 3, argv, "sandboxId", run, done, fr);              \
+		if (!j)                                                                         \
+			return NULL;                                                                \
+		return finish(env, j, nx_str(env, argv[2], false, what, &j->s[1]));             \
+	}
+
 /* restore(client, id, snapshotId) */
-static napi_value js_restore(napi_env env, napi_callback_info info)
-{
-	napi_value argv[3];
-	nx_job *j = begin(env, info, 3, argv, "sandboxId", run_restore, done_lifecycle,
-	                  free_lifecycle);
-	if (!j)
-		return NULL;
-	return finish(env, j, nx_str(env, argv[2], false, "snapshotId", &j->s[1]));
-}
+ID_STRING_CALL(js_restore, run_restore, done_lifecycle, free_lifecycle, "snapshotId")
 
 /* fork(client, id, {ttlSec?, hardTtlSec?, memory?: bool, idempotencyKey?}) */
 static napi_value js_fork(napi_env env, napi_callback_info info)
@@ -374,14 +366,7 @@ static napi_value js_fork(napi_env env, napi_callback_info info)
 }
 
 /* networkPolicyPut(client, id, policyJson) */
-static napi_value js_net_put(napi_env env, napi_callback_info info)
-{
-	napi_value argv[3];
-	nx_job *j = begin(env, info, 3, argv, "sandboxId", run_net_put, done_cstr, free_cstr);
-	if (!j)
-		return NULL;
-	return finish(env, j, nx_str(env, argv[2], false, "policy", &j->s[1]));
-}
+ID_STRING_CALL(js_net_put, run_net_put, done_cstr, free_cstr, "policy")
 
 bool nx_export_client_ops(napi_env env, napi_value exports)
 {

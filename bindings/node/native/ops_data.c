@@ -93,20 +93,9 @@ static nx_job *strings_job(napi_env env, napi_callback_info info, napi_value *ar
                            const char *const *names, size_t nstr, nx_run_fn run,
                            nx_done_fn done, nx_free_fn fr)
 {
-	size_t argc = want;
-	for (size_t i = 0; i < want; i++)
-		argv[i] = NULL;
-	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) {
-		nx_throw_last(env);
-		return NULL;
-	}
-	nx_obj *c = nx_obj_get(env, argv[0], NX_CLIENT, "client");
-	if (!c)
-		return NULL;
-	nx_job *j = nx_job_new(env, run, done, fr);
+	nx_job *j = nx_client_job(env, info, want, argv, run, done, fr);
 	if (!j)
 		return NULL;
-	j->client = c;
 	bool ok = nx_str(env, argv[1], false, "sandboxId", &j->s[0]);
 	for (size_t i = 0; ok && i < nstr; i++) {
 		bool opt = names[i][0] == '?';
@@ -119,14 +108,17 @@ static nx_job *strings_job(napi_env env, napi_callback_info info, napi_value *ar
 	return j;
 }
 
-#define PATH_CALL(fname, run, done, fr)                                               \
+/* fname(client, id, then one string per name in __VA_ARGS__ (see strings_job)) */
+#define STRINGS_CALL(fname, run, done, fr, ...)                                       \
 	static napi_value fname(napi_env env, napi_callback_info info)                    \
 	{                                                                                 \
-		static const char *const names[] = {"path"};                                  \
-		napi_value argv[3];                                                           \
-		nx_job *j = strings_job(env, info, argv, 3, names, 1, run, done, fr);         \
+		static const char *const names[] = {__VA_ARGS__};                             \
+		enum { nstr = sizeof names / sizeof names[0] };                               \
+		napi_value argv[2 + nstr];                                                    \
+		nx_job *j = strings_job(env, info, argv, 2 + nstr, names, nstr, run, done, fr); \
 		return j ? nx_job_submit(env, j) : NULL;                                      \
 	}
+#define PATH_CALL(fname, run, done, fr) STRINGS_CALL(fname, run, done, fr, "path")
 
 PATH_CALL(js_read, run_read, done_bytes, free_cstr)
 PATH_CALL(js_fdelete, run_fdelete, NULL, NULL)
@@ -182,59 +174,24 @@ static napi_value js_mkdir(napi_env env, napi_callback_info info)
 }
 
 /* filesMove(client, id, source, destination) */
-static napi_value js_move(napi_env env, napi_callback_info info)
-{
-	static const char *const names[] = {"source", "destination"};
-	napi_value argv[4];
-	nx_job *j = strings_job(env, info, argv, 4, names, 2, run_move, NULL, NULL);
-	return j ? nx_job_submit(env, j) : NULL;
-}
+STRINGS_CALL(js_move, run_move, NULL, NULL, "source", "destination")
 
 /* contextCreate(client, id, requestJson) */
-static napi_value js_ctx_create(napi_env env, napi_callback_info info)
-{
-	static const char *const names[] = {"request"};
-	napi_value argv[3];
-	nx_job *j = strings_job(env, info, argv, 3, names, 1, run_ctx_create, done_cstr, free_cstr);
-	return j ? nx_job_submit(env, j) : NULL;
-}
+STRINGS_CALL(js_ctx_create, run_ctx_create, done_cstr, free_cstr, "request")
 
 /* contextExec(client, id, contextId, data) */
-static napi_value js_ctx_exec(napi_env env, napi_callback_info info)
-{
-	static const char *const names[] = {"contextId", "input"};
-	napi_value argv[4];
-	nx_job *j = strings_job(env, info, argv, 4, names, 2, run_ctx_exec, done_cstr, free_cstr);
-	return j ? nx_job_submit(env, j) : NULL;
-}
+STRINGS_CALL(js_ctx_exec, run_ctx_exec, done_cstr, free_cstr, "contextId", "input")
 
 /* contextGet(client, id, contextId) */
-static napi_value js_ctx_get(napi_env env, napi_callback_info info)
-{
-	static const char *const names[] = {"contextId"};
-	napi_value argv[3];
-	nx_job *j = strings_job(env, info, argv, 3, names, 1, run_ctx_get, done_cstr, free_cstr);
-	return j ? nx_job_submit(env, j) : NULL;
-}
+STRINGS_CALL(js_ctx_get, run_ctx_get, done_cstr, free_cstr, "contextId")
 
 /* contextDelete(client, id, contextId) */
-static napi_value js_ctx_delete(napi_env env, napi_callback_info info)
-{
-	static const char *const names[] = {"contextId"};
-	napi_value argv[3];
-	nx_job *j = strings_job(env, info, argv, 3, names, 1, run_ctx_delete, NULL, NULL);
-	return j ? nx_job_submit(env, j) : NULL;
-}
+STRINGS_CALL(js_ctx_delete, run_ctx_delete, NULL, NULL, "contextId")
 
 /* runtimeCall(client, id, suffix, method, bodyJson|null, idempotencyKey|null)
  * → {status, json} */
-static napi_value js_runtime(napi_env env, napi_callback_info info)
-{
-	static const char *const names[] = {"suffix", "method", "?body", "?idempotencyKey"};
-	napi_value argv[6];
-	nx_job *j = strings_job(env, info, argv, 6, names, 4, run_runtime, done_runtime, free_cstr);
-	return j ? nx_job_submit(env, j) : NULL;
-}
+STRINGS_CALL(js_runtime, run_runtime, done_runtime, free_cstr, "suffix", "method", "?body",
+             "?idempotencyKey")
 
 bool nx_export_data_ops(napi_env env, napi_value exports)
 {

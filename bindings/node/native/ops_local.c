@@ -46,24 +46,12 @@ static int run_template(nx_job *j)
 	return s0_local_template_build(LOCAL(j), j->s[0], j->s[1], &to, &j->err);
 }
 
-static bool get_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv)
-{
-	size_t argc = want;
-	for (size_t i = 0; i < want; i++)
-		argv[i] = NULL;
-	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) {
-		nx_throw_last(env);
-		return false;
-	}
-	return true;
-}
-
 /* localOpen(dir, {manualClock, manualClockStartUnixMs,
  *   disableMemoryCheckpoints, maxActiveRuntimes, zeroTimeCompat, teamId}) */
 static napi_value js_open(napi_env env, napi_callback_info info)
 {
 	napi_value argv[2];
-	if (!get_args(env, info, 2, argv))
+	if (!nx_args(env, info, 2, argv))
 		return NULL;
 	nx_job *j = nx_job_new(env, run_open, done_local, free_local);
 	if (!j)
@@ -97,7 +85,7 @@ static napi_value js_open(napi_env env, napi_callback_info info)
 static napi_value js_close(napi_env env, napi_callback_info info)
 {
 	napi_value argv[1], promise = NULL;
-	if (!get_args(env, info, 1, argv))
+	if (!nx_args(env, info, 1, argv))
 		return NULL;
 	nx_obj *l = nx_obj_get(env, argv[0], NX_LOCAL, "local");
 	if (!l)
@@ -127,7 +115,7 @@ static napi_value local_num_call(napi_env env, napi_callback_info info, nx_run_f
                                  const char *what, int64_t dflt)
 {
 	napi_value argv[2];
-	if (!get_args(env, info, 2, argv))
+	if (!nx_args(env, info, 2, argv))
 		return NULL;
 	nx_job *j = local_job(env, argv[0], run, NULL, NULL);
 	if (!j)
@@ -164,7 +152,7 @@ static napi_value js_gc(napi_env env, napi_callback_info info)
 static napi_value js_inspect(napi_env env, napi_callback_info info)
 {
 	napi_value argv[2];
-	if (!get_args(env, info, 2, argv))
+	if (!nx_args(env, info, 2, argv))
 		return NULL;
 	nx_job *j = local_job(env, argv[0], run_inspect, done_cstr, free_cstr);
 	if (!j)
@@ -180,7 +168,7 @@ static napi_value js_inspect(napi_env env, napi_callback_info info)
 static napi_value js_template(napi_env env, napi_callback_info info)
 {
 	napi_value argv[5];
-	if (!get_args(env, info, 5, argv))
+	if (!nx_args(env, info, 5, argv))
 		return NULL;
 	nx_job *j = local_job(env, argv[0], run_template, NULL, NULL);
 	if (!j)
@@ -217,7 +205,7 @@ static napi_value js_fault_arm(napi_env env, napi_callback_info info)
 	int64_t mode, count, delay;
 	char *name = NULL;
 	s0_error *err = NULL;
-	if (!get_args(env, info, 5, argv))
+	if (!nx_args(env, info, 5, argv))
 		return NULL;
 	nx_obj *l = nx_obj_get(env, argv[0], NX_LOCAL, "local");
 	if (!l || !nx_str(env, argv[1], false, "name", &name))
@@ -239,7 +227,7 @@ static napi_value js_fault_release(napi_env env, napi_callback_info info)
 	napi_value argv[2];
 	char *name = NULL;
 	s0_error *err = NULL;
-	if (!get_args(env, info, 2, argv))
+	if (!nx_args(env, info, 2, argv))
 		return NULL;
 	nx_obj *l = nx_obj_get(env, argv[0], NX_LOCAL, "local");
 	if (!l || !nx_str(env, argv[1], false, "name", &name))
@@ -253,7 +241,7 @@ static napi_value js_fault_release(napi_env env, napi_callback_info info)
 static napi_value js_now(napi_env env, napi_callback_info info)
 {
 	napi_value argv[1];
-	if (!get_args(env, info, 1, argv))
+	if (!nx_args(env, info, 1, argv))
 		return NULL;
 	nx_obj *l = nx_obj_get(env, argv[0], NX_LOCAL, "local");
 	return l ? nx_int(env, s0_local_now_unix_ms(l->ptr)) : NULL;

@@ -187,6 +187,20 @@ nx_job *nx_job_new(napi_env env, nx_run_fn run, nx_done_fn done, nx_free_fn free
 	return j;
 }
 
+nx_job *nx_client_job(napi_env env, napi_callback_info info, size_t want, napi_value *argv,
+                      nx_run_fn run, nx_done_fn done, nx_free_fn free_fn)
+{
+	if (!nx_args(env, info, want, argv))
+		return NULL;
+	nx_obj *c = nx_obj_get(env, argv[0], NX_CLIENT, "client");
+	if (!c)
+		return NULL;
+	nx_job *j = nx_job_new(env, run, done, free_fn);
+	if (j)
+		j->client = c;
+	return j;
+}
+
 static void free_results(nx_job *j)
 {
 	if (j->free_fn)
@@ -256,6 +270,19 @@ static void settle(napi_env env, nx_job *j)
 	release_holders(j);
 }
 
+/* Record @p r as the predicate's answer unless one is in already, and wake
+ * the worker waiting for it. */
+static void answer_predicate(nx_job *j, int r)
+{
+	pthread_mutex_lock(&j->mu);
+	if (!j->pred_answered) {
+		j->pred_answered = true;
+		j->pred_result = r;
+		pthread_cond_signal(&j->cv);
+	}
+	pthread_mutex_unlock(&j->mu);
+}
+
 /* JS side of the predicate round trip: reply(result) with 1 (done),
  * 0 (keep polling) or a negative s0_code. Called once per question (the TS
  * wrapper guarantees it), possibly after the wait ended (cancelled while the
@@ -271,27 +298,10 @@ static napi_value js_predicate_reply(napi_env env, napi_callback_info info)
 	if (argc < 1 || napi_get_value_int32(env, argv[0], &r) != napi_ok)
 		r = S0_EUSER;
 	nx_job *j = data;
-	pthread_mutex_lock(&j->mu);
-	if (!j->pred_answered) {
-		j->pred_answered = true;
-		j->pred_result = r;
-		pthread_cond_signal(&j->cv);
-	}
-	pthread_mutex_unlock(&j->mu);
+	answer_predicate(j, r);
 	if (--j->pred_outstanding == 0 && j->free_pending)
 		job_free(env, j);
 	return NULL;
-}
-
-static void answer_predicate(nx_job *j, int r)
-{
-	pthread_mutex_lock(&j->mu);
-	if (!j->pred_answered) {
-		j->pred_answered = true;
-		j->pred_result = r;
-		pthread_cond_signal(&j->cv);
-	}
-	pthread_mutex_unlock(&j->mu);
 }
 
 static void call_js(napi_env env, napi_value js_cb, void *context, void *data)

@@ -43,6 +43,10 @@ int s0__msql_fail(s0__meta *m, s0_error **err, const char *what);
 int s0__sql_prepare(s0__meta *m, const char *sql, sqlite3_stmt **st, s0_error **err);
 /* Step once (expecting DONE or ROW) and finalize. */
 int s0__sql_done(s0__meta *m, sqlite3_stmt *st, s0_error **err);
+/* Under the lock: prepare @p sql, bind ?1 to @p arg (text, copied) or
+ * @p arg (int64), step once and finalize; errors as s0__sql_done. */
+int s0__sql_exec_text(s0__meta *m, const char *sql, const char *arg, s0_error **err);
+int s0__sql_exec_i64(s0__meta *m, const char *sql, int64_t arg, s0_error **err);
 /* Copy a text column into a fixed buffer (NULL reads as ""). */
 void s0__sql_text(sqlite3_stmt *st, int col, char *dst, size_t n);
 /* Step through rows collecting column 0 as malloc'd strings; finalizes st. */

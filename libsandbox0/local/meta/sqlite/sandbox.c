@@ -101,15 +101,7 @@ int s0__msql_sandbox_put(s0__meta *m, const s0__sandbox_row *o, s0_error **err)
 
 int s0__msql_sandbox_delete(s0__meta *m, const char *id, s0_error **err)
 {
-	sqlite3_stmt *st = NULL;
-	s0__msql_lock(m);
-	int rc = s0__sql_prepare(m, "DELETE FROM sandboxes WHERE id=?1", &st, err);
-	if (rc == S0_OK) {
-		sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-		rc = s0__sql_done(m, st, err);
-	}
-	s0__msql_unlock(m);
-	return rc;
+	return s0__sql_exec_text(m, "DELETE FROM sandboxes WHERE id=?1", id, err);
 }
 
 #define LIST_WHERE                                                                      \

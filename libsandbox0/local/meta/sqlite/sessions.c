@@ -51,13 +51,5 @@ int s0__msql_sessions_put(s0__meta *m, const char *sandbox_id, const void *blob,
 
 int s0__msql_sessions_delete(s0__meta *m, const char *sandbox_id, s0_error **err)
 {
-	sqlite3_stmt *st = NULL;
-	s0__msql_lock(m);
-	int rc = s0__sql_prepare(m, "DELETE FROM sessions WHERE sandbox_id=?1", &st, err);
-	if (rc == S0_OK) {
-		sqlite3_bind_text(st, 1, sandbox_id, -1, SQLITE_TRANSIENT);
-		rc = s0__sql_done(m, st, err);
-	}
-	s0__msql_unlock(m);
-	return rc;
+	return s0__sql_exec_text(m, "DELETE FROM sessions WHERE sandbox_id=?1", sandbox_id, err);
 }

@@ -64,15 +64,7 @@ int s0__msql_snapshot_get(s0__meta *m, const char *team, const char *id, s0__sna
 
 int s0__msql_snapshot_delete(s0__meta *m, const char *id, s0_error **err)
 {
-	sqlite3_stmt *st = NULL;
-	s0__msql_lock(m);
-	int rc = s0__sql_prepare(m, "DELETE FROM snapshots WHERE id=?1", &st, err);
-	if (rc == S0_OK) {
-		sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-		rc = s0__sql_done(m, st, err);
-	}
-	s0__msql_unlock(m);
-	return rc;
+	return s0__sql_exec_text(m, "DELETE FROM snapshots WHERE id=?1", id, err);
 }
 
 int s0__msql_snapshot_list(s0__meta *m, const char *team, const char *sandbox_id,
@@ -116,16 +108,8 @@ int s0__msql_snapshot_list(s0__meta *m, const char *team, const char *sandbox_id
 
 int s0__msql_snapshot_expire(s0__meta *m, int64_t now_ms, s0_error **err)
 {
-	sqlite3_stmt *st = NULL;
-	s0__msql_lock(m);
-	int rc = s0__sql_prepare(m, "DELETE FROM snapshots WHERE expires_at > 0 AND expires_at <= ?1",
-	                         &st, err);
-	if (rc == S0_OK) {
-		sqlite3_bind_int64(st, 1, now_ms);
-		rc = s0__sql_done(m, st, err);
-	}
-	s0__msql_unlock(m);
-	return rc;
+	return s0__sql_exec_i64(m, "DELETE FROM snapshots WHERE expires_at > 0 AND expires_at <= ?1",
+	                        now_ms, err);
 }
 
 int s0__msql_template_get(s0__meta *m, const char *name, s0__template_row *out, s0_error **err)

@@ -30,6 +30,32 @@ int s0__sql_done(s0__meta *m, sqlite3_stmt *st, s0_error **err)
 	return r == SQLITE_DONE || r == SQLITE_ROW ? S0_OK : s0__msql_fail(m, err, "step");
 }
 
+int s0__sql_exec_text(s0__meta *m, const char *sql, const char *arg, s0_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	s0__msql_lock(m);
+	int rc = s0__sql_prepare(m, sql, &st, err);
+	if (rc == S0_OK) {
+		sqlite3_bind_text(st, 1, arg, -1, SQLITE_TRANSIENT);
+		rc = s0__sql_done(m, st, err);
+	}
+	s0__msql_unlock(m);
+	return rc;
+}
+
+int s0__sql_exec_i64(s0__meta *m, const char *sql, int64_t arg, s0_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	s0__msql_lock(m);
+	int rc = s0__sql_prepare(m, sql, &st, err);
+	if (rc == S0_OK) {
+		sqlite3_bind_int64(st, 1, arg);
+		rc = s0__sql_done(m, st, err);
+	}
+	s0__msql_unlock(m);
+	return rc;
+}
+
 void s0__sql_text(sqlite3_stmt *st, int col, char *dst, size_t n)
 {
 	s0__strlcpy(dst, (const char *)sqlite3_column_text(st, col), n);

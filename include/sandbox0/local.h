@@ -258,7 +258,7 @@ typedef enum s0_fault_mode {
  *   is proven until a successor boot.
  * - `webhook_ack_delay`: a delivered webhook's acknowledgement is held.
  * - `manager_restart@<point>` with S0_FAULT_CRASH: SIGKILL at a lifecycle
- *   crash point (intent-recorded, published, committed, fallback-recorded,
+ *   crash point (intent-recorded, published, committed, released, fallback-recorded,
  *   delete-recorded, delete-reclaimed, resume-ready, recover-recorded,
  *   recover-released). Storage crash points (publish.*, objects.*) are
  *   reached with the S0_CRASH_AT environment variable instead.

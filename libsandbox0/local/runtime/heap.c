@@ -138,7 +138,8 @@ int s0__heap_new_lazy(uint32_t chunk_bytes, uint64_t size_bytes, const s0__objid
 		s0__heap_unref(h);
 		return s0__error_nomem(err);
 	}
-	memcpy(h->pages, pages, npages * sizeof *pages);
+	if (npages) /* an empty heap may come with no table (pages NULL) */
+		memcpy(h->pages, pages, npages * sizeof *pages);
 	for (size_t i = 0; i < n; i++) {
 		h->slots[i].state = S0__CHUNK_LAZY;
 		h->slots[i].unresolved = true;

@@ -225,6 +225,23 @@ START_TEST(generation_mismatch)
 }
 END_TEST
 
+/* fuzz_router/fuzz_reopen finding (UBSan): a restored process whose heap is
+ * empty arrives with no table pages (pages NULL, npages 0); the lazy heap
+ * copied them with memcpy(dst, NULL, 0), undefined behaviour. It is an
+ * empty heap, and a table with pages still needs a pager. */
+START_TEST(empty_lazy_heap_without_table)
+{
+	s0__heap *h = NULL;
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__heap_new_lazy(64 * 1024, 0, NULL, 0, NULL, &h, &err), S0_OK);
+	ck_assert_ptr_nonnull(h);
+	ck_assert_uint_eq(s0__heap_size(h), 0);
+	s0__heap_unref(h);
+	ck_assert_int_eq(s0__heap_new_lazy(64 * 1024, 1, NULL, 1, NULL, &h, &err), S0_EINVAL);
+	s0_error_free(err);
+}
+END_TEST
+
 START_TEST(restore_hooks)
 {
 	s0__ckpt_image_info a = ckfix_capture_ok(&F);
@@ -255,6 +272,7 @@ Suite *ck_verify_suite(void)
 	tcase_add_test(t, fingerprint_fields);
 	tcase_add_test(t, generation_mismatch);
 	tcase_add_test(t, restore_hooks);
+	tcase_add_test(t, empty_lazy_heap_without_table);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -51,9 +51,13 @@ s0_meson_suites() {
   while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=(--suite "$1"); shift; done
   [ "${1:-}" = -- ] && shift
   meson test -C "$dir" --print-errorlogs --num-processes 2 "${args[@]}" "$@" || rc=1
-  local counts
-  counts=$(python3 scripts/summarize_tests.py --tag "$name" "$dir/meson-logs/testlog.json" |
-           tee /dev/stderr | tail -1) || rc=1
+  # keep this part's log (the next meson test in the same tree replaces testlog.json)
+  cp "$dir/meson-logs/testlog.json" "$dir/meson-logs/testlog-$name.json" 2>/dev/null
+  cp "$dir/meson-logs/testlog.txt" "$dir/meson-logs/testlog-$name.txt" 2>/dev/null
+  local summary counts
+  summary=$(python3 scripts/summarize_tests.py --tag "$name" "$dir/meson-logs/testlog.json") || rc=1
+  printf '%s\n' "$summary"
+  counts=$(printf '%s\n' "$summary" | tail -1)
   # "N passed, N failed, N skipped"
   set -- $(echo "$counts" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/')
   s0_tally "$name" "${1:-0}" "${2:-1}" "${3:-0}" >/dev/null

@@ -1682,7 +1682,14 @@ static void mfb06_case(bool reopen)
 		lt_reopen(&t); /* faults go with the process */
 	else
 		LT_OK(s0_local_restart_manager(t.local, &e_));
-	ck_assert_int_eq(lt_status(&t, p.id), S0_STATUS_STARTING);
+	/* after a reopen the held fault is gone, so the controller the open
+	 * kicked may already have run the recorded fallback: starting or
+	 * running, never back to paused */
+	int st = lt_status(&t, p.id);
+	if (reopen)
+		ck_assert_msg(st == S0_STATUS_STARTING || st == S0_STATUS_RUNNING, "status %d", st);
+	else
+		ck_assert_int_eq(st, S0_STATUS_STARTING);
 	if (!reopen)
 		LT_OK(s0_local_fault_release(t.local, "carrier@fallback", &e_));
 	lt_quiesce(&t);

@@ -135,21 +135,14 @@ static void verify(lt *t, const char *id, const char *old_head, const crash_case
 	free(head);
 }
 
+static void verify_case(lt *t, const crash_state *st, const void *ctx)
+{
+	verify(t, st->id, st->head, ctx);
+}
+
 static void run_case(const crash_case *k)
 {
-	char *dir = s0_test_tmpdir("localcrash");
-	char *state = NULL;
-	ck_assert_int_ge(asprintf(&state, "%s.state", dir), 0);
-	crash_state st;
-	crash_run(dir, state, k->kind, k->scenario, crash_backend_point(k->point), &st);
-	lt t;
-	lt_open_dir(&t, dir);
-	verify(&t, st.id, st.head, k);
-	lt_close(&t);
-	s0_test_rmrf(dir);
-	unlink(state);
-	free(state);
-	free(dir);
+	crash_run_case(k->kind, k->scenario, k->point, verify_case, k);
 }
 
 /* PTX-05, REC-05 (and REC-03 for the crash scenario): one case per loop

@@ -214,21 +214,14 @@ static void verify_mem(lt *t, const crash_state *st, const mem_case *k)
 	free(head);
 }
 
+static void verify_mem_case(lt *t, const crash_state *st, const void *ctx)
+{
+	verify_mem(t, st, ctx);
+}
+
 static void run_mem_case(const mem_case *k)
 {
-	char *dir = s0_test_tmpdir("localcrash");
-	char *state = NULL;
-	ck_assert_int_ge(asprintf(&state, "%s.state", dir), 0);
-	crash_state st;
-	crash_run(dir, state, k->kind, k->scenario, crash_backend_point(k->point), &st);
-	lt t;
-	lt_open_dir(&t, dir);
-	verify_mem(&t, &st, k);
-	lt_close(&t);
-	s0_test_rmrf(dir);
-	unlink(state);
-	free(state);
-	free(dir);
+	crash_run_case(k->kind, k->scenario, k->point, verify_mem_case, k);
 }
 
 /* MEM-03/04, MFB-03..07 at crash points: one case per loop index. */

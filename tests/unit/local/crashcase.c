@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "check_main.h"
 #include "crashrig.h"
 
 /* The object store's commit points of the tables are the pack backend's; a
@@ -58,7 +60,7 @@ static void read_state(const char *state, crash_state *st)
 	fclose(f);
 }
 
-void crash_run(const char *dir, const char *state, const char *kind,
+static void crash_run(const char *dir, const char *state, const char *kind,
                       const char *scenario, const char *point, crash_state *st)
 {
 	char what[64];
@@ -79,4 +81,22 @@ void crash_settle(lt *t, const char *id)
 		lt_quiesce(t);
 	}
 	ck_assert_int_eq(lt_pending_ops(t, NULL), 0);
+}
+
+void crash_run_case(const char *kind, const char *scenario, const char *point,
+                    crash_verify_fn verify, const void *ctx)
+{
+	char *dir = s0_test_tmpdir("localcrash");
+	char *state = NULL;
+	ck_assert_int_ge(asprintf(&state, "%s.state", dir), 0);
+	crash_state st;
+	crash_run(dir, state, kind, scenario, crash_backend_point(point), &st);
+	lt t;
+	lt_open_dir(&t, dir);
+	verify(&t, &st, ctx);
+	lt_close(&t);
+	s0_test_rmrf(dir);
+	unlink(state);
+	free(state);
+	free(dir);
 }

@@ -22,11 +22,17 @@ typedef struct crash_state {
  * the same stage instead. Returns a static string or point itself. */
 const char *crash_backend_point(const char *point);
 
-/* In dir (fresh), run the crasher's prepare of kind, then its scenario
- * with S0_CRASH_AT=point, asserting it dies by SIGKILL there; st gets what
- * it recorded in the file state. Asserts (check) on every failure. */
-void crash_run(const char *dir, const char *state, const char *kind, const char *scenario,
-               const char *point, crash_state *st);
+/* Checks of one reopened case: t is the backend reopened on the crashed
+ * data directory, st what the crasher recorded, ctx the caller's row. */
+typedef void (*crash_verify_fn)(lt *t, const crash_state *st, const void *ctx);
+
+/* One case in a fresh data directory: run the crasher's prepare of kind,
+ * then its scenario with S0_CRASH_AT at point (mapped by
+ * crash_backend_point), asserting it dies by SIGKILL there; reopen the
+ * directory, call verify, close and remove everything. Asserts (check) on
+ * every failure. */
+void crash_run_case(const char *kind, const char *scenario, const char *point,
+                    crash_verify_fn verify, const void *ctx);
 
 /* Let background work after the reopen finish (on the manual clock) until
  * sandbox id has no operation pending; asserts none is left at all. */

@@ -19,5 +19,7 @@
 #include "sandbox0/files.h"
 #include "sandbox0/contexts.h"
 #include "sandbox0/local.h"
+#include "sandbox0/keys.h"
+#include "sandbox0/templates.h"
 
 #endif

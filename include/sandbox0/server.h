@@ -9,10 +9,15 @@
  * so the in-process and HTTP faces cannot drift.
  *
  * Authentication: `Authorization: Bearer <key>` with API keys `s0_…`, each
- * belonging to one team; a sandbox belongs to the team of the key that
- * claimed it and is invisible (404) to other teams. Keys are kept only as
- * keyed BLAKE2b digests and compared in constant time. `GET /healthz` and
- * `GET /metadata` need no key. An unknown key answers 401 `unauthorized`.
+ * belonging to one team; a sandbox, snapshot or template belongs to the
+ * team of the key that made it and is invisible (404) to other teams. Keys
+ * come from the options (kept only as keyed BLAKE2b digests, compared in
+ * constant time) and from the backend's metadata store (sandbox0/keys.h,
+ * looked up by keyed hash on every request, so a key made or revoked
+ * there counts at once). `GET /healthz` and `GET /metadata` need no key.
+ * An unknown or revoked key answers 401 `unauthorized`; a key sent with
+ * an `X-Team-ID` of another team answers 401 "not a member of selected
+ * team".
  *
  * Every connection is served by its own thread, so a request waiting for a
  * sandbox to wake (up to 45 s, docs/decisions.md "Auto-resume on access") never
@@ -117,12 +122,21 @@ typedef struct s0_server_options {
 	/** Access log; NULL = no log. */
 	s0_server_log_cb log_cb;
 	void *log_payload; /**< passed to log_cb */
+	/**
+	 * The admin credential: `Authorization: Bearer <admin_token>` is what
+	 * `/admin/v1/api-keys` accepts (sandbox0/keys.h), and no team key is
+	 * accepted there; 8..250 printable ASCII characters. NULL = those routes
+	 * answer 404. It is not a team key: API routes refuse it (401).
+	 * Only read with version >= 2.
+	 * @since 0.3
+	 */
+	const char *admin_token;
 } s0_server_options;
 
-/** Current version of ::s0_server_options. */
-#define S0_SERVER_OPTIONS_VERSION 1
+/** Current version of ::s0_server_options (1: without admin_token). */
+#define S0_SERVER_OPTIONS_VERSION 2
 /** Static initialiser of ::s0_server_options. */
-#define S0_SERVER_OPTIONS_INIT {S0_SERVER_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define S0_SERVER_OPTIONS_INIT {S0_SERVER_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 S0_BEGIN_DECLS
 

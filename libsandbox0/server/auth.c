@@ -12,7 +12,7 @@
 #include "server/server_internal.h"
 
 #define DIGEST crypto_generichash_BYTES
-#define TEAM_MAX 96
+#define TEAM_MAX S0__SERVER_TEAM_MAX
 
 typedef struct entry {
 	unsigned char digest[DIGEST];
@@ -24,6 +24,8 @@ struct s0__keyring {
 	entry *items;
 	size_t n;
 	char anonymous[TEAM_MAX];
+	unsigned char admin[DIGEST]; /* the admin credential's digest */
+	bool has_admin;
 };
 
 static bool printable(const char *s, size_t min, size_t max)
@@ -133,14 +135,47 @@ static const char *bearer_token(const char *authorization)
 static const char *check_selector(const char *team, const char *selector, const char **message)
 {
 	if (selector && *selector && strcmp(selector, team)) {
-		*message = "api key is not a member of the selected team";
+		*message = "not a member of selected team";
 		return NULL;
 	}
 	return team;
 }
 
+int s0__keyring_set_admin(s0__keyring *k, const char *token, s0_error **err)
+{
+	if (!printable(token, 8, 250))
+		return s0__error_set(err, S0_EINVAL, "invalid_argument",
+		                     "admin_token must be 8..250 printable characters without spaces");
+	digest_of(k, token, k->admin);
+	for (size_t i = 0; i < k->n; i++)
+		if (!sodium_memcmp(k->items[i].digest, k->admin, DIGEST))
+			return s0__error_set(err, S0_EINVAL, "invalid_argument",
+			                     "admin_token must not be one of the API keys");
+	k->has_admin = true;
+	return S0_OK;
+}
+
+bool s0__keyring_has_admin(const s0__keyring *k)
+{
+	return k->has_admin;
+}
+
+bool s0__keyring_admin(const s0__keyring *k, const char *authorization)
+{
+	const char *token = authorization ? bearer_token(authorization) : NULL;
+	if (!k->has_admin || !token)
+		return false;
+	unsigned char d[DIGEST];
+	digest_of(k, token, d);
+	bool ok = sodium_memcmp(d, k->admin, DIGEST) == 0;
+	sodium_memzero(d, sizeof d);
+	return ok;
+}
+
 const char *s0__keyring_auth(const s0__keyring *k, const char *authorization,
-                             const char *team_selector, const char **message)
+                             const char *team_selector, s0__key_lookup_fn lookup_fn,
+                             void *lookup_ctx, char team_buf[S0__SERVER_TEAM_MAX],
+                             const char **message)
 {
 	if (!authorization || !*authorization) {
 		if (k->anonymous[0])
@@ -154,6 +189,14 @@ const char *s0__keyring_auth(const s0__keyring *k, const char *authorization,
 		return NULL;
 	}
 	const char *team = strncmp(token, "s0_", 3) ? NULL : lookup(k, token);
+	if (!team && lookup_fn && !strncmp(token, "s0_", 3)) {
+		int found = lookup_fn(lookup_ctx, token, team_buf);
+		if (found < 0) {
+			*message = "api keys cannot be read now";
+			return NULL;
+		}
+		team = found ? team_buf : NULL;
+	}
 	if (!team) {
 		*message = "invalid token";
 		return NULL;

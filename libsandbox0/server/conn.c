@@ -29,7 +29,9 @@ typedef struct sreq {
 	size_t target_len; /* bytes of the raw request target */
 	size_t head_bytes; /* header fields, "Name: value\r\n" each */
 	bool started;      /* the access handler has seen it */
-	const char *team;  /* borrowed from the keyring */
+	const char *team;  /* borrowed from the keyring, or team_buf */
+	char team_buf[S0__SERVER_TEAM_MAX];
+	bool admin_keys;   /* a key route, with the admin credential */
 	s0__buf body;
 	size_t limit, drained;
 	size_t reserved;   /* share of the server's body budget */
@@ -227,11 +229,18 @@ static enum MHD_Result begin(s0_server *s, struct MHD_Connection *conn, sreq *r)
 		return send_error(s, conn, r, 503, "unavailable", "server is shutting down");
 	if (r->target_len > S0__SERVER_URI_MAX || r->head_bytes > S0__SERVER_HEADERS_MAX)
 		return head_too_large(s, conn, r);
-	if (!is_public(r->path)) {
+	const char *authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	if (s0__keyring_has_admin(s->keys) && s0__server_is_key_route(r->path)) {
+		/* the admin credential only: a team key never manages keys */
+		if (!s0__keyring_admin(s->keys, authz))
+			return send_error(s, conn, r, 401, "unauthorized",
+			                  "the admin credential is required");
+		r->admin_keys = true;
+	} else if (!is_public(r->path)) {
 		const char *msg = NULL;
 		r->team = s0__keyring_auth(
-			s->keys, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
-			MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Team-ID"), &msg);
+			s->keys, authz, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Team-ID"),
+			s->cfg.key_lookup, s->cfg.key_lookup_ctx, r->team_buf, &msg);
 		if (!r->team)
 			return send_error(s, conn, r, 401, "unauthorized", msg);
 	}
@@ -262,7 +271,9 @@ static int call_handler(s0_server *s, struct MHD_Connection *conn, sreq *r,
 	int rc = S0_ENOMEM;
 	if (MHD_get_connection_values(conn, MHD_HEADER_KIND, add_header, &req.headers) >= 0) {
 		s0__server_call call = {.team_id = r->team, .request_id = r->rid};
-		if (is_admin(s, r->path))
+		if (r->admin_keys)
+			rc = s0__server_admin_keys(s->cfg.admin, &req, r->rid, resp);
+		else if (is_admin(s, r->path))
 			rc = s0__server_admin(s->cfg.admin, &req, r->rid, resp);
 		else
 			rc = s->cfg.handler(s->cfg.handler_ctx, &call, &req, resp);

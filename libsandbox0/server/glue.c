@@ -2,7 +2,9 @@
 #include <stdlib.h>
 
 #include "local/api/router.h"
+#include "local/lifecycle/keys.h"
 #include "local/local_internal.h"
+#include "sandbox0/keys.h"
 #include "server/server_internal.h"
 
 typedef struct glue {
@@ -59,6 +61,28 @@ static int inspect(void *ctx, const char *sandbox_id, char **json, s0_error **er
 	return s0_local_inspect(ctx, sandbox_id, json, err);
 }
 
+static int key_team(void *ctx, const char *key, char team[S0__SERVER_TEAM_MAX])
+{
+	glue *g = ctx;
+	return s0__engine_apikey_team(g->engine, key, team, NULL);
+}
+
+static int key_create(void *ctx, const char *team, const char *name, char **json,
+                      s0_error **err)
+{
+	return s0_local_api_key_create(ctx, team, name, json, err);
+}
+
+static int key_list(void *ctx, const char *team, char **json, s0_error **err)
+{
+	return s0_local_api_key_list(ctx, team, json, err);
+}
+
+static int key_revoke(void *ctx, const char *id, char **json, s0_error **err)
+{
+	return s0_local_api_key_revoke(ctx, id, json, err);
+}
+
 static void glue_free(void *ctx)
 {
 	free(ctx);
@@ -77,9 +101,11 @@ int s0_server_new(s0_local *local, const s0_server_options *opts, s0_server **ou
 	g->local = local;
 	g->base.zero_time_compat = local->zero_time_compat || flags & S0_SERVER_ZERO_TIME_COMPAT;
 	g->base.pause_200_only = flags & S0_SERVER_PAUSE_200_ONLY;
-	g->admin = (s0__server_admin_ops){local, fault_arm, fault_release, clock_advance, inspect};
+	g->admin = (s0__server_admin_ops){local,   fault_arm, fault_release, clock_advance,
+	                                  inspect, key_create, key_list,     key_revoke};
 	s0__server_config cfg = {.opts = opts, .handler = route, .handler_ctx = g,
-	                         .body_limit = limit, .admin = &g->admin, .on_free = glue_free};
+	                         .body_limit = limit, .admin = &g->admin, .on_free = glue_free,
+	                         .key_lookup = key_team, .key_lookup_ctx = g};
 	int rc = s0__server_new(&cfg, out, err);
 	if (rc < 0)
 		free(g);

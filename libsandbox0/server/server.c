@@ -1,6 +1,7 @@
 /* The server's life: options, the daemon, clean shutdown (issue #8). */
 #include <errno.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -15,24 +16,33 @@
 
 int s0_server_options_init(s0_server_options *opts, uint32_t version)
 {
-	if (!opts || version != S0_SERVER_OPTIONS_VERSION)
+	if (!opts || (version != S0_SERVER_OPTIONS_VERSION && version != 1))
 		return S0_EINVAL;
 	s0_server_options d = S0_SERVER_OPTIONS_INIT;
-	*opts = d;
+	d.version = version;
+	/* a version 1 struct ends before admin_token */
+	memcpy(opts, &d, version == 1 ? offsetof(s0_server_options, admin_token) : sizeof d);
 	return S0_OK;
 }
 
 /* Our own copy of the options: strings duplicated, defaults filled. */
 static int copy_options(s0_server *s, const s0_server_options *o, s0_error **err)
 {
-	if (o->version != S0_SERVER_OPTIONS_VERSION)
+	if (o->version != S0_SERVER_OPTIONS_VERSION && o->version != 1)
 		return s0__error_set(err, S0_EINVAL, "options_version",
-		                     "s0_server_options.version %u is not %u", o->version,
+		                     "s0_server_options.version %u is not 1 or %u", o->version,
 		                     S0_SERVER_OPTIONS_VERSION);
 	if (o->connection_limit < 0 || o->connection_timeout_ms < 0 || o->drain_timeout_ms < 0)
 		return s0__error_set(err, S0_EINVAL, "invalid_argument",
 		                     "connection_limit and timeouts must be >= 0");
-	s->o = *o;
+	if (o->version == 1) { /* a caller built before admin_token: copy what it has */
+		memcpy(&s->o, o, offsetof(s0_server_options, admin_token));
+		s->o.admin_token = NULL;
+	} else {
+		s->o = *o;
+	}
+	const char *admin_token = s->o.admin_token;
+	s->o.admin_token = NULL; /* hashed into the keyring, never kept */
 	s->o.api_keys = NULL;
 	s->o.api_keys_len = 0;
 	s->listen_address = s0__strdup(o->listen_address);
@@ -51,7 +61,10 @@ static int copy_options(s0_server *s, const s0_server_options *o, s0_error **err
 		s->o.connection_timeout_ms = DEFAULT_TIMEOUT_MS;
 	if (!s->o.drain_timeout_ms)
 		s->o.drain_timeout_ms = DEFAULT_DRAIN_MS;
-	return s0__keyring_new(o->api_keys, o->api_keys_len, o->anonymous_team_id, &s->keys, err);
+	int rc = s0__keyring_new(o->api_keys, o->api_keys_len, o->anonymous_team_id, &s->keys, err);
+	if (rc == S0_OK && admin_token)
+		rc = s0__keyring_set_admin(s->keys, admin_token, err);
+	return rc;
 }
 
 static int port_of(int fd)

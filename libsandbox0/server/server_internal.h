@@ -34,6 +34,16 @@ typedef struct s0__server_call {
 typedef int (*s0__server_handler_fn)(void *ctx, const s0__server_call *call,
                                      const s0__http_request *req, s0__http_response *resp);
 
+/* Longest team id plus NUL (server.h: 1..95 characters). */
+#define S0__SERVER_TEAM_MAX 96
+
+/*
+ * A stored API key's team: 1 and team filled when key is a live key, 0
+ * when not, < 0 when the keys cannot be read (the request answers 401).
+ * Called on connection threads; may block on the metadata store.
+ */
+typedef int (*s0__key_lookup_fn)(void *ctx, const char *key, char team[S0__SERVER_TEAM_MAX]);
+
 /* Largest body for (method, raw path) and the wire code past it. */
 typedef size_t (*s0__server_limit_fn)(void *ctx, const char *method, const char *path,
                                       const char **wire_code);
@@ -49,6 +59,11 @@ typedef struct s0__server_admin_ops {
 	int (*clock_advance)(void *ctx, int64_t ms, int64_t *now_unix_ms_out, s0_error **err);
 	/* JSON text (malloc'd) of internal facts; sandbox_id nullable. */
 	int (*inspect)(void *ctx, const char *sandbox_id, char **json_out, s0_error **err);
+	/* API keys (sandbox0/keys.h; nullable: /admin/v1/api-keys answers 404). */
+	int (*key_create)(void *ctx, const char *team, const char *name, char **json_out,
+	                  s0_error **err);
+	int (*key_list)(void *ctx, const char *team, char **json_out, s0_error **err);
+	int (*key_revoke)(void *ctx, const char *id, char **json_out, s0_error **err);
 } s0__server_admin_ops;
 
 /*
@@ -87,6 +102,8 @@ typedef struct s0__server_config {
 	s0__server_limit_fn body_limit; /* nullable: 1 MiB for everything */
 	void *limit_ctx;
 	const s0__server_admin_ops *admin; /* nullable: admin routes 404 */
+	s0__key_lookup_fn key_lookup;      /* nullable: only the options' keys */
+	void *key_lookup_ctx;
 	/* Called once from s0_server_free() after the last request (nullable). */
 	void (*on_free)(void *handler_ctx);
 } s0__server_config;
@@ -125,18 +142,35 @@ void s0__server_on_completed(void *cls, struct MHD_Connection *conn, void **con_
 int s0__keyring_new(const s0_server_api_key *keys, size_t n, const char *anonymous_team,
                     s0__keyring **out, s0_error **err);
 void s0__keyring_free(s0__keyring *k);
+/* Keep the admin credential's digest (S0_EINVAL: bad, or one of the keys). */
+int s0__keyring_set_admin(s0__keyring *k, const char *token, s0_error **err);
+bool s0__keyring_has_admin(const s0__keyring *k);
+/* Whether Authorization carries the admin credential (constant time). */
+bool s0__keyring_admin(const s0__keyring *k, const char *authorization);
 /*
- * Authenticate a request from its Authorization and X-Team-ID headers.
- * Returns the team (borrowed from the keyring) or NULL with *message set
- * to the 401 message.
+ * Authenticate a request from its Authorization and X-Team-ID headers:
+ * the keyring's keys first, then lookup_fn (nullable; the backend's stored
+ * keys, server_config.key_lookup). Returns the team (borrowed from the
+ * keyring or team_buf) or NULL with *message set to the 401 message
+ * ("not a member of selected team" for a key of another team than
+ * X-Team-ID names).
  */
 const char *s0__keyring_auth(const s0__keyring *k, const char *authorization,
-                             const char *team_selector, const char **message);
+                             const char *team_selector, s0__key_lookup_fn lookup_fn,
+                             void *lookup_ctx, char team_buf[S0__SERVER_TEAM_MAX],
+                             const char **message);
 
 /* ---- admin.c ---- */
 /* Handle /admin/v1/... (authenticated already). */
 int s0__server_admin(const s0__server_admin_ops *ops, const s0__http_request *req,
                      const char *request_id, s0__http_response *resp);
+
+/* ---- admin_keys.c ---- */
+/* Whether path is one of /admin/v1/api-keys[/{id}] (the admin credential's routes). */
+bool s0__server_is_key_route(const char *path);
+/* Handle a key route (the admin credential checked already). */
+int s0__server_admin_keys(const s0__server_admin_ops *ops, const s0__http_request *req,
+                          const char *request_id, s0__http_response *resp);
 
 /* ---- listen.c: the listening socket ---- */
 /* Bound, listening socket for the options (TCP or unix); returns fd or a negative code. */

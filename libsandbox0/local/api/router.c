@@ -17,6 +17,7 @@ typedef struct route {
 
 #define SB "/api/v1/sandboxes"
 #define SNAP "/api/v1/sandbox-rootfs-snapshots"
+#define TPL "/api/v1/templates"
 
 static const route routes[] = {
 	{"/healthz", "GET", s0__ep_healthz, 0},
@@ -70,6 +71,10 @@ static const route routes[] = {
 	{SB "/*/sessions/**", NULL, s0__ep_not_implemented, R_AUTH},
 	{SNAP "/*", "GET", s0__ep_snapshot_get, R_AUTH},
 	{SNAP "/*", "DELETE", s0__ep_snapshot_delete, R_AUTH},
+	{TPL, "POST", s0__ep_template_create, R_AUTH},
+	{TPL, "GET", s0__ep_template_list, R_AUTH},
+	{TPL "/*", "GET", s0__ep_template_get, R_AUTH},
+	{TPL "/*", "DELETE", s0__ep_template_delete, R_AUTH},
 };
 
 typedef struct segs {
@@ -198,7 +203,9 @@ static void dispatch(s0__rctx *c, const route *r, const segs *path, int param_se
 		}
 		if (!id_ok(id)) {
 			bool snap = !strncmp(c->req->path, SNAP "/", sizeof SNAP);
-			s0__reply_err(c, 404, "not_found", snap ? "not found" : "sandbox not found");
+			bool tpl = !strncmp(c->req->path, TPL "/", sizeof TPL);
+			s0__reply_err(c, 404, "not_found",
+			              snap ? "not found" : tpl ? "template not found" : "sandbox not found");
 			free(id);
 			return;
 		}
@@ -266,6 +273,8 @@ size_t s0__router_body_limit(const char *method, const char *path, const char **
 		*wire_code = "file_too_large";
 		return S0__ROUTER_FILE_BODY_MAX;
 	}
+	if (method && !strcmp(method, "POST") && !strcmp(path, TPL))
+		return *wire_code = "request_too_large", S0__ROUTER_TEMPLATE_BODY_MAX;
 	*wire_code = "request_too_large";
 	return S0__ROUTER_JSON_BODY_MAX;
 }

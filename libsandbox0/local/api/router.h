@@ -23,6 +23,8 @@
 #define S0__ROUTER_JSON_BODY_MAX ((size_t)1 << 20)
 /* File writes: 100 MiB; over it 413 file_too_large (docs/wire.md §3.9). */
 #define S0__ROUTER_FILE_BODY_MAX ((size_t)100 << 20)
+/* Largest template tar upload (POST /api/v1/templates; ep_templates.c). */
+#define S0__ROUTER_TEMPLATE_BODY_MAX ((size_t)256 << 20)
 /* Deepest JSON nesting accepted in a request body. */
 #define S0__ROUTER_JSON_DEPTH_MAX 64
 /* Gateway wake budget of a runtime request (docs/decisions.md "Auto-resume on access"). */

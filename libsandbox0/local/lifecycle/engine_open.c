@@ -74,6 +74,7 @@ static int template_build(s0__engine *e, const char *name, const char *dir, uint
 	if (!t.ephemeral_mounts_json)
 		return s0__error_nomem(err);
 	s0__engine_new_id("img_", t.image, sizeof t.image);
+	t.created_at_ms = t.updated_at_ms = s0__engine_now(e); /* team_id "": public */
 	int rc = s0__storage_template(e->storage, dir, (uint64_t)t.volume_bytes,
 	                              (const char *const *)m->paths, m->n, t.generation, err);
 	if (rc == S0_OK)

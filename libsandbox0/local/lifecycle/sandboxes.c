@@ -26,6 +26,10 @@ static int claim_base(s0__engine *e, const char *team, const s0__claim_req *req,
 	s0__template_row tpl;
 	memset(row, 0, sizeof *row); /* the caller clears row on every failure */
 	int rc = s0__meta_template_get(e->meta, req->template_id, &tpl, NULL);
+	if (rc == S0_OK && tpl.team_id[0] && strcmp(tpl.team_id, team)) { /* another team's */
+		s0__template_row_clear(&tpl);
+		rc = S0_ENOTFOUND;
+	}
 	if (rc < 0)
 		return s0__error_set(err, S0_ENOTFOUND, "not_found", "template not found: %s",
 		                     req->template_id);

@@ -7,11 +7,34 @@
 
 #define SECRET_KV "apikey_hash_key"
 
-/* This store's hashing secret: read it, or make and store one (in a
+/* The stored secret into key: 1 when there is one, 0 when not. */
+static int read_secret(s0__meta *m, unsigned char key[crypto_generichash_KEYBYTES],
+                       s0_error **err)
+{
+	char *hex = NULL;
+	int rc = s0__meta_kv_get(m, SECRET_KV, &hex, err);
+	if (rc < 0 || !hex)
+		return rc;
+	size_t len = 0;
+	if (sodium_hex2bin(key, crypto_generichash_KEYBYTES, hex, strlen(hex), NULL, &len, NULL) <
+	        0 ||
+	    len != crypto_generichash_KEYBYTES)
+		rc = s0__error_set(err, S0_EIO, "meta_store",
+		                   "metadata store: the API key hashing secret is damaged");
+	sodium_memzero(hex, strlen(hex));
+	free(hex);
+	return rc < 0 ? rc : 1;
+}
+
+/* This store's hashing secret: read it (one read, no transaction: every
+ * request's authentication comes here), or make and store one (in a
  * transaction, so two threads agree on the first). */
 static int secret(s0__meta *m, unsigned char key[crypto_generichash_KEYBYTES], s0_error **err)
 {
-	int rc = s0__meta_begin(m, err);
+	int rc = read_secret(m, key, err);
+	if (rc != 0)
+		return rc < 0 ? rc : S0_OK;
+	rc = s0__meta_begin(m, err);
 	if (rc < 0)
 		return rc;
 	char *hex = NULL;

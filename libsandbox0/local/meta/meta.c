@@ -198,6 +198,25 @@ int s0__meta_template_put(s0__meta *m, const s0__template_row *row, s0_error **e
 	return m->ops->template_put(m, row, err);
 }
 
+int s0__meta_template_list(s0__meta *m, const char *team, s0__template_row **out, size_t *n,
+                           s0_error **err)
+{
+	NEED(team && out && n, "template_list: team and outputs are required");
+	return m->ops->template_list(m, team, out, n, err);
+}
+
+int s0__meta_template_delete(s0__meta *m, const char *name, s0_error **err)
+{
+	NEED(name && *name, "template_delete: a name is required");
+	return m->ops->template_delete(m, name, err);
+}
+
+int s0__meta_template_users(s0__meta *m, const char *name, int64_t *count, s0_error **err)
+{
+	NEED(name && *name && count, "template_users: a name and count are required");
+	return m->ops->template_users(m, name, count, err);
+}
+
 int s0__meta_kv_get(s0__meta *m, const char *k, char **out, s0_error **err)
 {
 	NEED(k && out, "kv_get: key and out are required");

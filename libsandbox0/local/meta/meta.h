@@ -79,6 +79,10 @@ struct s0__meta_ops {
 	int (*snapshot_expire)(s0__meta *m, int64_t now_ms, s0_error **err);
 	int (*template_get)(s0__meta *m, const char *name, s0__template_row *out, s0_error **err);
 	int (*template_put)(s0__meta *m, const s0__template_row *row, s0_error **err);
+	int (*template_list)(s0__meta *m, const char *team, s0__template_row **out, size_t *n,
+	                     s0_error **err);
+	int (*template_delete)(s0__meta *m, const char *name, s0_error **err);
+	int (*template_users)(s0__meta *m, const char *name, int64_t *count, s0_error **err);
 	int (*live_generations)(s0__meta *m, char ***ids, size_t *n, s0_error **err);
 	int64_t (*latest_time)(s0__meta *m);
 	int (*kv_get)(s0__meta *m, const char *k, char **out, s0_error **err);
@@ -232,8 +236,16 @@ int s0__meta_snapshot_expire(s0__meta *m, int64_t now_ms, s0_error **err);
 /* S0_ENOTFOUND not_found when absent; out's JSON is the caller's
  * (s0__template_row_clear). */
 int s0__meta_template_get(s0__meta *m, const char *name, s0__template_row *out, s0_error **err);
-/* Insert or replace by name (NULL mounts store "[]"). */
+/* Insert or replace by name (NULL mounts store "[]", NULL spec "{}"). */
 int s0__meta_template_put(s0__meta *m, const s0__template_row *row, s0_error **err);
+/* The public templates (team_id "") and team's, oldest first (created_at,
+ * then name); *out malloc'd: clear each row, then free(). */
+int s0__meta_template_list(s0__meta *m, const char *team, s0__template_row **out, size_t *n,
+                           s0_error **err);
+/* Remove template name (no error when absent). */
+int s0__meta_template_delete(s0__meta *m, const char *name, s0_error **err);
+/* How many sandboxes (any team, any state) were claimed from template name. */
+int s0__meta_template_users(s0__meta *m, const char *name, int64_t *count, s0_error **err);
 
 /* ---- small settings, sessions, fork keys ---- */
 

@@ -19,6 +19,8 @@ void s0__template_row_clear(s0__template_row *t)
 		return;
 	free(t->ephemeral_mounts_json);
 	t->ephemeral_mounts_json = NULL;
+	free(t->spec_json);
+	t->spec_json = NULL;
 }
 
 void s0__meta_free_ids(char **ids, size_t n)

@@ -134,13 +134,17 @@ typedef struct s0__snapshot_row {
 	char generation[128];
 } s0__snapshot_row;
 
-/* A template: its RootFS generation and runtime-only mounts. */
+/* A template: its RootFS generation and runtime-only mounts; team_id ""
+ * = public (every team sees it; only the C API makes those). */
 typedef struct s0__template_row {
 	char name[256];
 	char generation[128];
 	char *ephemeral_mounts_json; /* owned JSON array of mount paths */
 	int64_t volume_bytes;
 	char image[64];
+	char team_id[S0__ID_MAX];
+	char *spec_json; /* owned JSON object (the API's spec); NULL stores "{}" */
+	int64_t created_at_ms, updated_at_ms;
 } s0__template_row;
 
 /* Free t's owned fields and reset them; NULL-safe. */

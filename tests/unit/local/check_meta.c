@@ -334,6 +334,58 @@ START_TEST(meta_snapshots_templates)
 }
 END_TEST
 
+/* Templates of teams (schema 5): list = public and the team's, delete,
+ * how many sandboxes use one. */
+START_TEST(meta_team_templates)
+{
+	fx f = open_fx(_i);
+	const char *names[] = {"pub", "a1", "b1"}, *teams[] = {"", "team_a", "team_b"};
+	for (int i = 0; i < 3; i++) {
+		s0__template_row t = {0};
+		snprintf(t.name, sizeof t.name, "%s", names[i]);
+		snprintf(t.team_id, sizeof t.team_id, "%s", teams[i]);
+		snprintf(t.generation, sizeof t.generation, "gen-%s", names[i]);
+		t.spec_json = i == 1 ? (char *)"{\"description\":\"x\"}" : NULL;
+		t.created_at_ms = t.updated_at_ms = 10 + i;
+		ck_assert_int_eq(s0__meta_template_put(f.m, &t, NULL), S0_OK);
+	}
+	s0__template_row *v = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(s0__meta_template_list(f.m, "team_a", &v, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(v[0].name, "pub");
+	ck_assert_str_eq(v[0].spec_json, "{}");
+	ck_assert_str_eq(v[1].name, "a1");
+	ck_assert_str_eq(v[1].team_id, "team_a");
+	ck_assert_str_eq(v[1].spec_json, "{\"description\":\"x\"}");
+	ck_assert_int_eq(v[1].created_at_ms, 11);
+	for (size_t i = 0; i < n; i++)
+		s0__template_row_clear(&v[i]);
+	free(v);
+
+	s0__sandbox_row row = {0};
+	snprintf(row.rec.id, sizeof row.rec.id, "sb_t");
+	snprintf(row.rec.team_id, sizeof row.rec.team_id, "team_a");
+	snprintf(row.rec.template_id, sizeof row.rec.template_id, "a1");
+	row.rec.config_json = (char *)"{}";
+	ck_assert_int_eq(s0__meta_sandbox_put(f.m, &row, NULL), S0_OK);
+	int64_t users = -1;
+	ck_assert_int_eq(s0__meta_template_users(f.m, "a1", &users, NULL), S0_OK);
+	ck_assert_int_eq(users, 1);
+	ck_assert_int_eq(s0__meta_template_users(f.m, "b1", &users, NULL), S0_OK);
+	ck_assert_int_eq(users, 0);
+	ck_assert_int_eq(s0__meta_template_delete(f.m, "b1", NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_template_delete(f.m, "b1", NULL), S0_OK); /* absent: fine */
+	s0__template_row g;
+	ck_assert_int_eq(s0__meta_template_get(f.m, "b1", &g, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_template_list(f.m, "team_b", &v, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 1);
+	s0__template_row_clear(&v[0]);
+	free(v);
+	close_fx(&f);
+}
+END_TEST
+
 START_TEST(meta_kv_sessions_forks)
 {
 	fx f = open_fx(_i);
@@ -714,7 +766,8 @@ static const char v3_rows[] =
 	" ('sb_old','ttl_pause','published',0,'rt_9',4,'gen-new',1500,2500,''),"
 	" ('sb_old','pause','done',1,'rt_8',3,'gen-head',900,950,'img-mem');"
 	"INSERT INTO kv VALUES('node_uid','node-old');"
-	"INSERT INTO sessions VALUES('sb_old', x'0102');";
+	"INSERT INTO sessions VALUES('sb_old', x'0102');"
+	"INSERT INTO templates VALUES('base','gen-base','[]',1024,'img-base');";
 
 /* Run SQL on <dir>/meta.db with SQLite directly (what another writer left). */
 static void raw_sql(const char *dir, const char *sql)
@@ -737,7 +790,15 @@ START_TEST(sqlite_migrates_version_3)
 	s0__meta *m = NULL;
 	s0_error *err = NULL;
 	ck_assert_msg(s0__meta_open(dir, &m, &err) == S0_OK, "%s", err ? s0_error_message(err) : "");
-	ck_assert_int_eq(s0__meta_schema_version(m), 4);
+	ck_assert_int_eq(s0__meta_schema_version(m), 5);
+
+	/* a template of before schema 5 is public, with an empty spec */
+	s0__template_row tpl;
+	ck_assert_int_eq(s0__meta_template_get(m, "base", &tpl, NULL), S0_OK);
+	ck_assert_str_eq(tpl.team_id, "");
+	ck_assert_str_eq(tpl.spec_json, "{}");
+	ck_assert_str_eq(tpl.generation, "gen-base");
+	s0__template_row_clear(&tpl);
 
 	/* the old rows read as before, operation names included */
 	s0__sandbox_row row = {0};
@@ -780,7 +841,7 @@ START_TEST(sqlite_migrates_version_3)
 
 	/* reopening a migrated store migrates nothing and keeps everything */
 	ck_assert_int_eq(s0__meta_open(dir, &m, NULL), S0_OK);
-	ck_assert_int_eq(s0__meta_schema_version(m), 4);
+	ck_assert_int_eq(s0__meta_schema_version(m), 5);
 	ck_assert_int_eq(s0__meta_apikey_get(m, "key_1", &k, NULL), S0_OK);
 	s0__meta_close(m);
 	s0_test_rmrf(dir);
@@ -989,6 +1050,7 @@ static Suite *meta_suite(void)
 	tcase_add_loop_test(c, meta_transactions, 0, (int)n);
 	tcase_add_loop_test(c, meta_snapshots_templates, 0, (int)n);
 	tcase_add_loop_test(c, meta_kv_sessions_forks, 0, (int)n);
+	tcase_add_loop_test(c, meta_team_templates, 0, (int)n);
 	tcase_add_loop_test(c, meta_teams_and_keys, 0, (int)n);
 	tcase_add_loop_test(c, meta_keys_bad_input, 0, (int)n);
 	tcase_add_loop_test(c, meta_outbox, 0, (int)n);

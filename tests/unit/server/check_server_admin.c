@@ -57,7 +57,7 @@ static int a_inspect(void *ctx, const char *sandbox_id, char **json, s0_error **
 	return 0;
 }
 
-static const s0__server_admin_ops ops = {NULL, a_arm, a_release, a_clock, a_inspect};
+static const s0__server_admin_ops ops = {NULL, a_arm, a_release, a_clock, a_inspect, NULL, NULL, NULL};
 
 static s0_server *start(uint32_t flags)
 {

@@ -83,7 +83,7 @@ START_TEST(auth_failures_are_401_envelopes)
 	const char *prefix[] = {"Authorization: Bearer " KEY_A "x", NULL};
 	expect_401(port, prefix, "invalid token");
 	const char *team[] = {"Authorization: Bearer " KEY_A, "X-Team-ID: team_b", NULL};
-	expect_401(port, team, "api key is not a member of the selected team");
+	expect_401(port, team, "not a member of selected team");
 	/* with a body on the way the answer comes before it is read */
 	th_resp r;
 	ck_assert_int_eq(th_simple(port, "POST", "/api/v1/sandboxes", NULL, "{\"template\":\"x\"}", &r), 0);

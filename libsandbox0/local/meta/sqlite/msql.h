@@ -89,6 +89,10 @@ int s0__msql_snapshot_list(s0__meta *m, const char *team, const char *sandbox_id
 int s0__msql_snapshot_expire(s0__meta *m, int64_t now_ms, s0_error **err);
 int s0__msql_template_get(s0__meta *m, const char *name, s0__template_row *out, s0_error **err);
 int s0__msql_template_put(s0__meta *m, const s0__template_row *row, s0_error **err);
+int s0__msql_template_list(s0__meta *m, const char *team, s0__template_row **out, size_t *n,
+                           s0_error **err);
+int s0__msql_template_delete(s0__meta *m, const char *name, s0_error **err);
+int s0__msql_template_users(s0__meta *m, const char *name, int64_t *count, s0_error **err);
 
 int s0__msql_kv_get(s0__meta *m, const char *k, char **out, s0_error **err);
 int s0__msql_kv_put(s0__meta *m, const char *k, const char *v, s0_error **err);

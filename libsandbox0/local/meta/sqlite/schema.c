@@ -48,6 +48,12 @@ const char *const s0__msql_migrations[] = {
 	" hash TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, revoked_at INTEGER NOT NULL,"
 	" seq INTEGER NOT NULL);"
 	"CREATE INDEX api_keys_team ON api_keys(team_id, seq);",
+	/* 5: templates of teams (team_id '' = public, e.g. `default`), their
+	 * API spec and times (docs/local-backend.md "Templates") */
+	"ALTER TABLE templates ADD COLUMN team_id TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE templates ADD COLUMN spec TEXT NOT NULL DEFAULT '{}';"
+	"ALTER TABLE templates ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE templates ADD COLUMN updated_at INTEGER NOT NULL DEFAULT 0;",
 };
 
 const int s0__msql_migration_count =

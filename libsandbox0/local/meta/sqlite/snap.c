@@ -1,4 +1,4 @@
-/* Snapshots, templates, fork idempotency keys and GC roots. */
+/* Snapshots, fork idempotency keys and GC roots (templates: templates.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,52 +110,6 @@ int s0__msql_snapshot_expire(s0__meta *m, int64_t now_ms, s0_error **err)
 {
 	return s0__sql_exec_i64(m, "DELETE FROM snapshots WHERE expires_at > 0 AND expires_at <= ?1",
 	                        now_ms, err);
-}
-
-int s0__msql_template_get(s0__meta *m, const char *name, s0__template_row *out, s0_error **err)
-{
-	sqlite3_stmt *st = NULL;
-	s0__msql_lock(m);
-	int rc = s0__sql_prepare(m, "SELECT name, generation, ephemeral_mounts, volume_bytes, image"
-	                            " FROM templates WHERE name=?1", &st, err);
-	if (rc == S0_OK) {
-		sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			memset(out, 0, sizeof *out);
-			s0__sql_text(st, 0, out->name, sizeof out->name);
-			s0__sql_text(st, 1, out->generation, sizeof out->generation);
-			out->ephemeral_mounts_json = s0__strdup((const char *)sqlite3_column_text(st, 2));
-			out->volume_bytes = sqlite3_column_int64(st, 3);
-			s0__sql_text(st, 4, out->image, sizeof out->image);
-			if (!out->ephemeral_mounts_json)
-				rc = s0__error_nomem(err);
-		} else {
-			rc = s0__error_set(err, S0_ENOTFOUND, "not_found", "template not found");
-		}
-		sqlite3_finalize(st);
-	}
-	s0__msql_unlock(m);
-	return rc;
-}
-
-int s0__msql_template_put(s0__meta *m, const s0__template_row *t, s0_error **err)
-{
-	sqlite3_stmt *st = NULL;
-	s0__msql_lock(m);
-	int rc = s0__sql_prepare(m, "INSERT OR REPLACE INTO templates(name, generation,"
-	                            " ephemeral_mounts, volume_bytes, image) VALUES(?1,?2,?3,?4,?5)",
-	                         &st, err);
-	if (rc == S0_OK) {
-		sqlite3_bind_text(st, 1, t->name, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 2, t->generation, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 3, t->ephemeral_mounts_json ? t->ephemeral_mounts_json : "[]", -1,
-		                  SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 4, t->volume_bytes);
-		sqlite3_bind_text(st, 5, t->image, -1, SQLITE_TRANSIENT);
-		rc = s0__sql_done(m, st, err);
-	}
-	s0__msql_unlock(m);
-	return rc;
 }
 
 int s0__msql_fork_key_get(s0__meta *m, const char *sandbox_id, const char *key, char **child,

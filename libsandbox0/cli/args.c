@@ -68,7 +68,7 @@ void cli_print_usage_line(const cli *c, FILE *f)
 	fputs("Usage: ", f);
 	command_path(c, f);
 	if (cmd->children)
-		fputs(" <command>", f);
+		fputs(cmd->run ? " [<command>]" : " <command>", f);
 	if (cmd->args && *cmd->args)
 		fprintf(f, " %s", cmd->args);
 	fputs(" [flags]\n", f);

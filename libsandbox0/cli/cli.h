@@ -156,6 +156,7 @@ extern const cli_cmd cmd_sandbox_snapshot;
 extern const cli_cmd cmd_sandbox_files;
 extern const cli_cmd cmd_sandbox_exec, cmd_sandbox_run;
 extern const cli_cmd cmd_serve, cmd_demo;
+extern const cli_cmd cmd_serve_keys, cmd_template;
 
 /* the Sandbox table of `get`, `update` and `resume --wait` */
 void print_sandbox_table(const s0_sandbox_info *sb, FILE *f);

@@ -260,7 +260,7 @@ static int run_serve(cli *c)
 		return cli_failf("reading the API key", "--token must be \"s0_\" followed by 8..250 "
 		                                       "printable characters without spaces");
 	char *data = opt_str(c, "data") ? xstrdup(opt_str(c, "data")) : cli_default_data_dir();
-	char *keys[2] = {NULL, NULL}, *store = NULL;
+	char *keys[2] = {NULL, NULL}, *store = NULL, *admin = NULL, *admin_path = NULL;
 	int nkeys = 0;
 	bool made = false;
 	s0_local *local = NULL;
@@ -304,6 +304,13 @@ static int run_serve(cli *c)
 		so.flags |= S0_SERVER_ZERO_TIME_COMPAT | S0_SERVER_PAUSE_200_ONLY;
 	if (!opt_bool(c, "quiet"))
 		so.log_cb = access_log;
+	admin = new_key(); /* the admin credential of this run: s0 serve keys */
+	if (!admin) {
+		rc = cli_failf("making the admin credential", "getrandom: %s", strerror(errno));
+		goto out;
+	}
+	memcpy(admin, "s0admin", 7); /* never taken for a team key ("s0_…") */
+	so.admin_token = admin;
 	rc = s0_server_new(local, &so, &srv, &err);
 	if (rc < 0) {
 		rc = cli_fail("starting the server", err, rc);
@@ -321,6 +328,11 @@ static int run_serve(cli *c)
 			       store);
 		free(path);
 	}
+	admin_path = xasprintf("%s/admin-token", data);
+	if (write_token(admin_path, admin) < 0) {
+		rc = cli_failf("storing the admin credential", "%s: %s", admin_path, strerror(errno));
+		goto out;
+	}
 	bool v6 = strchr(host, ':') != NULL;
 	char *address = xasprintf(v6 ? "[%s]:%d" : "%s:%d", host, s0_server_port(srv));
 	char *url = xasprintf("http://%s", address);
@@ -337,6 +349,7 @@ static int run_serve(cli *c)
 	       so.flags & S0_SERVER_ENABLE_ADMIN ? " (admin endpoints enabled)" : "");
 	printf("Use it with: s0 --api-url %s --token \"$(cat %s/cli-token)\" sandbox list\n", url,
 	       data);
+	printf("Manage API keys of teams with: s0 serve keys --data %s create --team TEAM\n", data);
 	fflush(stdout);
 	signal_ready();
 	free(address);
@@ -361,6 +374,10 @@ out:
 		printf("Stopped.\n");
 	for (int i = 0; i < nkeys; i++)
 		free(keys[i]);
+	if (admin_path) /* the credential ends with this run */
+		unlink(admin_path);
+	free(admin_path);
+	free(admin);
 	free(store);
 	free(data);
 	return rc;
@@ -371,8 +388,14 @@ const cli_cmd cmd_serve = {
 	.summary = "Serve a local backend over HTTP (the Sandbox0 API on loopback)",
 	.flags = serve_flags,
 	.run = run_serve,
+	.children = (const cli_cmd *const[]){&cmd_serve_keys, NULL},
 	.details = "Writes <data>/server.json ({\"url\", \"address\", \"pid\"}) for clients and keeps\n"
 	           "the CLI's key in <data>/cli-token (0600). Stop with SIGINT or SIGTERM: requests\n"
 	           "in flight finish, running sandboxes are paused (their files are kept), then\n"
-	           "the backend closes. Exit status 3: another process holds the data directory.\n",
+	           "the backend closes. Exit status 3: another process holds the data directory.\n"
+	           "\n"
+	           "Keys: --token and <data>/cli-token belong to team \"team_local\" (the team of\n"
+	           "--local DIR); keys made with `s0 serve keys create --team T` belong to T and\n"
+	           "are honoured at once, also by a running server. Each run makes a fresh admin\n"
+	           "credential in <data>/admin-token (0600), the only key /admin/v1/api-keys takes.\n",
 };

@@ -68,14 +68,14 @@ static const char root_details[] =
 	"\n"
 	"Exit status: 0 success, 1 the operation failed, 2 bad usage.\n"
 	"Not in this build: `s0 sandbox context|session|network` (contexts and sessions\n"
-	"are reachable through `exec`/`run` and the API), auth, templates and volumes.\n";
+	"are reachable through `exec`/`run` and the API), auth and volumes.\n";
 
 const cli_cmd cmd_root = {
 	.name = "s0",
 	.summary = "s0 - Sandbox0 command line (libsandbox0)",
 	.flags = root_flags,
-	.children = (const cli_cmd *const[]){&cmd_sandbox, &cmd_serve, &cmd_demo, &cmd_help,
-	                                     &cmd_version, NULL},
+	.children = (const cli_cmd *const[]){&cmd_sandbox, &cmd_template, &cmd_serve, &cmd_demo,
+	                                     &cmd_help, &cmd_version, NULL},
 	.details = root_details,
 };
 
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 	}
 	if (opt_bool(&c, "version") && c.depth == 1)
 		return run_version(&c);
-	if (leaf->children) {
+	if (leaf->children && !leaf->run) {
 		if (c.depth == 1 && c.nargs == 0) {
 			cli_print_help(&c, stdout);
 			return CLI_EXIT_OK;

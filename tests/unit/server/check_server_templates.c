@@ -1,0 +1,307 @@
+/*
+ * Templates of teams over `s0 serve` through this library's HTTP client
+ * (sandbox0/templates.h): create from a spec or a tar archive, list, get,
+ * delete, claim from them; another team's template answers 404; a name used
+ * twice 409; a template in use 409; hostile archives 400/413.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/json.h"
+#include "local/lifecycle/templates.h"
+#include "local/rootfs/tarin.h"
+#include "local_fixture.h"
+#include "check_main.h"
+#include "sandbox0/sandbox0.h"
+#include "sandbox0/server.h"
+#include "server_test.h"
+#include "tar_build.h"
+
+static lf f;
+static s0_server *srv;
+static s0_client *ca, *cb;
+
+static s0_client *client_as(const char *token)
+{
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", s0_server_port(srv));
+	s0_client_options o = S0_CLIENT_OPTIONS_INIT;
+	o.base_url = url;
+	o.token = token;
+	s0_client *c = NULL;
+	ck_assert_int_eq(s0_client_new(&o, &c, NULL), S0_OK);
+	return c;
+}
+
+static void setup(void)
+{
+	lf_open(&f, false);
+	static const s0_server_api_key keys[] = {{KEY_A, "team_a"}, {KEY_B, "team_b"}};
+	s0_server_options o = S0_SERVER_OPTIONS_INIT;
+	o.api_keys = keys;
+	o.api_keys_len = 2;
+	ck_assert_int_eq(s0_server_new(f.local, &o, &srv, NULL), S0_OK);
+	ca = client_as(KEY_A);
+	cb = client_as(KEY_B);
+}
+
+static void teardown(void)
+{
+	s0_client_free(ca);
+	s0_client_free(cb);
+	s0_server_free(srv);
+	srv = NULL;
+	lf_close(&f);
+}
+
+/* Entries of a directory other than . and .. (0 when it does not exist). */
+static int entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int n = 0;
+	while (d && (de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void expect_err(int rc, s0_error *err, int want, int status, const char *msg_part)
+{
+	ck_assert_int_eq(rc, want);
+	ck_assert_int_eq(s0_error_http_status(err), status);
+	ck_assert_msg(strstr(s0_error_message(err), msg_part), "message \"%s\" lacks \"%s\"",
+	              s0_error_message(err), msg_part);
+	s0_error_free(err);
+}
+
+/* Run call (which fills the local err), check it failed as told, reset err. */
+#define EXPECT(call, want, status, part)                                               \
+	do {                                                                           \
+		int rc_ = (call);                                                      \
+		expect_err(rc_, err, want, status, part);                              \
+		err = NULL;                                                            \
+	} while (0)
+
+static char *claim(s0_client *c, const char *tpl)
+{
+	s0_sandbox_info *info = NULL;
+	s0_error *err = NULL;
+	int rc = s0_sandbox_claim(c, tpl, NULL, NULL, &info, &err);
+	ck_assert_msg(rc == S0_OK, "claim %s: %s", tpl, err ? s0_error_message(err) : "?");
+	char *id = strdup(s0_sandbox_info_id(info));
+	s0_sandbox_info_free(info);
+	return id;
+}
+
+START_TEST(template_from_tar_is_the_rootfs)
+{
+	static const tar_member m[] = {
+		{'d', "app", NULL},
+		{'f', "app/main.py", "print('hi')\n"},
+		{'f', "./workspace/readme.txt", "hello"},
+		{'l', "app/passwd", "/etc/passwd"}, /* a link inside the sandbox: kept */
+		{'h', "app/again.py", "app/main.py"},
+	};
+	size_t len = 0;
+	void *tar = tar_build(m, sizeof m / sizeof m[0], &len);
+	char *json = NULL;
+	s0_error *err = NULL;
+	int rc = s0_template_create_tar(ca, "Py-App", tar, len, &json, &err);
+	ck_assert_msg(rc == S0_OK, "create: %s", err ? s0_error_message(err) : "?");
+	free(tar);
+	cJSON *o = cJSON_Parse(json);
+	s0_free(json);
+	ck_assert_str_eq(s0__json_str0(o, "template_id"), "py-app"); /* lowercased */
+	ck_assert_str_eq(s0__json_str0(o, "scope"), "team");
+	ck_assert_str_eq(s0__json_str0(o, "team_id"), "team_a");
+	ck_assert_str_eq(s0__json_str0(o, "created_at"), "2026-01-01T00:00:00Z");
+	cJSON_Delete(o);
+
+	char *sb = claim(ca, "py-app");
+	void *data = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(s0_files_read(ca, sb, "/app/main.py", &data, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 12);
+	ck_assert_mem_eq(data, "print('hi')\n", 12);
+	s0_free(data);
+	ck_assert_int_eq(s0_files_read(ca, sb, "/app/again.py", &data, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 12);
+	s0_free(data);
+	ck_assert_int_eq(s0_files_read(ca, sb, "/workspace/readme.txt", &data, &n, NULL), S0_OK);
+	ck_assert_mem_eq(data, "hello", 5);
+	s0_free(data);
+	s0_file_info *fi = NULL;
+	ck_assert_int_eq(s0_files_stat(ca, sb, "/app/passwd", &fi, NULL), S0_OK);
+	ck_assert_int_eq(s0_file_info_type(fi), S0_FILE_TYPE_SYMLINK);
+	s0_file_info_free(fi);
+
+	/* in use: refused; after the sandbox is gone: deleted */
+	EXPECT(s0_template_delete(ca, "py-app", &err), S0_ECONFLICT, 409, "used by 1");
+	ck_assert_int_eq(s0_sandbox_delete(ca, sb, NULL), S0_OK);
+	lf_quiesce(&f);
+	ck_assert_int_eq(s0_template_delete(ca, "py-app", NULL), S0_OK);
+	EXPECT(s0_template_get(ca, "py-app", &json, &err), S0_ENOTFOUND, 404, "not found");
+	free(sb);
+}
+END_TEST
+
+START_TEST(templates_are_team_scoped)
+{
+	char *json = NULL;
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0_template_create(ca, "a-only",
+	                                    "{\"description\":\"mine\",\"pod\":{\"emptyDirMounts\":"
+	                                    "[{\"mountPath\":\"/cache\"}]}}",
+	                                    &json, NULL),
+	                 S0_OK);
+	cJSON *o = cJSON_Parse(json);
+	s0_free(json);
+	const cJSON *spec = cJSON_GetObjectItem(o, "spec");
+	ck_assert_str_eq(s0__json_str0(spec, "description"), "mine");
+	cJSON_Delete(o);
+
+	/* team b sees default only; its claim, get and delete of a's answer 404 */
+	ck_assert_int_eq(s0_template_list(cb, &json, NULL), S0_OK);
+	o = cJSON_Parse(json);
+	s0_free(json);
+	ck_assert_int_eq(s0__json_i64(o, "count", -1), 1);
+	ck_assert_str_eq(s0__json_str0(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "templates"), 0),
+	                               "template_id"),
+	                 "default");
+	cJSON_Delete(o);
+	ck_assert_int_eq(s0_template_list(ca, &json, NULL), S0_OK);
+	o = cJSON_Parse(json);
+	s0_free(json);
+	ck_assert_int_eq(s0__json_i64(o, "count", -1), 2);
+	cJSON_Delete(o);
+	EXPECT(s0_template_get(cb, "a-only", &json, &err), S0_ENOTFOUND, 404, "not found");
+	EXPECT(s0_template_delete(cb, "a-only", &err), S0_ENOTFOUND, 404, "not found");
+	s0_sandbox_info *info = NULL;
+	EXPECT(s0_sandbox_claim(cb, "a-only", NULL, NULL, &info, &err), S0_ENOTFOUND, 404,
+	       "template not found");
+
+	/* the runtime-only mount of the spec is there, empty */
+	char *sb = claim(ca, "a-only");
+	s0_file_info *fi = NULL;
+	ck_assert_int_eq(s0_files_stat(ca, sb, "/cache", &fi, NULL), S0_OK);
+	ck_assert_int_eq(s0_file_info_type(fi), S0_FILE_TYPE_DIR);
+	s0_file_info_free(fi);
+	ck_assert_int_eq(s0_sandbox_delete(ca, sb, NULL), S0_OK);
+	free(sb);
+
+	/* a name used twice, by the same team or another: 409 */
+	EXPECT(s0_template_create(ca, "a-only", NULL, &json, &err), S0_ECONFLICT, 409,
+	       "already exists");
+	EXPECT(s0_template_create(cb, "A-ONLY ", NULL, &json, &err), S0_ECONFLICT, 409,
+	       "already exists");
+	EXPECT(s0_template_create(cb, "default", NULL, &json, &err), S0_ECONFLICT, 409,
+	       "already exists");
+	/* public templates cannot be deleted; unknown names are 404 */
+	EXPECT(s0_template_delete(ca, "default", &err), S0_EFORBIDDEN, 403, "public");
+	EXPECT(s0_template_get(ca, "nope", &json, &err), S0_ENOTFOUND, 404, "not found");
+	EXPECT(s0_template_delete(ca, "nope", &err), S0_ENOTFOUND, 404, "not found");
+	/* bad names and specs */
+	EXPECT(s0_template_create(ca, "a/b", NULL, &json, &err), S0_EINVAL, 400, "'/'");
+	EXPECT(s0_template_create(ca, "with space", NULL, &json, &err), S0_EINVAL, 400,
+	       "spaces");
+	EXPECT(s0_template_create(ca, "x", "[1]", &json, &err), S0_EINVAL, 0, "object");
+}
+END_TEST
+
+/* Each hostile archive is refused with its reason, and nothing is stored. */
+START_TEST(hostile_tars_refused)
+{
+	static const struct {
+		tar_member m[3];
+		size_t n;
+		const char *why;
+	} cases[] = {
+		{{{'f', "../escape.txt", "x"}}, 1, "\"..\" component"},
+		{{{'f', "a/../../escape.txt", "x"}}, 1, "\"..\" component"},
+		{{{'f', "/etc/evil", "x"}}, 1, "absolute path"},
+		{{{'l', "out", "/"}, {'f', "out/etc/evil", "x"}}, 2, "symbolic link"},
+		{{{'l', "up", "../../.."}, {'d', "up/x", NULL}}, 2, "symbolic link"},
+		{{{'l', "ln", "/tmp"}, {'d', "ln", NULL}}, 2, "replaces a symbolic link"},
+		{{{'h', "hl", "/etc/shadow"}}, 1, "hard link target"},
+		{{{'h', "hl", "../outside"}}, 1, "hard link target"},
+		{{{'c', "dev/null2", NULL}}, 1, "device nodes"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t len = 0;
+		void *tar = tar_build(cases[i].m, cases[i].n, &len);
+		char name[32], *json = NULL;
+		snprintf(name, sizeof name, "bad-%zu", i);
+		s0_error *err = NULL;
+		int rc = s0_template_create_tar(ca, name, tar, len, &json, &err);
+		free(tar);
+		ck_assert_msg(rc == S0_EINVAL, "case %zu: rc %d", i, rc);
+		ck_assert_int_eq(s0_error_http_status(err), 400);
+		ck_assert_str_eq(s0_error_wire_code(err), "bad_request");
+		ck_assert_msg(strstr(s0_error_message(err), cases[i].why), "case %zu: %s", i,
+		              s0_error_message(err));
+		s0_error_free(err);
+		err = NULL;
+		EXPECT(s0_template_get(ca, name, &json, &err), S0_ENOTFOUND, 404, "not found");
+	}
+	/* not a tar at all, and empty */
+	char *json = NULL;
+	s0_error *err = NULL;
+	EXPECT(s0_template_create_tar(ca, "junk", "this is not a tar archive", 25, &json, &err),
+	       S0_EINVAL, 400, "template tar");
+	EXPECT(s0_template_create_tar(ca, "junk", "", 0, &json, &err), S0_EINVAL, 0, "empty");
+	/* nothing left behind in the data directory's scratch space */
+	char *tmp = NULL;
+	ck_assert_int_ne(asprintf(&tmp, "%s/tmp", f.dir), -1);
+	ck_assert_int_eq(entries(tmp), 0);
+	free(tmp);
+}
+END_TEST
+
+/* The content limits of an archive (tarin.h), at small limits. */
+START_TEST(tar_limits)
+{
+	static const tar_member m[] = {{'f', "a", "0123456789"}, {'f', "b", "0123456789"}};
+	size_t len = 0;
+	void *tar = tar_build(m, 2, &len);
+	char *dir = s0_test_tmpdir("tarin");
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__tar_extract(tar, len, dir, 15, 100, &err), S0_ETOOLARGE);
+	ck_assert_str_eq(s0_error_reason(err), "template_too_large");
+	s0_error_free(err);
+	s0_test_rmrf(dir);
+	free(dir);
+	dir = s0_test_tmpdir("tarin");
+	err = NULL;
+	ck_assert_int_eq(s0__tar_extract(tar, len, dir, 100, 1, &err), S0_ETOOLARGE);
+	ck_assert_ptr_nonnull(strstr(s0_error_message(err), "more than 1 entries"));
+	s0_error_free(err);
+	s0_test_rmrf(dir);
+	free(dir);
+	dir = s0_test_tmpdir("tarin");
+	ck_assert_int_eq(s0__tar_extract(tar, len, dir, 20, 2, NULL), S0_OK);
+	free(tar);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *s0_server_templates_suite(void)
+{
+	Suite *s = suite_create("server_templates");
+	TCase *tc = tcase_create("templates");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, template_from_tar_is_the_rootfs);
+	tcase_add_test(tc, templates_are_team_scoped);
+	tcase_add_test(tc, hostile_tars_refused);
+	TCase *lim = tcase_create("limits");
+	tcase_add_test(lim, tar_limits);
+	suite_add_tcase(s, tc);
+	suite_add_tcase(s, lim);
+	return s;
+}

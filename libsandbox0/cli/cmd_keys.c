@@ -117,13 +117,15 @@ static void key_row(tbl *t, const cj *k)
 {
 	int64_t created = 0, revoked = 0;
 	const char *cs = cj_get_str(k, "created_at"), *rs = cj_get_str(k, "revoked_at");
-	char ctext[32], rtext[40];
+	char ctext[32], rtext[48];
 	if (cs)
 		parse_rfc3339(cs, &created);
 	if (rs)
 		parse_rfc3339(rs, &revoked);
 	fmt_time(created, ctext, sizeof ctext);
-	fmt_time(revoked, rtext, sizeof rtext);
+	char when[32];
+	fmt_time(revoked, when, sizeof when);
+	snprintf(rtext, sizeof rtext, "revoked %s", when);
 	tbl_add(t, cj_get_str(k, "id"), cj_get_str(k, "team_id"), cj_get_str(k, "name"), ctext,
 	        revoked ? rtext : "active");
 }

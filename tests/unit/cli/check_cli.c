@@ -873,4 +873,6 @@ static Suite *cli_suite(void)
 	return s;
 }
 
-S0_TEST_MAIN(cli_suite)
+Suite *cli_teams_suite(void); /* check_cli_teams.c */
+
+S0_TEST_MAIN(cli_suite, cli_teams_suite)

@@ -244,7 +244,7 @@ struct transcript {
 		char *norm;
 	} ids[MAX_IDS];
 	int nids;
-	int counters[4];
+	int counters[5];
 };
 
 transcript *t_new(const char *name)
@@ -368,8 +368,8 @@ static const char *r_key(transcript *t, const char *m, size_t len, char *buf, si
 
 static const char *r_id(transcript *t, const char *m, size_t len, char *buf, size_t bl)
 {
-	static const char *const prefixes[] = {"sb_", "snap_", "rt_", "pod-"};
-	static const char *const names[] = {"SB", "SNAP", "RT", "POD"};
+	static const char *const prefixes[] = {"sb_", "snap_", "rt_", "pod-", "key_"};
+	static const char *const names[] = {"SB", "SNAP", "RT", "POD", "KEYID"};
 	/* the pattern includes the character before the id (a word boundary) */
 	char lead[2] = {0, 0};
 	if (len && !(*m >= 'a' && *m <= 'z')) {
@@ -383,7 +383,7 @@ static const char *r_id(transcript *t, const char *m, size_t len, char *buf, siz
 			return buf;
 		}
 	int kind = 0;
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 5; k++)
 		if (!strncmp(m, prefixes[k], strlen(prefixes[k])))
 			kind = k;
 	if (t->nids == MAX_IDS) {
@@ -427,7 +427,7 @@ char *h_normalise(transcript *t, const char *text)
 		 r_time},
 		{"(127\\.0\\.0\\.1|localhost):[0-9]+", r_port},
 		{"s0_[a-z0-9]{40}", r_key},
-		{"(^|[^A-Za-z0-9_])(sb_|snap_|rt_|pod-)[a-z0-9]+", r_id},
+		{"(^|[^A-Za-z0-9_])(sb_|snap_|rt_|pod-|key_)[a-z0-9]+", r_id},
 		{"[0-9]+\\.[0-9]+s", r_fixed},
 	};
 	char *cur = strdup(text);

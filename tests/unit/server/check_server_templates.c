@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "common/json.h"
+#include "local/api/router.h"
 #include "local/lifecycle/templates.h"
 #include "local/rootfs/tarin.h"
 #include "local_fixture.h"
@@ -262,6 +263,32 @@ START_TEST(hostile_tars_refused)
 }
 END_TEST
 
+/* An archive over the upload cap is 413 before its bytes are read (the
+ * buffer is calloc'd and never touched: curl waits for 100-continue). */
+START_TEST(template_upload_over_the_cap_is_413)
+{
+	size_t n = S0__ROUTER_TEMPLATE_BODY_MAX + 1;
+	void *big = calloc(1, n);
+	ck_assert_ptr_nonnull(big);
+	char *url = th_url(s0_server_port(srv), "/api/v1/templates?template_id=big");
+	const char *hs[] = {"Authorization: Bearer " KEY_A, "Content-Type: application/x-tar", NULL};
+	th_req q = {.method = "POST", .url = url, .headers = hs, .body = big, .body_len = n,
+	            .expect_continue = true};
+	th_resp r;
+	th_do(&q, &r);
+	ck_assert_int_eq(r.status, 413);
+	cJSON *j = resp_json(&r);
+	ck_assert_str_eq(err_code(j), "request_too_large");
+	cJSON_Delete(j);
+	th_resp_free(&r);
+	free(url);
+	free(big);
+	char *json = NULL;
+	s0_error *err = NULL;
+	EXPECT(s0_template_get(ca, "big", &json, &err), S0_ENOTFOUND, 404, "not found");
+}
+END_TEST
+
 /* The content limits of an archive (tarin.h), at small limits. */
 START_TEST(tar_limits)
 {
@@ -299,6 +326,7 @@ Suite *s0_server_templates_suite(void)
 	tcase_add_test(tc, template_from_tar_is_the_rootfs);
 	tcase_add_test(tc, templates_are_team_scoped);
 	tcase_add_test(tc, hostile_tars_refused);
+	tcase_add_test(tc, template_upload_over_the_cap_is_413);
 	TCase *lim = tcase_create("limits");
 	tcase_add_test(lim, tar_limits);
 	suite_add_tcase(s, tc);

@@ -292,6 +292,7 @@ const cli_cmd cmd_serve_keys = {
 	           "templates. Keys are stored hashed in the data directory's metadata store and\n"
 	           "shown only when made. While `s0 serve` holds the directory the commands go to\n"
 	           "its admin endpoint (address in <data>/server.json, admin credential in\n"
-	           "<data>/admin-token, 0600); otherwise they open the directory. The key in\n"
-	           "<data>/cli-token (and --token) belongs to team \"team_local\".\n",
+	           "<data>/admin-token, 0600); otherwise they open the directory like --local\n"
+	           "DIR does (recovery and due TTLs run; a server started meanwhile exits 3).\n"
+	           "The key in <data>/cli-token (and --token) belongs to team \"team_local\".\n",
 };

@@ -120,6 +120,24 @@ START_TEST(two_teams_are_isolated)
 	EXPECT(s0_snapshot_get(b, s0_snapshot_info_id(snap), &got, &err), S0_ENOTFOUND, 404,
 	       "not found");
 	s0_snapshot_info_free(snap);
+	/* fork, contexts and sessions under another team's sandbox: 404 */
+	EXPECT(s0_sandbox_fork(b, sa, NULL, &info, &err), S0_ENOTFOUND, 404, "not found");
+	char *ctx = NULL;
+	ck_assert_int_eq(s0_context_create(a, sa, "{\"type\":\"repl\"}", &ctx, NULL), S0_OK);
+	cJSON *cj = cJSON_Parse(ctx);
+	char *ctx_id = strdup(s0__json_str0(cj, "id"));
+	cJSON_Delete(cj);
+	s0_free(ctx);
+	EXPECT(s0_context_get(b, sa, ctx_id, &ctx, &err), S0_ENOTFOUND, 404, "not found");
+	EXPECT(s0_context_exec(b, sa, ctx_id, "echo hi", &ctx, &err), S0_ENOTFOUND, 404,
+	       "not found");
+	EXPECT(s0_context_create(b, sa, "{\"type\":\"repl\"}", &ctx, &err), S0_ENOTFOUND, 404,
+	       "not found");
+	EXPECT(s0_runtime_call(b, "GET", sa, "/sessions", NULL, NULL, NULL, &ctx, &err),
+	       S0_ENOTFOUND, 404, "not found");
+	ck_assert_int_eq(s0_context_get(a, sa, ctx_id, &ctx, NULL), S0_OK);
+	s0_free(ctx);
+	free(ctx_id);
 	s0_sandbox_page *page = NULL;
 	ck_assert_int_eq(s0_sandbox_list(b, NULL, &page, NULL), S0_OK);
 	ck_assert_uint_eq(s0_sandbox_page_length(page), 1);

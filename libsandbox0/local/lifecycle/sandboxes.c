@@ -17,7 +17,10 @@ char *s0__engine_template_mounts(s0__engine *e, const char *template_id)
 	s0__template_row t;
 	if (s0__meta_template_get(e->meta, template_id, &t, NULL) < 0)
 		return s0__strdup("[]");
-	return t.ephemeral_mounts_json; /* transfer */
+	char *mounts = t.ephemeral_mounts_json; /* transfer */
+	t.ephemeral_mounts_json = NULL;
+	s0__template_row_clear(&t);
+	return mounts;
 }
 
 static int claim_base(s0__engine *e, const char *team, const s0__claim_req *req,

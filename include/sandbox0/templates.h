@@ -65,10 +65,16 @@ S0_API int s0_template_create_tar(s0_client *c, const char *template_id, const v
                                   size_t tar_len, char **template_json_out, s0_error **err);
 
 /**
- * Get a template the caller's team can see.
+ * Get a template the caller's team can see: `GET /api/v1/templates/{id}`.
  *
- * @param[out] template_json_out (transfer full, free with s0_free()) the template.
- * @retval S0_ENOTFOUND absent or another team's.
+ * @param[in] c the client.
+ * @param[in] template_id the name (1..255 bytes).
+ * @param[out] template_json_out (transfer full, free with s0_free()) the
+ *             template; untouched on failure.
+ * @param[out] err (nullable) error detail.
+ * @retval S0_ENOTFOUND absent or another team's (404).
+ * @retval S0_EINVAL a blank or over-long id, or NULL @p template_json_out.
+ * @note Blocks for one request.
  * @since 0.3
  */
 S0_API int s0_template_get(s0_client *c, const char *template_id, char **template_json_out,
@@ -76,18 +82,26 @@ S0_API int s0_template_get(s0_client *c, const char *template_id, char **templat
 
 /**
  * List the templates the caller's team can see (public ones included),
- * oldest first.
+ * oldest first: `GET /api/v1/templates`.
  *
+ * @param[in] c the client.
  * @param[out] list_json_out (transfer full, free with s0_free())
- *             `{"templates":[…],"count":N}`.
+ *             `{"templates":[…],"count":N}`; untouched on failure.
+ * @param[out] err (nullable) error detail.
+ * @retval S0_EINVAL NULL @p list_json_out.
+ * @note Blocks for one request.
  * @since 0.3
  */
 S0_API int s0_template_list(s0_client *c, char **list_json_out, s0_error **err);
 
 /**
- * Delete a template of the caller's team. Sandboxes keep their RootFS;
- * the template's blocks are freed by the next garbage collection.
+ * Delete a template of the caller's team: `DELETE /api/v1/templates/{id}`.
+ * The template's blocks are freed by the next garbage collection.
  *
+ * @param[in] c the client.
+ * @param[in] template_id the name (1..255 bytes).
+ * @param[out] err (nullable) error detail.
+ * @note Blocks for one request; nothing changes on failure.
  * @retval S0_ENOTFOUND absent or another team's.
  * @retval S0_EFORBIDDEN a public template (403).
  * @retval S0_ECONFLICT sandboxes claimed from it still exist (409

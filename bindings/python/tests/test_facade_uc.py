@@ -490,8 +490,8 @@ class FacadeTimeouts(FacadeCase):
 
     def test_UC16_storage_stand_in(self) -> None:
         """n/a-local for the billing; stand-in: a paused sandbox's writes are
-        retained in the object store and kill + GC releases them. (Per-sandbox
-        and per-snapshot retained bytes are not in the inspection yet.)"""
+        retained in the object store (the inspection's retained_bytes) and
+        kill + GC releases them."""
         sbx = Sandbox.create()
         sid = sbx.sandbox_id
         sbx.files.write("/workspace/blob", os.urandom(2 << 20))
@@ -499,6 +499,7 @@ class FacadeTimeouts(FacadeCase):
         self.fs_pause(sid)
         stored1 = self.backend.inspect()["storage"]["stored_bytes"]
         self.assertGreater(stored1, stored0 + (1 << 20))
+        self.assertGreater(self.backend.inspect(sid)["sandbox"]["retained_bytes"], 2 << 20)
         sbx.kill()
         self.settle()
         self.backend.gc()

@@ -1,6 +1,7 @@
 /*
  * Concurrent pauses join one durable operation (PTX-07), through the router
- * over the real engine (the in-process transport's path): many threads
+ * over the real engine (what the in-process transport calls) and through
+ * the public client made by s0_client_new_local(): many threads
  * post memory pauses at once to one running sandbox, round after round;
  * every answer is a success naming the same operation, none is a 409. A
  * memory pause's preparation runs without the sandbox lock, which once
@@ -20,6 +21,7 @@
 #include "common/json.h"
 #include "local_fixture.h"
 #include "router_call.h"
+#include "sandbox0/sandbox0.h"
 #include "server_test.h"
 
 static lf f;
@@ -233,6 +235,74 @@ START_TEST(ptx07_mixed_pauses_one_operation)
 }
 END_TEST
 
+typedef struct client_pauser {
+	pthread_t th;
+	s0_client *c;
+	const char *id;
+	pthread_barrier_t *go;
+	int rc, http;
+	int64_t op_id;
+} client_pauser;
+
+static void *client_pause_thread(void *arg)
+{
+	client_pauser *p = arg;
+	pthread_barrier_wait(p->go);
+	s0_lifecycle_result *lr = NULL;
+	s0_error *err = NULL;
+	p->rc = s0_sandbox_pause(p->c, p->id, S0_BOOL_TRUE, &lr, &err);
+	if (p->rc == S0_OK) {
+		p->http = s0_lifecycle_result_http_status(lr);
+		cJSON *j = cJSON_Parse(s0_lifecycle_result_json(lr));
+		p->op_id = s0__json_i64(j, "operation_id", -1);
+		cJSON_Delete(j);
+	}
+	s0_lifecycle_result_free(lr);
+	s0_error_free(err);
+	return NULL;
+}
+
+/* PTX-07 through the public C client over the in-process transport
+ * (s0_client_new_local): THREADS memory pauses per round, one operation. */
+START_TEST(ptx07_concurrent_memory_pauses_join_in_process_client)
+{
+	s0_client *c = NULL;
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0_client_new_local(f.local, NULL, &c, &err), S0_OK);
+	s0_sandbox_info *sb = NULL;
+	ck_assert_int_eq(s0_sandbox_claim(c, "default", NULL, NULL, &sb, &err), S0_OK);
+	char *id = strdup(s0_sandbox_info_id(sb));
+	s0_sandbox_info_free(sb);
+	for (long round = 0; round < s0_test_iterations(6); round++) {
+		hold(true);
+		client_pauser p[THREADS];
+		pthread_barrier_t go;
+		pthread_barrier_init(&go, NULL, THREADS);
+		for (int i = 0; i < THREADS; i++) {
+			p[i] = (client_pauser){.c = c, .id = id, .go = &go};
+			ck_assert_int_eq(pthread_create(&p[i].th, NULL, client_pause_thread, &p[i]), 0);
+		}
+		for (int i = 0; i < THREADS; i++)
+			pthread_join(p[i].th, NULL);
+		pthread_barrier_destroy(&go);
+		for (int i = 0; i < THREADS; i++) {
+			ck_assert_msg(p[i].rc == S0_OK, "pause %d: %s", i, s0_strerror(p[i].rc));
+			ck_assert_int_eq(p[i].http, 200);
+			ck_assert_int_gt(p[i].op_id, 0);
+			ck_assert_int_eq(p[i].op_id, p[0].op_id);
+		}
+		hold(false);
+		lf_quiesce(&f);
+		s0_lifecycle_result *lr = NULL;
+		ck_assert_int_eq(s0_sandbox_resume(c, id, S0_BOOL_TRUE, &lr, &err), S0_OK);
+		s0_lifecycle_result_free(lr);
+		lf_quiesce(&f);
+	}
+	free(id);
+	s0_client_free(c);
+}
+END_TEST
+
 Suite *s0_pause_join_suite(void)
 {
 	Suite *s = suite_create("pause_join");
@@ -241,6 +311,7 @@ Suite *s0_pause_join_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, ptx07_concurrent_memory_pauses_join);
 	tcase_add_test(tc, ptx07_mixed_pauses_one_operation);
+	tcase_add_test(tc, ptx07_concurrent_memory_pauses_join_in_process_client);
 	suite_add_tcase(s, tc);
 	return s;
 }

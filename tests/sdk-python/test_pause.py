@@ -109,3 +109,33 @@ def test_ptx07_concurrent_memory_pauses_join_over_http(h, admin_server):
     finally:
         httpx.request("DELETE", admin_server.url + "/admin/v1/faults", json=fault, **admin)
         sdk.sandboxes.delete(sb.id)
+
+
+def test_ptx07_memory_pause_over_filesystem_pause_is_409(h, admin_server):
+    """The mixed case (docs/decisions.md "Concurrent pauses") as the SDK
+    surfaces it: a filesystem-only pause in flight is joined by another
+    filesystem-only one, and a memory pause gets the declared 409."""
+    from sandbox0 import Client
+    import httpx
+
+    sdk = Client(token=admin_server.token, base_url=admin_server.url, timeout=60)
+    sb = sdk.sandboxes.claim("default")
+    fault = {"name": "object_store@after-seal"}
+    admin = dict(headers={"Authorization": f"Bearer {admin_server.token}"}, timeout=30)
+    try:
+        r = httpx.post(admin_server.url + "/admin/v1/faults", json={**fault, "mode": "hold"},
+                       **admin)
+        assert r.status_code == 200, r.text
+        first = sdk.sandboxes.pause(sb.id)
+        again = sdk.sandboxes.pause(sb.id, memory=False)
+        op = first.additional_properties["operation_id"]
+        assert again.additional_properties["operation_id"] == op
+        with pytest.raises(APIError) as e:
+            sdk.sandboxes.pause(sb.id, memory=True)
+        assert (e.value.status_code, e.value.code) == (409, "conflict")
+        assert "conflicts with another lifecycle operation" in e.value.message
+    finally:
+        httpx.request("DELETE", admin_server.url + "/admin/v1/faults", json=fault, **admin)
+    sdk.sandboxes.wait_for_lifecycle(
+        sb.id, lambda s: s.status == SandboxLifecycleStatus.PAUSED and s.paused, **WAIT)
+    sdk.sandboxes.delete(sb.id)

@@ -1455,7 +1455,8 @@ CLocal *s0py_local_open(const char *data_dir, int manual_clock,
                         int64_t manual_clock_start_unix_ms, int64_t node_cpu_millis,
                         int64_t node_memory_bytes, int32_t warm_carriers,
                         int32_t max_active_runtimes, uint64_t rootfs_size_bytes,
-                        const char *team_id, int zero_time_compat, s0_error **err)
+                        const char *team_id, int zero_time_compat,
+                        int64_t continuous_run_limit_ms, s0_error **err)
 {
 	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
 	s0_local *l = NULL;
@@ -1468,6 +1469,7 @@ CLocal *s0py_local_open(const char *data_dir, int manual_clock,
 	o.rootfs_size_bytes = rootfs_size_bytes;
 	o.team_id = team_id;
 	o.zero_time_compat = zero_time_compat;
+	o.continuous_run_limit_ms = continuous_run_limit_ms;
 	int rc = s0_local_open(data_dir, &o, &l, err);
 	s0py_settle(rc, err);
 	if (rc < 0)
@@ -1590,7 +1592,8 @@ CLocal *s0py_local_open(const char *data_dir, int manual_clock = 0,
                         int64_t manual_clock_start_unix_ms = 0, int64_t node_cpu_millis = 0,
                         int64_t node_memory_bytes = 0, int32_t warm_carriers = 0,
                         int32_t max_active_runtimes = 0, uint64_t rootfs_size_bytes = 0,
-                        const char *team_id = NULL, int zero_time_compat = 0, s0_error **err);
+                        const char *team_id = NULL, int zero_time_compat = 0,
+                        int64_t continuous_run_limit_ms = 0, s0_error **err);
 int s0py_version_number(void);
 const char *s0py_version_string(void);
 int64_t s0py_live_objects(void);

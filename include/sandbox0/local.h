@@ -109,12 +109,25 @@ typedef struct s0_local_options {
 	 * @since 0.2
 	 */
 	const char *object_store;
+	/**
+	 * Longest continuous run of one runtime generation, in milliseconds
+	 * (the UCloud document's 24 h limit is 86,400,000); 0 = no limit (the
+	 * Sandbox0 contract has none), negative = S0_EINVAL. When a generation
+	 * has run this long without a pause, the sandbox's timeout action runs:
+	 * the planned filesystem-only pause, or the delete of a sandbox whose
+	 * timeout is a hard deadline (no soft TTL, a hard TTL: the UCloud-style
+	 * lifecycle `on_timeout: "kill"`). A resume starts
+	 * a new generation, so the count starts again. Checked by the
+	 * controller's passes (on the manual clock: when it is advanced).
+	 * @since 0.3
+	 */
+	int64_t continuous_run_limit_ms;
 } s0_local_options;
 
 /** Current version of ::s0_local_options. */
 #define S0_LOCAL_OPTIONS_VERSION 1
 /** Static initialiser. */
-#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 S0_BEGIN_DECLS
 

@@ -50,6 +50,8 @@ static const cli_flag serve_flags[] = {
 	                                 "simulated runtime; another name is refused"},
 	{"object-store", 0, FLAG_STR, "NAME", "object store backend: pack (default) or files; a data "
 	                                      "directory keeps the one it was made with"},
+	{"run-limit", 0, FLAG_INT, "SECONDS", "longest continuous run of a sandbox before its timeout "
+	                                      "action (UCloud: 86400); default 0, no limit"},
 	{"quiet", 'q', FLAG_BOOL, NULL, "no access log on stderr"},
 	{0},
 };
@@ -251,8 +253,9 @@ static int run_serve(cli *c)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-	long long carriers = 0;
-	if (opt_int(c, "carriers", 1, 4096, &carriers) < 0)
+	long long carriers = 0, run_limit = 0;
+	if (opt_int(c, "carriers", 1, 4096, &carriers) < 0 ||
+	    opt_int(c, "run-limit", 0, 100LL * 365 * 86400, &run_limit) < 0)
 		return CLI_EXIT_USAGE;
 
 	const char *given = opt_str(c, "token");
@@ -276,6 +279,7 @@ static int run_serve(cli *c)
 	lo.warm_carriers = (int32_t)carriers; /* 0 = the default */
 	lo.runtime = opt_str(c, "runtime"); /* NULL = sim; an unknown one fails the open */
 	lo.object_store = opt_str(c, "object-store"); /* NULL: as recorded, pack when new */
+	lo.continuous_run_limit_ms = run_limit * 1000; /* 0 = no limit */
 	rc = s0_local_open(data, &lo, &local, &err);
 	if (rc < 0) {
 		bool locked = rc == S0_ECONFLICT && !strcmp(s0_error_reason(err), "data_dir_locked");

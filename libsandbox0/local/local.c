@@ -76,6 +76,7 @@ static int engine_options(s0_local *l, const s0_local_options *o, s0__engine_opt
 	eo->rootfs_size_bytes = o->rootfs_size_bytes ? o->rootfs_size_bytes : 1ULL << 30;
 	eo->no_memory = o->disable_memory_checkpoints != 0;
 	eo->memory_image_limit_bytes = o->memory_image_limit_bytes;
+	eo->run_limit_ms = o->continuous_run_limit_ms;
 	eo->no_webhook_outbox = o->disable_webhook_outbox != 0;
 	eo->runtime = o->runtime; /* resolved (and probed) by the engine's open */
 	eo->object_store = o->object_store ? s0__objbackend_find(o->object_store)->name : NULL;
@@ -112,6 +113,9 @@ int s0_local_open(const char *data_dir, const s0_local_options *opts, s0_local *
 		return s0__error_set(err, S0_EINVAL, "options_version",
 		                     "s0_local_options.version %u is not %u", opts->version,
 		                     S0_LOCAL_OPTIONS_VERSION);
+	if (opts->continuous_run_limit_ms < 0)
+		return s0__error_set(err, S0_EINVAL, "invalid_argument",
+		                     "continuous_run_limit_ms must be >= 0 (0 = no limit)");
 	int rc = check_names(opts, err);
 	if (rc < 0)
 		return rc;

@@ -162,7 +162,7 @@ export async function setup(extraArgs = []) {
 	const cleanup = async () => {
 		for (const id of tracked) {
 			const r = await raw("DELETE", `/api/v1/sandboxes/${encodeURIComponent(id)}`);
-			assert.ok(r.status === 200 || r.status === 404, `cleanup delete ${id}: ${r.text}`);
+			assert.ok(r.status === 202 || r.status === 404, `cleanup delete ${id}: ${r.text}`);
 		}
 		tracked.clear();
 	};
@@ -325,7 +325,7 @@ const ROUTES = [
 	}],
 	["GET", /^\/api\/v1\/sandboxes\/[^/]+$/, 200, checkSandboxWire],
 	["PUT", /^\/api\/v1\/sandboxes\/[^/]+$/, 200, checkSandboxWire],
-	["DELETE", /^\/api\/v1\/sandboxes\/[^/]+$/, 200, (d) => {
+	["DELETE", /^\/api\/v1\/sandboxes\/[^/]+$/, 202, (d) => {
 		assert.deepEqual(d, { message: "sandbox terminated successfully" });
 	}],
 	["GET", /^\/api\/v1\/sandboxes\/[^/]+\/status$/, 200, (d) => {

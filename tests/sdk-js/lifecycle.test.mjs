@@ -77,7 +77,7 @@ describe("claim", () => {
 		const id = session.sandbox.id;
 		assert.equal((await h.state(id)).status, "running");
 		await session.close();
-		h.wire.expectLast("DELETE", `${SB}/${id}`, 200);
+		h.wire.expectLast("DELETE", `${SB}/${id}`, 202);
 		const r = await h.raw("GET", `${SB}/${id}`);
 		assert.equal(r.status, 404);
 	});
@@ -451,7 +451,7 @@ describe("delete", () => {
 	test("delete() answers the message; the sandbox is gone", async () => {
 		const sb = await claim();
 		const res = await h.sdk.sandboxes.delete(sb.id);
-		h.wire.expectLast("DELETE", `${SB}/${sb.id}`, 200);
+		h.wire.expectLast("DELETE", `${SB}/${sb.id}`, 202);
 		assert.equal(res.success, true);
 		assert.deepEqual(res.data, { message: "sandbox terminated successfully" });
 		await until("404 after delete", 30_000, async () => {

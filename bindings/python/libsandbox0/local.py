@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Any, Dict, Iterator, Optional, Sequence, Union
 
 from . import capi
-from ._util import from_unix_ms, invalid, timeout_ms, to_unix_ms
+from ._util import duration_ms, from_unix_ms, invalid, timeout_ms, to_unix_ms
 from .client import Client
 
 _FAULT_MODES = {"fail": capi.FAULT_FAIL, "hold": capi.FAULT_HOLD, "delay": capi.FAULT_DELAY,
@@ -50,6 +50,11 @@ class LocalBackend:
         8000 m, 16 GiB, 16 carriers, 64 running sandboxes, 1 GiB RootFS).
     :param team_id: team of its clients (default ``team_local``).
     :param zero_time_compat: emit ``0001-01-01T00:00:00Z`` for unset expiries.
+    :param continuous_run_limit_sec: longest continuous run of one runtime
+        generation (the UCloud document's 24 h is 86400); when reached the
+        sandbox's timeout action runs (a filesystem pause, or the delete when
+        its timeout is a hard deadline); a resume starts the count again.
+        0 = no limit (the default).
     :raises ConflictError: reason ``data_dir_locked``: another process holds it.
     :raises StorageIOError: the directory cannot be used.
     """
@@ -58,7 +63,8 @@ class LocalBackend:
                  manual_clock: bool = False, *, clock_start: Any = None,
                  node_cpu_millis: int = 0, node_memory_bytes: int = 0, warm_carriers: int = 0,
                  max_active_runtimes: int = 0, rootfs_size_bytes: int = 0,
-                 team_id: Optional[str] = None, zero_time_compat: bool = False) -> None:
+                 team_id: Optional[str] = None, zero_time_compat: bool = False,
+                 continuous_run_limit_sec: float = 0) -> None:
         self._tmp: Optional[str] = None
         if path is None:
             self._tmp = path = tempfile.mkdtemp(prefix="libsandbox0-")
@@ -69,7 +75,9 @@ class LocalBackend:
                 node_cpu_millis=node_cpu_millis, node_memory_bytes=node_memory_bytes,
                 warm_carriers=warm_carriers, max_active_runtimes=max_active_runtimes,
                 rootfs_size_bytes=rootfs_size_bytes, team_id=team_id,
-                zero_time_compat=1 if zero_time_compat else 0)
+                zero_time_compat=1 if zero_time_compat else 0,
+                continuous_run_limit_ms=duration_ms(continuous_run_limit_sec,
+                                                    "continuous_run_limit_sec"))
         except BaseException:
             if self._tmp:
                 shutil.rmtree(self._tmp, ignore_errors=True)

@@ -483,10 +483,6 @@ class FacadeTimeouts(FacadeCase):
     def test_UC13_network_services_across_pause(self) -> None:
         pass
 
-    @unittest.skip("UC-14: the 24 h continuous-run limit is deferred (docs/decisions.md 'Deferred')")
-    def test_UC14_continuous_run_limit(self) -> None:
-        pass
-
     @unittest.skip("UC-15: n/a-local — UCloud's pause/restore timings; the facade uses a "
                    "360 s memory budget (facade.MEMORY_WAIT_SEC)")
     def test_UC15_pause_and_restore_timings(self) -> None:
@@ -494,8 +490,8 @@ class FacadeTimeouts(FacadeCase):
 
     def test_UC16_storage_stand_in(self) -> None:
         """n/a-local for the billing; stand-in: a paused sandbox's writes are
-        retained in the object store and kill + GC releases them. (Per-sandbox
-        and per-snapshot retained bytes are not in the inspection yet.)"""
+        retained in the object store (the inspection's retained_bytes) and
+        kill + GC releases them."""
         sbx = Sandbox.create()
         sid = sbx.sandbox_id
         sbx.files.write("/workspace/blob", os.urandom(2 << 20))
@@ -503,12 +499,48 @@ class FacadeTimeouts(FacadeCase):
         self.fs_pause(sid)
         stored1 = self.backend.inspect()["storage"]["stored_bytes"]
         self.assertGreater(stored1, stored0 + (1 << 20))
+        self.assertGreater(self.backend.inspect(sid)["sandbox"]["retained_bytes"], 2 << 20)
         sbx.kill()
         self.settle()
         self.backend.gc()
         st = self.backend.inspect()["storage"]
         self.assertLess(st["stored_bytes"], stored1 - (1 << 20))
         self.assertGreater(st["gc_objects_deleted"], 0)
+
+
+class FacadeRunLimit(FacadeCase):
+    """UC-14 on a backend with the UCloud document's 24 h continuous-run
+    limit (LocalBackend(continuous_run_limit_sec=86400))."""
+
+    backend_kwargs = {"continuous_run_limit_sec": DAY}
+
+    def test_UC14_continuous_run_limit(self) -> None:
+        # on_timeout "pause" with a timeout past 24 h: paused at 24 h, not before
+        sbx = Sandbox.create(timeout=2 * DAY, lifecycle={"on_timeout": "pause"})
+        sid = sbx.sandbox_id
+        sbx.files.write("/workspace/kept", "data")
+        self.backend.advance_clock(DAY - 1)
+        self.settle()
+        self.assertTrue(sbx.is_running())
+        self.backend.advance_clock(1)
+        self.settle()
+        self.assertEqual(sbx.state, SandboxState.PAUSED)
+        self.assertEqual(self.backend.inspect(sid)["sandbox"]["operation_counts"]["ttl_pause"], 1)
+        # connect resumes: a new runtime generation, and the count starts again
+        Sandbox.connect(sid, timeout=2 * DAY)
+        self.backend.advance_clock(23 * 3600)
+        self.settle()
+        self.assertTrue(sbx.is_running())
+        self.assertEqual(sbx.files.read("/workspace/kept"), "data")
+        self.backend.advance_clock(3600)
+        self.settle()
+        self.assertEqual(sbx.state, SandboxState.PAUSED)
+        sbx.kill()
+        # on_timeout "kill" (the default) with a timeout past 24 h: killed at 24 h
+        k = Sandbox.create(timeout=2 * DAY)
+        self.backend.advance_clock(DAY)
+        self.settle()
+        self.assertEqual(k.state, SandboxState.KILLED)
 
 
 class FacadeValidation(unittest.TestCase):

@@ -74,6 +74,12 @@ static void claim(s0__rctx *c, const cJSON *body)
 		s0__reply_invalid(c, "mounts must be an array");
 		return;
 	}
+	/* volumes (what the official SDKs send as claim-time mounts) do not
+	 * exist here: refused by name, never ignored (docs/wire.md §3.1) */
+	if (cJSON_GetArraySize(mounts) > 0) {
+		s0__reply_invalid(c, "mounts is not supported: this server has no sandbox volumes");
+		return;
+	}
 	char *t = normalise_template(tpl);
 	if (!t) {
 		c->oom = true;
@@ -162,5 +168,6 @@ void s0__ep_delete(s0__rctx *c)
 	}
 	if (!d)
 		c->oom = true;
-	s0__reply_data(c, 200, d);
+	/* 202 as today's official SDKs declare it (docs/wire.md §3.6) */
+	s0__reply_data(c, 202, d);
 }

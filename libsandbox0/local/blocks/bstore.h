@@ -233,6 +233,23 @@ int s0__bstore_attach(s0__bstore *bs, const s0__genid *gen, s0__branch **out, s0
  */
 int s0__bstore_gc(s0__bstore *bs, s0__gc_stats *stats, s0_error **err);
 
+/** What a generation occupies in the object store (s0__bstore_gen_usage). */
+typedef struct s0__gen_usage {
+	uint64_t objects; /**< stored objects reachable from it (descriptor, pages, chunks) */
+	uint64_t bytes;   /**< their sealed bytes; objects shared with others count too */
+} s0__gen_usage;
+
+/**
+ * Sum the sealed bytes of every stored object reachable from @p gen, each
+ * counted once (usage.c). Lists the object store and walks the map: cost
+ * proportional to the store and the generation's map, for inspection only.
+ * Blocking; safe with concurrent publishes and GC (a racing GC may make the
+ * answer S0_ECORRUPT or miss objects being deleted).
+ * @retval S0_ENOTFOUND  no such generation. S0_ECORRUPT a damaged page.
+ */
+int s0__bstore_gen_usage(s0__bstore *bs, const s0__genid *gen, s0__gen_usage *out,
+                         s0_error **err);
+
 /** Snapshot of the store counters. */
 void s0__bstore_counters_get(s0__bstore *bs, s0__bstore_counters *out);
 

@@ -190,6 +190,7 @@ void s0__engine_controller_pass(s0__engine *e)
 	s0__meta_snapshot_expire(e->meta, s0__engine_now(e), NULL);
 	s0__engine_crash_scan(e);
 	s0__engine_ttl_scan(e);
+	s0__engine_run_limit_scan(e);
 	s0__op_row *ops = NULL;
 	size_t n = 0;
 	bool again = false;

@@ -55,6 +55,7 @@ typedef struct s0__pause_reply {
 	bool paused;   /* committed and physically released */
 	int status;    /* status to report */
 	bool accepted; /* true: answer 202 (intent recorded, node channel down) */
+	int64_t op_id; /* the durable operation recorded or joined; 0 when already paused */
 } s0__pause_reply;
 
 /*

@@ -19,6 +19,7 @@ typedef struct s0__engine_options {
 	bool manual_clock; /* time moves only when told: no periodic passes */
 	bool no_memory;    /* no memory checkpoints in this deployment (MEM-02) */
 	uint64_t memory_image_limit_bytes; /* per-image admission limit; 0 = default */
+	int64_t run_limit_ms; /* longest continuous run of a generation; 0 = none (runlimit.c) */
 	bool no_webhook_outbox; /* no durable webhook outbox (MFB-15) */
 	const char *runtime;    /* runtime driver name (runtime/runtime.h), read by open
 	                         * only; NULL = "sim" */
@@ -212,6 +213,14 @@ int s0__engine_delete_kind(s0__engine *e, const char *team, const char *id, s0__
                            s0_error **err);
 /* TTL scan: soft TTL pauses and hard TTL deletes that are due. */
 void s0__engine_ttl_scan(s0__engine *e);
+/* Record the soft timeout's planned filesystem pause of a running sandbox
+ * (sandbox lock held; nothing when an operation is in flight). */
+void s0__engine_request_timeout_pause(s0__engine *e, s0__sandbox_row *row);
+/* The continuous-run limit: run each over-long generation's timeout action (runlimit.c). */
+void s0__engine_run_limit_scan(s0__engine *e);
+/* Inspection: "retained_bytes" of the committed head and of each snapshot
+ * (as "snapshots": [{id, generation, retained_bytes}]) into s (inspect_usage.c). */
+void s0__engine_inspect_usage(s0__engine *e, cJSON *s, const s0__sandbox_row *row);
 
 /* Config validation and normalisation (claim and update). */
 int s0__config_apply(const cJSON *cfg, bool update, s0__sandbox_row *row, int64_t now,

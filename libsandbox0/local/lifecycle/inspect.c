@@ -54,6 +54,7 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 		cJSON_AddBoolToObject(r, "scheduler_record", rt->sched_record);
 		cJSON_AddStringToObject(r, "alloc_dir", rt->alloc_dir ? rt->alloc_dir : "");
 		cJSON_AddNumberToObject(r, "requests", (double)rt->requests);
+		cJSON_AddNumberToObject(r, "started_at_unix_ms", (double)rt->started_at_ms); /* UC-14 */
 		if (rt->volume) {
 			int64_t dirty = 0, fetched = 0;
 			s0__volume_stats(rt->volume, &dirty, &fetched);
@@ -115,6 +116,7 @@ static void add_sandbox_facts(s0__engine *e, cJSON *root, const char *sandbox_id
 	cJSON_AddNumberToObject(s, "runtime_generation", (double)row.rec.runtime_generation);
 	cJSON_AddStringToObject(s, "mem_image", row.mem_image);
 	cJSON_AddStringToObject(s, "mem_image_generation", row.mem_image_gen);
+	s0__engine_inspect_usage(e, s, &row); /* UC-16 */
 	cJSON *counts = cJSON_AddObjectToObject(s, "operation_counts");
 	for (int k = 0; k < S0__OP_KIND_COUNT; k++) {
 		int64_t c = 0;

@@ -37,6 +37,10 @@ typedef struct s0__runtime {
 	/* a memory pause is preparing its capture without the sandbox lock
 	 * (it holds a pin); a delete fires this to cancel it (MFB-13) */
 	struct s0_cancel_token *prep_cancel;
+	/* a memory pause holds this from its preparation until its intent is
+	 * recorded or it failed: other pauses wait for it and then join the
+	 * recorded operation (PTX-07; docs/decisions.md "Concurrent pauses") */
+	bool pause_pending;
 	bool ready;         /* set (under the engine lock) once fully started; until
 	                     * then only the lease fields may be read by others */
 	bool halted;        /* process, writer and mount gone; leases held until proof */

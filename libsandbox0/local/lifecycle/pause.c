@@ -27,20 +27,118 @@ static bool active_pause(const s0__op_row *op)
 	return s0__op_kind_is_pause(op->kind);
 }
 
+/* Under e->mu: the runtime `rid` has a memory pause between preparation and intent. */
+static bool pause_pending(s0__engine *e, const char *rid)
+{
+	s0__runtime *rt = *rid ? s0__node_find(&e->node, rid) : NULL;
+	return rt && rt->pause_pending;
+}
+
+/* The memory pause on `rid` has recorded its intent or failed: waiters go on. */
+static void pause_pending_end(s0__engine *e, const char *rid)
+{
+	pthread_mutex_lock(&e->mu);
+	s0__runtime *rt = s0__node_find(&e->node, rid);
+	if (rt)
+		rt->pause_pending = false;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+}
+
+static int pause_conflict(s0_error **err)
+{
+	return s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
+	                     "sandbox pause conflicts with another lifecycle operation");
+}
+
+/*
+ * Prepare and authorise the capture before answering (docs/decisions.md
+ * "Memory pause acceptance"): a cancelled preparation leaves the sandbox
+ * running with nothing retained. Called and returns with the sandbox lock
+ * *l held, but releases it meanwhile (a delete records its intent and
+ * cancels the preparation, MFB-13); a pin keeps the runtime, and
+ * rt->pause_pending (set here, cleared by the caller through
+ * pause_pending_end; *pending says it was set) makes other pauses wait
+ * and join. On success *row is
+ * reloaded and the sandbox is still running on runtime `rid`.
+ */
+static int prepare_memory(s0__engine *e, const char *team, const char *id, s0__sblock **l,
+                          s0__sandbox_row *row, const char *rid, bool *pending, s0_error **err)
+{
+	s0_cancel_token *tok = NULL;
+	int rc = s0_cancel_token_new(&tok, err);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&e->mu);
+	s0__runtime *rt = s0__node_find(&e->node, rid);
+	bool ok = rt && rt->ready && !rt->fenced && !rt->barrier && rt->gen && !rt->prep_cancel &&
+	          !rt->pause_pending;
+	if (ok) {
+		rt->prep_cancel = tok;
+		rt->pause_pending = *pending = true;
+		rt->pins++;
+	}
+	pthread_mutex_unlock(&e->mu);
+	if (!ok) {
+		s0_cancel_token_free(tok);
+		return pause_conflict(err);
+	}
+	s0__engine_unlock(e, *l);
+	rc = s0__engine_mem_prepare(e, id, rt, tok, err);
+	pthread_mutex_lock(&e->mu);
+	rt->prep_cancel = NULL;
+	rt->pins--;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+	s0_cancel_token_free(tok);
+	*l = s0__engine_lock(e, id);
+	if (rc == S0_ECANCELED) { /* a delete cancelled it */
+		s0_error_free(err ? *err : NULL);
+		if (err)
+			*err = NULL;
+		rc = pause_conflict(err);
+	}
+	if (rc < 0)
+		return rc;
+	/* what happened meanwhile: a delete or another operation wins */
+	s0__op_row op;
+	s0__sandbox_rec_clear(&row->rec);
+	rc = s0__engine_load(e, team, id, row, err);
+	bool has_op = rc == S0_OK && s0__meta_op_active(e->meta, id, &op, NULL) == S0_OK;
+	if (rc == S0_OK && (row->rec.status != S0_STATUS_RUNNING || row->rec.paused || has_op ||
+	                    strcmp(row->rec.runtime_id, rid)))
+		rc = pause_conflict(err);
+	if (rc < 0)
+		s0__engine_mem_finish(e, id);
+	return rc;
+}
+
 int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memory,
                      s0__pause_reply *out, s0_error **err)
 {
 	s0__sblock *l = s0__engine_lock(e, id);
 	s0__sandbox_row row = {0};
 	s0__op_row op = {0};
-	int rc = s0__engine_load(e, team, id, &row, err);
-	int has_op = rc == S0_OK ? s0__meta_op_active(e->meta, id, &op, NULL) : S0_ENOTFOUND;
+	char rid[S0__ID_MAX] = "";
+	bool preparing = false;
+	int rc, has_op;
 	memset(out, 0, sizeof *out);
+again:
+	rc = s0__engine_load(e, team, id, &row, err);
+	has_op = rc == S0_OK ? s0__meta_op_active(e->meta, id, &op, NULL) : S0_ENOTFOUND;
 	if (rc < 0)
 		goto out;
 	if (has_op == S0_OK && active_pause(&op)) {
-		/* join the same durable operation (PTX-07) */
+		/* join the same durable operation (PTX-07), unless it is a
+		 * filesystem-only one and this pause wants memory: joining would
+		 * answer as if memory were being retained (docs/decisions.md
+		 * "Concurrent pauses") */
+		if (memory && !op.memory) {
+			rc = pause_conflict(err);
+			goto out;
+		}
 		out->status = row.rec.status;
+		out->op_id = op.id;
 		out->accepted = s0__fault_armed(e->faults, "node_channel", "pause");
 		goto out;
 	}
@@ -49,69 +147,31 @@ int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memor
 		out->status = S0_STATUS_PAUSED;
 		goto out;
 	}
+	if (row.rec.status == S0_STATUS_RUNNING && !row.rec.paused && has_op != S0_OK) {
+		/* a memory pause between preparation and intent: wait for its
+		 * outcome and look again (its operation is then joined) */
+		s0__strlcpy(rid, row.rec.runtime_id, sizeof rid);
+		pthread_mutex_lock(&e->mu);
+		bool waiting = pause_pending(e, rid);
+		pthread_mutex_unlock(&e->mu);
+		if (waiting) {
+			s0__engine_unlock(e, l);
+			pthread_mutex_lock(&e->mu);
+			while (pause_pending(e, rid))
+				pthread_cond_wait(&e->cv, &e->mu);
+			pthread_mutex_unlock(&e->mu);
+			l = s0__engine_lock(e, id);
+			s0__sandbox_rec_clear(&row.rec);
+			goto again;
+		}
+	}
 	if (row.rec.status != S0_STATUS_RUNNING || row.rec.paused || has_op == S0_OK) {
-		rc = s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
-		                   "sandbox pause conflicts with another lifecycle operation");
+		rc = pause_conflict(err);
 		goto out;
 	}
 	if (memory) {
-		/* prepare and authorise the capture before answering (docs/decisions.md "Memory pause
- * acceptance"): a cancelled preparation leaves the
-		 * sandbox running with nothing retained. The sandbox lock is not
-		 * held meanwhile (a delete records its intent and cancels it,
-		 * MFB-13); a pin keeps the runtime. */
-		s0_cancel_token *tok = NULL;
-		if ((rc = s0_cancel_token_new(&tok, err)) < 0)
+		if ((rc = prepare_memory(e, team, id, &l, &row, rid, &preparing, err)) < 0)
 			goto out;
-		pthread_mutex_lock(&e->mu);
-		s0__runtime *rt = s0__node_find(&e->node, row.rec.runtime_id);
-		bool ok = rt && rt->ready && !rt->fenced && !rt->barrier && rt->gen &&
-		          !rt->prep_cancel;
-		if (ok) {
-			rt->prep_cancel = tok;
-			rt->pins++;
-		}
-		pthread_mutex_unlock(&e->mu);
-		if (!ok) {
-			s0_cancel_token_free(tok);
-			rc = s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
-			                   "sandbox pause conflicts with another lifecycle operation");
-			goto out;
-		}
-		char rid[S0__ID_MAX];
-		s0__strlcpy(rid, row.rec.runtime_id, sizeof rid);
-		s0__engine_unlock(e, l);
-		rc = s0__engine_mem_prepare(e, id, rt, tok, err);
-		pthread_mutex_lock(&e->mu);
-		rt->prep_cancel = NULL;
-		rt->pins--;
-		pthread_cond_broadcast(&e->cv);
-		pthread_mutex_unlock(&e->mu);
-		s0_cancel_token_free(tok);
-		l = s0__engine_lock(e, id);
-		if (rc == S0_ECANCELED) { /* a delete cancelled it */
-			s0_error_free(err ? *err : NULL);
-			if (err)
-				*err = NULL;
-			rc = s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
-			                   "sandbox pause conflicts with another lifecycle operation");
-		}
-		if (rc < 0)
-			goto out;
-		/* what happened meanwhile: a delete or another operation wins */
-		s0__sandbox_rec_clear(&row.rec);
-		rc = s0__engine_load(e, team, id, &row, err);
-		has_op = rc == S0_OK ? s0__meta_op_active(e->meta, id, &op, NULL) : S0_ENOTFOUND;
-		if (rc == S0_OK && (row.rec.status != S0_STATUS_RUNNING || row.rec.paused ||
-		                    has_op == S0_OK || strcmp(row.rec.runtime_id, rid)))
-			rc = s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
-			                   "sandbox pause conflicts with another lifecycle operation");
-		if (rc < 0) {
-			s0__engine_mem_finish(e, id);
-			memset(&op, 0, sizeof op);
-			goto out;
-		}
-		memset(&op, 0, sizeof op);
 	}
 	if (s0__fault_hit(e->faults, "meta_store", "intent") != S0__FAULT_NONE) {
 		if (memory)
@@ -134,8 +194,11 @@ int s0__engine_pause(s0__engine *e, const char *team, const char *id, bool memor
 	}
 	s0__fault_hit(e->faults, "manager_restart", "intent-recorded"); /* crash point */
 	out->status = row.rec.status;
+	out->op_id = op.id;
 	out->accepted = s0__fault_armed(e->faults, "node_channel", "pause");
 out:
+	if (preparing) /* intent recorded or failed: waiting pauses look again */
+		pause_pending_end(e, rid);
 	s0__engine_unlock(e, l);
 	s0__sandbox_rec_clear(&row.rec);
 	if (rc == S0_OK && !out->paused)

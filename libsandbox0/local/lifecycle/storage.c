@@ -268,6 +268,17 @@ int s0__storage_gc(s0__storage *st, s0_error **err)
 	return s0__bstore_gc(st->bs, NULL, err);
 }
 
+int s0__storage_gen_bytes(s0__storage *st, const char *gen, uint64_t *bytes, s0_error **err)
+{
+	s0__genid g;
+	s0__gen_usage u = {0};
+	int rc = parse_gen(gen, &g, err);
+	if (rc == S0_OK)
+		rc = s0__bstore_gen_usage(st->bs, &g, &u, err);
+	*bytes = rc == S0_OK ? u.bytes : 0;
+	return rc;
+}
+
 int s0__storage_export(s0__storage *st, const char *gen, const char *path, s0_error **err)
 {
 	s0__genid g;

@@ -93,6 +93,8 @@ struct s0__objstore;
 struct s0__objstore *s0__storage_objstore(s0__storage *st);
 /* Garbage-collect everything not reachable from live (and pinned) generations. */
 int s0__storage_gc(s0__storage *st, s0_error **err);
+/* Sealed bytes of the objects generation `gen` reaches (shared ones too; UC-16). */
+int s0__storage_gen_bytes(s0__storage *st, const char *gen, uint64_t *bytes, s0_error **err);
 /* Export a generation as a raw ext4 image file. */
 int s0__storage_export(s0__storage *st, const char *gen, const char *path, s0_error **err);
 /* Counters for inspection, as a JSON object text (malloc'd). */

@@ -7,7 +7,7 @@
 
 #include "local/lifecycle/engine_internal.h"
 
-static void request_ttl_pause(s0__engine *e, s0__sandbox_row *row)
+void s0__engine_request_timeout_pause(s0__engine *e, s0__sandbox_row *row)
 {
 	s0__op_row op = {0};
 	if (s0__meta_op_active(e->meta, row->rec.id, &op, NULL) == S0_OK)
@@ -40,7 +40,7 @@ void s0__engine_ttl_scan(s0__engine *e)
 			s0__engine_delete_kind(e, NULL, ids[i], S0__OP_HARD_DELETE, NULL);
 		} else {
 			s0__sblock *l = s0__engine_lock(e, ids[i]);
-			request_ttl_pause(e, &row);
+			s0__engine_request_timeout_pause(e, &row);
 			s0__engine_unlock(e, l);
 		}
 		s0__sandbox_rec_clear(&row.rec);

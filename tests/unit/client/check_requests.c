@@ -178,6 +178,21 @@ START_TEST(test_get_status_delete)
 }
 END_TEST
 
+/* Servers of both generations: DELETE answered 200 (older) or 202 (today's
+ * official SDKs, docs/wire.md §3.6) is a success either way. */
+START_TEST(test_delete_either_generation)
+{
+	static const int statuses[] = {200, 202};
+	for (size_t i = 0; i < 2; i++) {
+		s0t_push_ok(R, statuses[i], "{\"message\":\"sandbox terminated successfully\"}");
+		s0_error *err = NULL;
+		ck_assert_int_eq(s0_sandbox_delete(C, "sb-1", &err), S0_OK);
+		ck_assert_ptr_null(err);
+		CT_ASSERT_REQ(s0t_responder_req(R, i), "DELETE", "/api/v1/sandboxes/sb-1", NULL);
+	}
+}
+END_TEST
+
 /* Ids are one escaped path segment; bad ids never reach the wire. */
 START_TEST(test_id_escaping_and_validation)
 {
@@ -695,6 +710,7 @@ Suite *s0_client_requests_suite(void)
 	tcase_add_test(tc, test_claim_config_zero_and_unset);
 	tcase_add_test(tc, test_claim_invalid_no_request);
 	tcase_add_test(tc, test_get_status_delete);
+	tcase_add_test(tc, test_delete_either_generation);
 	tcase_add_test(tc, test_id_escaping_and_validation);
 	tcase_add_test(tc, test_update);
 	tcase_add_test(tc, test_pause_bodies);

@@ -130,7 +130,7 @@ START_TEST(pause_resume_refresh_cycle)
 	rc_free(&r);
 	r = CALL("POST", pp, .body = "{}");
 	ck_assert_int_eq(r.status, 200);
-	static const char *const keys[] = {"sandbox_id", "paused", "status", NULL};
+	static const char *const keys[] = {"sandbox_id", "paused", "status", "operation_id", NULL};
 	ck_assert(rc_has_keys(r.data, keys));
 	rc_free(&r);
 	lf_quiesce(&f);
@@ -156,7 +156,7 @@ START_TEST(pause_resume_refresh_cycle)
 	ck_assert_int_eq(s0__json_i64(r.data, "runtime_generation", -1), gen + 1);
 	rc_free(&r);
 	r = CALL("DELETE", p);
-	ck_assert_int_eq(r.status, 200);
+	ck_assert_int_eq(r.status, 202);
 	ck_assert_str_eq(s0__json_str0(r.data, "message"), "sandbox terminated successfully");
 	rc_free(&r);
 	lf_quiesce(&f);

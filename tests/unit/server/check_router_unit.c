@@ -259,6 +259,22 @@ static const char *dup_of(const char *text)
 
 /* cJSON keeps both members of a duplicated key and lookups take the first;
  * the router refuses such bodies at any depth instead (400 bad_request). */
+/* Claim-time mounts (volumes) as the official npm SDK sends them: a 400
+ * naming the field, nothing claimed; an empty list or null asks for nothing. */
+START_TEST(claim_mounts_refused_by_name)
+{
+	int calls = fake_last(eng) ? fake_last(eng)->calls : 0;
+	expect_400("POST", SB, NULL,
+	           "{\"template\":\"default\",\"mounts\":[{\"sandboxvolume_id\":\"vol-1\","
+	           "\"mount_point\":\"/mnt/data\"}]}",
+	           "invalid request: mounts is not supported: this server has no sandbox volumes");
+	ck_assert_int_eq(fake_last(eng) ? fake_last(eng)->calls : 0, calls);
+	rc_result r = CALL("POST", SB, .body = "{\"template\":\"default\",\"mounts\":null}");
+	ck_assert_int_eq(r.status, 201);
+	rc_free(&r);
+}
+END_TEST
+
 START_TEST(duplicate_keys_are_400)
 {
 	expect_400("POST", SB, NULL, "{\"template\":\"d\",\"template\":\"e\"}",
@@ -292,10 +308,13 @@ START_TEST(duplicate_keys_are_400)
 	/* equal names in different objects, and case variants, are fine */
 	rc_result r = CALL("POST", SB,
 	                   .body = "{\"template\":\"d\",\"config\":{\"env_vars\":{\"A\":\"1\",\"a\":\"2\","
-	                           "\"template\":\"3\"}},\"mounts\":[{\"mount_point\":\"/a\"},"
-	                           "{\"mount_point\":\"/b\"}]}");
+	                           "\"template\":\"3\"}}}");
 	ck_assert_int_eq(r.status, 201);
 	rc_free(&r);
+	/* past the duplicate check, non-empty mounts meet their own refusal */
+	expect_400("POST", SB, NULL,
+	           "{\"template\":\"d\",\"mounts\":[{\"mount_point\":\"/a\"},{\"mount_point\":\"/b\"}]}",
+	           "invalid request: mounts is not supported: this server has no sandbox volumes");
 }
 END_TEST
 
@@ -437,7 +456,7 @@ START_TEST(update_and_delete)
 	expect_400("PUT", SB "/sb-1", NULL, "{\"config\":{\"ttl\":-2}}",
 	           "invalid update request: ttl must be >= 0");
 	r = CALL("DELETE", SB "/sb-1");
-	ck_assert_int_eq(r.status, 200);
+	ck_assert_int_eq(r.status, 202);
 	ck_assert_str_eq(s0__json_str0(r.data, "message"), "sandbox terminated successfully");
 	rc_free(&r);
 }
@@ -725,6 +744,7 @@ Suite *s0_router_unit_suite(void)
 	tcase_add_test(tc, claim_validation);
 	tcase_add_test(tc, hostile_bodies);
 	tcase_add_test(tc, duplicate_keys_are_400);
+	tcase_add_test(tc, claim_mounts_refused_by_name);
 	tcase_add_test(tc, duplicate_key_check_scales);
 	tcase_add_test(tc, list_shape_and_paging);
 	tcase_add_test(tc, list_validation);

@@ -50,5 +50,6 @@ Suite *s0_router_engine_suite(void);
 Suite *s0_server_local_suite(void);
 Suite *s0_server_teams_suite(void);
 Suite *s0_server_templates_suite(void);
+Suite *s0_pause_join_suite(void);
 
 #endif

@@ -70,6 +70,12 @@ START_TEST(test_roundtrip)
 	s0__carrier_stats_get(c, &st);
 	ck_assert_uint_gt(st.writes, 0);
 	ck_assert_uint_eq(st.io_errors, 0);
+	/* after sync, still mounted: the device already holds the files (a
+	 * read-only libext2fs reader of the branch sees them) */
+	got = ct_rootfs_read(b, "/workspace/hello.txt", &n);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(got, "hello from the kernel\n");
+	free(got);
 
 	CT_OK(s0__carrier_detach(c, &err_));
 	CT_OK(s0__carrier_detach(c, &err_)); /* idempotent */
@@ -176,6 +182,13 @@ START_TEST(test_bad_input)
 	CT_OK(s0__carrier_detach(c, &err_));
 	s0__carrier_free(c);
 
+	/* a device whose size is not a multiple of 512 bytes */
+	s0__blockdev odd;
+	CT_OK(s0__memdev_new(16 * MiB + 100, &odd, &err_));
+	o.dev = &odd;
+	o.id = "odd";
+	CT_FAILS(S0_EINVAL, "invalid_request", s0__carrier_attach(&o, &c, &err_));
+	s0__memdev_free(&odd);
 	/* not ext4: an all-zero device */
 	s0__blockdev zero;
 	CT_OK(s0__memdev_new(16 * MiB, &zero, &err_));

@@ -413,13 +413,18 @@ int s0__carrier_detach(s0__carrier *c, s0_error **err)
 	int fd = c->nsfd;
 	__atomic_store_n(&c->nsfd, -1, __ATOMIC_RELAXED);
 	close(fd);
+	/* The namespace ended with its thread; only a loop device still bound
+	 * to our tag (held elsewhere) is left for reclaim, with the record. */
+	char tag[S0__CARRIER_TAG_MAX];
+	bool loop_left = c->loop_index >= 0 && s0__loop_tag(c->loop_index, tag, sizeof tag) &&
+	                 strcmp(tag, c->tag) == 0;
 	c->loop_index = -1;
 	int rc = S0_OK;
-	if (r == DET_OK) {
+	if (r != DET_OK)
+		rc = s0__error_set(err, S0_EIO, NULL, "carrier %s: detach: %s", c->id, c->msg);
+	if (!loop_left) {
 		remove_dirs(c);
 		s0__carrier_record_remove(c->state_dir, c->id);
-	} else {
-		rc = s0__error_set(err, S0_EIO, NULL, "carrier %s: detach: %s", c->id, c->msg);
 	}
 	c->detach_us = now_us() - t0;
 	pthread_mutex_unlock(&c->mu);

@@ -159,9 +159,10 @@ int s0__carrier_sync(s0__carrier *c, s0_error **err);
  * @retval S0_ECONFLICT reason `carrier_busy`: a process still uses the
  *         mount (e.g. a sandbox not yet stopped); nothing was undone, retry
  *         once it is gone.
- * @retval S0_EIO  a step failed; the message names it. What could be
- *         undone was; the record stays so that s0__carrier_reclaim() can
- *         finish.
+ * @retval S0_EIO  a step failed (e.g. syncfs: a device write failed); the
+ *         message names it. Everything else was still undone; only if the
+ *         loop device stayed bound does the record stay, for
+ *         s0__carrier_reclaim() once this process is gone.
  * @threadsafety safe; blocks for the writeback and the unmounts.
  */
 int s0__carrier_detach(s0__carrier *c, s0_error **err);

@@ -297,7 +297,8 @@ END_TEST
  * ext4 pass it on, the reader gets EIO (no hang); detach still works. */
 typedef struct faildev {
 	s0__blockdev inner;
-	int fail; /* atomic: reads fail while set */
+	int fail;       /* atomic: reads fail while set */
+	int fail_write; /* atomic: writes fail while set */
 	uint64_t failed;
 } faildev;
 
@@ -313,6 +314,10 @@ static int fd_read(void *ctx, uint64_t off, void *buf, size_t len, s0_error **er
 static int fd_write(void *ctx, uint64_t off, const void *buf, size_t len, s0_error **err)
 {
 	faildev *f = ctx;
+	if (__atomic_load_n(&f->fail_write, __ATOMIC_SEQ_CST)) {
+		__atomic_fetch_add(&f->failed, 1, __ATOMIC_SEQ_CST);
+		return s0__error_set(err, S0_EIO, NULL, "faildev: injected write error");
+	}
 	return s0__blockdev_write(&f->inner, off, buf, len, err);
 }
 static int fd_flush(void *ctx, s0_error **err)
@@ -366,6 +371,76 @@ START_TEST(test_read_error_is_eio)
 }
 END_TEST
 
+
+/* A device whose writes fail: sync reports S0_EIO, detach still removes
+ * the mounts and the loop device (its own sync error reported). */
+START_TEST(test_write_error_fails_sync)
+{
+	ct t;
+	ct_open(&t, 32 * MiB);
+	s0__branch *b = NULL;
+	CT_OK(carenv_branch(&t.env, &b, &err_));
+	faildev f = {0};
+	s0__branch_blockdev(b, &f.inner);
+	s0__blockdev dev = {&faildev_ops, &f};
+	s0__carrier_opts o = {.dev = &dev, .state_dir = t.state, .id = "weio"};
+	s0__carrier *c = NULL;
+	CT_OK(s0__carrier_attach(&o, &c, &err_));
+	__atomic_store_n(&f.fail_write, 1, __ATOMIC_SEQ_CST);
+	char *p = ct_path(c, "/workspace/lost.txt");
+	ct_put(p, "lost\n", 5); /* buffered: the error comes at writeback */
+	free(p);
+	CT_FAILS(S0_EIO, NULL, s0__carrier_sync(c, &err_));
+	s0__carrier_stats cs;
+	s0__carrier_stats_get(c, &cs);
+	ck_assert_uint_gt(cs.io_errors, 0);
+	s0_error *e = NULL;
+	int rc = s0__carrier_detach(c, &e);
+	ck_assert_msg(rc == S0_OK || rc == S0_EIO, "detach: %s", s0_code_name(rc));
+	s0_error_free(e);
+	CT_OK(s0__carrier_detach(c, &err_)); /* done: idempotent */
+	s0__carrier_free(c);
+	__atomic_store_n(&f.fail_write, 0, __ATOMIC_SEQ_CST);
+	char what[512];
+	ck_assert_msg(ct_leftovers(t.state, what, sizeof what) == 0, "left:%s", what);
+	char rec[4096];
+	snprintf(rec, sizeof rec, "%s/weio.carrier", t.state);
+	ck_assert_int_ne(access(rec, F_OK), 0);
+	s0__branch_free(b);
+	ct_close(&t);
+}
+END_TEST
+
+/* Reclaim from another process leaves a live carrier alone. */
+START_TEST(test_reclaim_spares_live)
+{
+	const char *crasher = getenv("S0_CARRIER_CRASHER");
+	ck_assert_ptr_nonnull(crasher);
+	ct t;
+	ct_open(&t, 32 * MiB);
+	s0__branch *b = NULL;
+	CT_OK(carenv_branch(&t.env, &b, &err_));
+	s0__carrier *c = ct_attach(&t, b, "live");
+	const char *argv[] = {crasher, "reclaim", t.state, NULL};
+	char *out = NULL;
+	ck_assert_int_eq(carenv_run(argv, &out), 0);
+	ck_assert_ptr_nonnull(strstr(out, "records 0 processes 0 mounts 0 loops 0"));
+	free(out);
+	CT_FAILS(S0_EINVAL, "invalid_request", s0__carrier_reclaim("relative", &err_));
+	CT_OK(s0__carrier_reclaim("/nonexistent/s0-carrier-state", &err_));
+	char *p = ct_path(c, "/etc/hostname");
+	char *got = ct_get(p, NULL);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(got, CARENV_HOSTNAME);
+	free(got);
+	free(p);
+	CT_OK(s0__carrier_detach(c, &err_));
+	s0__carrier_free(c);
+	s0__branch_free(b);
+	ct_close(&t);
+}
+END_TEST
+
 Suite *carrier_basic_suite(void)
 {
 	Suite *s = suite_create("carrier");
@@ -377,6 +452,8 @@ Suite *carrier_basic_suite(void)
 	tcase_add_test(tc, test_detach_busy);
 	tcase_add_test(tc, test_concurrent);
 	tcase_add_test(tc, test_read_error_is_eio);
+	tcase_add_test(tc, test_write_error_fails_sync);
+	tcase_add_test(tc, test_reclaim_spares_live);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "local/objects/crash.h"
 #include "local/runtime/carrier/carrier_int.h"
 
 #define SERVER_THREADS 2
@@ -134,6 +135,7 @@ static int setup(s0__carrier *c)
 	if (rc != 0)
 		return -1;
 	c->io_flusher = s0__fusedisk_io_flusher(c->fd);
+	s0__crash_point("carrier.fuse_mounted");
 	int imgfd = open(c->img, O_RDWR | O_CLOEXEC);
 	if (imgfd < 0) {
 		snprintf(c->msg, ml, "open %s: %s", c->img, strerror(errno));
@@ -143,6 +145,7 @@ static int setup(s0__carrier *c)
 	close(imgfd);
 	if (rc != 0)
 		return -1;
+	s0__crash_point("carrier.loop_bound"); /* before the record names it */
 	c->rec.loop_index = c->loop_index;
 	if (s0__carrier_record_write(c->state_dir, &c->rec, &e) != S0_OK) {
 		snprintf(c->msg, ml, "%s", s0_error_message(e));
@@ -156,6 +159,7 @@ static int setup(s0__carrier *c)
 		         strerror(errno));
 		return -1;
 	}
+	s0__crash_point("carrier.mounted");
 	c->rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (c->rootfd < 0) {
 		snprintf(c->msg, ml, "open %s: %s", c->root, strerror(errno));
@@ -180,6 +184,7 @@ static int detach_in_ns(s0__carrier *c)
 		snprintf(c->msg, ml, "unmount %s: %s", c->root, strerror(e));
 		return e == EBUSY ? DET_BUSY : DET_ERR;
 	}
+	s0__crash_point("carrier.unmounted");
 	close(c->loopfd); /* the last close: autoclear detaches the device now */
 	c->loopfd = -1;
 	if (s0__loop_bound(c->loop_index)) {

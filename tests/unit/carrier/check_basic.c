@@ -77,8 +77,12 @@ START_TEST(test_roundtrip)
 	ck_assert_str_eq(got, "hello from the kernel\n");
 	free(got);
 
+	CT_FAILS(S0_EUNAVAILABLE, "resource_leak", s0__carrier_proof(t.state, "rt", &err_));
 	CT_OK(s0__carrier_detach(c, &err_));
+	CT_OK(s0__carrier_proof(t.state, "rt", &err_));
 	CT_OK(s0__carrier_detach(c, &err_)); /* idempotent */
+	CT_FAILS(S0_EINVAL, "invalid_request", s0__carrier_proof("rel", "rt", &err_));
+	CT_FAILS(S0_EINVAL, "invalid_request", s0__carrier_proof(t.state, "", &err_));
 	CT_FAILS(S0_ECONFLICT, "carrier_detached", s0__carrier_sync(c, &err_));
 	ck_assert_int_eq(s0__carrier_enter(c), -EBADF);
 	s0__carrier_stats_get(c, &st);

@@ -65,8 +65,10 @@ static void crash_case(const char *mode, const char *point)
 	int before = ct_leftovers(state, what, sizeof what);
 	printf("crash (%s, %s): before reclaim:%s\n", mode ? mode : "owner only",
 	       point ? point : "kill -9", before ? what : " nothing");
-	if (with_child)
+	if (with_child) {
 		ck_assert_int_gt(before, 0); /* the namespace lives on in the child */
+		CT_FAILS(S0_EUNAVAILABLE, "resource_leak", s0__carrier_proof(state, "crash", &err_));
+	}
 
 	const char *argv[] = {crasher, "reclaim", state, NULL};
 	char *out = NULL;
@@ -85,6 +87,7 @@ static void crash_case(const char *mode, const char *point)
 		ck_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
 	}
 	ck_assert_msg(ct_leftovers(state, what, sizeof what) == 0, "left:%s", what);
+	CT_OK(s0__carrier_proof(state, "crash", &err_));
 	char rp[4300];
 	snprintf(rp, sizeof rp, "%s/crash.carrier", state);
 	ck_assert_int_ne(access(rp, F_OK), 0);

@@ -222,6 +222,22 @@ typedef struct s0__carrier_reclaimed {
  */
 int s0__carrier_reclaim2(const char *state_dir, s0__carrier_reclaimed *out, s0_error **err);
 
+/**
+ * Terminal proof for one carrier, from the kernel's tables, never from a
+ * record: no loop device carries its tag, no process's mount table
+ * (/proc/PID/mountinfo, every process) shows its FUSE mount or its loop
+ * device. The carrier's own namespace thread shows neither once detach
+ * returned. Blocks for the scan (reads /sys/block and /proc; milliseconds).
+ * @param state_dir, id  as given to s0__carrier_attach() (state_dir
+ *        absolute; it may be gone).
+ * @retval S0_OK           nothing of the carrier is left.
+ * @retval S0_EUNAVAILABLE reason `resource_leak`, the message naming what
+ *         remains ("loop3", "mount in pid 1234").
+ * @retval S0_EINVAL       bad state_dir or id.
+ * @threadsafety safe
+ */
+int s0__carrier_proof(const char *state_dir, const char *id, s0_error **err);
+
 /** s0__carrier_reclaim2() without the counts. */
 int s0__carrier_reclaim(const char *state_dir, s0_error **err);
 

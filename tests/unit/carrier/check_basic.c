@@ -445,6 +445,47 @@ START_TEST(test_reclaim_spares_live)
 }
 END_TEST
 
+/* s0__carrier_open resolves as inside the sandbox: an absolute symlink
+ * made in the tree and ".." stay in the tree. */
+START_TEST(test_open_stays_inside)
+{
+	ct t;
+	ct_open(&t, 32 * MiB);
+	s0__branch *b = NULL;
+	CT_OK(carenv_branch(&t.env, &b, &err_));
+	s0__carrier *c = ct_attach(&t, b, "open");
+	char *p = ct_path(c, "/workspace/evil");
+	ck_assert_int_eq(symlink("/etc/hostname", p), 0);
+	free(p);
+	int fd = s0__carrier_open(c, "/workspace/evil", O_RDONLY, 0);
+	ck_assert_int_ge(fd, 0);
+	char buf[128] = {0};
+	ck_assert_int_gt(read(fd, buf, sizeof buf - 1), 0);
+	ck_assert_str_eq(buf, CARENV_HOSTNAME); /* the template's, not the host's */
+	close(fd);
+	fd = s0__carrier_open(c, "../../../../etc/hostname", O_RDONLY, 0);
+	ck_assert_int_ge(fd, 0);
+	memset(buf, 0, sizeof buf);
+	ck_assert_int_gt(read(fd, buf, sizeof buf - 1), 0);
+	ck_assert_str_eq(buf, CARENV_HOSTNAME);
+	close(fd);
+	ck_assert_int_eq(s0__carrier_open(c, "/proc/self/root/etc/hostname", O_RDONLY, 0), -ENOENT);
+	fd = s0__carrier_open(c, "workspace/new.txt", O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "n", 1), 1);
+	close(fd);
+	CT_OK(s0__carrier_detach(c, &err_));
+	ck_assert_int_eq(s0__carrier_open(c, "/etc/hostname", O_RDONLY, 0), -EBADF);
+	s0__carrier_free(c);
+	char *got = ct_rootfs_read(b, "/workspace/new.txt", NULL);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(got, "n");
+	free(got);
+	s0__branch_free(b);
+	ct_close(&t);
+}
+END_TEST
+
 Suite *carrier_basic_suite(void)
 {
 	Suite *s = suite_create("carrier");
@@ -458,6 +499,7 @@ Suite *carrier_basic_suite(void)
 	tcase_add_test(tc, test_read_error_is_eio);
 	tcase_add_test(tc, test_write_error_fails_sync);
 	tcase_add_test(tc, test_reclaim_spares_live);
+	tcase_add_test(tc, test_open_stays_inside);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -368,6 +369,20 @@ const char *s0__carrier_root(const s0__carrier *c)
 const char *s0__carrier_host_root(const s0__carrier *c)
 {
 	return c->host_root;
+}
+
+int s0__carrier_open(s0__carrier *c, const char *path, int flags, unsigned mode)
+{
+	struct open_how how;
+	memset(&how, 0, sizeof how);
+	how.flags = (uint64_t)(unsigned)(flags | O_CLOEXEC);
+	how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
+	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+	pthread_mutex_lock(&c->mu);
+	int fd = c->attached ? (int)syscall(SYS_openat2, c->rootfd, path, &how, sizeof how) : -1;
+	int rc = fd >= 0 ? fd : c->attached ? -errno : -EBADF;
+	pthread_mutex_unlock(&c->mu);
+	return rc;
 }
 
 int s0__carrier_enter(const s0__carrier *c)

@@ -123,8 +123,27 @@ const char *s0__carrier_root(const s0__carrier *c);
  * "/proc/<pid>/task/<tid>/root<root>" (the namespace thread's view). Any
  * thread of this process (or root on the host) may open paths below it
  * while the carrier is attached. Borrowed; valid until s0__carrier_free().
+ *
+ * Warning: a path walk through it follows the tree's symlinks with the
+ * caller's root, so an absolute symlink a sandbox made (/workspace/x ->
+ * /etc/shadow) leads to the HOST's file, and ".." may leave the tree. Use
+ * s0__carrier_open() for anything a sandbox could have written; this path
+ * is for tests and trusted tools.
  */
 const char *s0__carrier_host_root(const s0__carrier *c);
+
+/**
+ * Open a file of the mounted tree from any thread of this process, resolved
+ * as inside the sandbox: openat2(2) on the tree's root with
+ * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV, so absolute
+ * symlinks and ".." stay inside the tree and no other mount is crossed.
+ * @param path   absolute or relative to the tree's root.
+ * @param flags  open(2) flags (O_CLOEXEC is added); mode as open(2).
+ * @return a descriptor (the caller closes it), or -errno (ENOENT, ELOOP,
+ *         EXDEV, ...; EBADF once the carrier is detached).
+ * @threadsafety safe; serialised with detach.
+ */
+int s0__carrier_open(s0__carrier *c, const char *path, int flags, unsigned mode);
 
 /**
  * Join the carrier's mount namespace: setns(2) on a descriptor opened at

@@ -77,6 +77,15 @@ START_TEST(test_roundtrip)
 	ck_assert_str_eq(got, "hello from the kernel\n");
 	free(got);
 
+	/* a cut of the mounted, synced branch (a snapshot of a running
+	 * sandbox) is a consistent filesystem too */
+	s0__branch *cut = NULL;
+	CT_OK(s0__branch_fork(b, &cut, &err_));
+	s0__genid cut_gen;
+	CT_OK(s0__branch_publish(cut, 0, &cut_gen, &err_));
+	ck_assert_int_eq(ct_fsck(&t, &cut_gen), 0);
+	s0__bstore_unref(t.env.bs, &cut_gen);
+	s0__branch_free(cut);
 	CT_FAILS(S0_EUNAVAILABLE, "resource_leak", s0__carrier_proof(t.state, "rt", &err_));
 	CT_OK(s0__carrier_detach(c, &err_));
 	CT_OK(s0__carrier_proof(t.state, "rt", &err_));

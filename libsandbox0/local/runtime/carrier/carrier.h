@@ -31,7 +31,10 @@
  * returned; reads through libext2fs see only what s0__carrier_sync() put on
  * the device, and while mounted the superblock of a journal-less ext4 says
  * "not clean" (the kernel clears EXT2_VALID_FS at mount; detach sets it
- * again).
+ * again). A cut of the device taken right after s0__carrier_sync() (e.g.
+ * s0__branch_fork, or a publish with S0__PUBLISH_CONTINUE while the
+ * sandbox is paused) is an `e2fsck -fn`-clean filesystem, provided nothing
+ * wrote through the mount between the sync and the cut.
  *
  * Records: attach writes <state_dir>/<id>.carrier (JSON: owner pid and start
  * time, mount namespace, loop device, mount points) before it creates

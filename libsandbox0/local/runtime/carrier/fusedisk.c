@@ -240,6 +240,7 @@ int s0__fusedisk_start(const s0__blockdev *dev, const char *mnt, const char *tag
 	char *argv[] = {"s0carrier", "-o", opt, NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	fd->se = fuse_session_new(&args, &fd_ops, sizeof fd_ops, fd);
+	fuse_opt_free_args(&args); /* copies libfuse may have made of argv */
 	if (!fd->se) {
 		snprintf(msg, msg_len, "fuse_session_new failed");
 		free(fd);

@@ -2,6 +2,7 @@
  * them, e2fsck clean; the namespace; bad input; busy; concurrency; EIO. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,8 +267,31 @@ START_TEST(test_detach_busy)
 }
 END_TEST
 
-/* Three carriers of one template at once, each written; each branch holds
- * only its own file afterwards. */
+typedef struct att_job {
+	ct *t;
+	s0__branch *b;
+	char id[16];
+	s0__carrier *c;
+	int rc;
+	char msg[256];
+} att_job;
+
+static void *attach_thread(void *arg)
+{
+	att_job *j = arg;
+	s0__blockdev dev;
+	s0__branch_blockdev(j->b, &dev);
+	s0__carrier_opts o = {.dev = &dev, .state_dir = j->t->state, .id = j->id};
+	s0_error *e = NULL;
+	j->rc = s0__carrier_attach(&o, &j->c, &e);
+	snprintf(j->msg, sizeof j->msg, "%s", e ? s0_error_message(e) : "");
+	s0_error_free(e);
+	return NULL;
+}
+
+/* Three carriers of one template attached at once from three threads (they
+ * race for free loop devices), each written; each branch holds only its
+ * own file afterwards. */
 START_TEST(test_concurrent)
 {
 	ct t;
@@ -275,16 +299,30 @@ START_TEST(test_concurrent)
 	enum { N = 3 };
 	s0__branch *b[N];
 	s0__carrier *c[N];
-	char id[16], name[64];
+	char name[64];
+	att_job jobs[N];
+	pthread_t th[N];
 	for (int i = 0; i < N; i++) {
 		CT_OK(carenv_branch(&t.env, &b[i], &err_));
-		snprintf(id, sizeof id, "c%d", i);
-		c[i] = ct_attach(&t, b[i], id);
+		memset(&jobs[i], 0, sizeof jobs[i]);
+		jobs[i].t = &t;
+		jobs[i].b = b[i];
+		snprintf(jobs[i].id, sizeof jobs[i].id, "c%d", i);
+		ck_assert_int_eq(pthread_create(&th[i], NULL, attach_thread, &jobs[i]), 0);
 	}
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+		ck_assert_msg(jobs[i].rc == S0_OK, "attach %d: %s", i, jobs[i].msg);
+		c[i] = jobs[i].c;
+	}
+	s0__carrier_stats s0st, s1st;
+	s0__carrier_stats_get(c[0], &s0st);
+	s0__carrier_stats_get(c[1], &s1st);
+	ck_assert_int_ne(s0st.loop_index, s1st.loop_index);
 	for (int i = 0; i < N; i++) {
 		snprintf(name, sizeof name, "/workspace/only-%d.txt", i);
 		char *p = ct_path(c[i], name);
-		ct_put(p, id, strlen(id));
+		ct_put(p, jobs[i].id, strlen(jobs[i].id));
 		free(p);
 	}
 	for (int i = N - 1; i >= 0; i--) {

@@ -225,22 +225,28 @@ typedef struct s0__carrier_reclaimed {
 /**
  * After a crash: remove the orphans of state_dir. A carrier is an orphan
  * when its record's owner (pid + start time) is gone; carriers of live
- * processes (this one included) are left alone. For each orphan: SIGKILL
- * every process still inside its mount namespace (they keep the dead
- * server's mounts alive; e.g. a sandbox that survived its server), detach
- * any mount under its directory from this namespace, detach every loop
- * device whose backing file lies under it (a loop over a dead FUSE server
- * answers EIO), remove its mount points and record. Loop devices whose
- * backing file lies under state_dir but that no live record owns are
- * orphans too (a crash between the loop's creation and its record).
- * Blocks until the killed processes are gone (they are reaped by their
- * parent; the caller should be their subreaper) and the loops detached.
+ * processes (this one included) are left alone. Kernel objects are
+ * recognised by the tag attach gives them (the loop device's lo_file_name,
+ * the FUSE mount's source: "s0c:<hash of state_dir>:<hash of id>"), so a
+ * loop device a crash left before its record named it is found too. For
+ * the orphans: SIGKILL every process (outside the host's and this
+ * process's mount namespaces) whose mount table shows an orphan's FUSE
+ * mount or loop device (they keep the dead server's mounts alive, the loop
+ * device answering EIO; e.g. a sandbox that survived its server) and wait
+ * until they are gone; detach the orphans' mounts from this namespace (if
+ * any); detach every loop device with an orphan's tag (waiting, bounded,
+ * for the release that follows the last user's exit); remove records,
+ * stale temporary records and the empty mount point directories of every
+ * id without a live record.
+ * Blocks until the killed processes are gone (their parent reaps them; the
+ * caller should be their subreaper) and the loops detached, at most about
+ * 10 s each.
  * @param[out] out (nullable) what was done.
  * @retval S0_EINVAL  state_dir NULL or relative.
  * @retval S0_EIO     something could not be removed (named); the rest was.
  * A missing state_dir is S0_OK with nothing done.
- * @threadsafety safe; do not run it concurrently with attach in the same
- *               state_dir from another process.
+ * @threadsafety safe; do not run it concurrently with an attach in the same
+ *               state_dir (it may remove the new carrier's mount points).
  */
 int s0__carrier_reclaim2(const char *state_dir, s0__carrier_reclaimed *out, s0_error **err);
 

@@ -264,6 +264,28 @@ int s0__carrier_reclaim2(const char *state_dir, s0__carrier_reclaimed *out, s0_e
 		s0__carrier_record_remove(s->real, s->orphan_ids[i]);
 		done.records++;
 	}
+	/* Mount points a crash left before the record was written: empty
+	 * directories <id>.d of no live carrier (rmdir fails on anything else). */
+	DIR *d = opendir(s->real);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		if (n <= 2 || strcmp(de->d_name + n - 2, ".d") != 0)
+			continue;
+		char id[80], tag[S0__CARRIER_TAG_MAX], p[PATH_MAX + 200];
+		snprintf(id, sizeof id, "%.*s", (int)(n - 2), de->d_name);
+		s0__carrier_tag(s->real, id, tag, sizeof tag);
+		if (is_live(s, tag))
+			continue;
+		snprintf(p, sizeof p, "%s/%s/root", s->real, de->d_name);
+		rmdir(p);
+		snprintf(p, sizeof p, "%s/%s/fuse", s->real, de->d_name);
+		rmdir(p);
+		snprintf(p, sizeof p, "%s/%s", s->real, de->d_name);
+		rmdir(p);
+	}
+	if (d)
+		closedir(d);
 	free(s);
 	if (out)
 		*out = done;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,27 @@ START_TEST(test_detach_busy)
 	char ch;
 	ck_assert_int_eq(read(ready[0], &ch, 1), 1);
 	CT_FAILS(S0_ECONFLICT, "carrier_busy", s0__carrier_detach(c, &err_));
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	/* a process in a namespace copied from the carrier's (as a runtime
+	 * that unshares after entering), not using the tree: busy too */
+	pid = fork();
+	if (pid == 0) {
+		if (s0__carrier_enter(c) != 0 || unshare(CLONE_NEWNS) != 0 || chdir("/") != 0)
+			_exit(2);
+		ssize_t w = write(ready[1], "r", 1);
+		(void)w;
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_eq(read(ready[0], &ch, 1), 1);
+	s0_error *be = NULL;
+	ck_assert_int_eq(s0__carrier_detach(c, &be), S0_ECONFLICT);
+	ck_assert_str_eq(s0_error_reason(be), "carrier_busy");
+	char pidstr[32];
+	snprintf(pidstr, sizeof pidstr, " %d", (int)pid);
+	ck_assert_msg(strstr(s0_error_message(be), pidstr) != NULL, "%s", s0_error_message(be));
+	s0_error_free(be);
 	/* still attached and usable */
 	char *p = ct_path(c, "/etc/hostname");
 	char *got = ct_get(p, NULL);

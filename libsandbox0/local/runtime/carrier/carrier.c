@@ -173,6 +173,17 @@ static int detach_in_ns(s0__carrier *c)
 {
 	size_t ml = sizeof c->msg;
 	int result = DET_OK;
+	/* Copies of our mounts in namespaces made from ours (e.g. a runtime
+	 * that unshared after s0__carrier_enter) would keep the filesystem and
+	 * the loop device alive after our unmount: busy, nothing undone. */
+	pid_t holders[4];
+	int nh = s0__carrier_holders(c->tag, c->loop_index, c->rec.ns_ino, holders, 4);
+	if (nh > 0) {
+		int len = snprintf(c->msg, ml, "%d process(es) in other mount namespaces hold it:", nh);
+		for (int i = 0; i < nh && i < 4 && len > 0 && (size_t)len < ml; i++)
+			len += snprintf(c->msg + len, ml - (size_t)len, " %d", (int)holders[i]);
+		return DET_BUSY;
+	}
 	if (syncfs(c->rootfd) != 0) {
 		snprintf(c->msg, ml, "syncfs: %s", strerror(errno));
 		result = DET_ERR;

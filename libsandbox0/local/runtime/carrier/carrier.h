@@ -179,8 +179,9 @@ int s0__carrier_sync(s0__carrier *c, s0_error **err);
  * S0_OK the device holds a cleanly unmounted ext4 and is no longer touched.
  * Idempotent in effect: a second call returns S0_OK.
  * @retval S0_ECONFLICT reason `carrier_busy`: a process still uses the
- *         mount (e.g. a sandbox not yet stopped); nothing was undone, retry
- *         once it is gone.
+ *         mount, or holds a copy of it in a mount namespace made from the
+ *         carrier's (e.g. a sandbox not yet stopped; the message names the
+ *         pids); nothing was undone, retry once it is gone.
  * @retval S0_EIO  a step failed (e.g. syncfs: a device write failed); the
  *         message names it. Everything else was still undone; only if the
  *         loop device stayed bound does the record stay, for

@@ -62,6 +62,13 @@ void s0__carrier_state_tag(const char *state_real, char *out, size_t out_len);
 /* "s0c:<16 hex of the state dir>:<16 hex of id>" */
 void s0__carrier_tag(const char *state_real, const char *id, char *out, size_t out_len);
 
+/* Processes (other than this one) whose mount namespace is not skip_ns
+ * (an inode; 0: none skipped) and whose mount table shows the FUSE mount
+ * tagged tag or loop device loop (-1: none): copies of the carrier's mounts
+ * in namespaces made from it, which keep the filesystem alive after our
+ * unmount. Writes up to max pids; returns how many were found (reclaim.c). */
+int s0__carrier_holders(const char *tag, int loop, uint64_t skip_ns, pid_t *pids, int max);
+
 /* ---- records (record.c) ---- */
 
 typedef struct s0__carrier_record {

@@ -384,3 +384,31 @@ int s0__carrier_proof(const char *state_dir, const char *id, s0_error **err)
 		                     "carrier %s still has:%s", id, left);
 	return S0_OK;
 }
+
+int s0__carrier_holders(const char *tag, int loop, uint64_t skip_ns, pid_t *pids, int max)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	int n = 0;
+	pid_t self = getpid();
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+		if (*end || v <= 0 || (pid_t)v == self)
+			continue;
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof path, "/proc/%ld/ns/mnt", v);
+		if (stat(path, &st) != 0 || (skip_ns && (uint64_t)st.st_ino == skip_ns))
+			continue;
+		if (!shows((pid_t)v, tag, loop))
+			continue;
+		if (n < max)
+			pids[n] = (pid_t)v;
+		n++;
+	}
+	closedir(d);
+	return n;
+}

@@ -15,7 +15,8 @@
  * CLONE_NEWNS in that thread, propagation private). The host's mount table
  * never shows them, and they vanish with the namespace if the process dies.
  * A forked child joins them with s0__carrier_enter() before exec; any thread
- * of this process reaches the tree through s0__carrier_host_root().
+ * of this process opens files of the tree with s0__carrier_open(), which
+ * resolves paths as inside the sandbox.
  *
  * Memory-pressure deadlock (loop over FUSE served by the same host):
  * disk.img is opened FOPEN_DIRECT_IO and the loop uses direct I/O, so no
@@ -37,10 +38,12 @@
  * wrote through the mount between the sync and the cut.
  *
  * Records: attach writes <state_dir>/<id>.carrier (JSON: owner pid and start
- * time, mount namespace, loop device, mount points) before it creates
- * anything and updates it as it goes; detach removes it. After a crash,
- * s0__carrier_reclaim() finds what is left from the records and the kernel's
- * own tables (loop backing files and mount tables naming state_dir).
+ * time, namespace thread, mount namespace, loop device) before it mounts
+ * anything and updates it as it goes; detach removes it. The kernel objects
+ * carry a tag naming the carrier (the loop device's lo_file_name, the FUSE
+ * mount's source). After a crash, s0__carrier_reclaim() finds what is left
+ * from the records (who is alive) and the kernel's own tables (the tags);
+ * s0__carrier_proof() checks the kernel's tables alone.
  *
  * Needs root (CAP_SYS_ADMIN), /dev/fuse, /dev/loop-control and kernel ext4:
  * s0__carrier_probe() names what is missing.
@@ -48,6 +51,12 @@
  * Thread safety: every function may be called from any thread; calls on one
  * carrier are serialised internally, except s0__carrier_enter() (meant for a
  * forked child) and the accessors, which only read fields fixed at attach.
+ *
+ * Beyond the API first agreed for the gVisor driver (probe, opts {dev,
+ * state_dir, id}, attach, root, enter, sync, detach, reclaim — unchanged),
+ * this header adds: opts.mount_options, s0__carrier_host_root(),
+ * s0__carrier_open(), s0__carrier_free(), s0__carrier_stats_get(),
+ * s0__carrier_reclaim2() and s0__carrier_proof().
  */
 #ifndef S0_CARRIER_H
 #define S0_CARRIER_H

@@ -111,7 +111,11 @@ START_TEST(test_write_error_fails_sync)
 	char *p = ct_path(c, "/workspace/lost.txt");
 	ct_put(p, "lost\n", 5); /* buffered: the error comes at writeback */
 	free(p);
-	CT_FAILS(S0_EIO, NULL, s0__carrier_sync(c, &err_));
+	s0_error *se = NULL;
+	ck_assert_int_eq(s0__carrier_sync(c, &se), S0_EIO);
+	ck_assert_msg(strstr(s0_error_message(se), "injected write error") != NULL, "%s",
+	              s0_error_message(se));
+	s0_error_free(se);
 	s0__carrier_stats cs;
 	s0__carrier_stats_get(c, &cs);
 	ck_assert_uint_gt(cs.io_errors, 0);

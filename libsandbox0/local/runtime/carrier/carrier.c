@@ -409,7 +409,12 @@ int s0__carrier_sync(s0__carrier *c, s0_error **err)
 	if (!c->attached) {
 		rc = s0__error_set(err, S0_ECONFLICT, "carrier_detached", "carrier %s is detached", c->id);
 	} else if (syncfs(c->rootfd) != 0) {
-		rc = s0__error_set(err, S0_EIO, NULL, "carrier %s: syncfs: %s", c->id, strerror(errno));
+		int e = errno;
+		char first[256] = "";
+		if (c->fd)
+			s0__fusedisk_first_error(c->fd, first, sizeof first);
+		rc = s0__error_set(err, S0_EIO, NULL, "carrier %s: syncfs: %s%s%s%s", c->id, strerror(e),
+		                   first[0] ? " (first device error: " : "", first, first[0] ? ")" : "");
 	} else {
 		rc = s0__blockdev_flush(&c->dev, err);
 	}
@@ -467,10 +472,8 @@ void s0__carrier_free(s0__carrier *c)
 	if (!c)
 		return;
 	s0_error *e = NULL;
-	if (s0__carrier_detach(c, &e) != S0_OK) {
-		fprintf(stderr, "s0 carrier %s: %s\n", c->id, s0_error_message(e));
-		s0_error_free(e);
-	}
+	s0__carrier_detach(c, &e); /* errors: the record stays for reclaim */
+	s0_error_free(e);
 	/* Still busy: the namespace thread and its mounts stay with the
 	 * process (the record stays for reclaim); the handle is leaked. */
 	if (!c->th_running)

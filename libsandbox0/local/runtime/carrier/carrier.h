@@ -176,8 +176,8 @@ int s0__carrier_enter(const s0__carrier *c);
  * every write made through the mount before the call is on the device.
  * Blocks for the writeback.
  * @retval S0_ECONFLICT reason `carrier_detached`
- * @retval S0_EIO       syncfs failed (a device write failed: the error is
- *                      the first one the server saw)
+ * @retval S0_EIO       syncfs failed (a device write failed; the message
+ *                      quotes the first device error the server saw)
  * @threadsafety safe
  */
 int s0__carrier_sync(s0__carrier *c, s0_error **err);
@@ -200,7 +200,8 @@ int s0__carrier_sync(s0__carrier *c, s0_error **err);
 int s0__carrier_detach(s0__carrier *c, s0_error **err);
 
 /**
- * Free a carrier, detaching it first (an error is printed to stderr). If the
+ * Free a carrier, detaching it first (its error is dropped: detach first
+ * to see it). If the
  * mount is still busy the handle is leaked on purpose: its namespace
  * thread keeps the mounts, the record stays for s0__carrier_reclaim().
  * NULL is a no-op.

@@ -30,6 +30,8 @@ int s0__fusedisk_start(const s0__blockdev *dev, const char *mnt, const char *tag
 /* Unmount (calling thread's namespace), stop and join the threads, free. */
 void s0__fusedisk_stop(s0__fusedisk *fd);
 void s0__fusedisk_counters_get(const s0__fusedisk *fd, s0__fusedisk_counters *out);
+/* The first device error the server saw ("" if none). */
+void s0__fusedisk_first_error(s0__fusedisk *fd, char *buf, size_t len);
 /* Whether every server thread got PR_SET_IO_FLUSHER. */
 bool s0__fusedisk_io_flusher(const s0__fusedisk *fd);
 

@@ -6,6 +6,7 @@
  * published by the real block store).
  *
  * Usage: bench_rootfs [scratch-dir]   (default $TMPDIR or /tmp)
+ *        BENCH_ROOTFS_ONLY=4096x4096 bench_rootfs   (one block-store run, for perf)
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -139,7 +140,47 @@ static double median(double *v)
 	return v[RUNS / 2];
 }
 
-enum { MEM, FILEDEV, RAW };
+enum { MEM, FILEDEV, BSTORE, RAW };
+
+/* A block store in a scratch directory with one fresh volume attached as a
+ * branch: the device a sandbox's RootFS really runs on. */
+typedef struct bsenv {
+	char *dir;
+	s0__objstore *os;
+	s0__bstore *bs;
+	s0__branch *b;
+	s0__blockdev dev;
+} bsenv;
+
+static void bsenv_open(bsenv *x)
+{
+	x->dir = s0__asprintf("%s/bench-rootfs-XXXXXX", scratch);
+	if (!mkdtemp(x->dir))
+		die("mkdtemp", NULL);
+	char *objdir = s0__asprintf("%s/objects", x->dir);
+	uint8_t key[32] = {1};
+	s0__bstore_options o = {.chunk_bytes = 64 * 1024, .scratch_dir = x->dir};
+	s0_error *e = NULL;
+	s0__genid head;
+	if (s0__objstore_open_dir(objdir, key, NULL, &x->os, &e) < 0 ||
+	    s0__bstore_open(x->os, &o, &x->bs, &e) < 0 || s0__bstore_create(x->bs, VOL, &head, &e) < 0 ||
+	    s0__bstore_attach(x->bs, &head, &x->b, &e) < 0)
+		die("block store", e);
+	s0__branch_blockdev(x->b, &x->dev);
+	free(objdir);
+}
+
+static void bsenv_close(bsenv *x)
+{
+	s0__branch_free(x->b);
+	s0__bstore_close(x->bs);
+	s0__objstore_free(x->os);
+	char *cmd = s0__asprintf("rm -rf '%s'", x->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench_rootfs: could not remove %s\n", x->dir);
+	free(cmd);
+	free(x->dir);
+}
 
 static result measure(int kind, int n, size_t size, const char *data)
 {
@@ -148,6 +189,11 @@ static result measure(int kind, int n, size_t size, const char *data)
 		result x;
 		if (kind == RAW) {
 			x = run_raw(n, size, data);
+		} else if (kind == BSTORE) {
+			bsenv b;
+			bsenv_open(&b);
+			x = run_api(&b.dev, n, size, data);
+			bsenv_close(&b);
 		} else if (kind == MEM) {
 			s0__blockdev dev;
 			td_new(VOL, &dev);
@@ -186,16 +232,20 @@ static void throughput_table(void)
 	printf("Throughput, MB/s (median of %d runs; files API = s0__rootfs_write/read,\n"
 	       "raw = pwrite/pread of the same bytes at consecutive offsets of an image file)\n\n",
 	       RUNS);
-	printf("| workload | op | files API, memory dev | files API, image file | raw pwrite/pread "
-	       "| API(mem)/raw | API(file)/raw |\n|---|---|---|---|---|---|---|\n");
+	printf("| workload | op | files API, memory dev | files API, image file "
+	       "| files API, block store | raw pwrite/pread | API(mem)/raw | API(file)/raw "
+	       "| API(block store)/raw |\n|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < 2; i++) {
 		result m = measure(MEM, w[i].n, w[i].size, data);
 		result f = measure(FILEDEV, w[i].n, w[i].size, data);
+		result b = measure(BSTORE, w[i].n, w[i].size, data);
 		result r = measure(RAW, w[i].n, w[i].size, data);
-		printf("| %s | write | %.0f | %.0f | %.0f | %.2f | %.2f |\n", w[i].name, m.write_mbs,
-		       f.write_mbs, r.write_mbs, m.write_mbs / r.write_mbs, f.write_mbs / r.write_mbs);
-		printf("| %s | read | %.0f | %.0f | %.0f | %.2f | %.2f |\n", w[i].name, m.read_mbs,
-		       f.read_mbs, r.read_mbs, m.read_mbs / r.read_mbs, f.read_mbs / r.read_mbs);
+		printf("| %s | write | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |\n", w[i].name,
+		       m.write_mbs, f.write_mbs, b.write_mbs, r.write_mbs, m.write_mbs / r.write_mbs,
+		       f.write_mbs / r.write_mbs, b.write_mbs / r.write_mbs);
+		printf("| %s | read | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |\n", w[i].name,
+		       m.read_mbs, f.read_mbs, b.read_mbs, r.read_mbs, m.read_mbs / r.read_mbs,
+		       f.read_mbs / r.read_mbs, b.read_mbs / r.read_mbs);
 	}
 	free(data);
 }
@@ -303,9 +353,32 @@ static void chunks_table(void)
 	}
 }
 
+/* BENCH_ROOTFS_ONLY=<files>x<bytes> (e.g. 4096x4096): one block-store run
+ * of that workload and nothing else, for `perf record`. */
+static bool only(void)
+{
+	const char *o = getenv("BENCH_ROOTFS_ONLY");
+	int n = 0;
+	size_t size = 0;
+	if (!o || sscanf(o, "%dx%zu", &n, &size) != 2 || n <= 0 || size == 0 || size > MiB)
+		return false;
+	char *data = malloc(MiB + 64);
+	fill(data, MiB + 64, 7);
+	bsenv b;
+	bsenv_open(&b);
+	result x = run_api(&b.dev, n, size, data);
+	bsenv_close(&b);
+	printf("block store, %d files of %zu bytes: write %.0f MB/s, read %.0f MB/s\n", n, size,
+	       x.write_mbs, x.read_mbs);
+	free(data);
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	scratch = argc > 1 ? argv[1] : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	if (only())
+		return 0;
 	throughput_table();
 	chunks_table();
 	return 0;

@@ -92,14 +92,17 @@ static int check_range(const s0__branch *b, uint64_t off, uint64_t len, s0_error
 	return S0_OK;
 }
 
-/* Copy n bytes at in of the base's chunk idx into dst. */
-static int base_read(s0__branch *b, uint64_t idx, uint32_t in, void *dst, size_t n,
-                     s0_error **err)
+/* Copy n bytes at in of the base's chunk idx into dst; *zero (nullable)
+ * tells whether the base chunk is all zeros (unwritten). */
+static int base_read_z(s0__branch *b, uint64_t idx, uint32_t in, void *dst, size_t n,
+                       bool *zero, s0_error **err)
 {
 	s0__objid id;
 	int rc = s0__map_walk(b->bs, &b->base, -1, idx, &id, err);
 	if (rc < 0)
 		return rc;
+	if (zero)
+		*zero = s0__objid_is_zero(&id);
 	if (s0__objid_is_zero(&id)) {
 		memset(dst, 0, n);
 		return S0_OK;
@@ -110,6 +113,12 @@ static int base_read(s0__branch *b, uint64_t idx, uint32_t in, void *dst, size_t
 	memcpy(dst, (const uint8_t *)s0__centry_data(e) + in, n);
 	s0__cache_release(b->bs->chunks, e);
 	return S0_OK;
+}
+
+static int base_read(s0__branch *b, uint64_t idx, uint32_t in, void *dst, size_t n,
+                     s0_error **err)
+{
+	return base_read_z(b, idx, in, dst, n, NULL, err);
 }
 
 static int read_chunk(s0__branch *b, uint64_t idx, uint32_t in, void *dst, size_t n,
@@ -242,13 +251,27 @@ static int write_chunk(s0__branch *b, uint64_t idx, uint32_t in, const uint8_t *
 		return s0__spill_write(b, slot, in, src ? src : b->tmp, n, err);
 	}
 	/* The chunk's current content into tmp (nothing to load when full). */
+	bool base_zero = false;
 	if (full || had)
 		memset(b->tmp, 0, cs);
-	else if ((rc = base_read(b, idx, 0, b->tmp, cs, err)) < 0)
+	else if ((rc = base_read_z(b, idx, 0, b->tmp, cs, &base_zero, err)) < 0)
 		return rc;
 	if (!full && (src ? !memcmp(b->tmp + in, src, n) : s0__is_zero(b->tmp + in, n))) {
 		atomic_fetch_add(&b->c[S0__BR_ELIDED], 1);
 		return S0_OK;
+	}
+	if (!full && !had && base_zero && src) {
+		/* First write into a chunk of zeros: only the written bytes go to
+		 * a fresh slot, whose other bytes read as zeros (no 64 KiB copy
+		 * for a 4 KiB write). */
+		uint64_t slot_new;
+		s0__spill_alloc_fresh(b, &slot_new);
+		rc = s0__spill_write(b, slot_new, in, src, n, err);
+		if (rc == S0_OK && s0__u64map_put(&b->dirty, idx, slot_new) < 0)
+			rc = s0__error_nomem(err);
+		if (rc < 0)
+			s0__spill_release(b, slot_new);
+		return rc;
 	}
 	if (src)
 		memcpy(b->tmp + in, src, n);

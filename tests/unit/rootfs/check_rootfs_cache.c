@@ -2,13 +2,15 @@
  * The RootFS handle's caches (issue #22): the name cache (dcache.h) never
  * answers with a name that a delete, move, symlink or recreate changed, and
  * the metadata block cache (iocache.h) with data by extent runs (runs.c)
- * stays coherent when blocks move between file data and metadata. Every
+ * stays coherent when blocks move between file data and metadata, and the
+ * metadata checksum (crc32c.h) is CRC32C. Every
  * workload ends with the content read back through a fresh handle and
  * `e2fsck -fn` of the device.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "local/rootfs/crc32c.h"
 #include "local/rootfs/ext4io.h"
 #include "rt_support.h"
 
@@ -138,6 +140,39 @@ START_TEST(test_blocks_change_role)
 }
 END_TEST
 
+#ifdef S0__HAVE_CRC32C
+/* The bitwise definition of the reflected CRC32C update (no inversion). */
+static uint32_t crc_ref(uint32_t crc, const unsigned char *p, size_t len)
+{
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+	}
+	return crc;
+}
+#endif
+
+/* The checksum libext2fs uses is CRC32C: the standard check value, every
+ * length and alignment against the bitwise definition, and the call
+ * libext2fs makes resolves to it. */
+START_TEST(test_crc32c)
+{
+#ifdef S0__HAVE_CRC32C
+	const unsigned char *v = (const unsigned char *)"123456789";
+	ck_assert_uint_eq(~s0__crc32c_le(~0u, v, 9), 0xE3069283u);
+	unsigned char buf[300];
+	rt_fill(buf, sizeof buf, 9);
+	for (size_t off = 0; off < 9; off++)
+		for (size_t len = 0; off + len <= sizeof buf; len += 1 + len / 8) {
+			uint32_t seed = (uint32_t)(off * 2654435761u + len);
+			ck_assert_uint_eq(s0__crc32c_le(seed, buf + off, len), crc_ref(seed, buf + off, len));
+		}
+	ck_assert_uint_eq(ext2fs_crc32c_le(~0u, v, 9), s0__crc32c_le(~0u, v, 9));
+#endif
+}
+END_TEST
+
 static Suite *cache_suite(void)
 {
 	Suite *s = suite_create("rootfs-cache");
@@ -145,6 +180,7 @@ static Suite *cache_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_names_follow_changes);
 	tcase_add_test(tc, test_blocks_change_role);
+	tcase_add_test(tc, test_crc32c);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -65,9 +65,20 @@ static s0__rootfs *fresh_fs(s0__blockdev *dev)
 	return fs;
 }
 
+/* MB/s by wall time, and by this process's CPU time (user + system: the
+ * benchmark is single-threaded), which other load on the machine moves
+ * much less than wall time. */
 typedef struct result {
 	double write_mbs, read_mbs;
+	double write_cpu_mbs, read_cpu_mbs;
 } result;
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void path_of(char *p, size_t n, int i)
 {
@@ -80,7 +91,7 @@ static result run_api(s0__blockdev *dev, int n, size_t size, const char *data)
 	s0__rootfs *fs = fresh_fs(dev);
 	char p[64];
 	s0_error *e = NULL;
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	for (int i = 0; i < n; i++) {
 		path_of(p, sizeof p, i);
 		if (s0__rootfs_write(fs, p, strlen(p), data + (size_t)(i % 64), size, NULL, &e) < 0)
@@ -88,7 +99,7 @@ static result run_api(s0__blockdev *dev, int n, size_t size, const char *data)
 	}
 	if (s0__rootfs_flush(fs, &e) < 0)
 		die("flush", e);
-	double t1 = now_s();
+	double t1 = now_s(), c1 = cpu_s();
 	for (int i = 0; i < n; i++) {
 		void *d = NULL;
 		size_t got;
@@ -97,10 +108,10 @@ static result run_api(s0__blockdev *dev, int n, size_t size, const char *data)
 			die("read", e);
 		free(d);
 	}
-	double t2 = now_s();
+	double t2 = now_s(), c2 = cpu_s();
 	s0__rootfs_close(fs, NULL);
 	double mb = (double)n * (double)size / (double)MiB;
-	return (result){mb / (t1 - t0), mb / (t2 - t1)};
+	return (result){mb / (t1 - t0), mb / (t2 - t1), mb / (c1 - c0), mb / (c2 - c1)};
 }
 
 /* The same bytes with pwrite/pread at consecutive offsets of a raw file. */
@@ -111,21 +122,21 @@ static result run_raw(int n, size_t size, const char *data)
 	if (fd < 0 || ftruncate(fd, (off_t)VOL) < 0)
 		die("raw image", NULL);
 	char *buf = malloc(size);
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	for (int i = 0; i < n; i++)
 		if (pwrite(fd, data + (size_t)(i % 64), size, (off_t)((uint64_t)i * size)) != (ssize_t)size)
 			die("pwrite", NULL);
-	double t1 = now_s();
+	double t1 = now_s(), c1 = cpu_s();
 	for (int i = 0; i < n; i++)
 		if (pread(fd, buf, size, (off_t)((uint64_t)i * size)) != (ssize_t)size)
 			die("pread", NULL);
-	double t2 = now_s();
+	double t2 = now_s(), c2 = cpu_s();
 	close(fd);
 	unlink(path);
 	free(path);
 	free(buf);
 	double mb = (double)n * (double)size / (double)MiB;
-	return (result){mb / (t1 - t0), mb / (t2 - t1)};
+	return (result){mb / (t1 - t0), mb / (t2 - t1), mb / (c1 - c0), mb / (c2 - c1)};
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -184,7 +195,7 @@ static void bsenv_close(bsenv *x)
 
 static result measure(int kind, int n, size_t size, const char *data)
 {
-	double w[RUNS], r[RUNS];
+	double w[RUNS], r[RUNS], wc[RUNS], rc[RUNS];
 	for (int k = 0; k < RUNS; k++) {
 		result x;
 		if (kind == RAW) {
@@ -216,8 +227,10 @@ static result measure(int kind, int n, size_t size, const char *data)
 		}
 		w[k] = x.write_mbs;
 		r[k] = x.read_mbs;
+		wc[k] = x.write_cpu_mbs;
+		rc[k] = x.read_cpu_mbs;
 	}
-	return (result){median(w), median(r)};
+	return (result){median(w), median(r), median(wc), median(rc)};
 }
 
 static void throughput_table(void)
@@ -229,6 +242,7 @@ static void throughput_table(void)
 		int n;
 		size_t size;
 	} w[] = {{"1 MiB files x 64", 64, MiB}, {"4 KiB files x 4096", 4096, 4096}};
+	double cpu[2][2], cpu_abs[2][4];
 	printf("Throughput, MB/s (median of %d runs; files API = s0__rootfs_write/read,\n"
 	       "raw = pwrite/pread of the same bytes at consecutive offsets of an image file)\n\n",
 	       RUNS);
@@ -246,7 +260,19 @@ static void throughput_table(void)
 		printf("| %s | read | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |\n", w[i].name,
 		       m.read_mbs, f.read_mbs, b.read_mbs, r.read_mbs, m.read_mbs / r.read_mbs,
 		       f.read_mbs / r.read_mbs, b.read_mbs / r.read_mbs);
+		cpu[i][0] = b.write_cpu_mbs / r.write_cpu_mbs;
+		cpu[i][1] = b.read_cpu_mbs / r.read_cpu_mbs;
+		cpu_abs[i][0] = b.write_cpu_mbs, cpu_abs[i][1] = b.read_cpu_mbs;
+		cpu_abs[i][2] = r.write_cpu_mbs, cpu_abs[i][3] = r.read_cpu_mbs;
 	}
+	printf("\nThe same by CPU time (MB per CPU-second of this process; load moves it less):\n\n"
+	       "| workload | op | files API, block store | raw pwrite/pread | ratio | goal |\n"
+	       "|---|---|---|---|---|---|\n");
+	const char *goal[2][2] = {{">= 0.5", ">= 0.8"}, {">= 0.3", ">= 0.3"}};
+	for (size_t i = 0; i < 2; i++)
+		for (int op = 0; op < 2; op++)
+			printf("| %s | %s | %.0f | %.0f | %.2f | %s |\n", w[i].name, op ? "read" : "write",
+			       cpu_abs[i][op], cpu_abs[i][2 + op], cpu[i][op], goal[i][op]);
 	free(data);
 }
 

@@ -162,19 +162,59 @@ static uint32_t valid_bytes(const s0__branch *b, uint64_t idx)
 	return rest < b->cs ? (uint32_t)rest : b->cs;
 }
 
-/* Whether the whole-chunk content in b->tmp equals the base chunk id. */
-static bool same_as_base(s0__branch *b, const s0__objid *id)
+/* Whether the whole-chunk content buf equals the base chunk id. */
+static bool same_as_base_buf(s0__branch *b, const s0__objid *id, const uint8_t *buf)
 {
 	s0__centry *e = s0__cache_get(b->bs->chunks, id);
 	if (e) {
 		bool same = s0__centry_size(e) == b->cs &&
-		            memcmp(s0__centry_data(e), b->tmp, b->cs) == 0;
+		            memcmp(s0__centry_data(e), buf, b->cs) == 0;
 		s0__cache_release(b->bs->chunks, e);
 		return same;
 	}
 	s0__objid h;
-	s0__objstore_hash(b->bs->os, b->tmp, b->cs, &h);
+	s0__objstore_hash(b->bs->os, buf, b->cs, &h);
 	return s0__objid_eq(&h, id);
+}
+
+static bool same_as_base(s0__branch *b, const s0__objid *id)
+{
+	return same_as_base_buf(b, id, b->tmp);
+}
+
+/* A whole chunk of new bytes src (no copy through b->tmp): elided when
+ * equal to the base, a zero mark when all zeros, else its slot rewritten. */
+static int write_full_chunk(s0__branch *b, uint64_t idx, bool had, uint64_t slot,
+                            const uint8_t *src, s0_error **err)
+{
+	s0__objid base;
+	int rc = s0__map_walk(b->bs, &b->base, -1, idx, &base, err);
+	if (rc < 0)
+		return rc;
+	bool zero = s0__is_zero(src, b->cs);
+	bool elided = s0__objid_is_zero(&base) ? zero : !zero && same_as_base_buf(b, &base, src);
+	if (elided) {
+		if (had) {
+			if (slot != S0__SLOT_ZERO)
+				s0__spill_release(b, slot);
+			s0__u64map_del(&b->dirty, idx);
+		}
+		atomic_fetch_add(&b->c[S0__BR_ELIDED], 1);
+		return S0_OK;
+	}
+	if (zero) {
+		if (had && slot != S0__SLOT_ZERO)
+			s0__spill_release(b, slot);
+		slot = S0__SLOT_ZERO;
+	} else {
+		if (!had || slot == S0__SLOT_ZERO)
+			rc = s0__spill_alloc(b, &slot, err);
+		if (rc == S0_OK)
+			rc = s0__spill_write(b, slot, 0, src, b->cs, err);
+	}
+	if (rc == S0_OK && s0__u64map_put(&b->dirty, idx, slot) < 0)
+		rc = s0__error_nomem(err);
+	return rc;
 }
 
 /* Record chunk idx as dirty with the content of b->tmp. */
@@ -245,6 +285,8 @@ static int write_chunk(s0__branch *b, uint64_t idx, uint32_t in, const uint8_t *
 	int rc = S0_OK;
 	if (full && !src)
 		return zero_chunk(b, idx, had, slot, err);
+	if (full && n == cs)
+		return write_full_chunk(b, idx, had, slot, src, err);
 	if (had && slot != S0__SLOT_ZERO && !full) {
 		if (!src)
 			memset(b->tmp, 0, n);

@@ -140,9 +140,21 @@ errcode_t s0__rfs_read_runs(s0__rootfs *r, ext2_ino_t ino, struct ext2_inode_lar
 		free(rs.v);
 		return EXT2_ET_NO_MEMORY;
 	}
-	memset(buf, 0, n); /* holes read as zeros */
-	for (size_t i = 0; i < rs.n && !ec; i++)
+	/* Runs in logical order; what no run covers (holes) reads as zeros. */
+	uint64_t bs = r->fs->blocksize, done = off; /* file bytes [off, done) are filled */
+	for (size_t i = 0; i < rs.n && !ec; i++) {
+		uint64_t rs0 = rs.v[i].lblk * bs, re = (rs.v[i].lblk + rs.v[i].len) * bs;
+		uint64_t s = rs0 > off ? rs0 : off, e = re < off + n ? re : off + n;
+		if (s >= e)
+			continue;
+		if (s > done)
+			memset(buf + (done - off), 0, s - done);
 		ec = read_run(r->fs, &rs.v[i], off, n, off, buf, bounce);
+		if (e > done)
+			done = e;
+	}
+	if (!ec && done < off + n)
+		memset(buf + (done - off), 0, off + n - done);
 	free(bounce);
 	free(rs.v);
 	return ec;

@@ -231,18 +231,6 @@ void s0__iocache_overlay(s0__iocache *c, uint64_t blk, uint64_t count, void *buf
 	}
 }
 
-bool s0__iocache_any_dirty(s0__iocache *c, uint64_t blk, uint64_t count)
-{
-	if (!c->dirty)
-		return false;
-	for (uint64_t k = 0; k < count; k++) {
-		int32_t i = find(c, blk + k);
-		if (i != NIL && c->slots[i].dirty)
-			return true;
-	}
-	return false;
-}
-
 static int by_block(const void *a, const void *b, void *arg)
 {
 	const slot *s = arg;

@@ -64,9 +64,6 @@ void s0__iocache_wrote(s0__iocache *c, uint64_t blk, uint64_t count, const void 
  * that range): the newest content wins. */
 void s0__iocache_overlay(s0__iocache *c, uint64_t blk, uint64_t count, void *buf);
 
-/* Whether any block of [blk, blk + count) is dirty. */
-bool s0__iocache_any_dirty(s0__iocache *c, uint64_t blk, uint64_t count);
-
 /*
  * Write every dirty block back in block order, contiguous runs in one call
  * each; written blocks become clean. Returns 0 or the first wb error (the

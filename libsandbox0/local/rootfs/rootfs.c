@@ -65,12 +65,13 @@ int s0__rootfs_open(const s0__blockdev *dev, unsigned flags, s0__rootfs **out, s
 		goto out;
 	}
 	r->io = r->fs->io->private_data;
-	r->dc = s0__dcache_new(S0__ROOTFS_DCACHE_ENTRIES); /* NULL: walks just scan */
 	if (r->rw) {
 		rc = check_writable(r->fs, err);
 		if (rc == S0_OK && (ec = ext2fs_read_bitmaps(r->fs)) != 0)
 			rc = s0__rfs_fail(r, ec, "read allocation bitmaps", err);
 	}
+	if (rc == S0_OK)
+		r->dc = s0__dcache_new(S0__ROOTFS_DCACHE_ENTRIES); /* NULL: walks just scan */
 out:
 	if (rc < 0 && r->fs)
 		ext2fs_free(r->fs);

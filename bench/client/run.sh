@@ -41,7 +41,9 @@ if command -v go >/dev/null; then
     { read -r k v <<<"$out"; us[$k]=$v; } || echo "(go package did not build here: skipped)" >&2
 fi
 if [ -f "$root/bindings/node/dist/src/index.js" ] && command -v node >/dev/null; then
-  out=$(node "$root/bench/client/bench_get.mjs" "$root/bindings/node" "$url" "$token" "$id" "$N" 2>/dev/null) &&
+  # the addon was linked against an installed copy of the library: use the build's
+  out=$(LD_LIBRARY_PATH="$B/libsandbox0${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    node "$root/bench/client/bench_get.mjs" "$root/bindings/node" "$url" "$token" "$id" "$N" 2>/dev/null) &&
     { read -r k v <<<"$out"; us[$k]=$v; } || echo "(node package did not load here: skipped)" >&2
 fi
 

@@ -388,4 +388,4 @@ out:
 	return rc;
 }
 
-const s0__transport_ops s0__http_transport_ops = {"http", http_send, http_free};
+const s0__transport_ops s0__http_transport_ops = {.name = "http", .send = http_send, .free = http_free};

@@ -24,6 +24,20 @@ typedef struct s0__transport_ops {
 	            s0_cancel_token *cancel, s0__http_response *resp, bool *sent,
 	            s0_error **err);
 	void (*free)(void *ctx);
+	/*
+	 * Optional change notification (NULL in a transport without one, e.g.
+	 * HTTP; then waits just sleep their backoff). The three go together.
+	 * watch_version: the current change version of sandbox_id (opaque; it
+	 * only grows; any id, never fails). watch_arm: fire `fire` (borrowed;
+	 * it must outlive the arming) once that version passes `since` (at
+	 * once when it already has); returns a handle > 0, or 0 when it could
+	 * not arm (OOM: the caller just sleeps). watch_disarm: end an arming
+	 * (0 is a no-op); after it returns `fire` is not touched again. Safe
+	 * from any thread; see local/api/transport.c.
+	 */
+	uint64_t (*watch_version)(void *ctx, const char *sandbox_id);
+	int (*watch_arm)(void *ctx, const char *sandbox_id, uint64_t since, s0_cancel_token *fire);
+	void (*watch_disarm)(void *ctx, int handle);
 } s0__transport_ops;
 
 /* Create the libcurl transport for a base URL; see http_transport.c. */

@@ -7,7 +7,9 @@
  *
  *   step  = [GET "before" (resume only)] [POST (pause/resume)] GET, judge
  *   sleep = backoff with jitter, or the server's Retry-After when longer,
- *           never past the deadline
+ *           never past the deadline; over a transport with change
+ *           notification (in process) it ends as soon as the sandbox
+ *           changes (wait_wake.c), so a wait ends when the work ends
  *
  * The first step runs at once. A step that fails transiently (429, 5xx,
  * transport error on a GET) is simply followed by a sleep and another step.
@@ -214,6 +216,7 @@ typedef struct wait_run {
 	s0_error *last_err;      /* last transient failure (owned): a timeout's cause */
 	bool gone;               /* 404 under S0_WAIT_NOTFOUND_OK */
 	bool reached;            /* some request of this wait may have reached the server */
+	uint64_t seen;           /* change version read before the last GET (wait_wake.c) */
 } wait_run;
 
 static int64_t now_ms(const wait_run *w)
@@ -385,6 +388,7 @@ static int poll_once(wait_run *w, s0_error **err)
 	s0_error *x = NULL;
 	s0_sandbox_info *info = NULL;
 	bool sent;
+	w->seen = s0__wait_version(w->c, w->id); /* before the read: no change is missed */
 	int rc = exchange(w, "GET", NULL, NULL, &r, &x, &sent);
 	if (never_reached(w, rc, sent))
 		return fatal(w, rc, x, err);
@@ -533,7 +537,7 @@ static int sleep_between(wait_run *w, s0_error **err)
 	int64_t ms = s0__wait_plan_sleep(s0__backoff_next(&w->bo), w->retry_after_ms, now,
 	                                 w->deadline_ms);
 	w->retry_after_ms = -1;
-	int rc = w->c->clock.sleep_ms(w->c->clock.ctx, ms, w->tok);
+	int rc = s0__wait_sleep(w->c, w->id, w->seen, ms, w->tok);
 	if (rc < 0 || canceled(w))
 		return stop_error(w, S0_ECANCELED, err);
 	return S0_OK;

@@ -69,4 +69,21 @@ int64_t s0__wait_plan_sleep(int64_t backoff_ms, int64_t retry_after_ms, int64_t 
 /* The deadline instant for a wait starting at start_ms (S0__NO_DEADLINE for none). */
 int64_t s0__wait_deadline(int64_t start_ms, int64_t timeout_ms);
 
+/*
+ * The change version of sandbox_id from the client's transport (0 when it
+ * has no change notification): read it before a poll's GET and pass it to
+ * s0__wait_sleep (wait_wake.c).
+ */
+uint64_t s0__wait_version(s0_client *c, const char *sandbox_id);
+
+/*
+ * Sleep ms on the client's clock or until tok (nullable) fires; with a
+ * transport that has change notification, also end as soon as sandbox_id's
+ * version passes `since` (at once when it already has), so a wait wakes
+ * when the work ends instead of after its backoff. Returns S0_OK (slept or
+ * woke) or S0_ECANCELED (tok fired). Blocks; thread-safe per client.
+ */
+int s0__wait_sleep(s0_client *c, const char *sandbox_id, uint64_t since, int64_t ms,
+                   s0_cancel_token *tok);
+
 #endif

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "local/lifecycle/watch.h"
+
 typedef struct local_transport {
 	s0__engine *e;
 	char *team_id;
@@ -97,8 +99,36 @@ static void local_free(void *ctx)
 	free(t);
 }
 
+/* The engine's change notification (local/lifecycle/watch.h) for waits. */
+static uint64_t local_watch_version(void *ctx, const char *sandbox_id)
+{
+	local_transport *t = ctx;
+	return s0__engine_watch_version(t->e, sandbox_id);
+}
+
+static void fire_token(void *arg)
+{
+	s0_cancel_token_cancel(arg);
+}
+
+static int local_watch_arm(void *ctx, const char *sandbox_id, uint64_t since,
+                           s0_cancel_token *fire)
+{
+	local_transport *t = ctx;
+	return s0__engine_watch_subscribe(t->e, sandbox_id, since, fire_token, fire);
+}
+
+static void local_watch_disarm(void *ctx, int handle)
+{
+	local_transport *t = ctx;
+	s0__engine_watch_unsubscribe(t->e, handle);
+}
+
 const s0__transport_ops s0__local_transport_ops = {
 	.name = "local",
 	.send = local_send,
 	.free = local_free,
+	.watch_version = local_watch_version,
+	.watch_arm = local_watch_arm,
+	.watch_disarm = local_watch_disarm,
 };

@@ -92,14 +92,17 @@ static int check_range(const s0__branch *b, uint64_t off, uint64_t len, s0_error
 	return S0_OK;
 }
 
-/* Copy n bytes at in of the base's chunk idx into dst. */
-static int base_read(s0__branch *b, uint64_t idx, uint32_t in, void *dst, size_t n,
-                     s0_error **err)
+/* Copy n bytes at in of the base's chunk idx into dst; *zero (nullable)
+ * tells whether the base chunk is all zeros (unwritten). */
+static int base_read_z(s0__branch *b, uint64_t idx, uint32_t in, void *dst, size_t n,
+                       bool *zero, s0_error **err)
 {
 	s0__objid id;
 	int rc = s0__map_walk(b->bs, &b->base, -1, idx, &id, err);
 	if (rc < 0)
 		return rc;
+	if (zero)
+		*zero = s0__objid_is_zero(&id);
 	if (s0__objid_is_zero(&id)) {
 		memset(dst, 0, n);
 		return S0_OK;
@@ -110,6 +113,12 @@ static int base_read(s0__branch *b, uint64_t idx, uint32_t in, void *dst, size_t
 	memcpy(dst, (const uint8_t *)s0__centry_data(e) + in, n);
 	s0__cache_release(b->bs->chunks, e);
 	return S0_OK;
+}
+
+static int base_read(s0__branch *b, uint64_t idx, uint32_t in, void *dst, size_t n,
+                     s0_error **err)
+{
+	return base_read_z(b, idx, in, dst, n, NULL, err);
 }
 
 static int read_chunk(s0__branch *b, uint64_t idx, uint32_t in, void *dst, size_t n,
@@ -153,19 +162,59 @@ static uint32_t valid_bytes(const s0__branch *b, uint64_t idx)
 	return rest < b->cs ? (uint32_t)rest : b->cs;
 }
 
-/* Whether the whole-chunk content in b->tmp equals the base chunk id. */
-static bool same_as_base(s0__branch *b, const s0__objid *id)
+/* Whether the whole-chunk content buf equals the base chunk id. */
+static bool same_as_base_buf(s0__branch *b, const s0__objid *id, const uint8_t *buf)
 {
 	s0__centry *e = s0__cache_get(b->bs->chunks, id);
 	if (e) {
 		bool same = s0__centry_size(e) == b->cs &&
-		            memcmp(s0__centry_data(e), b->tmp, b->cs) == 0;
+		            memcmp(s0__centry_data(e), buf, b->cs) == 0;
 		s0__cache_release(b->bs->chunks, e);
 		return same;
 	}
 	s0__objid h;
-	s0__objstore_hash(b->bs->os, b->tmp, b->cs, &h);
+	s0__objstore_hash(b->bs->os, buf, b->cs, &h);
 	return s0__objid_eq(&h, id);
+}
+
+static bool same_as_base(s0__branch *b, const s0__objid *id)
+{
+	return same_as_base_buf(b, id, b->tmp);
+}
+
+/* A whole chunk of new bytes src (no copy through b->tmp): elided when
+ * equal to the base, a zero mark when all zeros, else its slot rewritten. */
+static int write_full_chunk(s0__branch *b, uint64_t idx, bool had, uint64_t slot,
+                            const uint8_t *src, s0_error **err)
+{
+	s0__objid base;
+	int rc = s0__map_walk(b->bs, &b->base, -1, idx, &base, err);
+	if (rc < 0)
+		return rc;
+	bool zero = s0__is_zero(src, b->cs);
+	bool elided = s0__objid_is_zero(&base) ? zero : !zero && same_as_base_buf(b, &base, src);
+	if (elided) {
+		if (had) {
+			if (slot != S0__SLOT_ZERO)
+				s0__spill_release(b, slot);
+			s0__u64map_del(&b->dirty, idx);
+		}
+		atomic_fetch_add(&b->c[S0__BR_ELIDED], 1);
+		return S0_OK;
+	}
+	if (zero) {
+		if (had && slot != S0__SLOT_ZERO)
+			s0__spill_release(b, slot);
+		slot = S0__SLOT_ZERO;
+	} else {
+		if (!had || slot == S0__SLOT_ZERO)
+			rc = s0__spill_alloc(b, &slot, err);
+		if (rc == S0_OK)
+			rc = s0__spill_write(b, slot, 0, src, b->cs, err);
+	}
+	if (rc == S0_OK && s0__u64map_put(&b->dirty, idx, slot) < 0)
+		rc = s0__error_nomem(err);
+	return rc;
 }
 
 /* Record chunk idx as dirty with the content of b->tmp. */
@@ -236,19 +285,35 @@ static int write_chunk(s0__branch *b, uint64_t idx, uint32_t in, const uint8_t *
 	int rc = S0_OK;
 	if (full && !src)
 		return zero_chunk(b, idx, had, slot, err);
+	if (full && n == cs)
+		return write_full_chunk(b, idx, had, slot, src, err);
 	if (had && slot != S0__SLOT_ZERO && !full) {
 		if (!src)
 			memset(b->tmp, 0, n);
 		return s0__spill_write(b, slot, in, src ? src : b->tmp, n, err);
 	}
 	/* The chunk's current content into tmp (nothing to load when full). */
+	bool base_zero = false;
 	if (full || had)
 		memset(b->tmp, 0, cs);
-	else if ((rc = base_read(b, idx, 0, b->tmp, cs, err)) < 0)
+	else if ((rc = base_read_z(b, idx, 0, b->tmp, cs, &base_zero, err)) < 0)
 		return rc;
 	if (!full && (src ? !memcmp(b->tmp + in, src, n) : s0__is_zero(b->tmp + in, n))) {
 		atomic_fetch_add(&b->c[S0__BR_ELIDED], 1);
 		return S0_OK;
+	}
+	if (!full && !had && base_zero && src) {
+		/* First write into a chunk of zeros: only the written bytes go to
+		 * a fresh slot, whose other bytes read as zeros (no 64 KiB copy
+		 * for a 4 KiB write). */
+		uint64_t slot_new;
+		s0__spill_alloc_fresh(b, &slot_new);
+		rc = s0__spill_write(b, slot_new, in, src, n, err);
+		if (rc == S0_OK && s0__u64map_put(&b->dirty, idx, slot_new) < 0)
+			rc = s0__error_nomem(err);
+		if (rc < 0)
+			s0__spill_release(b, slot_new);
+		return rc;
 	}
 	if (src)
 		memcpy(b->tmp + in, src, n);

@@ -207,6 +207,9 @@ int s0__par_run(s0__bstore *bs, size_t n, s0__par_fn fn, void *arg, s0_error **e
 int s0__spill_open(s0__branch *b, s0_error **err);
 /** A free slot (reused or new). S0_ENOMEM. */
 int s0__spill_alloc(s0__branch *b, uint64_t *slot, s0_error **err);
+/** A slot never written since the spill file was last reset: where it is
+ * not written it reads as zeros (a hole or past the end). Never fails. */
+void s0__spill_alloc_fresh(s0__branch *b, uint64_t *slot);
 /** Give a slot back. */
 void s0__spill_release(s0__branch *b, uint64_t slot);
 /** Write / read len bytes at in_off of slot. S0_EIO. */

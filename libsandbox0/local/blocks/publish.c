@@ -69,6 +69,17 @@ static int chunk_job(void *arg, size_t i, s0__objctx *cx, s0_error **err)
 		atomic_fetch_add(&b->bs->c[S0__BC_CHUNKS_ELIDED], 1);
 	else if (rc == S0_OK && !s0__objid_is_zero(&w->id[i]))
 		rc = store_chunk(w, cx, &w->id[i], buf, err);
+	if (rc == S0_OK && buf && !s0__objid_is_zero(&w->id[i]) &&
+	    !s0__cache_has(b->bs->chunks, &w->id[i])) {
+		/* The next runtime on this generation reads these chunks first
+		 * (a resume right after the pause): keep them, as the content
+		 * they are named by, instead of fetching them back from the
+		 * object store. Best effort; the cache takes buf. */
+		s0__centry *e = s0__cache_put(b->bs->chunks, &w->id[i], buf, b->cs);
+		buf = NULL;
+		if (e)
+			s0__cache_release(b->bs->chunks, e);
+	}
 	free(buf);
 	return rc;
 }

@@ -39,6 +39,11 @@ int s0__spill_alloc(s0__branch *b, uint64_t *slot, s0_error **err)
 	return S0_OK;
 }
 
+void s0__spill_alloc_fresh(s0__branch *b, uint64_t *slot)
+{
+	*slot = b->next_slot++;
+}
+
 void s0__spill_release(s0__branch *b, uint64_t slot)
 {
 	if (b->n_free == b->cap_free) {

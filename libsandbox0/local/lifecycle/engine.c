@@ -81,7 +81,10 @@ int s0__engine_load(s0__engine *e, const char *team, const char *id, s0__sandbox
 int s0__engine_save(s0__engine *e, s0__sandbox_row *row, s0_error **err)
 {
 	row->rec.updated_at_ms = s0__engine_now(e);
-	return s0__meta_sandbox_put(e->meta, row, err);
+	int rc = s0__meta_sandbox_put(e->meta, row, err);
+	if (rc == S0_OK) /* inside a transaction too early; its commit bumps again */
+		s0__engine_watch_bump(e, row->rec.id);
+	return rc;
 }
 
 s0__wake *s0__engine_wake_get(s0__engine *e, const char *id)

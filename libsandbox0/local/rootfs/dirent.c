@@ -4,6 +4,15 @@
 #include <errno.h>
 #include <string.h>
 
+/* Keep the name cache true after a change of (dir, name) (dcache.h). */
+static void note(s0__rootfs *r, errcode_t ec, ext2_ino_t dir, const char *name, ext2_ino_t ino)
+{
+	if (ec)
+		s0__dcache_clear(r->dc);
+	else
+		s0__dcache_put(r->dc, dir, name, strlen(name), ino);
+}
+
 /* Grow a linear directory by one block; htree directories are not grown
  * (expand_dir would add a block the index does not reference). */
 static errcode_t expand(s0__rootfs *r, ext2_ino_t dir)
@@ -26,6 +35,7 @@ errcode_t s0__rfs_link(s0__rootfs *r, ext2_ino_t dir, const char *name, ext2_ino
 		if (!ec)
 			ec = ext2fs_link(r->fs, dir, name, ino, ftype);
 	}
+	note(r, ec, dir, name, ino);
 	return ec;
 }
 
@@ -57,9 +67,10 @@ errcode_t s0__rfs_retarget(s0__rootfs *r, ext2_ino_t dir, const char *name, ext2
 	retarget_ctx c = {name, strlen(name), ino, ftype,
 	                  ext2fs_has_feature_filetype(r->fs->super), false};
 	errcode_t ec = ext2fs_dir_iterate2(r->fs, dir, 0, NULL, retarget_cb, &c);
-	if (ec)
-		return ec;
-	return c.found ? 0 : EXT2_ET_FILE_NOT_FOUND;
+	if (!ec && !c.found)
+		ec = EXT2_ET_FILE_NOT_FOUND;
+	note(r, ec, dir, name, ino);
+	return ec;
 }
 
 errcode_t s0__rfs_mkdir(s0__rootfs *r, ext2_ino_t dir, const char *name, uint32_t perm,
@@ -81,6 +92,7 @@ errcode_t s0__rfs_mkdir(s0__rootfs *r, ext2_ino_t dir, const char *name, uint32_
 		if (!ec)
 			ec = ext2fs_mkdir(fs, dir, ino, name);
 	}
+	note(r, ec, dir, name, ino);
 	if (ec) {
 		/* ext2fs_mkdir released the inode in the bitmap but may have
 		 * written it: mark it deleted so fsck sees no orphan. */
@@ -98,14 +110,17 @@ errcode_t s0__rfs_mkdir(s0__rootfs *r, ext2_ino_t dir, const char *name, uint32_
 	ec = s0__rfs_write_inode(r, ino, &in);
 	if (!ec)
 		ec = s0__rfs_touch(r, dir);
-	if (!ec)
+	if (!ec) {
+		s0__dcache_set_complete(r->dc, ino); /* new and empty: every name is known */
 		*ino_out = ino;
+	}
 	return ec;
 }
 
 errcode_t s0__rfs_rmdir(s0__rootfs *r, ext2_ino_t dir, const char *name, ext2_ino_t ino)
 {
 	errcode_t ec = ext2fs_unlink(r->fs, dir, name, ino, 0);
+	s0__dcache_clear(r->dc); /* the directory's inode may be reused */
 	if (!ec)
 		ec = s0__rfs_free_inode(r, ino);
 	struct ext2_inode_large in;

@@ -61,18 +61,11 @@ static errcode_t io_close(io_channel chan)
 	if (--chan->refcount > 0)
 		return 0;
 	s0__ext4io *io = chan->private_data;
+	s0__iocache_free(io->cache); /* unflushed writes go: s0__rootfs_discard */
 	s0_error_free(io->dev_err);
 	ext2fs_free_mem(&io);
 	ext2fs_free_mem(&chan->name);
 	ext2fs_free_mem(&chan);
-	return 0;
-}
-
-static errcode_t io_set_blksize(io_channel chan, int blksize)
-{
-	if (blksize <= 0)
-		return EXT2_ET_INVALID_ARGUMENT;
-	chan->block_size = blksize;
 	return 0;
 }
 
@@ -87,13 +80,11 @@ static bool span(io_channel chan, unsigned long long block, int count, uint64_t 
 	return *off <= UINT64_MAX - *len;
 }
 
-static errcode_t io_read64(io_channel chan, unsigned long long block, int count, void *data)
+/* Device read of len bytes at off (zero-filled past the device's end). */
+static errcode_t read_bytes(io_channel chan, uint64_t off, size_t len, void *data)
 {
 	s0__ext4io *io = chan->private_data;
-	uint64_t off, size = s0__blockdev_size(&io->dev);
-	size_t len;
-	if (!span(chan, block, count, &off, &len))
-		return EXT2_ET_LLSEEK_FAILED;
+	uint64_t size = s0__blockdev_size(&io->dev);
 	size_t have = off >= size ? 0 : (size - off < len ? (size_t)(size - off) : len);
 	errcode_t ec = 0;
 	if (have) {
@@ -112,8 +103,6 @@ static errcode_t io_read64(io_channel chan, unsigned long long block, int count,
 		if (!ec)
 			ec = EXT2_ET_SHORT_READ;
 	}
-	if (ec && chan->read_error)
-		return chan->read_error(chan, (unsigned long)block, count, data, len, (int)have, ec);
 	return ec;
 }
 
@@ -135,16 +124,145 @@ static errcode_t write_bytes(io_channel chan, uint64_t off, size_t len, const vo
 	return 0;
 }
 
-static errcode_t io_write64(io_channel chan, unsigned long long block, int count,
-                            const void *data)
+/* The cache's write-back: whole blocks straight to the device. */
+static long cache_wb(void *ctx, uint64_t blk, uint32_t count, const void *data)
 {
+	io_channel chan = ctx;
+	uint64_t bs = (uint64_t)chan->block_size;
+	return (long)write_bytes(chan, blk * bs, (size_t)count * bs, data);
+}
+
+/* The channel's cache at its current block size, or NULL (none yet: the
+ * superblock is read at 1 KiB before the block size is known; or OOM). */
+static s0__iocache *cache_of(io_channel chan)
+{
+	s0__ext4io *io = chan->private_data;
+	if (io->cache && s0__iocache_block_size(io->cache) == (uint32_t)chan->block_size)
+		return io->cache;
+	return NULL;
+}
+
+/* A byte-addressed request [off, off + len) bypasses the cache: write back
+ * and forget the cached blocks it overlaps. */
+static errcode_t cache_evict_bytes(io_channel chan, uint64_t off, size_t len)
+{
+	s0__iocache *c = cache_of(chan);
+	if (!c || !len)
+		return 0;
+	uint64_t bs = (uint64_t)chan->block_size;
+	for (uint64_t b = off / bs; b <= (off + len - 1) / bs; b++) {
+		errcode_t ec = (errcode_t)s0__iocache_evict(c, b, cache_wb, chan);
+		if (ec)
+			return ec;
+	}
+	return 0;
+}
+
+static errcode_t io_set_blksize(io_channel chan, int blksize)
+{
+	if (blksize <= 0)
+		return EXT2_ET_INVALID_ARGUMENT;
+	s0__ext4io *io = chan->private_data;
+	if (io->cache && s0__iocache_block_size(io->cache) != (uint32_t)blksize) {
+		errcode_t ec = (errcode_t)s0__iocache_writeback(io->cache, cache_wb, chan);
+		if (ec)
+			return ec;
+		s0__iocache_free(io->cache);
+		io->cache = NULL;
+	}
+	chan->block_size = blksize;
+	if (!io->cache) /* no cache (OOM) only costs speed */
+		io->cache = s0__iocache_new(S0__EXT4IO_CACHE_BLOCKS, (uint32_t)blksize);
+	return 0;
+}
+
+static errcode_t io_read64(io_channel chan, unsigned long long block, int count, void *data)
+{
+	s0__ext4io *io = chan->private_data;
 	uint64_t off;
 	size_t len;
 	if (!span(chan, block, count, &off, &len))
 		return EXT2_ET_LLSEEK_FAILED;
-	errcode_t ec = write_bytes(chan, off, len, data);
+	s0__iocache *c = cache_of(chan);
+	errcode_t ec = 0;
+	if (c && count == 1) {
+		const void *hit = s0__iocache_get(c, block);
+		if (hit) {
+			memcpy(data, hit, len);
+			return 0;
+		}
+		if (!(ec = read_bytes(chan, off, len, data)))
+			s0__iocache_put(c, block, data, false, cache_wb, chan); /* best effort */
+	} else if (c && count > 1) {
+		ec = read_bytes(chan, off, len, data);
+		if (!ec)
+			s0__iocache_overlay(c, block, (uint64_t)count, data);
+	} else {
+		ec = cache_evict_bytes(chan, off, len);
+		if (!ec)
+			ec = read_bytes(chan, off, len, data);
+	}
+	(void)io;
+	if (ec && chan->read_error)
+		return chan->read_error(chan, (unsigned long)block, count, data, len, 0, ec);
+	return ec;
+}
+
+static errcode_t io_write64(io_channel chan, unsigned long long block, int count,
+                            const void *data)
+{
+	s0__ext4io *io = chan->private_data;
+	uint64_t off;
+	size_t len;
+	if (!span(chan, block, count, &off, &len))
+		return EXT2_ET_LLSEEK_FAILED;
+	if (!io->rw)
+		return EXT2_ET_RO_FILSYS;
+	uint64_t size = s0__blockdev_size(&io->dev);
+	if (off > size || len > size - off)
+		return EXT2_ET_SHORT_WRITE;
+	s0__iocache *c = cache_of(chan);
+	errcode_t ec;
+	if (c && count == 1) { /* held until the flush (iocache.h) */
+		ec = (errcode_t)s0__iocache_put(c, block, data, true, cache_wb, chan);
+		if (ec == ENOMEM)
+			ec = write_bytes(chan, off, len, data);
+	} else if (c && count > 1) {
+		ec = write_bytes(chan, off, len, data);
+		if (!ec)
+			s0__iocache_wrote(c, block, (uint64_t)count, data);
+	} else {
+		ec = cache_evict_bytes(chan, off, len);
+		if (!ec)
+			ec = write_bytes(chan, off, len, data);
+	}
 	if (ec && chan->write_error)
 		return chan->write_error(chan, (unsigned long)block, count, data, len, 0, ec);
+	return ec;
+}
+
+errcode_t s0__ext4io_read_data(io_channel chan, uint64_t block, uint64_t count, void *data)
+{
+	uint64_t bs = (uint64_t)chan->block_size;
+	if (count > SIZE_MAX / bs || block > UINT64_MAX / bs)
+		return EXT2_ET_LLSEEK_FAILED;
+	errcode_t ec = read_bytes(chan, block * bs, (size_t)(count * bs), data);
+	s0__iocache *c = cache_of(chan);
+	if (!ec && c)
+		s0__iocache_overlay(c, block, count, data);
+	return ec;
+}
+
+errcode_t s0__ext4io_write_data(io_channel chan, uint64_t block, uint64_t count,
+                                const void *data)
+{
+	uint64_t bs = (uint64_t)chan->block_size;
+	if (count > SIZE_MAX / bs || block > UINT64_MAX / bs)
+		return EXT2_ET_LLSEEK_FAILED;
+	errcode_t ec = write_bytes(chan, block * bs, (size_t)(count * bs), data);
+	s0__iocache *c = cache_of(chan);
+	if (!ec && c)
+		s0__iocache_wrote(c, block, count, data);
 	return ec;
 }
 
@@ -163,7 +281,8 @@ static errcode_t io_write_byte(io_channel chan, unsigned long offset, int count,
 {
 	if (count < 0)
 		return EXT2_ET_INVALID_ARGUMENT;
-	return write_bytes(chan, offset, (size_t)count, data);
+	errcode_t ec = cache_evict_bytes(chan, offset, (size_t)count);
+	return ec ? ec : write_bytes(chan, offset, (size_t)count, data);
 }
 
 static errcode_t io_flush(io_channel chan)
@@ -171,6 +290,11 @@ static errcode_t io_flush(io_channel chan)
 	s0__ext4io *io = chan->private_data;
 	if (!io->rw)
 		return 0;
+	if (io->cache) {
+		errcode_t ec = (errcode_t)s0__iocache_writeback(io->cache, cache_wb, chan);
+		if (ec)
+			return ec;
+	}
 	s0_error *e = NULL;
 	if (s0__blockdev_flush(&io->dev, &e) < 0) {
 		keep_error(io, e);
@@ -183,7 +307,7 @@ static errcode_t io_set_option(io_channel chan, const char *option, const char *
 {
 	(void)chan;
 	(void)arg;
-	/* Threaded bitmap loading toggles the cache; we have none. */
+	/* Threaded bitmap loading toggles the cache; ours stays (one thread). */
 	if (option && !strcmp(option, "cache"))
 		return 0;
 	return EXT2_ET_INVALID_ARGUMENT;
@@ -216,6 +340,9 @@ static errcode_t io_zeroout(io_channel chan, unsigned long long block,
 	if (count > UINT64_MAX / bs || block > UINT64_MAX / bs)
 		return EXT2_ET_INVALID_ARGUMENT;
 	uint64_t off = block * bs, left = count * bs;
+	s0__iocache *c = cache_of(chan);
+	if (c) /* overwritten with zeros: cached copies are stale, dirty or not */
+		s0__iocache_discard(c, block, count);
 	while (left) {
 		size_t n = left < sizeof zeros ? (size_t)left : sizeof zeros;
 		errcode_t ec = write_bytes(chan, off, n, zeros);

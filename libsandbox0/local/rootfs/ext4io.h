@@ -2,8 +2,9 @@
  * The libext2fs io_manager that runs ext4 over an s0__blockdev
  * with byte-exact reads and writes at the channel's
  * current block size (count < 0 means -count bytes), sub-block writes of
- * the superblock through write_byte, zeroout as plain zero writes, no
- * cache of its own (the block store is the cache), no threads.
+ * the superblock through write_byte, zeroout as plain zero writes, a
+ * write-back block cache for single-block requests (iocache.h: metadata
+ * stays in memory; writes reach the device at the flush), no threads.
  */
 #ifndef S0_ROOTFS_EXT4IO_H
 #define S0_ROOTFS_EXT4IO_H
@@ -14,6 +15,7 @@
 
 #include "common/internal.h"
 #include "local/blocks/blockdev.h"
+#include "local/rootfs/iocache.h"
 
 /** Private state of one channel (chan->private_data). */
 typedef struct s0__ext4io {
@@ -25,7 +27,11 @@ typedef struct s0__ext4io {
 	uint64_t bytes_read;
 	uint64_t bytes_written;
 	struct struct_io_stats stats; /**< returned by get_stats */
+	s0__iocache *cache;     /**< single-block cache at the channel's block size, owned */
 } s0__ext4io;
+
+/** Blocks the channel caches (2 MiB at 4 KiB blocks, taken as used). */
+#define S0__EXT4IO_CACHE_BLOCKS 512
 
 /** Device name handed to ext2fs_open2 together with the manager. */
 #define S0__EXT4IO_NAME "s0-blockdev"
@@ -41,6 +47,18 @@ extern io_manager s0__ext4io_manager;
  * @param dev borrowed until the open returns; copied into the channel.
  */
 void s0__ext4io_arm(const s0__blockdev *dev);
+
+/**
+ * File data past the cache: read count whole blocks at block straight from
+ * the device, with any cached (newer) copies laid over them; write them
+ * straight to the device, updating cached copies. Data blocks so never push
+ * metadata out of the cache. @p chan is a channel of this manager.
+ * @return 0, EIO (the device error is kept), EXT2_ET_LLSEEK_FAILED,
+ *         EXT2_ET_SHORT_WRITE / EXT2_ET_RO_FILSYS (writes).
+ */
+errcode_t s0__ext4io_read_data(io_channel chan, uint64_t block, uint64_t count, void *data);
+errcode_t s0__ext4io_write_data(io_channel chan, uint64_t block, uint64_t count,
+                                const void *data);
 
 /**
  * Take the first device error recorded since the last take.

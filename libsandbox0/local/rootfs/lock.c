@@ -5,6 +5,8 @@
 #include <ext2fs/ext2fs.h>
 #include <pthread.h>
 
+#include "local/rootfs/crc32c.h"
+
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock;
 
@@ -17,6 +19,9 @@ static void init_once(void)
 	pthread_mutexattr_destroy(&a);
 	/* So error_message() names libext2fs codes in our messages. */
 	initialize_ext2_error_table();
+#ifdef S0__HAVE_CRC32C
+	s0__crc32c_init(); /* the metadata checksum (crc32c.h) */
+#endif
 }
 
 void s0__rootfs_lock(void)

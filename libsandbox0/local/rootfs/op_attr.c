@@ -122,6 +122,7 @@ int s0__rootfs_symlink(s0__rootfs *r, const char *target, size_t target_len, con
 	if (rc == S0_OK) {
 		s0__rootfs_lock();
 		rc = symlink_locked(r, t, p, route, err);
+		s0__dcache_clear(r->dc); /* a new entry (dcache.h) */
 		s0__rootfs_unlock();
 	}
 	free(t);

@@ -140,6 +140,7 @@ int s0__rootfs_delete(s0__rootfs *r, const char *path, size_t path_len, s0__file
 		return rc;
 	s0__rootfs_lock();
 	rc = delete_locked(r, p, route, err);
+	s0__dcache_clear(r->dc); /* entries went, inodes may be reused (dcache.h) */
 	s0__rootfs_unlock();
 	free(p);
 	return rc;

@@ -171,6 +171,7 @@ int s0__rootfs_move(s0__rootfs *r, const char *src, size_t src_len, const char *
 		move_ctx m = {.r = r, .src = sp, .dst = dp, .route = route};
 		s0__rootfs_lock();
 		rc = move_locked(&m, err);
+		s0__dcache_clear(r->dc); /* entries moved (dcache.h) */
 		s0__rootfs_unlock();
 		s0__walk_clear(&m.s);
 		s0__walk_clear(&m.d);

@@ -9,6 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Set the size of inode @p ino to @p len. */
+static errcode_t set_size(s0__rootfs *r, ext2_ino_t ino, size_t len)
+{
+	struct ext2_inode_large in;
+	errcode_t ec = s0__rfs_read_inode(r, ino, &in);
+	if (!ec)
+		ec = ext2fs_inode_size_set(r->fs, (struct ext2_inode *)&in, len);
+	if (!ec)
+		ec = s0__rfs_write_inode(r, ino, &in);
+	return ec;
+}
+
 /* Write @p len bytes into the empty inode @p ino and set its size. */
 static errcode_t fill_inode(s0__rootfs *r, ext2_ino_t ino, const char *data, size_t len)
 {
@@ -17,6 +29,17 @@ static errcode_t fill_inode(s0__rootfs *r, ext2_ino_t ino, const char *data, siz
 	blk64_t nblocks = (len + bs - 1) / bs;
 	errcode_t ec = ext2fs_fallocate(fs, EXT2_FALLOCATE_FORCE_INIT | EXT2_FALLOCATE_INIT_BEYOND_EOF,
 	                                ino, NULL, ~0ULL, 0, nblocks);
+	struct ext2_inode_large in;
+	if (!ec)
+		ec = s0__rfs_read_inode(r, ino, &in);
+	if (!ec) { /* one device request per extent run */
+		ec = s0__rfs_write_runs(r, ino, &in, data, len);
+		if (!ec)
+			return set_size(r, ino, len);
+		if (ec != EXT2_ET_OP_NOT_SUPPORTED)
+			return ec;
+		ec = 0;
+	}
 	ext2_file_t f = NULL;
 	if (!ec)
 		ec = ext2fs_file_open(fs, ino, EXT2_FILE_WRITE, &f);
@@ -46,14 +69,7 @@ static errcode_t fill_inode(s0__rootfs *r, ext2_ino_t ino, const char *data, siz
 		if (!ec)
 			ec = ec2;
 	}
-	struct ext2_inode_large in;
-	if (!ec)
-		ec = s0__rfs_read_inode(r, ino, &in);
-	if (!ec)
-		ec = ext2fs_inode_size_set(fs, (struct ext2_inode *)&in, len);
-	if (!ec)
-		ec = s0__rfs_write_inode(r, ino, &in);
-	return ec;
+	return ec ? ec : set_size(r, ino, len);
 }
 
 /* Put inode @p ino at w->name in w->dir, releasing what was there. */
@@ -104,6 +120,7 @@ static int write_locked(s0__rootfs *r, const char *p, const void *data, size_t l
 	if (!ec)
 		ec = install(r, &w, ino, &linked);
 	if (ec) {
+		s0__dcache_clear(r->dc); /* whatever happened to the directory */
 		if (ino && !linked)
 			s0__rfs_free_inode(r, ino);
 		rc = s0__rfs_fail(r, ec, "write file", err);

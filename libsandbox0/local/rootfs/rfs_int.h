@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "local/rootfs/dcache.h"
 #include "local/rootfs/ext4io.h"
 #include "local/rootfs/files.h"
 #include "local/rootfs/rootfs.h"
@@ -22,7 +23,11 @@ struct s0__rootfs {
 	int64_t fixed_sec;     /* non-zero: the clock for every timestamp */
 	bool has_clock;        /* clock set (s0__rootfs_set_clock) */
 	s0_clock clock;        /* copy; used when fixed_sec is 0 */
+	s0__dcache *dc;        /* name cache (dcache.h), owned; NULL: none */
 };
+
+/* Names the walk remembers per handle (dcache.h). */
+#define S0__ROOTFS_DCACHE_ENTRIES 16384
 
 /* Now: the fixed time when set, else the handle's clock, else
  * CLOCK_REALTIME. With a clock, also keeps fs->now in step. */
@@ -139,6 +144,20 @@ errcode_t s0__rfs_dir_is_empty(s0__rootfs *r, ext2_ino_t ino, bool *empty);
  */
 errcode_t s0__rfs_readlink(s0__rootfs *r, ext2_ino_t ino, const struct ext2_inode_large *in,
                            char **target);
+
+/*
+ * File data by extent runs (runs.c). read: n bytes at off of regular file
+ * ino (inode in) into buf, holes and unwritten extents as zeros. write: len
+ * bytes of data as the whole content of ino, whose blocks [0, ceil(len /
+ * blocksize)) are allocated and initialised; the last block is written
+ * whole, zero-padded. Both return EXT2_ET_OP_NOT_SUPPORTED, having done
+ * nothing, for a file without an extent tree (block maps, inline data) or,
+ * for write, blocks not so allocated: the caller uses ext2fs_file_*.
+ */
+errcode_t s0__rfs_read_runs(s0__rootfs *r, ext2_ino_t ino, struct ext2_inode_large *in,
+                            uint64_t off, uint64_t n, char *buf);
+errcode_t s0__rfs_write_runs(s0__rootfs *r, ext2_ino_t ino, struct ext2_inode_large *in,
+                             const char *data, size_t len);
 
 /* ext2 directory-entry file type for an inode mode. */
 int s0__rfs_ftype(uint32_t mode);

@@ -70,6 +70,8 @@ int s0__rootfs_open(const s0__blockdev *dev, unsigned flags, s0__rootfs **out, s
 		if (rc == S0_OK && (ec = ext2fs_read_bitmaps(r->fs)) != 0)
 			rc = s0__rfs_fail(r, ec, "read allocation bitmaps", err);
 	}
+	if (rc == S0_OK)
+		r->dc = s0__dcache_new(S0__ROOTFS_DCACHE_ENTRIES); /* NULL: walks just scan */
 out:
 	if (rc < 0 && r->fs)
 		ext2fs_free(r->fs);
@@ -95,10 +97,13 @@ static int flush_locked(s0__rootfs *r, s0_error **err)
 		if (ec)
 			return s0__rfs_fail(r, ec, "flush filesystem metadata", err);
 	}
-	s0_error *e = NULL;
-	if (s0__blockdev_flush(&r->dev, &e) < 0) {
+	/* the channel's flush: its cached writes (iocache.h), then the device */
+	errcode_t ec = io_channel_flush(r->fs->io);
+	if (ec) {
 		s0_error *w = s0__error_make(S0_EIO, "io_error", "device flush failed");
-		s0__error_set_cause(w, e);
+		s0_error *e = s0__ext4io_take_error(r->io);
+		if (e)
+			s0__error_set_cause(w, e);
 		return s0__error_put(err, w);
 	}
 	return S0_OK;
@@ -122,6 +127,7 @@ int s0__rootfs_close(s0__rootfs *r, s0_error **err)
 	 * superblock (write statistics) after our flush. */
 	ext2fs_free(r->fs);
 	s0__rootfs_unlock();
+	s0__dcache_free(r->dc);
 	free(r);
 	return rc;
 }
@@ -133,6 +139,7 @@ void s0__rootfs_discard(s0__rootfs *r)
 	s0__rootfs_lock();
 	ext2fs_free(r->fs);
 	s0__rootfs_unlock();
+	s0__dcache_free(r->dc);
 	free(r);
 }
 

@@ -111,12 +111,73 @@ static int end_on_dir(walker *k, s0__walk *w, s0_error **err)
 	return finish_path(k, w, NULL, err);
 }
 
+typedef struct load_ctx {
+	s0__dcache *dc;
+	ext2_ino_t dir;
+	size_t room;
+	bool overflow;
+} load_ctx;
+
+static int load_cb(ext2_ino_t dir_ino, int kind, struct ext2_dir_entry *d, int off, int bsize,
+                   char *buf, void *priv)
+{
+	(void)dir_ino, (void)kind, (void)off, (void)bsize, (void)buf;
+	load_ctx *c = priv;
+	int n = ext2fs_dirent_name_len(d);
+	if ((n == 1 && d->name[0] == '.') || (n == 2 && d->name[0] == '.' && d->name[1] == '.'))
+		return 0;
+	if (!c->room--) {
+		c->overflow = true;
+		return DIRENT_ABORT;
+	}
+	s0__dcache_add(c->dc, c->dir, d->name, (size_t)n, d->inode); /* first one wins, as in a scan */
+	return 0;
+}
+
+/*
+ * Record every entry of directory dir in the name cache and mark it
+ * complete, when they fit (dcache.h). A directory scanned once answers
+ * every later lookup, present or absent, without a scan. Best effort: a
+ * directory too large, or an error, leaves it incomplete.
+ */
+static void load_dir(s0__rootfs *r, ext2_ino_t dir)
+{
+	size_t cap = s0__dcache_capacity(r->dc), have = s0__dcache_count(r->dc);
+	if (!r->dc || have + 1 >= cap)
+		return;
+	load_ctx c = {r->dc, dir, cap - have - 1, false};
+	errcode_t ec = ext2fs_dir_iterate2(r->fs, dir, 0, NULL, load_cb, &c);
+	if (!ec && !c.overflow && s0__dcache_count(r->dc) >= have) /* not cleared meanwhile */
+		s0__dcache_set_complete(r->dc, dir);
+}
+
+/* (dir, name) → *ino through the name cache: a recorded name, else absent
+ * in a complete directory, else a scan (whose answer is recorded). */
+static errcode_t cached_lookup(s0__rootfs *r, ext2_ino_t dir, const char *name, size_t n,
+                               ext2_ino_t *ino)
+{
+	uint32_t known = 0;
+	bool hit = s0__dcache_get(r->dc, dir, name, n, &known);
+	if (!hit && r->dc && !s0__dcache_complete(r->dc, dir)) {
+		load_dir(r, dir);
+		hit = s0__dcache_get(r->dc, dir, name, n, &known);
+	}
+	if (hit || s0__dcache_complete(r->dc, dir)) {
+		*ino = known;
+		return known ? 0 : EXT2_ET_FILE_NOT_FOUND;
+	}
+	errcode_t ec = ext2fs_lookup(r->fs, dir, name, (int)n, NULL, ino);
+	if (!ec || ec == EXT2_ET_FILE_NOT_FOUND)
+		s0__dcache_put(r->dc, dir, name, n, ec ? 0 : *ino);
+	return ec;
+}
+
 /* Look up or (with MKDIRS, not for the last one) create a component. */
 static int step_lookup(walker *k, const char *comp, size_t n, bool last, ext2_ino_t *ino,
                        s0_error **err)
 {
 	ext2_ino_t cur = k->ino[k->depth - 1];
-	errcode_t ec = ext2fs_lookup(k->r->fs, cur, comp, (int)n, NULL, ino);
+	errcode_t ec = cached_lookup(k->r, cur, comp, n, ino);
 	if (ec == EXT2_ET_FILE_NOT_FOUND) {
 		*ino = 0;
 		/* Never create what a (dangling) symlink names, like mkdir -p. */

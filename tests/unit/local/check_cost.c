@@ -109,7 +109,8 @@ static double runtime_fetched(lt *t, const char *id)
 }
 
 /* COST-02: resume attaches lazily: right after it only the readiness
- * proof's blocks were fetched; reading a file fetches its blocks then. */
+ * proof's blocks were fetched; reading a file fetches its blocks then
+ * (from the object store, in a process that did not publish them). */
 START_TEST(cost02_resume_fetches_on_first_read)
 {
 	LT_ROW("COST-02");
@@ -119,6 +120,10 @@ START_TEST(cost02_resume_fetches_on_first_read)
 	size_t len = 10u << 20;
 	write_noise(&t, id, "/workspace/ten.bin", len, 3);
 	lt_pause(&t, id);
+	/* a new process: the pausing one kept what it published in its chunk
+	 * cache (a resume on the same node reads that), this one has only the
+	 * object store */
+	lt_reopen(&t);
 	lt_resume(&t, id);
 	double at_resume = runtime_fetched(&t, id);
 	ck_assert_double_lt(at_resume, 16); /* superblock, group descriptors, root… */

@@ -416,12 +416,21 @@ uint64_t lt_gen_digest(lt *t, const char *gen)
 	char *img = export_gen(t, gen);
 	FILE *f = fopen(img, "rb");
 	ck_assert_ptr_nonnull(f);
+	/* FNV-1a over 64-bit words (a 1 GiB image byte by byte took minutes
+	 * under ThreadSanitizer on a loaded machine) */
 	uint64_t h = 1469598103934665603ull;
 	unsigned char buf[65536];
 	size_t n;
-	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-		for (size_t i = 0; i < n; i++)
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+		size_t i = 0;
+		for (; i + 8 <= n; i += 8) {
+			uint64_t w;
+			memcpy(&w, buf + i, 8);
+			h = (h ^ w) * 1099511628211ull;
+		}
+		for (; i < n; i++)
 			h = (h ^ buf[i]) * 1099511628211ull;
+	}
 	fclose(f);
 	unlink(img);
 	free(img);

@@ -1,0 +1,23 @@
+// Time client.sandboxes.get through the Node package (bindings/node, built):
+//   node bench_get.mjs PACKAGE_DIR URL TOKEN SANDBOX_ID N
+// Prints "node_us <median microseconds per call>" over 9 rounds after a
+// warm-up round (bench/client/run.sh).
+import { createRequire } from "node:module";
+import path from "node:path";
+
+const [pkg, url, token, id, nArg] = process.argv.slice(2);
+const require = createRequire(import.meta.url);
+const { Client } = require(path.resolve(pkg));
+const n = Math.max(10, Number(nArg) || 0);
+const rounds = 9;
+const per = Math.floor(n / rounds);
+const c = new Client({ token, baseUrl: url });
+const us = [];
+for (let r = -1; r < rounds; r++) {
+	const t0 = process.hrtime.bigint();
+	for (let i = 0; i < per; i++) await c.sandboxes.get(id);
+	if (r >= 0) us.push(Number(process.hrtime.bigint() - t0) / 1e3 / per);
+}
+us.sort((a, b) => a - b);
+console.log(`node_us ${us[Math.floor(rounds / 2)].toFixed(1)}`);
+c.close();

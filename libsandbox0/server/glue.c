@@ -1,7 +1,9 @@
 /* s0_server_new: the server core over the router and an s0_local backend. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "local/api/router.h"
+#include "local/lifecycle/watch.h"
 #include "local/local_internal.h"
 #include "server/server_internal.h"
 
@@ -10,7 +12,62 @@ typedef struct glue {
 	s0__router_opts base; /* per-server flags; team and request id per request */
 	s0_local *local;
 	s0__server_admin_ops admin;
+	s0__server_watch_ops watch;
 } glue;
+
+/* A long-poll's subscription: the server's wake over the engine's watch. */
+typedef struct glue_sub {
+	s0__engine_watch_sub *sub;
+	void (*fn)(void *arg);
+	void *arg;
+} glue_sub;
+
+static void on_engine_change(void *arg, const char *sandbox_id, uint64_t version)
+{
+	(void)sandbox_id;
+	(void)version;
+	glue_sub *gs = arg;
+	gs->fn(gs->arg);
+}
+
+/* Only `GET /api/v1/sandboxes/{id}` is watchable (docs/wire.md "Long-poll"). */
+static int watch_subscribe(void *ctx, const char *raw_path, void (*fn)(void *arg), void *arg,
+                           void **out)
+{
+	static const char prefix[] = "/api/v1/sandboxes/";
+	glue *g = ctx;
+	char *path = NULL;
+	if (s0__router_decode_path(raw_path, &path) < 0)
+		return S0_ENOTFOUND;
+	const char *id = path + sizeof prefix - 1;
+	int rc = S0_ENOTFOUND;
+	glue_sub *gs = NULL;
+	if (!strncmp(path, prefix, sizeof prefix - 1) && *id && !strchr(id, '/')) {
+		gs = calloc(1, sizeof *gs);
+		rc = gs ? S0_OK : S0_ENOMEM;
+	}
+	if (rc == S0_OK) {
+		gs->fn = fn;
+		gs->arg = arg;
+		rc = s0__engine_watch_subscribe(s0__engine_watch_of(g->engine), id, on_engine_change,
+		                                gs, &gs->sub);
+	}
+	free(path);
+	if (rc < 0) {
+		free(gs);
+		return rc;
+	}
+	*out = gs;
+	return S0_OK;
+}
+
+static void watch_unsubscribe(void *ctx, void *sub)
+{
+	glue *g = ctx;
+	glue_sub *gs = sub;
+	s0__engine_watch_unsubscribe(s0__engine_watch_of(g->engine), gs->sub);
+	free(gs);
+}
 
 static int route(void *ctx, const s0__server_call *call, const s0__http_request *req,
                  s0__http_response *resp)
@@ -78,8 +135,10 @@ int s0_server_new(s0_local *local, const s0_server_options *opts, s0_server **ou
 	g->base.zero_time_compat = local->zero_time_compat || flags & S0_SERVER_ZERO_TIME_COMPAT;
 	g->base.pause_200_only = flags & S0_SERVER_PAUSE_200_ONLY;
 	g->admin = (s0__server_admin_ops){local, fault_arm, fault_release, clock_advance, inspect};
+	g->watch = (s0__server_watch_ops){g, watch_subscribe, watch_unsubscribe};
 	s0__server_config cfg = {.opts = opts, .handler = route, .handler_ctx = g,
-	                         .body_limit = limit, .admin = &g->admin, .on_free = glue_free};
+	                         .body_limit = limit, .admin = &g->admin, .watch = &g->watch,
+	                         .on_free = glue_free};
 	int rc = s0__server_new(&cfg, out, err);
 	if (rc < 0)
 		free(g);

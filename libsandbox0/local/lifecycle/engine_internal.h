@@ -9,6 +9,7 @@
 #include "local/lifecycle/node.h"
 #include "local/lifecycle/optxn.h"
 #include "local/lifecycle/storage.h"
+#include "local/lifecycle/watch.h"
 #include "local/meta/meta.h"
 
 typedef struct s0__engine_options {
@@ -98,6 +99,7 @@ struct s0__engine {
 	const s0__rt_driver *rt_drv;    /* the runtime driver (runtime_start.c) */
 	s0__rt_host *rt_host;           /* ... opened for this engine */
 	uint32_t rt_caps;               /* its capabilities (s0__rt_caps) */
+	s0__engine_watch *watch;        /* change notification (watch.h) */
 };
 
 /*

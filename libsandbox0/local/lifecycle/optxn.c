@@ -27,6 +27,8 @@ int s0__op_advance(s0__engine *e, s0__op_row *op, s0__op_state to, const s0__op_
 			rc = s0__meta_commit(e->meta, err);
 		else
 			s0__meta_rollback(e->meta);
+		if (rc == S0_OK) /* visible now (watch.h) */
+			s0__engine_watch_bump(e->watch, op->sandbox_id);
 	}
 	if (rc < 0) {
 		op->state = was;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "local/lifecycle/watch.h"
 
 #define T0 1767225600000LL /* 2026-01-01T00:00:00Z */
 
@@ -104,6 +105,13 @@ int s0__engine_claim(s0__engine *e, const char *team, const s0__claim_req *req,
 	fill(out, "sb-new", team, false);
 	s0__strlcpy(out->template_id, req->template_id, sizeof out->template_id);
 	return 0;
+}
+
+/* No change notification in the fake: every sandbox is at version 0 of epoch "". */
+s0__engine_watch *s0__engine_watch_of(s0__engine *e)
+{
+	(void)e;
+	return NULL;
 }
 
 int s0__engine_get(s0__engine *e, const char *team, const char *id, s0__sandbox_rec *out,

@@ -48,5 +48,6 @@ Suite *s0_router_adapters_suite(void);
 Suite *s0_router_files_suite(void);
 Suite *s0_router_engine_suite(void);
 Suite *s0_server_local_suite(void);
+Suite *s0_server_longpoll_suite(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include "local/api/router.h"
 #include "server/request.h"
 #include "server/workers.h"
+#include "server/ws.h"
 
 /*
  * Bytes past the limit that are read and discarded so the 413 reaches a
@@ -60,12 +61,16 @@ static enum MHD_Result send_response(s0_server *s, struct MHD_Connection *conn, 
                                      s0__http_response *resp)
 {
 	size_t len = 0;
-	char *data = resp->body.len ? s0__buf_detach(&resp->body, &len) : NULL;
+	struct s0__ws *ws = r->ws;
+	r->ws = NULL; /* the upgrade handler's from here (or freed below) */
+	char *data = !ws && resp->body.len ? s0__buf_detach(&resp->body, &len) : NULL;
 	struct MHD_Response *mr =
-		data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
-		     : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+		ws     ? MHD_create_response_for_upgrade(s0__ws_upgraded, ws)
+		: data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
+		       : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 	if (!mr) {
 		free(data);
+		s0__ws_discard(ws);
 		s0__http_response_free(resp);
 		return MHD_NO;
 	}
@@ -316,6 +321,7 @@ void s0__server_on_completed(void *cls, struct MHD_Connection *conn, void **con_
 	unreserve(s, r);
 	s0__headers_free(&r->hdrs);
 	s0__http_response_free(&r->resp);
+	s0__ws_discard(r->ws); /* an upgrade never sent */
 	free(r->path);
 	free(r->query);
 	if (r->counted) {

@@ -13,6 +13,7 @@
 #include "local/api/router.h"
 #include "server/request.h"
 #include "server/workers.h"
+#include "server/ws.h"
 
 int s0__server_call_handler(s0_server *s, s0__sreq *r, s0__http_response *resp)
 {
@@ -128,6 +129,7 @@ static enum park_result park(s0__sreq *r)
 	return rc == S0_OK ? PARKED : ANSWER;
 }
 
+
 static void reply_500(s0__sreq *r)
 {
 	s0__http_response_free(&r->resp);
@@ -136,10 +138,83 @@ static void reply_500(s0__sreq *r)
 		r->resp.status = 500;
 }
 
+static void reply_err(s0__sreq *r, int status, const char *wire, const char *msg)
+{
+	s0__http_response_free(&r->resp);
+	memset(&r->resp, 0, sizeof r->resp);
+	if (s0__router_reply_error(&r->resp, r->rid, status, wire, msg) < 0)
+		r->resp.status = 500;
+}
+
+/*
+ * A WebSocket upgrade (docs/wire.md §8.2): the handshake checked, the stream
+ * opened (auth ran already; team scoping and a wake are the stream's), and
+ * the answer a 101 with the stream waiting for the socket. false: not a
+ * stream route, route it as usual.
+ */
+static bool run_upgrade(s0__sreq *r)
+{
+	s0_server *s = r->s;
+	char accept[29];
+	const char *ver = s0__headers_get(&r->hdrs, "Sec-WebSocket-Version");
+	s0__http_request req = {.method = r->method, .path = r->path, .query = r->query,
+	                        .headers = r->hdrs};
+	s0__server_call call = {.team_id = r->team, .request_id = r->rid};
+	if (!ver || strcmp(ver, "13")) {
+		reply_err(r, 400, "bad_request", "invalid request: Sec-WebSocket-Version must be 13");
+		s0__headers_add(&r->resp.headers, "Sec-WebSocket-Version", "13");
+		return true;
+	}
+	if (s0__ws_accept_value(s0__headers_get(&r->hdrs, "Sec-WebSocket-Key"), accept) < 0) {
+		reply_err(r, 400, "bad_request", "invalid request: bad Sec-WebSocket-Key");
+		return true;
+	}
+	s0__ws *ws = s0__ws_new(s);
+	if (!ws) {
+		reply_500(r);
+		return true;
+	}
+	void *st = NULL;
+	int rc = s->cfg.streams->open(s->cfg.streams->ctx, &call, &req, s0__ws_kick, ws, &st,
+	                              &r->resp);
+	if (rc == S0_ENOTFOUND && !r->resp.status) {
+		s0__ws_discard(ws);
+		return false;
+	}
+	if (rc < 0 || !st) {
+		s0__ws_discard(ws);
+		if (rc < 0 || !r->resp.status)
+			reply_500(r);
+		return true;
+	}
+	s0__ws_set_stream(ws, st);
+	if (s0__loop_count(s->loop) >= s->park_max) {
+		s0__ws_discard(ws);
+		reply_err(r, 503, "unavailable", "too many open streams; retry");
+		s0__headers_add(&r->resp.headers, "Retry-After", "1");
+		return true;
+	}
+	r->ws = ws;
+	r->resp.status = 101;
+	if (s0__headers_add(&r->resp.headers, "Upgrade", "websocket") < 0 ||
+	    s0__headers_add(&r->resp.headers, "Sec-WebSocket-Accept", accept) < 0) {
+		r->ws = NULL;
+		s0__ws_discard(ws);
+		reply_500(r);
+	}
+	return true;
+}
+
 void s0__server_run(void *arg)
 {
 	s0__sreq *r = arg;
 	s0_server *s = r->s;
+	if (s->cfg.streams && !r->wait_s && s0__ws_is_upgrade(r->method, &r->hdrs) &&
+	    run_upgrade(r)) {
+		r->done = true;
+		MHD_resume_connection(r->conn);
+		return;
+	}
 	if (r->wait_s && !r->sub && !r->final &&
 	    s->cfg.watch->subscribe(s->cfg.watch->ctx, r->path, on_change, r, &r->sub) < 0)
 		r->wait_s = 0; /* not a watchable resource: a plain conditional GET */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "local/api/router.h"
+#include "local/api/stream_route.h"
 #include "local/lifecycle/watch.h"
 #include "local/local_internal.h"
 #include "server/server_internal.h"
@@ -13,7 +14,44 @@ typedef struct glue {
 	s0_local *local;
 	s0__server_admin_ops admin;
 	s0__server_watch_ops watch;
+	s0__server_stream_ops streams;
 } glue;
+
+/* ---- WebSocket routes (local/api/stream_route.h) ---- */
+
+static int stream_open(void *ctx, const s0__server_call *call, const s0__http_request *req,
+                       void (*kick)(void *arg), void *kick_arg, void **out,
+                       s0__http_response *resp)
+{
+	glue *g = ctx;
+	s0__router_opts o = g->base;
+	o.team_id = call->team_id;
+	o.request_id = call->request_id;
+	s0__stream *st = NULL;
+	int rc = s0__router_stream_open(g->engine, &o, req, kick, kick_arg, &st, resp);
+	*out = st;
+	return rc;
+}
+
+static int stream_input(void *st, const char *text, size_t len, s0__smsgq *out)
+{
+	return s0__stream_input(st, text, len, out);
+}
+
+static int stream_pull(void *st, size_t room, s0__smsgq *out, int64_t *retry_ms)
+{
+	return s0__stream_pull(st, room, out, retry_ms);
+}
+
+static const char *stream_reason(const void *st)
+{
+	return s0__stream_close_reason(st);
+}
+
+static void stream_free(void *st)
+{
+	s0__stream_free(st);
+}
 
 /* A long-poll's subscription: the server's wake over the engine's watch. */
 typedef struct glue_sub {
@@ -136,8 +174,11 @@ int s0_server_new(s0_local *local, const s0_server_options *opts, s0_server **ou
 	g->base.pause_200_only = flags & S0_SERVER_PAUSE_200_ONLY;
 	g->admin = (s0__server_admin_ops){local, fault_arm, fault_release, clock_advance, inspect};
 	g->watch = (s0__server_watch_ops){g, watch_subscribe, watch_unsubscribe};
+	g->streams = (s0__server_stream_ops){g, stream_open, stream_input, stream_pull,
+	                                     stream_reason, stream_free};
 	s0__server_config cfg = {.opts = opts, .handler = route, .handler_ctx = g,
 	                         .body_limit = limit, .admin = &g->admin, .watch = &g->watch,
+	                         .streams = &g->streams,
 	                         .on_free = glue_free};
 	int rc = s0__server_new(&cfg, out, err);
 	if (rc < 0)

@@ -36,6 +36,7 @@ typedef struct s0__sreq {
 	bool dispatched;     /* suspended and handed to a worker */
 	bool done;           /* resp is final: the MHD thread sends it */
 	s0__http_response resp;
+	struct s0__ws *ws; /* set: resp is the 101 of this WebSocket (ws.h) */
 
 	/* long-poll (Prefer: wait); the flags under s->park_mu */
 	int wait_s;               /* the wait asked and granted (0: none) */

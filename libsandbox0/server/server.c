@@ -151,7 +151,8 @@ int s0__server_new(const s0__server_config *cfg, s0_server **out, s0_error **err
 	if (rc == S0_OK) {
 		int reserve = limit / 4 > S0__SERVER_PARK_RESERVE_MIN ? limit / 4
 		                                                     : S0__SERVER_PARK_RESERVE_MIN;
-		rc = s0__loop_new(limit > reserve ? (size_t)(limit - reserve) : 1, &s->loop, err);
+		s->park_max = limit > reserve ? (size_t)(limit - reserve) : 1;
+		rc = s0__loop_new(s->park_max, &s->loop, err);
 	}
 	if (rc == S0_OK) {
 		/* port -1 marks "we created the unix socket file" for destroy() */

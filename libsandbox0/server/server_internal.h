@@ -16,6 +16,7 @@
 #include <microhttpd.h>
 
 #include "common/http.h"
+#include "common/msgq.h"
 #include "common/internal.h"
 #include "sandbox0/server.h"
 
@@ -95,6 +96,25 @@ typedef struct s0__server_watch_ops {
 	void (*unsubscribe)(void *ctx, void *sub);
 } s0__server_watch_ops;
 
+/*
+ * The streams behind WebSocket routes (docs/wire.md §8.2; local/api/stream.h
+ * is what glue.c puts here). open: for an upgrade request — S0_OK with *out
+ * set (accepted), S0_OK with *out NULL and resp filled (refused: resp is the
+ * answer), S0_ENOTFOUND when the path is no stream (routed as usual),
+ * S0_ENOMEM. kick(kick_arg) may run from any thread until free. input,
+ * pull, close_reason and free are stream.h's s0__stream_* on the opened
+ * stream (one thread at a time).
+ */
+typedef struct s0__server_stream_ops {
+	void *ctx;
+	int (*open)(void *ctx, const s0__server_call *call, const s0__http_request *req,
+	            void (*kick)(void *arg), void *kick_arg, void **out, s0__http_response *resp);
+	int (*input)(void *st, const char *text, size_t len, s0__smsgq *out);
+	int (*pull)(void *st, size_t room, s0__smsgq *out, int64_t *retry_ms);
+	const char *(*close_reason)(const void *st);
+	void (*free)(void *st);
+} s0__server_stream_ops;
+
 /* Longest long-poll held (seconds); a larger `Prefer: wait` is cut to it. */
 #define S0__SERVER_WAIT_MAX_S 60
 
@@ -112,6 +132,7 @@ typedef struct s0__server_config {
 	void *limit_ctx;
 	const s0__server_admin_ops *admin; /* nullable: admin routes 404 */
 	const s0__server_watch_ops *watch; /* nullable: no long-poll (Prefer: wait ignored) */
+	const s0__server_stream_ops *streams; /* nullable: no WebSocket routes */
 	/* Called once from s0_server_free() after the last request (nullable). */
 	void (*on_free)(void *handler_ctx);
 } s0__server_config;
@@ -139,6 +160,7 @@ struct s0_server {
 	struct s0__workers *workers; /* handler threads (workers.h) */
 	struct s0__loop *loop;       /* held-open connections (loop.h) */
 	pthread_mutex_t park_mu;     /* long-poll flags of every request (request.h) */
+	size_t park_max;             /* held-open connections at once (the loop's limit) */
 };
 
 /* ---- conn.c: the MHD callbacks ---- */

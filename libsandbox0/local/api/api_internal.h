@@ -120,6 +120,8 @@ void s0__ep_files_stat(s0__rctx *c);
 void s0__ep_files_list(s0__rctx *c);
 void s0__ep_files_move(s0__rctx *c);
 void s0__ep_not_implemented(s0__rctx *c);
+/* A WebSocket route reached without an upgrade: 426 (stream_route.c). */
+void s0__ep_upgrade_required(s0__rctx *c);
 /* ep_procs.c: contexts and sessions (docs/wire.md §8) */
 void s0__ep_ctx_create(s0__rctx *c);
 void s0__ep_ctx_list(s0__rctx *c);

@@ -109,6 +109,9 @@ enum s0__rt_proc_op {
 	S0__RT_CTX_EXEC,       /**< id, body; 200 */
 	S0__RT_CTX_SIGNAL,     /**< id, body; 200 */
 	S0__RT_CTX_RESIZE,     /**< id, body; 200 */
+	S0__RT_CTX_STREAM,     /**< id, body `{cursor, max}`: output after a cursor for the
+	                            context WebSocket (docs/wire.md §8.2; the sim's contexts.h
+	                            s0__ctx_stream_json gives the shape); 200 */
 	S0__RT_SES_CREATE,     /**< body, idempotency_key; 201 (200 for a replayed key) */
 	S0__RT_SES_LIST,       /**< 200 */
 	S0__RT_SES_GET,        /**< id; 200 */

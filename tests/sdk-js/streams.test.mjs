@@ -229,3 +229,68 @@ describe("session attach", () => {
 		await c.closed;
 	});
 });
+
+describe("file watch", () => {
+	test("watchFiles: create, write, rename, remove from the API and the guest", async () => {
+		const sb = await h.claim();
+		await sb.mkdir("/workspace/w", true);
+		const watcher = await sb.watchFiles("/workspace/w");
+		assert.match(watcher.watchId, /^w\d+$/);
+		const events = [];
+		const reader = watcher.readable.getReader();
+		const pump = (async () => {
+			for (;;) {
+				const { value, done } = await reader.read();
+				if (done)
+					return;
+				events.push(value);
+			}
+		})();
+		await sb.writeFile("/workspace/w/a.txt", "one");
+		await sb.writeFile("/workspace/w/a.txt", "two");
+		await sb.moveFile("/workspace/w/a.txt", "/workspace/w/b.txt");
+		await sb.deleteFile("/workspace/w/b.txt");
+		await sb.writeFile("/workspace/elsewhere.txt", "not watched");
+		await sb.cmd("sh -c 'echo guest > /workspace/w/g.txt'");
+		await until("the guest's write", 10_000, () => events.some((e) => e.path === "/workspace/w/g.txt"));
+		const seen = events.map((e) => `${e.event} ${e.path}`);
+		assert.deepEqual(seen.slice(0, 6), [
+			"create /workspace/w/a.txt", "write /workspace/w/a.txt", "write /workspace/w/a.txt",
+			"rename /workspace/w/a.txt", "create /workspace/w/b.txt", "remove /workspace/w/b.txt",
+		]);
+		assert.ok(seen.includes("create /workspace/w/g.txt"), seen.join(", "));
+		assert.ok(!seen.some((s) => s.includes("elsewhere")));
+		assert.ok(events.every((e) => e.type === "event" && e.watchId === watcher.watchId));
+		watcher.unsubscribe(watcher.watchId);
+		await pump;
+	});
+
+	test("a path that does not exist is refused; a pause ends the watch, resubscribe after", async () => {
+		const sb = await h.claim();
+		await assert.rejects(sb.watchFiles("/workspace/nope"), (e) => e.code === "watch_failed");
+		const ws = rawWs(`${SB}/${sb.id}/files/watch`);
+		const c = collect(ws);
+		await opened(ws);
+		ws.send(JSON.stringify({ action: "subscribe", path: "/workspace", recursive: true }));
+		await until("subscribed", 10_000, () => c.msgs.some((m) => m.type === "subscribed"));
+		await sb.writeFile("/workspace/deep/x.txt", "x").catch(async () => {
+			await sb.mkdir("/workspace/deep", true);
+			await sb.writeFile("/workspace/deep/x.txt", "x");
+		});
+		await until("a recursive event", 10_000,
+			() => c.msgs.some((m) => m.type === "event" && m.path === "/workspace/deep/x.txt"));
+		await h.sdk.sandboxes.pauseAndWait(sb.id, { timeoutMs: 30_000, pollIntervalMs: 20 });
+		const closed = await c.closed;
+		assert.equal(closed.code, 1001);
+		assert.equal(closed.reason, "sandbox paused");
+		/* a new watch wakes the sandbox (auto_resume) and sees the restored tree */
+		const again = await sb.watchFiles("/workspace/deep");
+		assert.equal((await h.state(sb.id)).status, "running");
+		const reader = again.readable.getReader();
+		await sb.writeFile("/workspace/deep/y.txt", "y");
+		const first = await reader.read();
+		assert.equal(first.value.event, "create");
+		assert.equal(first.value.path, "/workspace/deep/y.txt");
+		again.unsubscribe(again.watchId);
+	});
+});

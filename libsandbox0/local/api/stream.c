@@ -67,12 +67,14 @@ int s0__stream_check_sandbox(s0__stream *st)
 	s0__sandbox_rec rec = {0};
 	int rc = s0__engine_get(st->e, st->team, st->sandbox, &rec, NULL);
 	bool runs = rc == S0_OK && rec.status == S0_STATUS_RUNNING && !rec.paused;
-	bool paused = rc == S0_OK && (rec.paused || rec.status == S0_STATUS_PAUSED);
+	int status = rc == S0_OK ? rec.status : -1;
 	s0__sandbox_rec_clear(&rec);
 	if (runs)
 		return 0;
-	st->reason = paused ? "sandbox paused" : rc == S0_ENOTFOUND ? "sandbox deleted"
-	                                                            : "sandbox stopped";
+	/* a pause on its way reads starting or running-without-runtime until it commits */
+	st->reason = rc == S0_ENOTFOUND || status == S0_STATUS_TERMINATING ? "sandbox deleted"
+	           : status == S0_STATUS_FAILED                           ? "sandbox failed"
+	                                                                  : "sandbox paused";
 	return S0__WS_GOING_AWAY;
 }
 
@@ -118,6 +120,8 @@ int s0__stream_open(s0__engine *e, const s0__stream_open_req *req, s0__stream_ki
 	int rc = reach(st, req->wake_budget_ms, err);
 	if (rc == S0_OK && st->kind == S0__STREAM_SESSION)
 		rc = s0__stream_ses_open(st, req->after, err);
+	if (rc == S0_OK && st->kind == S0__STREAM_WATCH)
+		rc = s0__stream_watch_open(st, err);
 	if (rc == S0_OK &&
 	    s0__engine_watch_subscribe(s0__engine_watch_of(e), st->sandbox, on_sandbox_change, st,
 	                               &st->sub) < 0)
@@ -140,7 +144,7 @@ int s0__stream_input(s0__stream *st, const char *text, size_t len, s0__smsgq *ou
 	}
 	int rc = st->kind == S0__STREAM_CONTEXT ? s0__stream_ctx_input(st, msg, out)
 	       : st->kind == S0__STREAM_SESSION ? s0__stream_ses_input(st, msg, out)
-	                                        : S0__WS_BAD_DATA;
+	                                        : s0__stream_watch_input(st, msg, out);
 	cJSON_Delete(msg);
 	if (rc < 0) {
 		st->reason = "out of memory";
@@ -157,7 +161,7 @@ int s0__stream_pull(s0__stream *st, size_t room, s0__smsgq *out, int64_t *retry_
 		return rc;
 	rc = st->kind == S0__STREAM_CONTEXT ? s0__stream_ctx_pull(st, room, out, retry_ms)
 	   : st->kind == S0__STREAM_SESSION ? s0__stream_ses_pull(st, room, out, retry_ms)
-	                                    : 0;
+	                                    : s0__stream_watch_pull(st, room, out, retry_ms);
 	if (rc < 0) {
 		st->reason = "out of memory";
 		return S0__WS_ERROR;
@@ -176,6 +180,7 @@ void s0__stream_free(s0__stream *st)
 		return;
 	if (st->sub)
 		s0__engine_watch_unsubscribe(s0__engine_watch_of(st->e), st->sub);
+	s0__stream_watch_free(st);
 	pthread_mutex_destroy(&st->mu);
 	free(st);
 }

@@ -8,10 +8,13 @@
 #include "local/api/stream.h"
 #include "local/lifecycle/engine.h"
 #include "local/lifecycle/watch.h"
+#include "local/fsview/router.h"
 #include "local/runtime/runtime.h"
 
 /* How often a stream looks again for what only time brings (virtual-time output, events). */
 #define S0__STREAM_RETRY_MS 100
+
+typedef struct s0__watchset s0__watchset;
 
 struct s0__stream {
 	s0__engine *e;
@@ -51,5 +54,9 @@ int s0__stream_ctx_pull(s0__stream *st, size_t room, s0__smsgq *out, int64_t *re
 int s0__stream_ses_open(s0__stream *st, const char *after, s0_error **err);
 int s0__stream_ses_input(s0__stream *st, const cJSON *msg, s0__smsgq *out);
 int s0__stream_ses_pull(s0__stream *st, size_t room, s0__smsgq *out, int64_t *retry_ms);
+int s0__stream_watch_open(s0__stream *st, s0_error **err);
+int s0__stream_watch_input(s0__stream *st, const cJSON *msg, s0__smsgq *out);
+int s0__stream_watch_pull(s0__stream *st, size_t room, s0__smsgq *out, int64_t *retry_ms);
+void s0__stream_watch_free(s0__stream *st);
 
 #endif

@@ -19,7 +19,8 @@ typedef struct entry {
 
 struct s0__engine_watch_sub {
 	s0__engine_watch_sub *next;
-	s0__engine_watch_fn fn;
+	s0__engine_watch_fn fn;             /* version bumps, or */
+	s0__engine_watch_files_fn files_fn; /* file changes */
 	void *arg;
 	char id[S0__ID_MAX];
 };
@@ -28,7 +29,8 @@ struct s0__engine_watch {
 	pthread_mutex_t mu;
 	uint64_t counter;
 	entry *buckets[BUCKETS];
-	s0__engine_watch_sub *subs; /* few at a time: one per parked long-poll */
+	s0__engine_watch_sub *subs; /* few at a time: one per parked long-poll or stream */
+	size_t files_subs;          /* how many of them are file subscribers */
 	char epoch[17];
 };
 
@@ -96,7 +98,7 @@ void s0__engine_watch_bump(s0__engine_watch *w, const char *sandbox_id)
 	if (e)
 		e->version = v;
 	for (s0__engine_watch_sub *s = w->subs; s; s = s->next)
-		if (!strcmp(s->id, sandbox_id))
+		if (s->fn && !strcmp(s->id, sandbox_id))
 			s->fn(s->arg, sandbox_id, v);
 	pthread_mutex_unlock(&w->mu);
 }
@@ -136,6 +138,51 @@ int s0__engine_watch_subscribe(s0__engine_watch *w, const char *sandbox_id,
 	return S0_OK;
 }
 
+int s0__engine_watch_files_subscribe(s0__engine_watch *w, const char *sandbox_id,
+                                     s0__engine_watch_files_fn fn, void *arg,
+                                     s0__engine_watch_sub **out)
+{
+	if (!w || !sandbox_id || !fn || !out || strlen(sandbox_id) >= S0__ID_MAX)
+		return S0_EINVAL;
+	s0__engine_watch_sub *s = calloc(1, sizeof *s);
+	if (!s)
+		return S0_ENOMEM;
+	s->files_fn = fn;
+	s->arg = arg;
+	s0__strlcpy(s->id, sandbox_id, sizeof s->id);
+	pthread_mutex_lock(&w->mu);
+	s->next = w->subs;
+	w->subs = s;
+	w->files_subs++;
+	pthread_mutex_unlock(&w->mu);
+	*out = s;
+	return S0_OK;
+}
+
+void s0__engine_watch_files_event(void *arg, const char *sandbox_id, const char *event,
+                                  const char *path)
+{
+	s0__engine_watch *w = arg;
+	if (!w || !sandbox_id)
+		return;
+	pthread_mutex_lock(&w->mu);
+	for (s0__engine_watch_sub *s = w->files_subs ? w->subs : NULL; s; s = s->next)
+		if (s->files_fn && !strcmp(s->id, sandbox_id))
+			s->files_fn(s->arg, event, path);
+	pthread_mutex_unlock(&w->mu);
+}
+
+bool s0__engine_watch_files_wanted(void *arg, const char *sandbox_id)
+{
+	s0__engine_watch *w = arg;
+	bool any = false;
+	pthread_mutex_lock(&w->mu);
+	for (s0__engine_watch_sub *s = w->files_subs ? w->subs : NULL; s && !any; s = s->next)
+		any = s->files_fn && !strcmp(s->id, sandbox_id);
+	pthread_mutex_unlock(&w->mu);
+	return any;
+}
+
 void s0__engine_watch_unsubscribe(s0__engine_watch *w, s0__engine_watch_sub *sub)
 {
 	if (!w || !sub)
@@ -144,6 +191,8 @@ void s0__engine_watch_unsubscribe(s0__engine_watch *w, s0__engine_watch_sub *sub
 	for (s0__engine_watch_sub **p = &w->subs; *p; p = &(*p)->next)
 		if (*p == sub) {
 			*p = sub->next;
+			if (sub->files_fn)
+				w->files_subs--;
 			break;
 		}
 	pthread_mutex_unlock(&w->mu);

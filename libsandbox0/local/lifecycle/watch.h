@@ -19,6 +19,7 @@
 #ifndef S0_LIFECYCLE_WATCH_H
 #define S0_LIFECYCLE_WATCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct s0__engine s0__engine;
@@ -66,6 +67,27 @@ const char *s0__engine_watch_epoch(const s0__engine_watch *w);
  */
 int s0__engine_watch_subscribe(s0__engine_watch *w, const char *sandbox_id,
                                s0__engine_watch_fn fn, void *arg, s0__engine_watch_sub **out);
+
+/* ---- file changes (file watches, docs/wire.md §8.2) ---- */
+
+/*
+ * A file change callback: event "create", "write", "remove", "rename" or
+ * "chmod" of canonical path in the sandbox. Same rules as
+ * s0__engine_watch_fn (the watch's lock held: flag and return).
+ */
+typedef void (*s0__engine_watch_files_fn)(void *arg, const char *event, const char *path);
+
+/* Call fn on every file change of sandbox_id until unsubscribed
+ * (s0__engine_watch_unsubscribe). S0_OK or S0_ENOMEM. */
+int s0__engine_watch_files_subscribe(s0__engine_watch *w, const char *sandbox_id,
+                                     s0__engine_watch_files_fn fn, void *arg,
+                                     s0__engine_watch_sub **out);
+
+/* Announce a file change (the runtime seam's files_changed; arg is the watch). */
+void s0__engine_watch_files_event(void *w, const char *sandbox_id, const char *event,
+                                  const char *path);
+/* Whether sandbox_id has a file subscriber now (the seam's files_watched; arg is the watch). */
+bool s0__engine_watch_files_wanted(void *w, const char *sandbox_id);
 
 /* End a subscription and free it; NULL-safe. After it returns, fn no longer runs. */
 void s0__engine_watch_unsubscribe(s0__engine_watch *w, s0__engine_watch_sub *sub);

@@ -19,5 +19,6 @@
 #include "sandbox0/files.h"
 #include "sandbox0/contexts.h"
 #include "sandbox0/local.h"
+#include "sandbox0/streams.h"
 
 #endif

@@ -14,7 +14,10 @@
 #include "server/ws.h"
 
 /* A close sent and no answer: the connection is dropped after this. */
-#define CLOSE_WAIT_MS 5000
+#define CLOSE_WAIT_MS 10000
+/* The kernel's send buffer of an upgraded socket (fixed: no autotuning past it),
+ * so a slow reader's backlog stays in our bounded queues, not in the kernel. */
+#define SNDBUF_BYTES (64 << 10)
 
 struct s0__ws {
 	s0_server *s;
@@ -299,6 +302,34 @@ static void feed(s0__ws *ws)
 	}
 }
 
+/* Read and drop what the peer sends; true when it has left. */
+static bool drain_input(s0__ws *ws)
+{
+	char sink[4096];
+	ssize_t n;
+	while ((n = recv(ws->fd, sink, sizeof sink, 0)) > 0)
+		;
+	return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/*
+ * Our close is out and the peer has not answered: stop writing (FIN after
+ * what is queued) and read and drop until it leaves or the time is up, so
+ * that closing with unread input never resets the connection under data the
+ * peer has yet to read.
+ */
+static void linger(s0__ws *ws, int64_t now)
+{
+	ws->lingering = true;
+	shutdown(ws->fd, SHUT_WR);
+	ws->close_at = now + CLOSE_WAIT_MS;
+	if (drain_input(ws)) {
+		teardown(ws);
+		return;
+	}
+	s0__loop_set(ws->src, S0__LOOP_IN | S0__LOOP_HUP, ws->close_at);
+}
+
 static void on_event(s0__loop_src *src, unsigned ev, void *arg)
 {
 	s0__ws *ws = arg;
@@ -314,17 +345,13 @@ static void on_event(s0__loop_src *src, unsigned ev, void *arg)
 		return;
 	}
 	int64_t now = s0__real_monotonic_ms();
-	if (ws->close_at && now >= ws->close_at) { /* the peer never answered our close */
-		teardown(ws);
+	if (ws->lingering) {
+		if (drain_input(ws) || now >= ws->close_at)
+			teardown(ws); /* the peer left, or never did */
 		return;
 	}
-	if (ws->lingering) {
-		char sink[4096];
-		ssize_t n;
-		while ((n = recv(ws->fd, sink, sizeof sink, 0)) > 0)
-			;
-		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-			teardown(ws);
+	if (ws->close_at && now >= ws->close_at) { /* the peer never answered our close */
+		linger(ws, now);
 		return;
 	}
 	if (ws->retry_at && now >= ws->retry_at) {
@@ -338,17 +365,20 @@ static void on_event(s0__loop_src *src, unsigned ev, void *arg)
 		teardown(ws); /* the peer left, or sent what cannot be read */
 		return;
 	}
-	feed(ws);
-	if (wslay_event_send(ws->ctx) != 0) {
-		teardown(ws);
-		return;
-	}
-	if (!ws->close_queued && !wslay_event_get_queued_msg_count(ws->ctx)) {
-		feed(ws); /* everything went out: the stream's close may follow now */
+	/* move and send until the socket pushes back or nothing is left (the
+	 * stream's close goes in once every message is out) */
+	for (;;) {
+		feed(ws);
 		if (wslay_event_send(ws->ctx) != 0) {
 			teardown(ws);
 			return;
 		}
+		pthread_mutex_lock(&ws->mu);
+		bool more = ws->outbox.count || ws->app_close;
+		pthread_mutex_unlock(&ws->mu);
+		if (!more || wslay_event_want_write(ws->ctx) || ws->close_queued ||
+		    wslay_event_get_close_sent(ws->ctx))
+			break;
 	}
 	if (!wslay_event_want_write(ws->ctx) && wslay_event_get_close_sent(ws->ctx) &&
 	    !wslay_event_want_read(ws->ctx)) {
@@ -358,13 +388,11 @@ static void on_event(s0__loop_src *src, unsigned ev, void *arg)
 		}
 		/* our close is out but the peer may still be sending (a message too
 		 * big): read and drop until it leaves, so a reset does not eat the close */
-		ws->lingering = true;
-		shutdown(ws->fd, SHUT_WR);
-		if (!ws->close_at)
-			ws->close_at = now + CLOSE_WAIT_MS;
-		s0__loop_set(ws->src, S0__LOOP_IN | S0__LOOP_HUP, ws->close_at);
+		linger(ws, now);
 		return;
 	}
+	if (!ws->close_at && wslay_event_get_close_sent(ws->ctx))
+		ws->close_at = now + CLOSE_WAIT_MS; /* from when the close went out */
 	maybe_pump(ws);
 	pthread_mutex_lock(&ws->mu);
 	int64_t retry = ws->retry_ms;
@@ -372,8 +400,6 @@ static void on_event(s0__loop_src *src, unsigned ev, void *arg)
 	pthread_mutex_unlock(&ws->mu);
 	if (retry > 0)
 		ws->retry_at = now + retry;
-	if (ws->close_queued && !ws->close_at)
-		ws->close_at = now + CLOSE_WAIT_MS;
 	unsigned interest = S0__LOOP_HUP;
 	if (wslay_event_want_read(ws->ctx))
 		interest |= S0__LOOP_IN;
@@ -395,6 +421,8 @@ void s0__ws_upgraded(void *cls, struct MHD_Connection *connection, void *con_cls
 	ws->fd = sock;
 	ws->urh = urh;
 	ws->refs = 1;
+	int sndbuf = SNDBUF_BYTES;
+	setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
 	int fl = fcntl(sock, F_GETFL);
 	bool ok = fl >= 0 && fcntl(sock, F_SETFL, fl | O_NONBLOCK) == 0;
 	if (ok && extra_in_size) {

@@ -6,7 +6,9 @@
 // at once beside ordinary requests, a client that leaves mid-stream, and a
 // stream on a paused sandbox that wakes it.
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import { describe, test } from "node:test";
+import { setTimeout as delay } from "node:timers/promises";
 
 import WebSocket from "ws";
 
@@ -190,6 +192,64 @@ describe("context streams", () => {
 		for (const s of socks.slice(1))
 			s.ws.close();
 		await Promise.all(socks.slice(1).map((s) => s.c.closed));
+	});
+});
+
+describe("slow reader", () => {
+	test("readers that lag hold the server's memory to a bound; nothing is lost", async () => {
+		const sb = await h.claim();
+		const lines = [];
+		for (let i = 0; i < 131071; i++)
+			lines.push(String(i).padStart(7, "0"));
+		const text = lines.join("\n") + "\n"; /* 1 MiB - 8 bytes: all of it fits the pipe */
+		await sb.writeFile("/workspace/big.txt", text);
+		const ctx = await sb.createContext({ type: "cmd", waitUntilDone: true,
+			cmd: { command: ["sh", "-c", "cat /workspace/big.txt; cat /workspace/big.txt >&2"] } });
+		assert.equal(ctx.exitCode, 0);
+		const rss = async () => {
+			const st = await readFile(`/proc/${h.server.child.pid}/status`, "utf8");
+			return Number(/VmRSS:\s+(\d+)/.exec(st)[1]) * 1024;
+		};
+		/* 40 readers of the same 2 MiB (1 on stdout, 1 on stderr): buffering it for
+		 * them would cost 80+ MiB; the bounded queues cost about 2 x 64 KiB each */
+		const n = 40;
+		const readers = [];
+		const before = await rss();
+		for (let i = 0; i < n; i++) {
+			const ws = rawWs(`${SB}/${sb.id}/contexts/${ctx.id}/ws`);
+			const r = { ws, chunks: [], errs: [], got: 0, done: null };
+			ws.on("message", (d) => {
+				const m = JSON.parse(d.toString());
+				if (m.type === "output") {
+					(m.source === "stdout" ? r.chunks : r.errs).push(m.data);
+					r.got += m.data.length;
+				} else if (m.type === "done")
+					r.done = m;
+			});
+			ws.on("upgrade", (res) => res.socket.pause()); /* lag from the first byte */
+			ws.on("close", (code) => { r.closed = code; });
+			readers.push(r);
+		}
+		await Promise.all(readers.map((r) => opened(r.ws)));
+		let peak = before;
+		for (let i = 0; i < 20; i++) {
+			peak = Math.max(peak, await rss());
+			await delay(100);
+		}
+		assert.ok(peak - before < 32 * 1024 * 1024,
+			`server RSS grew ${((peak - before) / 1048576).toFixed(1)} MiB for ${n} lagging readers`);
+		for (const r of readers)
+			r.ws._socket.resume();
+		await until("every reader's whole output", 60_000, () => readers.every((r) => r.done))
+			.catch((e) => {
+				throw new Error(`${e.message}: ${readers.map((r) => `${r.got}${r.done ? "d" : ""}/${r.closed}`).join(" ")}`);
+			});
+		for (const r of readers) {
+			assert.equal(r.got, 2 * text.length);
+			assert.equal(r.chunks.join(""), text, "stdout in order, nothing lost");
+			assert.equal(r.errs.join(""), text, "stderr in order, nothing lost");
+			assert.equal(r.done.exit_code, 0);
+		}
 	});
 });
 

@@ -87,12 +87,16 @@ static int reach(s0__stream *st, int64_t budget, s0_error **err)
 		return rc;
 	cJSON *data = NULL;
 	int status = 200;
-	if (st->kind != S0__STREAM_WATCH) {
-		s0__rt_proc_call call = {.op = st->kind == S0__STREAM_CONTEXT ? S0__RT_CTX_GET
+	cJSON *probe = NULL; /* a context: a read of no bytes (GET would render all its output) */
+	if (st->kind == S0__STREAM_CONTEXT && !(probe = cJSON_Parse("{\"max\":1,\"cursor\":{}}")))
+		rc = s0__error_nomem(err);
+	if (rc == S0_OK && st->kind != S0__STREAM_WATCH) {
+		s0__rt_proc_call call = {.op = st->kind == S0__STREAM_CONTEXT ? S0__RT_CTX_STREAM
 		                                                               : S0__RT_SES_GET,
-		                         .id = st->id2};
+		                         .id = st->id2, .body = probe};
 		rc = s0__runtime_access_proc(acc, &call, &data, &status, err);
 	}
+	cJSON_Delete(probe);
 	s0__engine_runtime_end(acc);
 	cJSON_Delete(data);
 	return rc;

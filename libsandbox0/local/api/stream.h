@@ -43,8 +43,10 @@ enum {
 
 /* Largest client message (bytes). */
 #define S0__STREAM_MSG_MAX ((size_t)64 << 10)
-/* Bytes of messages a driver keeps queued for one stream before it stops pulling. */
-#define S0__STREAM_QUEUE_MAX ((size_t)256 << 10)
+/* Bytes of messages a driver keeps queued for one stream before it stops
+ * pulling (the WebSocket keeps at most this in its own queue and this in
+ * wslay's, so a slow reader costs the server about 2 x this). */
+#define S0__STREAM_QUEUE_MAX ((size_t)64 << 10)
 
 typedef struct s0__stream s0__stream;
 

@@ -15,6 +15,7 @@
 typedef struct src {
 	const char *name;
 	const s0__buf *buf;
+	uint64_t dropped; /* bytes gone from the buffer's front: offsets are dropped + index */
 } src;
 
 static int64_t cursor_of(const cJSON *body, const char *name)
@@ -24,14 +25,23 @@ static int64_t cursor_of(const cJSON *body, const char *name)
 	return cJSON_IsNumber(v) && v->valuedouble >= 0 ? (int64_t)v->valuedouble : 0;
 }
 
-/* Append up to *room bytes of b after *at as one output item. */
+/* Append up to *room bytes after absolute position *at as one output item;
+ * bytes already dropped from the pipe are skipped (a reader that lags more
+ * than the pipe holds loses the oldest, as a real pipe's reader would not —
+ * the process would block — but nothing is ever repeated). */
 static int take(cJSON *items, const src *s, int64_t *at, size_t *room)
 {
-	size_t len = s->buf->len, from = (size_t)*at;
-	if (from > len)
-		from = 0; /* cleared by a restart */
-	size_t n = len - from < *room ? len - from : *room;
-	*at = (int64_t)from;
+	uint64_t base = s->dropped, end = base + s->buf->len, pos = (uint64_t)*at;
+	if (pos > end)
+		pos = base; /* cleared by a restart: from the start */
+	if (pos < base)
+		pos = base;
+	size_t from = (size_t)(pos - base), avail = (size_t)(end - pos);
+	size_t n = avail < *room ? avail : *room;
+	const unsigned char *d = (const unsigned char *)s->buf->data + from;
+	while (n < avail && n > 0 && (d[n] & 0xc0) == 0x80)
+		n--; /* cut between UTF-8 characters: each message is valid text */
+	*at = (int64_t)pos;
 	if (!n)
 		return 0;
 	char *text = s0__strndup(s->buf->data + from, n);
@@ -55,10 +65,10 @@ static cJSON *render(const s0__ctx *c, const s0__proc *p, const cJSON *body, siz
 	src srcs[3];
 	int n = 0;
 	if (c->pty)
-		srcs[n++] = (src){"pty", &o->raw};
+		srcs[n++] = (src){"pty", &o->raw, o->dropped_raw};
 	else {
-		srcs[n++] = (src){"stdout", &o->out};
-		srcs[n++] = (src){"stderr", &o->err};
+		srcs[n++] = (src){"stdout", &o->out, o->dropped_out};
+		srcs[n++] = (src){"stderr", &o->err, o->dropped_err};
 	}
 	cJSON *r = cJSON_CreateObject();
 	cJSON *items = r ? cJSON_AddArrayToObject(r, "output") : NULL;
@@ -69,7 +79,7 @@ static cJSON *render(const s0__ctx *c, const s0__proc *p, const cJSON *body, siz
 		int64_t at = cursor_of(body, srcs[i].name);
 		rc |= take(items, &srcs[i], &at, &room);
 		rc |= s0__json_add_i64(cur, srcs[i].name, at);
-		drained = drained && (size_t)at >= srcs[i].buf->len;
+		drained = drained && (uint64_t)at >= srcs[i].dropped + srcs[i].buf->len;
 	}
 	bool ended = !p || p->ended;
 	rc |= s0__json_add_bool(r, "running", !ended);

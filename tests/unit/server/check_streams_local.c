@@ -267,6 +267,35 @@ START_TEST(bad_stream_options_are_refused)
 }
 END_TEST
 
+/* A stream's open wakes a paused sandbox; a wake that fails is S0_ERESUME
+ * (503 sandbox_resume_failed on the wire) and the sandbox stays paused. */
+START_TEST(stream_open_wakes_or_reports_a_failed_wake)
+{
+	char *sb = claim();
+	ck_assert_int_eq(s0_sandbox_pause_and_wait(c, sb, NULL, NULL, NULL), S0_OK);
+	ck_assert_int_eq(s0_local_fault_arm(f.local, "capacity", S0_FAULT_FAIL, 0, 0, NULL), S0_OK);
+	s0_stream_options o = S0_STREAM_OPTIONS_INIT;
+	o.kind = S0_STREAM_FILES_WATCH;
+	o.sandbox_id = sb;
+	s0_stream *st = NULL;
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0_local_stream_open(f.local, &o, &st, &err), S0_ERESUME);
+	ck_assert_str_eq(s0_error_reason(err), "resume_failed");
+	s0_error_free(err);
+	s0_sandbox_info *info = NULL;
+	ck_assert_int_eq(s0_sandbox_get(c, sb, &info, NULL), S0_OK);
+	ck_assert(s0_sandbox_info_paused(info));
+	s0_sandbox_info_free(info);
+	ck_assert_int_eq(s0_local_fault_release(f.local, "capacity", NULL), S0_OK);
+	st = open_stream(S0_STREAM_FILES_WATCH, sb, NULL, 0);
+	ck_assert_int_eq(s0_sandbox_get(c, sb, &info, NULL), S0_OK);
+	ck_assert_int_eq(s0_sandbox_info_status(info), S0_STATUS_RUNNING);
+	s0_sandbox_info_free(info);
+	s0_stream_free(st);
+	free(sb);
+}
+END_TEST
+
 Suite *s0_streams_local_suite(void)
 {
 	Suite *s = suite_create("streams_local");
@@ -277,6 +306,7 @@ Suite *s0_streams_local_suite(void)
 	tcase_add_test(tc, session_attach_replays_from_a_cursor);
 	tcase_add_test(tc, file_watch_events_pause_and_reopen);
 	tcase_add_test(tc, bad_stream_options_are_refused);
+	tcase_add_test(tc, stream_open_wakes_or_reports_a_failed_wake);
 	suite_add_tcase(s, tc);
 	return s;
 }

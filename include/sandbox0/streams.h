@@ -40,6 +40,7 @@
 #ifndef SANDBOX0_STREAMS_H
 #define SANDBOX0_STREAMS_H
 
+#include "sandbox0/client.h"
 #include "sandbox0/local.h"
 
 S0_BEGIN_DECLS
@@ -67,6 +68,23 @@ typedef struct s0_stream_options {
 
 #define S0_STREAM_OPTIONS_VERSION 1u
 #define S0_STREAM_OPTIONS_INIT {S0_STREAM_OPTIONS_VERSION, 0, NULL, NULL, 0, 0}
+
+/**
+ * Open a stream through a client: over HTTP a WebSocket to the server
+ * (`ws://`; an `https` base URL is S0_EUNSUPPORTED), with the client's token,
+ * team and headers; on an in-process client (s0_client_new_local()) the
+ * in-process stream of s0_local_stream_open() as the client's team.
+ * @param[in] c (borrowed; must outlive the stream) @param[in] opts (borrowed for the call)
+ * @param[out] out (transfer full) free with s0_stream_free().
+ * @retval S0_EINVAL bad options. @retval S0_EUNSUPPORTED no streams on this transport.
+ * @retval S0_ETRANSPORT the connection or the handshake failed.
+ * Otherwise the errors of s0_local_stream_open(), from the server's answer.
+ * Blocks for the connection, the handshake and a wake (up to the client's
+ * request timeout).
+ * @since 0.2
+ */
+S0_API int s0_stream_open(s0_client *c, const s0_stream_options *opts, s0_stream **out,
+                          s0_error **err);
 
 /**
  * Open a stream on the embedded backend as the backend's own team (the team

@@ -24,6 +24,13 @@ typedef struct s0__transport_ops {
 	            s0_cancel_token *cancel, s0__http_response *resp, bool *sent,
 	            s0_error **err);
 	void (*free)(void *ctx);
+	/*
+	 * (nullable: the transport has no streams) Open a stream of
+	 * sandbox0/streams.h for client c (options checked already); the stream
+	 * may keep c and ctx until freed.
+	 */
+	int (*open_stream)(void *ctx, struct s0_client *c, const struct s0_stream_options *o,
+	                   struct s0_stream **out, s0_error **err);
 } s0__transport_ops;
 
 /* Create the libcurl transport for a base URL; see http_transport.c. */

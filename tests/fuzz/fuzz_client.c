@@ -83,7 +83,7 @@ static void fz_free(void *ctx)
 	(void)ctx;
 }
 
-static const s0__transport_ops fz_ops = {"fuzz", fz_send, fz_free};
+static const s0__transport_ops fz_ops = {"fuzz", fz_send, fz_free, NULL};
 
 static volatile size_t sink;
 

@@ -1,5 +1,6 @@
 /* The in-process transport: client request -> router -> client response. */
 #include "local/api/transport.h"
+#include "local/api/stream_local.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,8 +98,17 @@ static void local_free(void *ctx)
 	free(t);
 }
 
+static int local_open_stream(void *ctx, struct s0_client *c, const s0_stream_options *o,
+                             s0_stream **out, s0_error **err)
+{
+	(void)c;
+	local_transport *t = ctx;
+	return s0__stream_local_open(t->e, t->team_id, o, out, err);
+}
+
 const s0__transport_ops s0__local_transport_ops = {
 	.name = "local",
 	.send = local_send,
 	.free = local_free,
+	.open_stream = local_open_stream,
 };

@@ -3,4 +3,4 @@
 
 S0_TEST_MAIN(s0_server_core_suite, s0_server_admin_suite, s0_router_engine_suite,
              s0_server_local_suite, s0_server_longpoll_suite,
-             s0_streams_local_suite)
+             s0_streams_local_suite, s0_streams_http_suite)

@@ -50,5 +50,6 @@ Suite *s0_router_engine_suite(void);
 Suite *s0_server_local_suite(void);
 Suite *s0_server_longpoll_suite(void);
 Suite *s0_streams_local_suite(void);
+Suite *s0_streams_http_suite(void);
 
 #endif

@@ -152,7 +152,7 @@ static void ft_free_ctx(void *ctx)
 	(void)ctx; /* the fixture owns itself */
 }
 
-const s0__transport_ops ft_ops = {"fake", ft_send, ft_free_ctx};
+const s0__transport_ops ft_ops = {"fake", ft_send, ft_free_ctx, NULL};
 
 ft *ft_new(const ft_step *steps, bool manual)
 {

@@ -1,8 +1,9 @@
 /*
- * The in-process streams (sandbox0/streams.h): the stream objects of
- * local/api/stream.h driven by the caller's thread — send runs the stream's
- * input at once, recv pulls (waiting on the stream's kicks and its retry
- * time) until a message is ready.
+ * The in-process streams (sandbox0/streams.h; s0_local_stream_open() and
+ * s0_stream_open() on an in-process client): the stream objects of stream.h
+ * driven by the caller's thread — send runs the stream's input at once, recv
+ * pulls (waiting on the stream's kicks and its retry time) until a message
+ * is ready.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,12 +12,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "client/stream_vt.h"
 #include "local/api/router.h"
 #include "local/api/stream.h"
-#include "local/local_internal.h"
-#include "sandbox0/streams.h"
+#include "local/api/stream_local.h"
 
-struct s0_stream {
+typedef struct lstream {
+	s0_stream base; /* first: the public handle */
 	s0__stream *st;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -25,18 +27,18 @@ struct s0_stream {
 	int close_code;   /* 0 while it goes on */
 	char reason[128];
 	bool counted;
-};
+} lstream;
 
 static void kick(void *arg)
 {
-	s0_stream *s = arg;
+	lstream *s = arg;
 	pthread_mutex_lock(&s->mu);
 	s->kicked = true;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 }
 
-static void ended(s0_stream *s, int code)
+static void ended(lstream *s, int code)
 {
 	if (s->close_code)
 		return;
@@ -44,36 +46,18 @@ static void ended(s0_stream *s, int code)
 	s0__strlcpy(s->reason, s0__stream_close_reason(s->st), sizeof s->reason);
 }
 
-static int check_options(const s0_stream_options *o, s0_error **err)
-{
-	if (!o || o->version != S0_STREAM_OPTIONS_VERSION)
-		return s0__error_set(err, S0_EINVAL, "options_version",
-		                     "s0_stream_options.version must be %u", S0_STREAM_OPTIONS_VERSION);
-	if (o->kind < S0_STREAM_CONTEXT || o->kind > S0_STREAM_FILES_WATCH)
-		return s0__error_set(err, S0_EINVAL, "invalid_argument", "unknown stream kind %d",
-		                     (int)o->kind);
-	if (s0__is_blank(o->sandbox_id))
-		return s0__error_set(err, S0_EINVAL, "invalid_argument", "sandbox_id is required");
-	if (o->kind != S0_STREAM_FILES_WATCH && s0__is_blank(o->id))
-		return s0__error_set(err, S0_EINVAL, "invalid_argument",
-		                     "a context or session stream needs its id");
-	if (o->after < 0 || o->wake_timeout_ms < 0)
-		return s0__error_set(err, S0_EINVAL, "invalid_argument",
-		                     "after and wake_timeout_ms must be >= 0");
-	return S0_OK;
-}
+static const s0__stream_vt local_vt;
 
-int s0_local_stream_open(s0_local *local, const s0_stream_options *opts, s0_stream **out,
-                         s0_error **err)
+int s0__stream_local_open(s0__engine *e, const char *team, const s0_stream_options *opts,
+                          s0_stream **out, s0_error **err)
 {
-	if (!local || !out)
-		return s0__error_set(err, S0_EINVAL, "invalid_argument", "local and out are required");
-	int rc = check_options(opts, err);
+	int rc = s0__stream_options_check(opts, err);
 	if (rc < 0)
 		return rc;
-	s0_stream *s = calloc(1, sizeof *s);
+	lstream *s = calloc(1, sizeof *s);
 	if (!s)
 		return s0__error_nomem(err);
+	s->base.vt = &local_vt;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	s->kicked = true; /* the first pull */
@@ -83,14 +67,14 @@ int s0_local_stream_open(s0_local *local, const s0_stream_options *opts, s0_stre
 	                                        S0__STREAM_WATCH};
 	s0__stream_open_req req = {
 		.kind = kinds[opts->kind],
-		.team = local->team,
+		.team = team,
 		.sandbox_id = opts->sandbox_id,
 		.id2 = opts->kind == S0_STREAM_FILES_WATCH ? NULL : opts->id,
 		.after = after,
 		.wake_budget_ms = opts->wake_timeout_ms ? opts->wake_timeout_ms
 		                                        : S0__ROUTER_WAKE_BUDGET_MS,
 	};
-	rc = s0__stream_open(s0__local_engine(local), &req, kick, s, &s->st, err);
+	rc = s0__stream_open(e, &req, kick, s, &s->st, err);
 	if (rc < 0) {
 		pthread_cond_destroy(&s->cv);
 		pthread_mutex_destroy(&s->mu);
@@ -99,13 +83,14 @@ int s0_local_stream_open(s0_local *local, const s0_stream_options *opts, s0_stre
 	}
 	s0__obj_inc();
 	s->counted = true;
-	*out = s;
+	*out = &s->base;
 	return S0_OK;
 }
 
-int s0_stream_send(s0_stream *s, const char *json, size_t len, s0_error **err)
+static int local_send(s0_stream *base, const char *json, size_t len, s0_error **err)
 {
-	if (!s || !json || len > S0__STREAM_MSG_MAX)
+	lstream *s = (lstream *)base;
+	if (len > S0__STREAM_MSG_MAX)
 		return s0__error_set(err, S0_EINVAL, "invalid_argument",
 		                     "a message of at most %zu bytes is required", S0__STREAM_MSG_MAX);
 	if (s->close_code)
@@ -132,7 +117,7 @@ static struct timespec after_ms(int64_t ms)
 }
 
 /* Wait until kicked, or ms pass (< 0: no bound). */
-static void wait_kick(s0_stream *s, int64_t ms)
+static void wait_kick(lstream *s, int64_t ms)
 {
 	pthread_mutex_lock(&s->mu);
 	if (!s->kicked && ms != 0) {
@@ -159,12 +144,10 @@ static int64_t ms_left(struct timespec until)
 	return (int64_t)(until.tv_sec - now.tv_sec) * 1000 + (until.tv_nsec - now.tv_nsec) / 1000000;
 }
 
-int s0_stream_recv(s0_stream *s, int64_t timeout_ms, char **msg_out, size_t *len_out,
-                   s0_error **err)
+static int local_recv(s0_stream *base, int64_t timeout_ms, char **msg_out, size_t *len_out,
+                      s0_error **err)
 {
-	if (!s || !msg_out || (timeout_ms < 0 && timeout_ms != S0_TIMEOUT_INFINITE))
-		return s0__error_set(err, S0_EINVAL, "invalid_argument",
-		                     "a stream, msg_out and a timeout >= 0 are required");
+	lstream *s = (lstream *)base;
 	struct timespec until = after_ms(timeout_ms > 0 ? timeout_ms : 0);
 	int64_t retry_at_left = -1;
 	for (;;) {
@@ -211,17 +194,17 @@ int s0_stream_recv(s0_stream *s, int64_t timeout_ms, char **msg_out, size_t *len
 	}
 }
 
-int s0_stream_close_code(const s0_stream *s, const char **reason_out)
+static int local_close_code(const s0_stream *base, const char **reason_out)
 {
+	const lstream *s = (const lstream *)base;
 	if (reason_out)
-		*reason_out = s ? s->reason : "";
-	return s ? s->close_code : 0;
+		*reason_out = s->reason;
+	return s->close_code;
 }
 
-void s0_stream_free(s0_stream *s)
+static void local_free(s0_stream *base)
 {
-	if (!s)
-		return;
+	lstream *s = (lstream *)base;
 	s0__stream_free(s->st);
 	s0__smsgq_clear(&s->queue);
 	pthread_cond_destroy(&s->cv);
@@ -230,3 +213,5 @@ void s0_stream_free(s0_stream *s)
 		s0__obj_dec();
 	free(s);
 }
+
+static const s0__stream_vt local_vt = {local_send, local_recv, local_close_code, local_free};

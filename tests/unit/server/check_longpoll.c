@@ -136,6 +136,8 @@ START_TEST(wait_over_http_returns_on_the_change)
 	ck_assert_int_eq(w.rc, S0_OK);
 	ck_assert_int_eq(w.status, S0_STATUS_PAUSED);
 	/* well under the 5 s poll interval: the parked GET answered the change */
+	fprintf(stderr, "CL-18: the wait ended %lld ms after the pause returned (polls: 5000 ms)\n",
+	        (long long)(w.done_ms - t0));
 	ck_assert_msg(w.done_ms - t0 < 1000, "wait ended %lld ms after the pause",
 	              (long long)(w.done_ms - t0));
 	ck_assert_uint_eq(s0__loop_count(srv->loop), 0);
@@ -143,6 +145,8 @@ START_TEST(wait_over_http_returns_on_the_change)
 	int64_t t1 = mono_ms();
 	ck_assert_int_eq(s0_sandbox_resume_and_wait(c, id, NULL, NULL, NULL), S0_OK);
 	ck_assert_int_eq(s0_sandbox_pause_and_wait(c, id, NULL, NULL, NULL), S0_OK);
+	fprintf(stderr, "CL-18: resume_and_wait + pause_and_wait over HTTP: %lld ms\n",
+	        (long long)(mono_ms() - t1));
 	ck_assert_msg(mono_ms() - t1 < 3000, "resume + pause took %lld ms",
 	              (long long)(mono_ms() - t1));
 	s0_client_free(c);

@@ -414,7 +414,8 @@ static cli_run run_conn(const char *const *conn, const char *const *rest)
 }
 
 /* `s0 sandbox files watch` against s0 serve: the events as lines, live, and
- * the end when the sandbox pauses (exit 1, the reason on stderr). */
+ * the end when the sandbox pauses (exit 1, the reason on stderr); then
+ * `s0 sandbox attach` to a REPL context line by line. */
 START_TEST(files_watch_over_serve)
 {
 	char *data = path_in("watch");
@@ -453,6 +454,34 @@ START_TEST(files_watch_over_serve)
 	ck_assert(WIFEXITED(st));
 	ck_assert_int_eq(WEXITSTATUS(st), 1);
 	close(fd);
+	/* attach: a REPL line by line, then its exit status (the pause ended the
+	 * REPL the run below makes a new one on the woken sandbox) */
+	r = run_conn(conn, A("sandbox", "run", id, "X=41"));
+	expect_exit(&r, 0);
+	const char *ctx = strstr(r.err, "context ");
+	ck_assert_ptr_nonnull(ctx);
+	char ctx_id[64] = "";
+	sscanf(ctx, "context %63s", ctx_id);
+	h_run_free(&r);
+	const char *argv[16];
+	int n = 0;
+	for (const char *const *c = conn; *c; c++)
+		argv[n++] = *c;
+	argv[n++] = "sandbox";
+	argv[n++] = "attach";
+	argv[n++] = id;
+	argv[n++] = ctx_id;
+	argv[n] = NULL;
+	r = h_run(argv, "echo x=$X\necho err >&2\nexit 4\n");
+	expect_exit(&r, 4);
+	ck_assert_msg(!strncmp(r.out, "x=41\n", 5), "%s", r.out);
+	/* a PTY context merges its streams; without one stderr goes to stderr */
+	ck_assert_msg(strstr(r.out, "err\n") || !strcmp(r.err, "err\n"), "%s | %s", r.out, r.err);
+	h_run_free(&r);
+	/* nothing to send: the process has exited, its status comes at once */
+	r = h_run(argv, "");
+	expect_exit(&r, 4);
+	h_run_free(&r);
 	free(id);
 	ck_assert_int_eq(h_serve_stop(&s), 0);
 	free(s.out);

@@ -33,8 +33,10 @@
  * `duplicate: true`, with other bytes 409 `session_conflict`; at most 64 KiB
  * unread on the attempt's stdin, else 429 `input_buffer_full`), `POST
  * …/signals`, `PUT …/terminal` (`{rows, cols}` 1..65535; 409
- * `pty_unavailable` for `pipes` io) and `GET …/events`. The streaming
- * routes (`…/events/stream`, `…/ws`, contexts' `…/ws`) answer 501
+ * `pty_unavailable` for `pipes` io) and `GET …/events`. The WebSocket
+ * routes (`…/sessions/{id}/ws`, contexts' `…/ws`, `…/files/watch`) are
+ * served by `s0 serve`; without sockets use sandbox0/streams.h. The
+ * server-sent event stream (`…/events/stream`) answers 501
  * `not_implemented` (S0_EUNSUPPORTED); poll `GET …/events?after=` instead.
  *
  * Every call blocks for one exchange and is safe on a shared client.

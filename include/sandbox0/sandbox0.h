@@ -21,5 +21,6 @@
 #include "sandbox0/local.h"
 #include "sandbox0/keys.h"
 #include "sandbox0/templates.h"
+#include "sandbox0/streams.h"
 
 #endif

@@ -19,9 +19,14 @@
  * an `X-Team-ID` of another team answers 401 "not a member of selected
  * team".
  *
- * Every connection is served by its own thread, so a request waiting for a
- * sandbox to wake (up to 45 s, docs/decisions.md "Auto-resume on access") never
- * delays `/healthz` or other requests.
+ * Every request runs on a handler thread of its own (made on demand up to
+ * the connection limit), so a request waiting for a sandbox to wake (up to
+ * 45 s, docs/decisions.md "Auto-resume on access") never delays `/healthz` or
+ * other requests. Held-open connections — long-polls of `GET
+ * /sandboxes/{id}` with `Prefer: wait` and the WebSocket routes of
+ * docs/wire.md §8.2 — hold no thread: one event-loop thread keeps them, at
+ * most the connection limit less a quarter at once (docs/threading.md
+ * "Parked connections").
  *
  * Request limits, each answered with an error envelope: a request target
  * (path and query) over 16 KiB is 414 `bad_request`; header fields over

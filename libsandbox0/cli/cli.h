@@ -154,7 +154,9 @@ extern const cli_cmd cmd_sandbox_create, cmd_sandbox_get, cmd_sandbox_list, cmd_
 extern const cli_cmd cmd_sandbox_pause, cmd_sandbox_resume, cmd_sandbox_fork;
 extern const cli_cmd cmd_sandbox_snapshot;
 extern const cli_cmd cmd_sandbox_files;
+extern const cli_cmd cmd_files_watch; /* cmd_watch.c */
 extern const cli_cmd cmd_sandbox_exec, cmd_sandbox_run;
+extern const cli_cmd cmd_sandbox_attach; /* cmd_attach.c */
 extern const cli_cmd cmd_serve, cmd_demo;
 extern const cli_cmd cmd_serve_keys, cmd_template;
 

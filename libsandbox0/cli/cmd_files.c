@@ -1,7 +1,6 @@
 /*
  * `s0 sandbox files -s <id> ls|cat|stat|mkdir|rm|mv|upload|download|write`
- * (docs/wire.md §3.9, §5). `watch` needs the WebSocket endpoint, deferred by
- * docs/decisions.md.
+ * (docs/wire.md §3.9, §5); `watch` is cmd_watch.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -336,6 +335,6 @@ const cli_cmd cmd_sandbox_files = {
 	.summary = "Manage files in a sandbox",
 	.flags = files_flags,
 	.children = (const cli_cmd *const[]){&cmd_ls, &cmd_cat, &cmd_stat, &cmd_mkdir, &cmd_rm,
-	                                     &cmd_mv, &cmd_upload, &cmd_download, &cmd_write, NULL},
-	.details = "Not in this build: watch (it needs the WebSocket endpoint).\n",
+	                                     &cmd_mv, &cmd_upload, &cmd_download, &cmd_write,
+	                                     &cmd_files_watch, NULL},
 };

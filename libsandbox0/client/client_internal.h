@@ -44,6 +44,10 @@ typedef struct s0__call {
 	s0_cancel_token *cancel;     /* extra token besides the client's, nullable */
 	int64_t timeout_ms;          /* > 0: cap on the client's request timeout (wait deadlines) */
 	bool raw_reply;              /* a 2xx body that is not JSON is the caller's (file reads) */
+	/* long-poll (docs/wire.md "Long-poll"): sent as If-None-Match (nullable), and
+	 * `Prefer: wait=N` when > 0; a 304 then is a success with no data */
+	const char *if_none_match;
+	int32_t prefer_wait_s;
 } s0__call;
 
 typedef struct s0__reply {

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "common/cancel.h"
+#include "client/stream_vt.h"
 #include "client/transport.h"
 
 /* Idle (multi, easy) pairs kept for reuse; more are made on demand. */
@@ -388,4 +389,12 @@ out:
 	return rc;
 }
 
-const s0__transport_ops s0__http_transport_ops = {.name = "http", .send = http_send, .free = http_free};
+static int http_open_stream(void *ctx, struct s0_client *c, const s0_stream_options *o,
+                            s0_stream **out, s0_error **err)
+{
+	(void)ctx;
+	return s0__ws_client_open(c, o, out, err);
+}
+
+const s0__transport_ops s0__http_transport_ops = {.name = "http", .send = http_send, .free = http_free,
+                                                 .open_stream = http_open_stream};

@@ -1,4 +1,5 @@
 /* The one request path: headers, envelope decoding and error mapping. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -134,6 +135,13 @@ static int add_std_headers(s0_client *c, const s0__call *call, s0__http_request 
 		rc |= s0__headers_add(h, "X-Team-ID", c->team_id);
 	if (call->idempotency_key)
 		rc |= s0__headers_add(h, "Idempotency-Key", call->idempotency_key);
+	if (call->if_none_match)
+		rc |= s0__headers_add(h, "If-None-Match", call->if_none_match);
+	if (call->prefer_wait_s > 0) {
+		char v[32];
+		snprintf(v, sizeof v, "wait=%d", (int)call->prefer_wait_s);
+		rc |= s0__headers_add(h, "Prefer", v);
+	}
 	if (req->has_body)
 		rc |= s0__headers_add(h, "Content-Type",
 		                      call->has_raw ? "application/octet-stream" : "application/json");
@@ -201,6 +209,8 @@ int s0__client_call(s0_client *c, const s0__call *call, s0__reply *reply, bool *
 	if (rc < 0)
 		goto out;
 	reply->status = reply->http.status;
+	if (reply->status == 304 && call->if_none_match)
+		goto out; /* unchanged (RFC 9110 §15.4.5): no body to decode */
 	if (reply->status < 200 || reply->status > 299) {
 		rc = s0__error_put(err, s0__error_from_response(&reply->http,
 		                                                c->clock.now_unix_ms(c->clock.ctx),

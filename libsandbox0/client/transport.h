@@ -30,14 +30,21 @@ typedef struct s0__transport_ops {
 	 * watch_version: the current change version of sandbox_id (opaque; it
 	 * only grows; any id, never fails). watch_arm: fire `fire` (borrowed;
 	 * it must outlive the arming) once that version passes `since` (at
-	 * once when it already has); returns a handle > 0, or 0 when it could
+	 * once when it already has); returns a handle, or NULL when it could
 	 * not arm (OOM: the caller just sleeps). watch_disarm: end an arming
-	 * (0 is a no-op); after it returns `fire` is not touched again. Safe
+	 * (NULL is a no-op); after it returns `fire` is not touched again. Safe
 	 * from any thread; see local/api/transport.c.
 	 */
 	uint64_t (*watch_version)(void *ctx, const char *sandbox_id);
-	int (*watch_arm)(void *ctx, const char *sandbox_id, uint64_t since, s0_cancel_token *fire);
-	void (*watch_disarm)(void *ctx, int handle);
+	void *(*watch_arm)(void *ctx, const char *sandbox_id, uint64_t since, s0_cancel_token *fire);
+	void (*watch_disarm)(void *ctx, void *handle);
+	/*
+	 * (nullable: the transport has no streams) Open a stream of
+	 * sandbox0/streams.h for client c (options checked already); the stream
+	 * may keep c and ctx until freed.
+	 */
+	int (*open_stream)(void *ctx, struct s0_client *c, const struct s0_stream_options *o,
+	                   struct s0_stream **out, s0_error **err);
 } s0__transport_ops;
 
 /* Create the libcurl transport for a base URL; see http_transport.c. */

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "client/client_internal.h"
 #include "client/wait_internal.h"
@@ -217,6 +218,13 @@ typedef struct wait_run {
 	bool gone;               /* 404 under S0_WAIT_NOTFOUND_OK */
 	bool reached;            /* some request of this wait may have reached the server */
 	uint64_t seen;           /* change version read before the last GET (wait_wake.c) */
+	/* long-poll (docs/wire.md "Long-poll"): the last ETag seen, whether the
+	 * server honoured `Prefer: wait` on the last GET (then the next GET goes
+	 * at once: the server's hold is the pacing), and what the next call sends */
+	char etag[128];
+	bool held;
+	const char *call_inm;
+	int32_t call_wait_s;
 } wait_run;
 
 static int64_t now_ms(const wait_run *w)
@@ -337,6 +345,8 @@ static int exchange(wait_run *w, const char *method, const char *suffix, const c
 		.sandbox_id = w->id,
 		.cancel = w->cancel,
 		.timeout_ms = w->deadline_ms == S0__NO_DEADLINE ? 0 : w->deadline_ms - now,
+		.if_none_match = w->call_inm,
+		.prefer_wait_s = w->call_wait_s,
 	};
 	int rc = s0__client_call(w->c, &call, reply, sent, x);
 	if (rc != S0_ETRANSPORT)
@@ -381,6 +391,39 @@ static int observe(wait_run *w, s0_sandbox_info *info, s0_error **err)
 	return s0__error_put(err, x);
 }
 
+/*
+ * The `Prefer: wait` to send: whole seconds up to S0__WAIT_LONGPOLL_MAX_S, 1 s
+ * inside both the wait's deadline and the request timeout; 0 (none) when
+ * less than 2 s are left.
+ */
+static int32_t longpoll_seconds(const wait_run *w)
+{
+	int64_t s = S0__WAIT_LONGPOLL_MAX_S;
+	if (w->deadline_ms != S0__NO_DEADLINE) {
+		int64_t left = (w->deadline_ms - now_ms(w)) / 1000 - 1;
+		s = left < s ? left : s;
+	}
+	int64_t rt = w->c->request_timeout_ms;
+	if (rt > 0 && rt / 1000 - 1 < s)
+		s = rt / 1000 - 1;
+	return s >= 1 ? (int32_t)s : 0;
+}
+
+/* What the server said of the long-poll; true for a 304 (unchanged). */
+static bool longpoll_seen(wait_run *w, const s0__reply *r, int32_t asked_s)
+{
+	const char *pa = s0__headers_get(&r->http.headers, "Preference-Applied");
+	const char *etag = s0__headers_get(&r->http.headers, "ETag");
+	if (r->status != 304) {
+		w->etag[0] = '\0';
+		if (etag && strlen(etag) < sizeof w->etag)
+			s0__strlcpy(w->etag, etag, sizeof w->etag);
+	}
+	/* only with a tag to send back does going at once not spin */
+	w->held = asked_s > 0 && pa && !strncasecmp(pa, "wait", 4) && w->etag[0];
+	return r->status == 304;
+}
+
 /* GET the sandbox: POLL_SEEN (w->last updated), POLL_RETRY, POLL_GONE or an error. */
 static int poll_once(wait_run *w, s0_error **err)
 {
@@ -389,9 +432,19 @@ static int poll_once(wait_run *w, s0_error **err)
 	s0_sandbox_info *info = NULL;
 	bool sent;
 	w->seen = s0__wait_version(w->c, w->id); /* before the read: no change is missed */
+	w->call_wait_s = longpoll_seconds(w);
+	w->call_inm = w->etag[0] && w->last ? w->etag : NULL;
+	int32_t asked = w->call_wait_s;
 	int rc = exchange(w, "GET", NULL, NULL, &r, &x, &sent);
+	w->call_inm = NULL;
+	w->call_wait_s = 0;
+	w->held = false;
 	if (never_reached(w, rc, sent))
 		return fatal(w, rc, x, err);
+	if (rc == S0_OK && longpoll_seen(w, &r, asked)) {
+		s0__reply_free(&r);
+		return POLL_SEEN; /* w->last stands */
+	}
 	if (rc == S0_OK) {
 		rc = s0__sandbox_info_from_json(r.data, &info, &x);
 		s0__reply_free(&r);
@@ -425,6 +478,7 @@ static int post_once(wait_run *w, s0_error **err)
 	s0__reply r;
 	s0_error *x = NULL;
 	bool sent;
+	w->etag[0] = '\0'; /* the GET after a POST is unconditional: it may have changed nothing */
 	int rc = exchange(w, "POST", w->kind == WAIT_PAUSE ? "/pause" : "/resume", body, &r, &x,
 	                  &sent);
 	cJSON_Delete(body);
@@ -534,6 +588,10 @@ static int sleep_between(wait_run *w, s0_error **err)
 	int64_t now = now_ms(w);
 	if (now >= w->deadline_ms)
 		return stop_error(w, S0_ETIMEDOUT, err);
+	if (w->held && w->retry_after_ms < 0) { /* the server held the last GET */
+		w->held = false;
+		return canceled(w) ? stop_error(w, S0_ECANCELED, err) : S0_OK;
+	}
 	int64_t ms = s0__wait_plan_sleep(s0__backoff_next(&w->bo), w->retry_after_ms, now,
 	                                 w->deadline_ms);
 	w->retry_after_ms = -1;

@@ -15,6 +15,8 @@
 #define S0__WAIT_POLL_MAX_MS 500
 #define S0__WAIT_BACKOFF_PCT 150
 #define S0__WAIT_JITTER_PCT 20
+/* Longest `Prefer: wait` a wait's GET asks for (docs/wire.md "Long-poll"). */
+#define S0__WAIT_LONGPOLL_MAX_S 20
 
 /* "No deadline" as an instant. */
 #define S0__NO_DEADLINE INT64_MAX

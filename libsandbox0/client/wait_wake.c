@@ -21,7 +21,7 @@ int s0__wait_sleep(s0_client *c, const char *sandbox_id, uint64_t since, int64_t
 	s0__cancel_link link;
 	if (s0__cancel_link_init(&link, tok, NULL, NULL) < 0)
 		return c->clock.sleep_ms(c->clock.ctx, ms, tok);
-	int h = c->ops->watch_arm(c->tctx, sandbox_id, since, link.token);
+	void *h = c->ops->watch_arm(c->tctx, sandbox_id, since, link.token);
 	c->clock.sleep_ms(c->clock.ctx, ms, link.token);
 	c->ops->watch_disarm(c->tctx, h);
 	s0__cancel_link_free(&link);

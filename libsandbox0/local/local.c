@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "client/client_internal.h"
+#include "local/api/stream_local.h"
 #include "local/api/transport.h"
 #include "local/lifecycle/engine_open.h"
 #include "local/objects/backends.h"
@@ -314,4 +315,12 @@ int s0_local_template_build(s0_local *l, const char *name, const char *dir,
 int s0_local_gc(s0_local *l, s0_error **err)
 {
 	return s0__engine_gc(l->engine, err);
+}
+
+int s0_local_stream_open(s0_local *local, const s0_stream_options *opts, s0_stream **out,
+                         s0_error **err)
+{
+	if (!local || !out)
+		return s0__error_set(err, S0_EINVAL, "invalid_argument", "local and out are required");
+	return s0__stream_local_open(local->engine, local->team, opts, out, err);
 }

@@ -1,7 +1,8 @@
 /*
  * The libmicrohttpd callbacks: one request's state from its headers to its
- * completion. Every connection has its own thread (server.c), so a handler
- * that waits for a sandbox to wake blocks only its own connection.
+ * completion. libmicrohttpd's threads only parse and send: a complete request
+ * is suspended and handed to a handler thread (dispatch.c, workers.h), so a
+ * handler that waits for a sandbox to wake blocks no other request.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -9,7 +10,9 @@
 #include <string.h>
 
 #include "local/api/router.h"
-#include "server/server_internal.h"
+#include "server/request.h"
+#include "server/workers.h"
+#include "server/ws.h"
 
 /*
  * Bytes past the limit that are read and discarded so the 413 reaches a
@@ -19,37 +22,11 @@
  */
 #define DRAIN_SLACK ((size_t)16 << 20)
 
-typedef struct sreq {
-	int64_t t0_ms;
-	char rid[S0__REQUEST_ID_MAX];
-	char client[64];
-	char method[16];
-	char *path;        /* raw path (percent-encoded, no query) */
-	char *query;       /* raw query, or NULL */
-	size_t target_len; /* bytes of the raw request target */
-	size_t head_bytes; /* header fields, "Name: value\r\n" each */
-	bool started;      /* the access handler has seen it */
-	const char *team;  /* borrowed from the keyring, or team_buf */
-	char team_buf[S0__SERVER_TEAM_MAX];
-	bool admin_keys;   /* a key route, with the admin credential */
-	s0__buf body;
-	size_t limit, drained;
-	size_t reserved;   /* share of the server's body budget */
-	const char *limit_wire;
-	bool over, replied, counted;
-	int status;
-	size_t bytes;
-} sreq;
+typedef s0__sreq sreq;
 
 static bool is_public(const char *url)
 {
 	return !strcmp(url, "/healthz") || !strcmp(url, "/metadata");
-}
-
-static bool is_admin(const s0_server *s, const char *url)
-{
-	return s->o.flags & S0_SERVER_ENABLE_ADMIN && s->cfg.admin &&
-	       !strncmp(url, "/admin/", 7);
 }
 
 static void client_of(struct MHD_Connection *conn, char *out, size_t n)
@@ -84,12 +61,16 @@ static enum MHD_Result send_response(s0_server *s, struct MHD_Connection *conn, 
                                      s0__http_response *resp)
 {
 	size_t len = 0;
-	char *data = resp->body.len ? s0__buf_detach(&resp->body, &len) : NULL;
+	struct s0__ws *ws = r->ws;
+	r->ws = NULL; /* the upgrade handler's from here (or freed below) */
+	char *data = !ws && resp->body.len ? s0__buf_detach(&resp->body, &len) : NULL;
 	struct MHD_Response *mr =
-		data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
-		     : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+		ws     ? MHD_create_response_for_upgrade(s0__ws_upgraded, ws)
+		: data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
+		       : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 	if (!mr) {
 		free(data);
+		s0__ws_discard(ws);
 		s0__http_response_free(resp);
 		return MHD_NO;
 	}
@@ -262,39 +243,44 @@ static enum MHD_Result absorb(s0_server *s, sreq *r, const char *data, size_t n)
 	return s0__buf_put(&r->body, data, n) < 0 ? MHD_NO : MHD_YES;
 }
 
-static int call_handler(s0_server *s, struct MHD_Connection *conn, sreq *r,
-                        s0__http_response *resp)
+/* Hand the complete request to a handler thread; the connection waits suspended. */
+static enum MHD_Result dispatch(s0_server *s, struct MHD_Connection *conn, sreq *r)
 {
-	s0__http_request req = {.method = r->method, .path = r->path, .query = r->query,
-	                        .body = r->body.data, .body_len = r->body.len,
-	                        .has_body = r->body.len > 0};
-	int rc = S0_ENOMEM;
-	if (MHD_get_connection_values(conn, MHD_HEADER_KIND, add_header, &req.headers) >= 0) {
-		s0__server_call call = {.team_id = r->team, .request_id = r->rid};
-		if (r->admin_keys)
-			rc = s0__server_admin_keys(s->cfg.admin, &req, r->rid, resp);
-		else if (is_admin(s, r->path))
-			rc = s0__server_admin(s->cfg.admin, &req, r->rid, resp);
-		else
-			rc = s->cfg.handler(s->cfg.handler_ctx, &call, &req, resp);
+	if (MHD_get_connection_values(conn, MHD_HEADER_KIND, add_header, &r->hdrs) < 0)
+		return send_error(s, conn, r, 500, "internal_error", "out of memory");
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	r->s = s;
+	r->conn = conn;
+	r->fd = ci ? ci->connect_fd : -1;
+	s0__server_longpoll_prepare(r);
+	r->dispatched = true;
+	MHD_suspend_connection(conn);
+	if (s0__workers_submit(s->workers, s0__server_run, r) < 0) {
+		MHD_resume_connection(conn); /* answered on the next call */
+		r->resp.status = 0;
+		r->done = true;
 	}
-	s0__headers_free(&req.headers);
-	return rc;
+	return MHD_YES;
 }
 
-/* Last call: the whole body is in; route it. */
+/* Last call: the whole body is in; route it, then (called again) send the answer. */
 static enum MHD_Result finish(s0_server *s, struct MHD_Connection *conn, sreq *r)
 {
 	if (r->over)
 		return send_error(s, conn, r, 413, r->limit_wire, "request body is too large");
-	s0__http_response resp = {0};
-	int rc = call_handler(s, conn, r, &resp);
+	if (!r->dispatched)
+		return dispatch(s, conn, r);
+	if (!r->done)
+		return MHD_YES; /* not ours to answer yet */
 	s0__buf_free(&r->body);
 	unreserve(s, r);
-	if (rc < 0 || !resp.status) {
-		s0__http_response_free(&resp);
+	if (!r->resp.status) {
+		s0__http_response_free(&r->resp);
 		return send_error(s, conn, r, 500, "internal_error", "out of memory");
 	}
+	s0__http_response resp = r->resp;
+	memset(&r->resp, 0, sizeof r->resp);
 	return send_response(s, conn, r, &resp);
 }
 
@@ -340,6 +326,9 @@ void s0__server_on_completed(void *cls, struct MHD_Connection *conn, void **con_
 	                    r->bytes, s0__real_monotonic_ms() - r->t0_ms);
 	s0__buf_free(&r->body);
 	unreserve(s, r);
+	s0__headers_free(&r->hdrs);
+	s0__http_response_free(&r->resp);
+	s0__ws_discard(r->ws); /* an upgrade never sent */
 	free(r->path);
 	free(r->query);
 	if (r->counted) {

@@ -1,8 +1,11 @@
 /* s0_server_new: the server core over the router and an s0_local backend. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "local/api/router.h"
 #include "local/lifecycle/keys.h"
+#include "local/api/stream_route.h"
+#include "local/lifecycle/watch.h"
 #include "local/local_internal.h"
 #include "sandbox0/keys.h"
 #include "server/server_internal.h"
@@ -12,7 +15,99 @@ typedef struct glue {
 	s0__router_opts base; /* per-server flags; team and request id per request */
 	s0_local *local;
 	s0__server_admin_ops admin;
+	s0__server_watch_ops watch;
+	s0__server_stream_ops streams;
 } glue;
+
+/* ---- WebSocket routes (local/api/stream_route.h) ---- */
+
+static int stream_open(void *ctx, const s0__server_call *call, const s0__http_request *req,
+                       void (*kick)(void *arg), void *kick_arg, void **out,
+                       s0__http_response *resp)
+{
+	glue *g = ctx;
+	s0__router_opts o = g->base;
+	o.team_id = call->team_id;
+	o.request_id = call->request_id;
+	s0__stream *st = NULL;
+	int rc = s0__router_stream_open(g->engine, &o, req, kick, kick_arg, &st, resp);
+	*out = st;
+	return rc;
+}
+
+static int stream_input(void *st, const char *text, size_t len, s0__smsgq *out)
+{
+	return s0__stream_input(st, text, len, out);
+}
+
+static int stream_pull(void *st, size_t room, s0__smsgq *out, int64_t *retry_ms)
+{
+	return s0__stream_pull(st, room, out, retry_ms);
+}
+
+static const char *stream_reason(const void *st)
+{
+	return s0__stream_close_reason(st);
+}
+
+static void stream_free(void *st)
+{
+	s0__stream_free(st);
+}
+
+/* A long-poll's subscription: the server's wake over the engine's watch. */
+typedef struct glue_sub {
+	s0__engine_watch_sub *sub;
+	void (*fn)(void *arg);
+	void *arg;
+} glue_sub;
+
+static void on_engine_change(void *arg, const char *sandbox_id, uint64_t version)
+{
+	(void)sandbox_id;
+	(void)version;
+	glue_sub *gs = arg;
+	gs->fn(gs->arg);
+}
+
+/* Only `GET /api/v1/sandboxes/{id}` is watchable (docs/wire.md "Long-poll"). */
+static int watch_subscribe(void *ctx, const char *raw_path, void (*fn)(void *arg), void *arg,
+                           void **out)
+{
+	static const char prefix[] = "/api/v1/sandboxes/";
+	glue *g = ctx;
+	char *path = NULL;
+	if (s0__router_decode_path(raw_path, &path) < 0)
+		return S0_ENOTFOUND;
+	const char *id = path + sizeof prefix - 1;
+	int rc = S0_ENOTFOUND;
+	glue_sub *gs = NULL;
+	if (!strncmp(path, prefix, sizeof prefix - 1) && *id && !strchr(id, '/')) {
+		gs = calloc(1, sizeof *gs);
+		rc = gs ? S0_OK : S0_ENOMEM;
+	}
+	if (rc == S0_OK) {
+		gs->fn = fn;
+		gs->arg = arg;
+		rc = s0__engine_watch_subscribe(s0__engine_watch_of(g->engine), id, on_engine_change,
+		                                gs, &gs->sub);
+	}
+	free(path);
+	if (rc < 0) {
+		free(gs);
+		return rc;
+	}
+	*out = gs;
+	return S0_OK;
+}
+
+static void watch_unsubscribe(void *ctx, void *sub)
+{
+	glue *g = ctx;
+	glue_sub *gs = sub;
+	s0__engine_watch_unsubscribe(s0__engine_watch_of(g->engine), gs->sub);
+	free(gs);
+}
 
 static int route(void *ctx, const s0__server_call *call, const s0__http_request *req,
                  s0__http_response *resp)
@@ -103,8 +198,12 @@ int s0_server_new(s0_local *local, const s0_server_options *opts, s0_server **ou
 	g->base.pause_200_only = flags & S0_SERVER_PAUSE_200_ONLY;
 	g->admin = (s0__server_admin_ops){local,   fault_arm, fault_release, clock_advance,
 	                                  inspect, key_create, key_list,     key_revoke};
+	g->watch = (s0__server_watch_ops){g, watch_subscribe, watch_unsubscribe};
+	g->streams = (s0__server_stream_ops){g, stream_open, stream_input, stream_pull,
+	                                     stream_reason, stream_free};
 	s0__server_config cfg = {.opts = opts, .handler = route, .handler_ctx = g,
-	                         .body_limit = limit, .admin = &g->admin, .on_free = glue_free,
+	                         .body_limit = limit, .admin = &g->admin, .watch = &g->watch,
+	                         .streams = &g->streams, .on_free = glue_free,
 	                         .key_lookup = key_team, .key_lookup_ctx = g};
 	int rc = s0__server_new(&cfg, out, err);
 	if (rc < 0)

@@ -8,7 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "server/loop.h"
 #include "server/server_internal.h"
+#include "server/workers.h"
 
 #define DEFAULT_CONNECTIONS 256
 #define DEFAULT_TIMEOUT_MS 30000
@@ -80,12 +82,18 @@ static int port_of(int fd)
 	return 0;
 }
 
+/*
+ * One libmicrohttpd thread on epoll: it parses and sends; handlers run on
+ * the worker threads (workers.h) and held-open connections on our loop
+ * (loop.h). One thread keeps the connection limit exact (a pool splits it).
+ */
 static int start_daemon(s0_server *s, s0_error **err)
 {
 	unsigned timeout_s = (unsigned)((s->o.connection_timeout_ms + 999) / 1000);
 	s->daemon = MHD_start_daemon(
-		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC, 0, NULL,
-		NULL, s0__server_on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+			MHD_ALLOW_UPGRADE | MHD_USE_ITC,
+		0, NULL, NULL, s0__server_on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->o.connection_limit,
 		MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 		S0__SERVER_POOL_BYTES, MHD_OPTION_NOTIFY_COMPLETED,
@@ -124,6 +132,9 @@ static void destroy(s0_server *s)
 	free(s->listen_address);
 	free(s->unix_socket_path);
 	free(s->anonymous_team_id);
+	s0__loop_free(s->loop);
+	s0__workers_free(s->workers);
+	pthread_mutex_destroy(&s->park_mu);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	if (s->counted)
@@ -147,6 +158,15 @@ int s0__server_new(const s0__server_config *cfg, s0_server **out, s0_error **err
 	int rc = copy_options(s, cfg->opts ? cfg->opts : &d, err);
 	if (rc == S0_OK && (s->listen_fd = s0__server_listen(&s->o, err)) < 0)
 		rc = s->listen_fd;
+	int limit = s->o.connection_limit;
+	if (rc == S0_OK)
+		rc = s0__workers_new((size_t)limit, &s->workers, err);
+	if (rc == S0_OK) {
+		int reserve = limit / 4 > S0__SERVER_PARK_RESERVE_MIN ? limit / 4
+		                                                     : S0__SERVER_PARK_RESERVE_MIN;
+		s->park_max = limit > reserve ? (size_t)(limit - reserve) : 1;
+		rc = s0__loop_new(s->park_max, &s->loop, err);
+	}
 	if (rc == S0_OK) {
 		/* port -1 marks "we created the unix socket file" for destroy() */
 		s->port = s->unix_socket_path ? -1 : port_of(s->listen_fd);
@@ -196,7 +216,16 @@ void s0_server_free(s0_server *srv)
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
 	srv->listen_fd = -1; /* closed, or still MHD's (closed on stop) */
+	pthread_mutex_lock(&srv->mu);
+	srv->stopping = true;
+	pthread_mutex_unlock(&srv->mu);
+	/* parked long-polls answer now, streams close; nothing parks after this */
+	s0__loop_stop(srv->loop);
 	drain(srv);
+	/* handlers still running past the drain finish first: MHD must not stop
+	 * with a connection suspended */
+	s0__workers_free(srv->workers);
+	srv->workers = NULL;
 	MHD_stop_daemon(srv->daemon);
 	if (srv->cfg.on_free)
 		srv->cfg.on_free(srv->cfg.handler_ctx);

@@ -16,6 +16,7 @@
 #include <microhttpd.h>
 
 #include "common/http.h"
+#include "common/msgq.h"
 #include "common/internal.h"
 #include "sandbox0/server.h"
 
@@ -28,8 +29,9 @@ typedef struct s0__server_call {
 /*
  * Handle one request. req->path is the raw (percent-encoded) path and
  * req->query the raw query. Fill resp (zeroed by the caller); return
- * S0_OK, or S0_ENOMEM to make the server answer 500. Runs on the
- * connection's own thread and may block (a wake waits up to 45 s).
+ * S0_OK, or S0_ENOMEM to make the server answer 500. Runs on a handler
+ * thread (workers.h) and may block (a wake waits up to 45 s); a long-poll
+ * runs it again after each change.
  */
 typedef int (*s0__server_handler_fn)(void *ctx, const s0__server_call *call,
                                      const s0__http_request *req, s0__http_response *resp);
@@ -95,6 +97,48 @@ typedef struct s0__server_admin_ops {
  * uploads answer 503 (256 connections x 100 MiB would not fit in memory). */
 #define S0__SERVER_BUFFER_BUDGET ((size_t)1 << 30)
 
+/*
+ * What a long-poll watches (docs/wire.md "Long-poll"). subscribe: call
+ * fn(arg) on every change of the resource at raw_path until unsubscribed
+ * (fn runs on any thread, briefly, under the watcher's lock: it only flags);
+ * S0_OK with *sub set, S0_ENOTFOUND when the path names nothing watchable,
+ * S0_ENOMEM. unsubscribe: after it returns fn no longer runs.
+ */
+typedef struct s0__server_watch_ops {
+	void *ctx;
+	int (*subscribe)(void *ctx, const char *raw_path, void (*fn)(void *arg), void *arg,
+	                 void **sub);
+	void (*unsubscribe)(void *ctx, void *sub);
+} s0__server_watch_ops;
+
+/*
+ * The streams behind WebSocket routes (docs/wire.md §8.2; local/api/stream.h
+ * is what glue.c puts here). open: for an upgrade request — S0_OK with *out
+ * set (accepted), S0_OK with *out NULL and resp filled (refused: resp is the
+ * answer), S0_ENOTFOUND when the path is no stream (routed as usual),
+ * S0_ENOMEM. kick(kick_arg) may run from any thread until free. input,
+ * pull, close_reason and free are stream.h's s0__stream_* on the opened
+ * stream (one thread at a time).
+ */
+typedef struct s0__server_stream_ops {
+	void *ctx;
+	int (*open)(void *ctx, const s0__server_call *call, const s0__http_request *req,
+	            void (*kick)(void *arg), void *kick_arg, void **out, s0__http_response *resp);
+	int (*input)(void *st, const char *text, size_t len, s0__smsgq *out);
+	int (*pull)(void *st, size_t room, s0__smsgq *out, int64_t *retry_ms);
+	const char *(*close_reason)(const void *st);
+	void (*free)(void *st);
+} s0__server_stream_ops;
+
+/* Longest long-poll held (seconds); a larger `Prefer: wait` is cut to it. */
+#define S0__SERVER_WAIT_MAX_S 60
+
+/*
+ * Held-open connections (parked long-polls, upgraded streams) at once: the
+ * connection limit less this reserve, so ordinary requests always find room.
+ */
+#define S0__SERVER_PARK_RESERVE_MIN 16
+
 typedef struct s0__server_config {
 	const s0_server_options *opts; /* nullable: defaults */
 	s0__server_handler_fn handler;
@@ -104,6 +148,8 @@ typedef struct s0__server_config {
 	const s0__server_admin_ops *admin; /* nullable: admin routes 404 */
 	s0__key_lookup_fn key_lookup;      /* nullable: only the options' keys */
 	void *key_lookup_ctx;
+	const s0__server_watch_ops *watch; /* nullable: no long-poll (Prefer: wait ignored) */
+	const s0__server_stream_ops *streams; /* nullable: no WebSocket routes */
 	/* Called once from s0_server_free() after the last request (nullable). */
 	void (*on_free)(void *handler_ctx);
 } s0__server_config;
@@ -111,6 +157,8 @@ typedef struct s0__server_config {
 int s0__server_new(const s0__server_config *cfg, s0_server **out, s0_error **err);
 
 typedef struct s0__keyring s0__keyring;
+struct s0__loop;
+struct s0__workers;
 
 struct s0_server {
 	struct MHD_Daemon *daemon;
@@ -126,6 +174,10 @@ struct s0_server {
 	size_t buffered;   /* request body bytes reserved by all connections */
 	bool stopping;
 	bool counted;
+	struct s0__workers *workers; /* handler threads (workers.h) */
+	struct s0__loop *loop;       /* held-open connections (loop.h) */
+	pthread_mutex_t park_mu;     /* long-poll flags of every request (request.h) */
+	size_t park_max;             /* held-open connections at once (the loop's limit) */
 };
 
 /* ---- conn.c: the MHD callbacks ---- */

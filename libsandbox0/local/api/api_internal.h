@@ -47,6 +47,13 @@ void s0__reply_raw(s0__rctx *c, int status, const char *content_type, const void
 /* Add a response header (OOM sets c->oom). */
 void s0__reply_header(s0__rctx *c, const char *name, const char *value);
 
+/* ---- etag.c: entity tags of a sandbox (docs/wire.md "Long-poll") ---- */
+/* The weak ETag naming the engine's current version of sandbox_id (n >= 64). */
+void s0__etag_of(s0__engine *e, const char *sandbox_id, char *out, size_t n);
+/* RFC 9110 If-None-Match against etag: false when a listed tag weakly matches or the
+ * list is "*"; true when if_none_match is NULL or nothing matches. */
+bool s0__etag_none_match(const char *if_none_match, const char *etag);
+
 /* ---- body.c ---- */
 /*
  * The body as a JSON object. Absent, empty or whitespace-only bodies give
@@ -118,6 +125,8 @@ void s0__ep_template_create(s0__rctx *c);
 void s0__ep_template_list(s0__rctx *c);
 void s0__ep_template_get(s0__rctx *c);
 void s0__ep_template_delete(s0__rctx *c);
+/* A WebSocket route reached without an upgrade: 426 (stream_route.c). */
+void s0__ep_upgrade_required(s0__rctx *c);
 /* ep_procs.c: contexts and sessions (docs/wire.md §8) */
 void s0__ep_ctx_create(s0__rctx *c);
 void s0__ep_ctx_list(s0__rctx *c);

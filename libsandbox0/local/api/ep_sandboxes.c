@@ -113,10 +113,19 @@ void s0__ep_get(s0__rctx *c)
 	c->action = "get sandbox";
 	s0__sandbox_rec rec = {0};
 	s0_error *err = NULL;
-	if (s0__engine_get(c->e, c->team, c->id, &rec, &err) < 0)
+	char etag[96];
+	s0__etag_of(c->e, c->id, etag, sizeof etag); /* before the read: never newer than it */
+	if (s0__engine_get(c->e, c->team, c->id, &rec, &err) < 0) {
 		s0__reply_error(c, err);
-	else
-		reply_rec(c, 200, s0__render_sandbox(&rec, c->opts->zero_time_compat), &rec);
+		return;
+	}
+	s0__reply_header(c, "ETag", etag);
+	if (!s0__etag_none_match(s0__headers_get(&c->req->headers, "If-None-Match"), etag)) {
+		s0__sandbox_rec_clear(&rec); /* unchanged: 304, no body (RFC 9110 §15.4.5) */
+		c->resp->status = 304;
+		return;
+	}
+	reply_rec(c, 200, s0__render_sandbox(&rec, c->opts->zero_time_compat), &rec);
 }
 
 void s0__ep_status(s0__rctx *c)

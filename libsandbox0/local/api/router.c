@@ -63,9 +63,14 @@ static const route routes[] = {
 	{SB "/*/sessions/*/attempts", "POST", s0__ep_ses_attempt, R_AUTH},
 	{SB "/*/sessions/*/inputs", "POST", s0__ep_ses_input, R_AUTH},
 	{SB "/*/sessions/*/terminal", "PUT", s0__ep_ses_terminal, R_AUTH},
-	/* the streaming routes and what is left of the process APIs' second
-	 * tier are later issues (docs/decisions.md "Deferred", docs/wire.md §8.4): an
-	 * envelope tells "unsupported" from "unknown sandbox" */
+	/* WebSocket routes (docs/wire.md §8.2): `s0 serve` upgrades them before
+	 * routing (local/api/stream_route.h); a plain GET gets 426 */
+	{SB "/*/files/watch", "GET", s0__ep_upgrade_required, R_AUTH},
+	{SB "/*/contexts/*/ws", "GET", s0__ep_upgrade_required, R_AUTH},
+	{SB "/*/sessions/*/ws", "GET", s0__ep_upgrade_required, R_AUTH},
+	/* what is left of the process APIs' second tier (the session event
+	 * stream) is a later issue (docs/decisions.md "Deferred", docs/wire.md
+	 * §8.4): an envelope tells "unsupported" from "unknown sandbox" */
 	{SB "/*/files/watch", NULL, s0__ep_not_implemented, R_AUTH},
 	{SB "/*/contexts/**", NULL, s0__ep_not_implemented, R_AUTH},
 	{SB "/*/sessions/**", NULL, s0__ep_not_implemented, R_AUTH},

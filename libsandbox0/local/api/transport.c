@@ -1,5 +1,6 @@
 /* The in-process transport: client request -> router -> client response. */
 #include "local/api/transport.h"
+#include "local/api/stream_local.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,7 @@ static void local_free(void *ctx)
 static uint64_t local_watch_version(void *ctx, const char *sandbox_id)
 {
 	local_transport *t = ctx;
-	return s0__engine_watch_version(t->e, sandbox_id);
+	return s0__engine_watch_version(s0__engine_watch_of(t->e), sandbox_id);
 }
 
 static void fire_token(void *arg)
@@ -111,17 +112,26 @@ static void fire_token(void *arg)
 	s0_cancel_token_cancel(arg);
 }
 
-static int local_watch_arm(void *ctx, const char *sandbox_id, uint64_t since,
-                           s0_cancel_token *fire)
+static void *local_watch_arm(void *ctx, const char *sandbox_id, uint64_t since,
+                             s0_cancel_token *fire)
 {
 	local_transport *t = ctx;
-	return s0__engine_watch_subscribe(t->e, sandbox_id, since, fire_token, fire);
+	return s0__engine_watch_arm_once(s0__engine_watch_of(t->e), sandbox_id, since, fire_token,
+	                                 fire);
 }
 
-static void local_watch_disarm(void *ctx, int handle)
+static void local_watch_disarm(void *ctx, void *handle)
 {
 	local_transport *t = ctx;
-	s0__engine_watch_unsubscribe(t->e, handle);
+	s0__engine_watch_disarm(s0__engine_watch_of(t->e), handle);
+}
+
+static int local_open_stream(void *ctx, struct s0_client *c, const s0_stream_options *o,
+                             s0_stream **out, s0_error **err)
+{
+	(void)c;
+	local_transport *t = ctx;
+	return s0__stream_local_open(t->e, t->team_id, o, out, err);
 }
 
 const s0__transport_ops s0__local_transport_ops = {
@@ -131,4 +141,5 @@ const s0__transport_ops s0__local_transport_ops = {
 	.watch_version = local_watch_version,
 	.watch_arm = local_watch_arm,
 	.watch_disarm = local_watch_disarm,
+	.open_stream = local_open_stream,
 };

@@ -146,24 +146,51 @@ int s0__files_read(const s0__files_ns *ns, const char *path, size_t path_len, ui
 	return route_one(ns, path, path_len, &c, NULL, err);
 }
 
+/* Route a change and tell the hook (router.h) what changed. */
+static int route_change(const s0__files_ns *ns, const char *path, size_t len, call *c,
+                        const char *event, s0_error **err)
+{
+	char *norm = NULL;
+	int rc = route_one(ns, path, len, c, ns->hook ? &norm : NULL, err);
+	if (rc == S0_OK && norm)
+		ns->hook(ns->hook_arg, event, norm);
+	free(norm);
+	return rc;
+}
+
 int s0__files_write(const s0__files_ns *ns, const char *path, size_t path_len, const void *data,
                     size_t len, s0_error **err)
 {
 	call c = {.kind = C_WRITE, .data = data, .len = len};
-	return route_one(ns, path, path_len, &c, NULL, err);
+	bool existed = true;
+	if (ns->hook && (!ns->hook_wanted || ns->hook_wanted(ns->hook_arg))) {
+		/* a new file is a create, then a write (as inotify tells it) */
+		s0__fileinfo *fi = NULL;
+		call st = {.kind = C_STAT, .fi = &fi};
+		existed = route_one(ns, path, path_len, &st, NULL, NULL) == S0_OK;
+		s0__fileinfo_free(fi);
+	}
+	int rc = route_change(ns, path, path_len, &c, existed ? "write" : "create", err);
+	if (rc == S0_OK && !existed) {
+		char *norm = NULL;
+		if (s0__path_normalize(path, path_len, 0, &norm, NULL) == S0_OK)
+			ns->hook(ns->hook_arg, "write", norm);
+		free(norm);
+	}
+	return rc;
 }
 
 int s0__files_mkdir(const s0__files_ns *ns, const char *path, size_t path_len, bool recursive,
                     s0_error **err)
 {
 	call c = {.kind = C_MKDIR, .flag = recursive};
-	return route_one(ns, path, path_len, &c, NULL, err);
+	return route_change(ns, path, path_len, &c, "create", err);
 }
 
 int s0__files_delete(const s0__files_ns *ns, const char *path, size_t path_len, s0_error **err)
 {
 	call c = {.kind = C_DELETE};
-	return route_one(ns, path, path_len, &c, NULL, err);
+	return route_change(ns, path, path_len, &c, "remove", err);
 }
 
 int s0__files_stat(const s0__files_ns *ns, const char *path, size_t path_len,
@@ -213,12 +240,12 @@ int s0__files_chmod(const s0__files_ns *ns, const char *path, size_t path_len, u
                     s0_error **err)
 {
 	call c = {.kind = C_CHMOD, .mode = mode};
-	return route_one(ns, path, path_len, &c, NULL, err);
+	return route_change(ns, path, path_len, &c, "chmod", err);
 }
 
 int s0__files_symlink(const s0__files_ns *ns, const char *target, size_t target_len,
                       const char *path, size_t path_len, s0_error **err)
 {
 	call c = {.kind = C_SYMLINK, .target = target, .target_len = target_len};
-	return route_one(ns, path, path_len, &c, NULL, err);
+	return route_change(ns, path, path_len, &c, "create", err);
 }

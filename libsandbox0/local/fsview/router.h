@@ -31,6 +31,19 @@ typedef struct s0__files_ns {
 	s0__rootfs *rootfs;    /**< borrowed; outlives the namespace */
 	s0__tmpfs *tmpfs;      /**< borrowed; outlives the namespace */
 	s0__mountset mounts;   /**< owned: the tmpfs's mount points */
+	/**
+	 * (nullable) Told of every change made through this namespace, after it
+	 * succeeded: @p event "create", "write", "remove", "rename" (the source;
+	 * the destination comes as "create") or "chmod", @p path canonical. Runs
+	 * on the changing thread with no files lock held; it must be quick. Set
+	 * after init, before the namespace is shared (file watches, docs/wire.md
+	 * §8.2).
+	 */
+	void (*hook)(void *arg, const char *event, const char *path);
+	/** (nullable with hook) Whether anyone listens now: when false, a write
+	 * skips the look that tells a create from a write. */
+	bool (*hook_wanted)(void *arg);
+	void *hook_arg;
 } s0__files_ns;
 
 /** Redirects followed by one routed operation before giving up. */

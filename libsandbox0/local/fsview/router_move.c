@@ -94,8 +94,17 @@ int s0__files_move(const s0__files_ns *ns, const char *src, size_t src_len, cons
 	int rc = s0__path_normalize(src, src_len, 0, &s, err);
 	if (rc == S0_OK)
 		rc = s0__path_normalize(dst, dst_len, 0, &d, err);
+	char *from = NULL, *to = NULL; /* as asked, for the hook (router.h) */
+	if (rc == S0_OK && ns->hook && (!(from = s0__strdup(s)) || !(to = s0__strdup(d))))
+		rc = s0__error_nomem(err);
 	if (rc == S0_OK)
 		rc = move_loop(ns, &s, &d, err);
+	if (rc == S0_OK && ns->hook) {
+		ns->hook(ns->hook_arg, "rename", from);
+		ns->hook(ns->hook_arg, "create", to);
+	}
+	free(from);
+	free(to);
 	free(s);
 	free(d);
 	return rc;

@@ -167,6 +167,29 @@ int s0__engine_runtime_begin(s0__engine *e, const char *team, const char *id,
 	return S0_OK;
 }
 
+int s0__engine_runtime_pin_running(s0__engine *e, const char *team, const char *id,
+                                   s0__runtime_access **out, s0_error **err)
+{
+	s0__runtime_access *a = calloc(1, sizeof *a);
+	s0__sandbox_row row = {0};
+	int rc = a ? s0__engine_load(e, team, id, &row, err) : s0__error_nomem(err);
+	if (rc == S0_OK) {
+		pthread_mutex_lock(&e->mu);
+		a->rt = row.rec.status == S0_STATUS_TERMINATING ? NULL : pin(e, &row);
+		pthread_mutex_unlock(&e->mu);
+		s0__sandbox_rec_clear(&row.rec);
+		if (!a->rt)
+			rc = s0__error_set(err, S0_EUNAVAILABLE, "not_running", "sandbox is not running");
+	}
+	if (rc < 0) {
+		free(a);
+		return rc;
+	}
+	a->e = e;
+	*out = a;
+	return S0_OK;
+}
+
 void s0__engine_runtime_end(s0__runtime_access *a)
 {
 	if (!a)

@@ -70,7 +70,7 @@ static int finish_delete_locked(s0__engine *e, s0__op_row *op)
 	s0__fault_hit(e->faults, "manager_restart", "delete-reclaimed"); /* crash point */
 	if (s0__op_advance(e, op, S0__OPS_DONE, &(s0__op_step){.write = drop_row}, NULL) == S0_OK) {
 		s0__engine_sessions_drop(e, op->sandbox_id); /* sessions and journals go too */
-		s0__engine_watch_forget(e, op->sandbox_id);
+		s0__engine_watch_forget(e->watch, op->sandbox_id);
 		pthread_mutex_lock(&e->mu);
 		e->gc_wanted = true; /* its unique blocks and image are garbage now (COST-04) */
 		e->kicks++;

@@ -82,9 +82,16 @@ int s0__engine_save(s0__engine *e, s0__sandbox_row *row, s0_error **err)
 {
 	row->rec.updated_at_ms = s0__engine_now(e);
 	int rc = s0__meta_sandbox_put(e->meta, row, err);
-	if (rc == S0_OK) /* inside a transaction too early; its commit bumps again */
-		s0__engine_watch_bump(e, row->rec.id);
+	/* inside a transaction this comes before the commit; s0__op_advance
+	 * bumps again after it (watch.h: early wakes are allowed, missed ones not) */
+	if (rc == S0_OK)
+		s0__engine_watch_bump(e->watch, row->rec.id);
 	return rc;
+}
+
+s0__engine_watch *s0__engine_watch_of(s0__engine *e)
+{
+	return e->watch;
 }
 
 s0__wake *s0__engine_wake_get(s0__engine *e, const char *id)

@@ -130,6 +130,13 @@ typedef struct s0__runtime_access s0__runtime_access;
 int s0__engine_runtime_begin(s0__engine *e, const char *team, const char *id,
                              int64_t wake_budget_ms, s0__runtime_access **out, s0_error **err);
 void s0__engine_runtime_end(s0__runtime_access *a);
+/*
+ * Pin the runtime only if it runs now: no wake, no wait (a stream's reads,
+ * which must not wake a sandbox that paused under them). S0_EUNAVAILABLE
+ * not_running otherwise; S0_ENOTFOUND. End it with s0__engine_runtime_end.
+ */
+int s0__engine_runtime_pin_running(s0__engine *e, const char *team, const char *id,
+                                   s0__runtime_access **out, s0_error **err);
 
 /* The files view of a pinned runtime (RootFS + tmpfs + ephemeral mounts):
  * the namespace of local/fsview/router.h, valid until runtime_end. */

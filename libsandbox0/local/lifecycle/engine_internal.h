@@ -100,7 +100,7 @@ struct s0__engine {
 	const s0__rt_driver *rt_drv;    /* the runtime driver (runtime_start.c) */
 	s0__rt_host *rt_host;           /* ... opened for this engine */
 	uint32_t rt_caps;               /* its capabilities (s0__rt_caps) */
-	s0__watch *watch;               /* change notification (watch.h) */
+	s0__engine_watch *watch;        /* change notification (watch.h) */
 };
 
 /*

@@ -58,7 +58,7 @@ void s0__engine_close(s0__engine *e)
 	s0__storage_close(e->storage);
 	s0__meta_close(e->meta);
 	s0__faults_free(e->faults);
-	s0__watch_free(e->watch);
+	s0__engine_watch_free(e->watch);
 	pthread_mutex_destroy(&e->mu);
 	pthread_cond_destroy(&e->cv);
 	free(e->dir);
@@ -198,8 +198,8 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 	pthread_cond_init(&e->cv, NULL);
 	e->opt = *opt;
 	e->dir = s0__strdup(dir);
-	e->watch = s0__watch_new();
 	s0__node_init(&e->node, opt->node_cpu_millis, opt->node_memory_bytes, opt->warm_carriers);
+	e->watch = s0__engine_watch_new();
 	int rc = e->dir && e->watch ? S0_OK : s0__error_nomem(err);
 	if (rc == S0_OK)
 		rc = s0__engine_rt_open(e, err);

@@ -29,11 +29,11 @@ int s0__op_advance(s0__engine *e, s0__op_row *op, s0__op_state to, const s0__op_
 			rc = s0__meta_commit(e->meta, err);
 		else
 			s0__meta_rollback(e->meta);
-	}
-	if (rc == S0_OK) { /* committed: what GET shows may have changed */
-		if (s->row && strcmp(s->row->rec.id, op->sandbox_id))
-			s0__engine_watch_bump(e, s->row->rec.id);
-		s0__engine_watch_bump(e, op->sandbox_id);
+		if (rc == S0_OK) { /* committed: visible now (watch.h) */
+			if (s->row && strcmp(s->row->rec.id, op->sandbox_id))
+				s0__engine_watch_bump(e->watch, s->row->rec.id);
+			s0__engine_watch_bump(e->watch, op->sandbox_id);
+		}
 	}
 	if (rc < 0) {
 		op->state = was;

@@ -290,6 +290,9 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 			.cpu_millis = cpu,
 			.memory_bytes = mem,
 			.image = img,
+			.files_changed = s0__engine_watch_files_event, /* file watches */
+			.files_watched = s0__engine_watch_files_wanted,
+			.files_changed_arg = e->watch,
 		};
 		img = NULL; /* start() frees it in every case */
 		if (rc == S0_OK)

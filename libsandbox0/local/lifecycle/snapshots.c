@@ -265,8 +265,8 @@ static int mem_fork_locked(s0__engine *e, s0__sandbox_row *row, const s0__fork_r
 		rc = s0__meta_commit(e->meta, err);
 	else if (rc == S0_OK)
 		s0__meta_rollback(e->meta);
-	if (rc == S0_OK)
-		s0__engine_watch_bump(e, child->rec.id); /* committed */
+	if (rc == S0_OK) /* committed: visible now (watch.h) */
+		s0__engine_watch_bump(e->watch, child->rec.id);
 	if (!paused) {
 		s0__storage_unpin(e->storage, gen);
 		s0__engine_mem_finish(e, row->rec.id); /* recorded: the child roots the image */

@@ -1,231 +1,223 @@
-/* Change notification of the engine (watch.h): versions and subscriptions. */
-#include "local/lifecycle/watch.h"
-
+/* The engine's change notification: per-sandbox versions and subscribers (watch.h). */
 #include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cancel.h"
-#include "local/lifecycle/engine_internal.h"
+#include "common/internal.h"
+#include "local/lifecycle/watch.h"
+#include "local/meta/records.h" /* S0__ID_MAX */
 
-#define WATCH_BUCKETS 256
+#define BUCKETS 256
 
-typedef struct wentry {
-	char id[S0__ID_MAX];
+typedef struct entry {
+	struct entry *next;
 	uint64_t version;
-	struct wentry *next;
-} wentry;
-
-typedef struct wsub {
-	int handle;
 	char id[S0__ID_MAX];
-	uint64_t since;
-	s0__engine_watch_fn fn;
-	void *arg;
-	struct wsub *next;
-} wsub;
+} entry;
 
-struct s0__watch {
-	pthread_mutex_t mu;
-	uint64_t seq;   /* last value handed out */
-	uint64_t floor; /* version of an id without an entry */
-	wentry *buckets[WATCH_BUCKETS];
-	wsub *subs;
-	int next_handle;
+struct s0__engine_watch_sub {
+	s0__engine_watch_sub *next;
+	s0__engine_watch_fn fn;             /* version bumps, or */
+	s0__engine_watch_files_fn files_fn; /* file changes */
+	void *arg;
+	char id[S0__ID_MAX];
 };
 
-s0__watch *s0__watch_new(void)
+struct s0__engine_watch {
+	pthread_mutex_t mu;
+	uint64_t counter;
+	uint64_t floor; /* version of every id without an entry: ≥ any forgotten one's */
+	entry *buckets[BUCKETS];
+	s0__engine_watch_sub *subs; /* few at a time: one per parked long-poll or stream */
+	size_t files_subs;          /* how many of them are file subscribers */
+	char epoch[17];
+};
+
+static unsigned bucket_of(const char *id)
 {
-	s0__watch *w = calloc(1, sizeof *w);
-	if (w)
-		pthread_mutex_init(&w->mu, NULL);
+	unsigned h = 2166136261u;
+	for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h % BUCKETS;
+}
+
+s0__engine_watch *s0__engine_watch_new(void)
+{
+	s0__engine_watch *w = calloc(1, sizeof *w);
+	if (!w)
+		return NULL;
+	pthread_mutex_init(&w->mu, NULL);
+	unsigned char rnd[8];
+	randombytes_buf(rnd, sizeof rnd);
+	for (size_t i = 0; i < sizeof rnd; i++)
+		snprintf(w->epoch + 2 * i, 3, "%02x", rnd[i]);
 	return w;
 }
 
-void s0__watch_free(s0__watch *w)
+void s0__engine_watch_free(s0__engine_watch *w)
 {
 	if (!w)
 		return;
-	for (size_t i = 0; i < WATCH_BUCKETS; i++)
-		for (wentry *x = w->buckets[i], *n; x; x = n) {
-			n = x->next;
-			free(x);
+	for (int b = 0; b < BUCKETS; b++)
+		while (w->buckets[b]) {
+			entry *e = w->buckets[b];
+			w->buckets[b] = e->next;
+			free(e);
 		}
-	for (wsub *s = w->subs, *n; s; s = n) {
-		n = s->next;
+	while (w->subs) { /* a leak of the caller's, reclaimed */
+		s0__engine_watch_sub *s = w->subs;
+		w->subs = s->next;
 		free(s);
 	}
 	pthread_mutex_destroy(&w->mu);
 	free(w);
 }
 
-static size_t bucket_of(const char *id)
+static entry *find(s0__engine_watch *w, const char *id)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (const unsigned char *p = (const unsigned char *)id; *p; p++)
-		h = (h ^ *p) * 16777619u;
-	return h % WATCH_BUCKETS;
-}
-
-static wentry *find(s0__watch *w, const char *id)
-{
-	for (wentry *x = w->buckets[bucket_of(id)]; x; x = x->next)
-		if (!strcmp(x->id, id))
-			return x;
+	for (entry *e = w->buckets[bucket_of(id)]; e; e = e->next)
+		if (!strcmp(e->id, id))
+			return e;
 	return NULL;
 }
 
-static uint64_t version_locked(s0__watch *w, const char *id)
+void s0__engine_watch_bump(s0__engine_watch *w, const char *sandbox_id)
 {
-	wentry *x = find(w, id);
-	return x ? x->version : w->floor;
-}
-
-/* Fire (and drop) every subscription whose sandbox's version now passes its since. */
-static void fire_due(s0__watch *w)
-{
-	for (wsub **p = &w->subs; *p;) {
-		wsub *s = *p;
-		if (version_locked(w, s->id) > s->since) {
-			*p = s->next;
-			s->fn(s->arg);
-			free(s);
-		} else {
-			p = &s->next;
-		}
-	}
-}
-
-uint64_t s0__engine_watch_version(s0__engine *e, const char *id)
-{
-	s0__watch *w = e->watch;
+	if (!w || !sandbox_id || strlen(sandbox_id) >= S0__ID_MAX)
+		return;
 	pthread_mutex_lock(&w->mu);
-	uint64_t v = version_locked(w, id ? id : "");
+	uint64_t v = ++w->counter;
+	entry *e = find(w, sandbox_id);
+	if (!e && (e = calloc(1, sizeof *e))) {
+		s0__strlcpy(e->id, sandbox_id, sizeof e->id);
+		unsigned b = bucket_of(sandbox_id);
+		e->next = w->buckets[b];
+		w->buckets[b] = e;
+	}
+	if (e)
+		e->version = v;
+	for (s0__engine_watch_sub *s = w->subs; s; s = s->next)
+		if (s->fn && !strcmp(s->id, sandbox_id))
+			s->fn(s->arg, sandbox_id, v);
+	pthread_mutex_unlock(&w->mu);
+}
+
+uint64_t s0__engine_watch_version(s0__engine_watch *w, const char *sandbox_id)
+{
+	if (!w || !sandbox_id)
+		return 0;
+	pthread_mutex_lock(&w->mu);
+	entry *e = find(w, sandbox_id);
+	uint64_t v = e ? e->version : w->floor;
 	pthread_mutex_unlock(&w->mu);
 	return v;
 }
 
-static void bump_locked(s0__watch *w, const char *id)
+void s0__engine_watch_forget(s0__engine_watch *w, const char *sandbox_id)
 {
-	uint64_t v = ++w->seq;
-	wentry *x = find(w, id);
-	if (!x && strlen(id) < S0__ID_MAX && (x = calloc(1, sizeof *x))) {
-		s0__strlcpy(x->id, id, sizeof x->id);
-		size_t b = bucket_of(id);
-		x->next = w->buckets[b];
-		w->buckets[b] = x;
-	}
-	if (x)
-		x->version = v;
-	else /* no entry (OOM, overlong id): move every unknown id instead, never miss */
-		w->floor = v;
-}
-
-void s0__engine_watch_bump(s0__engine *e, const char *id)
-{
-	if (!id)
+	if (!w || !sandbox_id || strlen(sandbox_id) >= S0__ID_MAX)
 		return;
-	s0__watch *w = e->watch;
+	s0__engine_watch_bump(w, sandbox_id); /* waiters on it wake (to a 404) */
 	pthread_mutex_lock(&w->mu);
-	bump_locked(w, id);
-	fire_due(w);
-	pthread_mutex_unlock(&w->mu);
-}
-
-void s0__engine_watch_forget(s0__engine *e, const char *id)
-{
-	if (!id)
-		return;
-	s0__watch *w = e->watch;
-	pthread_mutex_lock(&w->mu);
-	bump_locked(w, id);
-	for (wentry **p = &w->buckets[bucket_of(id)]; *p; p = &(*p)->next)
-		if (!strcmp((*p)->id, id)) {
-			wentry *x = *p;
-			*p = x->next;
-			free(x);
+	unsigned b = bucket_of(sandbox_id);
+	for (entry **p = &w->buckets[b]; *p; p = &(*p)->next)
+		if (!strcmp((*p)->id, sandbox_id)) {
+			entry *e = *p;
+			*p = e->next;
+			free(e);
 			break;
 		}
-	w->floor = w->seq; /* >= every version handed out */
-	fire_due(w);
+	w->floor = w->counter; /* past every version it had: no reader sees it go back */
+	/* every id without an entry now reports the new floor: tell its watchers */
+	for (s0__engine_watch_sub *s = w->subs; s; s = s->next)
+		if (s->fn && !find(w, s->id))
+			s->fn(s->arg, s->id, w->floor);
 	pthread_mutex_unlock(&w->mu);
 }
 
-int s0__engine_watch_subscribe(s0__engine *e, const char *id, uint64_t since,
-                               s0__engine_watch_fn fn, void *arg)
+const char *s0__engine_watch_epoch(const s0__engine_watch *w)
 {
-	if (!id || !fn)
-		return 0;
-	s0__watch *w = e->watch;
-	wsub *s = calloc(1, sizeof *s);
+	return w ? w->epoch : "";
+}
+
+int s0__engine_watch_subscribe(s0__engine_watch *w, const char *sandbox_id,
+                               s0__engine_watch_fn fn, void *arg, s0__engine_watch_sub **out)
+{
+	if (!w || !sandbox_id || !fn || !out || strlen(sandbox_id) >= S0__ID_MAX)
+		return S0_EINVAL;
+	s0__engine_watch_sub *s = calloc(1, sizeof *s);
 	if (!s)
-		return 0;
-	s0__strlcpy(s->id, id, sizeof s->id);
-	s->since = since;
+		return S0_ENOMEM;
 	s->fn = fn;
 	s->arg = arg;
+	s0__strlcpy(s->id, sandbox_id, sizeof s->id);
 	pthread_mutex_lock(&w->mu);
-	s->handle = ++w->next_handle > 0 ? w->next_handle : (w->next_handle = 1);
-	int handle = s->handle;
-	if (version_locked(w, s->id) > since) {
-		fn(arg);
-		free(s);
-	} else {
-		s->next = w->subs;
-		w->subs = s;
-	}
+	s->next = w->subs;
+	w->subs = s;
 	pthread_mutex_unlock(&w->mu);
-	return handle;
+	*out = s;
+	return S0_OK;
 }
 
-void s0__engine_watch_unsubscribe(s0__engine *e, int sub)
+int s0__engine_watch_files_subscribe(s0__engine_watch *w, const char *sandbox_id,
+                                     s0__engine_watch_files_fn fn, void *arg,
+                                     s0__engine_watch_sub **out)
 {
-	if (sub <= 0)
-		return;
-	s0__watch *w = e->watch;
+	if (!w || !sandbox_id || !fn || !out || strlen(sandbox_id) >= S0__ID_MAX)
+		return S0_EINVAL;
+	s0__engine_watch_sub *s = calloc(1, sizeof *s);
+	if (!s)
+		return S0_ENOMEM;
+	s->files_fn = fn;
+	s->arg = arg;
+	s0__strlcpy(s->id, sandbox_id, sizeof s->id);
 	pthread_mutex_lock(&w->mu);
-	for (wsub **p = &w->subs; *p; p = &(*p)->next)
-		if ((*p)->handle == sub) {
-			wsub *s = *p;
-			*p = s->next;
-			free(s);
+	s->next = w->subs;
+	w->subs = s;
+	w->files_subs++;
+	pthread_mutex_unlock(&w->mu);
+	*out = s;
+	return S0_OK;
+}
+
+void s0__engine_watch_files_event(void *arg, const char *sandbox_id, const char *event,
+                                  const char *path)
+{
+	s0__engine_watch *w = arg;
+	if (!w || !sandbox_id)
+		return;
+	pthread_mutex_lock(&w->mu);
+	for (s0__engine_watch_sub *s = w->files_subs ? w->subs : NULL; s; s = s->next)
+		if (s->files_fn && !strcmp(s->id, sandbox_id))
+			s->files_fn(s->arg, event, path);
+	pthread_mutex_unlock(&w->mu);
+}
+
+bool s0__engine_watch_files_wanted(void *arg, const char *sandbox_id)
+{
+	s0__engine_watch *w = arg;
+	bool any = false;
+	pthread_mutex_lock(&w->mu);
+	for (s0__engine_watch_sub *s = w->files_subs ? w->subs : NULL; s && !any; s = s->next)
+		any = s->files_fn && !strcmp(s->id, sandbox_id);
+	pthread_mutex_unlock(&w->mu);
+	return any;
+}
+
+void s0__engine_watch_unsubscribe(s0__engine_watch *w, s0__engine_watch_sub *sub)
+{
+	if (!w || !sub)
+		return;
+	pthread_mutex_lock(&w->mu);
+	for (s0__engine_watch_sub **p = &w->subs; *p; p = &(*p)->next)
+		if (*p == sub) {
+			*p = sub->next;
+			if (sub->files_fn)
+				w->files_subs--;
 			break;
 		}
 	pthread_mutex_unlock(&w->mu);
-}
-
-static void fire_token(void *arg)
-{
-	s0_cancel_token_cancel(arg);
-}
-
-int s0__engine_watch_wait(s0__engine *e, const char *id, uint64_t since, int64_t timeout_ms,
-                          s0_cancel_token *cancel, uint64_t *version_out)
-{
-	if (!id)
-		id = "";
-	/* One token the clock's sleep observes: fired by cancel or by the change. */
-	s0__cancel_link link;
-	if (s0__cancel_link_init(&link, cancel, NULL, NULL) < 0)
-		return S0_ENOMEM;
-	int sub = s0__engine_watch_subscribe(e, id, since, fire_token, link.token);
-	int rc = S0_OK;
-	if (!sub) {
-		rc = S0_ENOMEM;
-	} else if (s0__engine_watch_version(e, id) <= since) {
-		int64_t ms = timeout_ms < 0 ? INT64_MAX / 4 : timeout_ms;
-		e->opt.clock.sleep_ms(e->opt.clock.ctx, ms, link.token);
-	}
-	s0__engine_watch_unsubscribe(e, sub);
-	s0__cancel_link_free(&link);
-	uint64_t v = s0__engine_watch_version(e, id);
-	if (rc == S0_OK) {
-		if (v > since) {
-			if (version_out)
-				*version_out = v;
-		} else {
-			rc = s0_cancel_token_is_canceled(cancel) ? S0_ECANCELED : S0_ETIMEDOUT;
-		}
-	}
-	return rc;
+	free(sub);
 }

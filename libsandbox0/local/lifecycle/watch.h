@@ -1,99 +1,142 @@
 /*
- * Change notification of the lifecycle engine (issue #22): a per-sandbox
- * version that moves forward on every durable state change, and ways to
- * learn when it has moved past a value one has seen.
+ * Change notification of the engine: a per-sandbox version counter and
+ * callbacks run when it moves (docs/threading.md "Parked connections").
  *
- * Who uses it: the in-process transport's waits (pause_and_wait,
- * resume_and_wait, s0_sandbox_wait wake on a change instead of sleeping
- * their backoff) and the HTTP long-poll of `GET /sandboxes/{id}` (a parked
- * request is answered when the version passes the one its If-None-Match
- * named). Both go through these s0__engine_watch_* functions only.
+ * Every committed change of a sandbox's row (claim, update, pause and resume
+ * steps, TTL actions, delete, restore, fork of a child) bumps that sandbox's
+ * version; the engine bumps after the change is visible to readers, so a
+ * reader woken by a bump that reads the row sees the change or a later one
+ * (a bump may also come early, before a commit: readers must tolerate a wake
+ * with nothing new, never miss one). Versions are drawn from one counter per
+ * engine, so a sandbox's version only grows; together with the epoch (random
+ * per engine open) a version names one state of one sandbox in this process's
+ * life, which is what an HTTP ETag of `GET /sandboxes/{id}` needs.
  *
- * The version. s0__engine_watch_version() of a sandbox is a uint64_t that
- * never goes back while the engine is open and is bumped after every
- * committed change of what GET /sandboxes/{id} shows: the sandbox row (claim,
- * update, refresh, pause intent and commit, resume, fork child, delete) and
- * its lifecycle operation (s0__op_advance). The values come from one
- * engine-wide sequence, so a version is also never reused by another
- * sandbox; a sandbox this process has not changed (or whose entry was
- * dropped after its delete) reports the table's floor, which is at least
- * every version it ever reported, so "wait until the version passes v"
- * never misses a change. A bump may come without a visible change (a
- * spurious wake-up): callers re-read the state and wait again. Versions are
- * not durable: they restart with the process (clients wake once, re-read,
- * and go on). A sandbox id need not exist: waiting on an unknown id ends at
- * its first change (a claim of that id never happens: ids are random).
- *
- * The race-free pattern: read the version, then read the state, then wait
- * for the version to pass the one read first. A commit between the two
- * reads is either seen by the state read or passes the version.
- *
- * Thread safety: every function is safe from any thread. Callbacks run on
- * the thread that commits the change, with the watch table's lock held:
- * they must be short (fire a cancel token, write to an eventfd, signal a
- * condition) and must not call s0__engine_watch_* or take engine locks.
+ * Subscribers are for waiters that must not block a thread (the HTTP server's
+ * parked long-polls) and for in-process waits (a condition variable signalled
+ * from the callback). Thread-safe: every function may be called from any thread.
  */
 #ifndef S0_LIFECYCLE_WATCH_H
 #define S0_LIFECYCLE_WATCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
-#include "common/internal.h"
-
-struct s0__engine;
-typedef struct s0__watch s0__watch;
-
-/* Make and free the table (engine open and close). new: NULL on OOM. */
-s0__watch *s0__watch_new(void);
-void s0__watch_free(s0__watch *w);
-
-/* The current version of sandbox id (any string; never fails). */
-uint64_t s0__engine_watch_version(struct s0__engine *e, const char *id);
+typedef struct s0__engine s0__engine;
+typedef struct s0__engine_watch s0__engine_watch;
+typedef struct s0__engine_watch_sub s0__engine_watch_sub;
 
 /*
- * Record a durable change of sandbox id: its version becomes a fresh value of
- * the engine-wide sequence and every subscription whose `since` it passes
- * fires (and is removed). Call after the change is committed; calling it
- * more often only wakes readers early. Never fails.
+ * A change callback: sandbox_id's version moved to version. Runs on the thread
+ * that made the change, with the watch's lock held: it must be short and must
+ * not block or call back into this watch (signal a condition, write an
+ * eventfd, set a flag). Never runs after s0__engine_watch_unsubscribe()
+ * returned for its subscription.
  */
-void s0__engine_watch_bump(struct s0__engine *e, const char *id);
+typedef void (*s0__engine_watch_fn)(void *arg, const char *sandbox_id, uint64_t version);
+
+/* A new registry (epoch drawn at random), or NULL when out of memory. */
+s0__engine_watch *s0__engine_watch_new(void);
+/* Free the registry; NULL-safe. No subscription may remain. */
+void s0__engine_watch_free(s0__engine_watch *w);
+
+/* The engine's registry (lives as long as the engine; never NULL on an open engine). */
+s0__engine_watch *s0__engine_watch_of(s0__engine *e);
 
 /*
- * Forget sandbox id (after its delete is committed): bump it once more, then
- * drop its entry; its version from now on is the table's floor. Keeps the
- * table as small as the set of live sandboxes. Never fails.
+ * Mark a change of sandbox_id: its version becomes the next value of the
+ * engine's counter and its subscribers run (see s0__engine_watch_fn). Out of
+ * memory for a new entry, the change is still announced to nobody but the
+ * version of that sandbox stays 0: readers then see "changed" every time,
+ * never "unchanged" for a changed sandbox.
  */
-void s0__engine_watch_forget(struct s0__engine *e, const char *id);
-
-/* A notification callback: arg as given to subscribe. */
-typedef void (*s0__engine_watch_fn)(void *arg);
+void s0__engine_watch_bump(s0__engine_watch *w, const char *sandbox_id);
 
 /*
- * Call fn(arg) once, when the version of sandbox id passes `since` (at once,
- * on this thread, when it already has; see the header for the callback
- * rules). The subscription ends when fn has run or when it is unsubscribed.
- * This is the non-blocking form a parked HTTP request uses.
- * Returns a subscription handle > 0, or 0 when out of memory (then the
- * caller falls back to polling).
+ * Current version of sandbox_id. A sandbox not bumped since the engine opened,
+ * or forgotten since, reports the registry's floor (0 until the first forget,
+ * then the counter at the last forget): a value never below any version it
+ * reported before, so "wait until the version passes v" never misses a change;
+ * a floor that moves is only an early wake for such an id.
  */
-int s0__engine_watch_subscribe(struct s0__engine *e, const char *id, uint64_t since,
-                               s0__engine_watch_fn fn, void *arg);
+uint64_t s0__engine_watch_version(s0__engine_watch *w, const char *sandbox_id);
 
 /*
- * End subscription sub (0, an unknown or an already fired handle are
- * no-ops). After it returns, fn does not run and is not running.
+ * The delete of sandbox_id is committed: bump it once more (its waiters wake
+ * and read the 404), then drop its entry so the registry stays as small as
+ * the set of live sandboxes. Never fails.
  */
-void s0__engine_watch_unsubscribe(struct s0__engine *e, int sub);
+void s0__engine_watch_forget(s0__engine_watch *w, const char *sandbox_id);
+
+/* The engine's epoch: 16 lowercase hex characters, fixed for the registry's life (borrowed). */
+const char *s0__engine_watch_epoch(const s0__engine_watch *w);
 
 /*
- * Block until the version of sandbox id passes `since`, timeout_ms passes on
+ * Call fn(arg, …) on every bump of sandbox_id from now until unsubscribed.
+ * *out receives the subscription (the caller's; end it with
+ * s0__engine_watch_unsubscribe). Returns S0_OK, or S0_ENOMEM (no
+ * subscription made). A sandbox that does not exist may be watched: its
+ * claim, if it ever comes, is a bump.
+ */
+int s0__engine_watch_subscribe(s0__engine_watch *w, const char *sandbox_id,
+                               s0__engine_watch_fn fn, void *arg, s0__engine_watch_sub **out);
+
+/* ---- file changes (file watches, docs/wire.md §8.2) ---- */
+
+/*
+ * A file change callback: event "create", "write", "remove", "rename" or
+ * "chmod" of canonical path in the sandbox. Same rules as
+ * s0__engine_watch_fn (the watch's lock held: flag and return).
+ */
+typedef void (*s0__engine_watch_files_fn)(void *arg, const char *event, const char *path);
+
+/* Call fn on every file change of sandbox_id until unsubscribed
+ * (s0__engine_watch_unsubscribe). S0_OK or S0_ENOMEM. */
+int s0__engine_watch_files_subscribe(s0__engine_watch *w, const char *sandbox_id,
+                                     s0__engine_watch_files_fn fn, void *arg,
+                                     s0__engine_watch_sub **out);
+
+/* Announce a file change (the runtime seam's files_changed; arg is the watch). */
+void s0__engine_watch_files_event(void *w, const char *sandbox_id, const char *event,
+                                  const char *path);
+/* Whether sandbox_id has a file subscriber now (the seam's files_watched; arg is the watch). */
+bool s0__engine_watch_files_wanted(void *w, const char *sandbox_id);
+
+/* End a subscription and free it; NULL-safe. After it returns, fn no longer runs. */
+void s0__engine_watch_unsubscribe(s0__engine_watch *w, s0__engine_watch_sub *sub);
+
+/* ---- one-shot and blocking forms (watch_once.c): in-process waits ---- */
+
+typedef struct s0__engine_watch_arm s0__engine_watch_arm;
+
+/* A one-shot callback: arg as given to s0__engine_watch_arm (same rules as
+ * s0__engine_watch_fn: short, no locks, no calls back into the watch). */
+typedef void (*s0__engine_watch_once_fn)(void *arg);
+
+/*
+ * Call fn(arg) once, when the version of sandbox_id passes `since` (at once,
+ * on this thread, when it already has). The in-process transport arms one
+ * per wait sleep (client/transport.h watch_arm). Returns the arming (end it
+ * with s0__engine_watch_disarm, fired or not), or NULL when out of memory
+ * (the caller then just sleeps its backoff).
+ */
+s0__engine_watch_arm *s0__engine_watch_arm_once(s0__engine_watch *w, const char *sandbox_id,
+                                                uint64_t since, s0__engine_watch_once_fn fn,
+                                                void *arg);
+
+/* End an arming and free it; NULL-safe. After it returns fn is not running
+ * and never runs. */
+void s0__engine_watch_disarm(s0__engine_watch *w, s0__engine_watch_arm *a);
+
+/*
+ * Block until the version of sandbox_id passes `since`, timeout_ms passes on
  * the engine clock (a manual clock: until it is advanced that far;
- * S0_TIMEOUT_INFINITE: no limit) or cancel (nullable) fires.
- * Returns S0_OK (passed; *version_out, nullable, receives the version),
- * S0_ETIMEDOUT, S0_ECANCELED, or S0_ENOMEM (nothing waited). No error
- * detail: the caller words its own.
+ * S0_TIMEOUT_INFINITE: no limit) or cancel (nullable) fires. Returns S0_OK
+ * (*version_out, nullable, receives the version), S0_ETIMEDOUT,
+ * S0_ECANCELED, or S0_ENOMEM (nothing waited). No error detail.
  */
-int s0__engine_watch_wait(struct s0__engine *e, const char *id, uint64_t since,
-                          int64_t timeout_ms, s0_cancel_token *cancel, uint64_t *version_out);
+int s0__engine_watch_wait(s0__engine *e, const char *sandbox_id, uint64_t since,
+                          int64_t timeout_ms, struct s0_cancel_token *cancel,
+                          uint64_t *version_out);
 
 #endif

@@ -109,6 +109,9 @@ enum s0__rt_proc_op {
 	S0__RT_CTX_EXEC,       /**< id, body; 200 */
 	S0__RT_CTX_SIGNAL,     /**< id, body; 200 */
 	S0__RT_CTX_RESIZE,     /**< id, body; 200 */
+	S0__RT_CTX_STREAM,     /**< id, body `{cursor, max}`: output after a cursor for the
+	                            context WebSocket (docs/wire.md §8.2; the sim's contexts.h
+	                            s0__ctx_stream_json gives the shape); 200 */
 	S0__RT_SES_CREATE,     /**< body, idempotency_key; 201 (200 for a replayed key) */
 	S0__RT_SES_LIST,       /**< 200 */
 	S0__RT_SES_GET,        /**< id; 200 */
@@ -157,6 +160,21 @@ typedef struct s0__rt_start {
 	s0__rt_image *image;         /**< (nullable, transfer full: freed by start() in every
 	                                  case) a restored image to continue; NULL = fresh
 	                                  processes and tmpfs */
+	/**
+	 * (nullable) Told of every change of the generation's files — the files
+	 * view's and the guest's own writes alike — for file watches (docs/wire.md
+	 * §8.2): event "create", "write", "remove", "rename" (the source; its
+	 * destination as "create") or "chmod", path canonical. Called after the
+	 * change, on the changing thread, with no files lock held, until stop();
+	 * it must be quick. A driver that cannot see guest writes tells what it
+	 * sees and says so in its description.
+	 */
+	void (*files_changed)(void *arg, const char *sandbox_id, const char *event,
+	                      const char *path);
+	/** (nullable) Whether files_changed has a listener for the sandbox now
+	 * (a driver may skip work that only events need when it has none). */
+	bool (*files_watched)(void *arg, const char *sandbox_id);
+	void *files_changed_arg;
 } s0__rt_start;
 
 /** A runtime driver. Every function pointer is set (no optional entries). */

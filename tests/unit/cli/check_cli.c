@@ -400,6 +400,96 @@ out:
 }
 END_TEST
 
+/* Run conn + rest without a transcript. */
+static cli_run run_conn(const char *const *conn, const char *const *rest)
+{
+	const char *argv[48];
+	int n = 0;
+	for (const char *const *c = conn; *c && n < 24; c++)
+		argv[n++] = *c;
+	for (const char *const *r = rest; *r && n < 47; r++)
+		argv[n++] = *r;
+	argv[n] = NULL;
+	return h_run(argv, NULL);
+}
+
+/* `s0 sandbox files watch` against s0 serve: the events as lines, live, and
+ * the end when the sandbox pauses (exit 1, the reason on stderr); then
+ * `s0 sandbox attach` to a REPL context line by line. */
+START_TEST(files_watch_over_serve)
+{
+	char *data = path_in("watch");
+	serve_proc s;
+	if (!serve_start(&s, data, NULL))
+		goto out;
+	const char *const *conn = A("--api-url", s.url, "--token", s.key);
+	cli_run r = run_conn(conn, A("sandbox", "create", "-t", "default", "-o", "json"));
+	expect_exit(&r, 0);
+	char *id = json_id(&r, "id");
+	h_run_free(&r);
+	r = run_conn(conn, A("sandbox", "files", "-s", id, "mkdir", "/workspace/w"));
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	int fd = -1;
+	pid_t pid = h_spawn(A("--api-url", s.url, "--token", s.key, "sandbox", "files", "-s", id,
+	                      "watch", "/workspace/w"),
+	                    &fd);
+	char *got = h_read_until(fd, "Watching /workspace/w\n", 30000);
+	ck_assert_ptr_nonnull(got);
+	free(got);
+	r = run_conn(conn, A("sandbox", "files", "-s", id, "write", "/workspace/w/a.txt",
+	                           "--data", "x"));
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	got = h_read_until(fd, "write /workspace/w/a.txt\n", 30000);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_msg(strstr(got, "create /workspace/w/a.txt\n"), "%s", got);
+	free(got);
+	r = run_conn(conn, A("sandbox", "pause", id, "--wait"));
+	expect_exit(&r, 0);
+	h_run_free(&r);
+	ck_assert_msg(h_wait_gone(pid, 30000), "the watch did not end with the pause");
+	int st = 0;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 1);
+	close(fd);
+	/* attach: a REPL line by line, then its exit status (the pause ended the
+	 * REPL the run below makes a new one on the woken sandbox) */
+	r = run_conn(conn, A("sandbox", "run", id, "X=41"));
+	expect_exit(&r, 0);
+	const char *ctx = strstr(r.err, "context ");
+	ck_assert_ptr_nonnull(ctx);
+	char ctx_id[64] = "";
+	sscanf(ctx, "context %63s", ctx_id);
+	h_run_free(&r);
+	const char *argv[16];
+	int n = 0;
+	for (const char *const *c = conn; *c; c++)
+		argv[n++] = *c;
+	argv[n++] = "sandbox";
+	argv[n++] = "attach";
+	argv[n++] = id;
+	argv[n++] = ctx_id;
+	argv[n] = NULL;
+	r = h_run(argv, "echo x=$X\necho err >&2\nexit 4\n");
+	expect_exit(&r, 4);
+	ck_assert_msg(!strncmp(r.out, "x=41\n", 5), "%s", r.out);
+	/* a PTY context merges its streams; without one stderr goes to stderr */
+	ck_assert_msg(strstr(r.out, "err\n") || !strcmp(r.err, "err\n"), "%s | %s", r.out, r.err);
+	h_run_free(&r);
+	/* nothing to send: the process has exited, its status comes at once */
+	r = h_run(argv, "");
+	expect_exit(&r, 4);
+	h_run_free(&r);
+	free(id);
+	ck_assert_int_eq(h_serve_stop(&s), 0);
+	free(s.out);
+out:
+	free(data);
+}
+END_TEST
+
 /* Unauthenticated and wrong-key requests get 401 and change nothing. */
 START_TEST(serve_rejects_bad_keys)
 {
@@ -861,6 +951,7 @@ static Suite *cli_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, serve_golden);
+	tcase_add_test(tc, files_watch_over_serve);
 	tcase_add_test(tc, serve_rejects_bad_keys);
 	tcase_add_test(tc, serve_stops_after_inflight);
 	tcase_add_test(tc, serve_stop_keeps_writes);

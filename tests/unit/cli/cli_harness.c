@@ -701,3 +701,41 @@ int h_closed_port(void)
 	close(fd);
 	return ntohs(sa.sin_port);
 }
+
+pid_t h_spawn(const char *const *argv, int *out_fd)
+{
+	int out[2];
+	if (pipe2(out, O_CLOEXEC))
+		abort();
+	int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int err = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	pid_t pid = spawn(argv, in, out[1], err);
+	close(in);
+	close(err);
+	close(out[1]);
+	*out_fd = out[0];
+	return pid;
+}
+
+char *h_read_until(int fd, const char *want, int timeout_ms)
+{
+	sbuf o = {0};
+	double deadline = now_ms() + timeout_ms;
+	for (;;) {
+		if (o.d && strstr(o.d, want))
+			return sb_take(&o);
+		int left = (int)(deadline - now_ms());
+		struct pollfd p = {fd, POLLIN, 0};
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			break;
+		char buf[4096];
+		ssize_t r = read(fd, buf, sizeof buf);
+		if (r <= 0)
+			break;
+		sb_put(&o, buf, (size_t)r);
+	}
+	char *got = sb_take(&o);
+	fprintf(stderr, "did not see \"%s\" in:\n%s\n", want, got ? got : "");
+	free(got);
+	return NULL;
+}

@@ -74,6 +74,13 @@ int h_http(const char *url, const char *method, const char *path, const char *au
 int h_connect(const char *url);
 int h_read_status(int fd);
 
+/* Start `s0 <argv…>` with stdout on a pipe (*out_fd, the caller closes it) and
+ * stderr dropped; returns the pid (wait for it with h_wait_gone / waitpid). */
+pid_t h_spawn(const char *const *argv, int *out_fd);
+/* Read fd until what was read contains @want (malloc'd text), or NULL (and
+ * what came printed) after timeout_ms. */
+char *h_read_until(int fd, const char *want, int timeout_ms);
+
 /* Wait (bounded, pidfd) until process @pid is gone; false on a timeout. */
 bool h_wait_gone(pid_t pid, int timeout_ms);
 

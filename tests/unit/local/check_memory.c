@@ -972,8 +972,9 @@ START_TEST(api_8_3_session_tier2_through_client)
 	ck_assert_int_eq(s0_error_http_status(err), 429);
 	s0_error_free(err);
 	free(big);
+	/* the attach is a WebSocket (docs/wire.md §8.2): a plain GET is 426 */
 	snprintf(sfx, sizeof sfx, "/sessions/%s/ws", sid);
-	call_fails(&t, "GET", id, sfx, NULL, S0_EUNSUPPORTED, "not_implemented");
+	call_fails(&t, "GET", id, sfx, NULL, S0_EINVAL, "bad_request");
 	snprintf(sfx, sizeof sfx, "/sessions/%s/events/stream", sid);
 	call_fails(&t, "GET", id, sfx, NULL, S0_EUNSUPPORTED, "not_implemented");
 	free(idle);

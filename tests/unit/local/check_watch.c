@@ -61,37 +61,44 @@ START_TEST(watch_versions_and_subscriptions)
 	lt_open(&t, NULL);
 	s0__engine *e = s0__local_engine(t.local);
 	char *id = lt_claim(&t, NULL, NULL);
-	uint64_t v0 = s0__engine_watch_version(e, id);
+	uint64_t v0 = s0__engine_watch_version(s0__engine_watch_of(e), id);
 	ck_assert_uint_gt(v0, 0);
 	int fired = 0, late = 0, now = 0;
-	int sub = s0__engine_watch_subscribe(e, id, v0, count_fire, &fired);
-	int sub2 = s0__engine_watch_subscribe(e, id, v0, count_fire, &late);
-	ck_assert_int_gt(sub, 0);
+	s0__engine_watch *w = s0__engine_watch_of(e);
+	s0__engine_watch_arm *sub = s0__engine_watch_arm_once(w, id, v0, count_fire, &fired);
+	s0__engine_watch_arm *sub2 = s0__engine_watch_arm_once(w, id, v0, count_fire, &late);
+	ck_assert_ptr_nonnull(sub);
 	ck_assert_int_eq(fired, 0);
-	s0__engine_watch_unsubscribe(e, sub2);
+	s0__engine_watch_disarm(w, sub2);
 	lt_pause(&t, id);
-	uint64_t v1 = s0__engine_watch_version(e, id);
+	uint64_t v1 = s0__engine_watch_version(s0__engine_watch_of(e), id);
 	ck_assert_uint_gt(v1, v0);
 	ck_assert_int_eq(fired, 1);
 	ck_assert_int_eq(late, 0);
-	s0__engine_watch_unsubscribe(e, sub); /* already fired: a no-op */
-	ck_assert_int_gt(s0__engine_watch_subscribe(e, id, v0, count_fire, &now), 0);
+	s0__engine_watch_disarm(w, sub); /* already fired: just freed */
+	s0__engine_watch_arm *sub3 = s0__engine_watch_arm_once(w, id, v0, count_fire, &now);
+	ck_assert_ptr_nonnull(sub3);
 	ck_assert_int_eq(now, 1); /* passed already: at once */
+	s0__engine_watch_disarm(w, sub3);
 
 	/* another sandbox's commits do not move this one */
 	char *other = lt_claim(&t, NULL, NULL);
-	ck_assert_uint_eq(s0__engine_watch_version(e, id), v1);
+	ck_assert_uint_eq(s0__engine_watch_version(s0__engine_watch_of(e), id), v1);
 
 	/* a waiter on an unknown id and one on the deleted id both wake */
-	uint64_t unknown = s0__engine_watch_version(e, "sb_neverclaimed");
+	uint64_t unknown = s0__engine_watch_version(s0__engine_watch_of(e), "sb_neverclaimed");
 	int gone = 0, never = 0;
-	s0__engine_watch_subscribe(e, other, s0__engine_watch_version(e, other), count_fire, &gone);
-	s0__engine_watch_subscribe(e, "sb_neverclaimed", unknown, count_fire, &never);
+	s0__engine_watch_arm *a1 = s0__engine_watch_arm_once(
+		w, other, s0__engine_watch_version(w, other), count_fire, &gone);
+	s0__engine_watch_arm *a2 =
+		s0__engine_watch_arm_once(w, "sb_neverclaimed", unknown, count_fire, &never);
 	LT_OK(s0_sandbox_delete(t.c, other, &e_));
 	lt_quiesce(&t);
 	ck_assert_int_eq(gone, 1);
 	ck_assert_int_eq(never, 1);
-	ck_assert_uint_gt(s0__engine_watch_version(e, other), v1);
+	s0__engine_watch_disarm(w, a1);
+	s0__engine_watch_disarm(w, a2);
+	ck_assert_uint_gt(s0__engine_watch_version(s0__engine_watch_of(e), other), v1);
 	free(other);
 	free(id);
 	lt_close(&t);
@@ -124,7 +131,7 @@ START_TEST(watch_wait_blocks_until_change)
 	s0__engine *e = s0__local_engine(t.local);
 	char *id = lt_claim(&t, NULL, NULL);
 	int64_t t0 = s0_local_now_unix_ms(t.local);
-	waiter w = {.e = e, .id = id, .since = s0__engine_watch_version(e, id)};
+	waiter w = {.e = e, .id = id, .since = s0__engine_watch_version(s0__engine_watch_of(e), id)};
 	pthread_t th;
 	ck_assert_int_eq(pthread_create(&th, NULL, wait_main, &w), 0);
 	s0_lifecycle_result *lr = NULL;
@@ -135,7 +142,7 @@ START_TEST(watch_wait_blocks_until_change)
 	ck_assert_uint_gt(w.got, w.since);
 	ck_assert_int_eq(s0_local_now_unix_ms(t.local), t0);
 
-	uint64_t v = s0__engine_watch_version(e, id);
+	uint64_t v = s0__engine_watch_version(s0__engine_watch_of(e), id);
 	ck_assert_int_eq(s0__engine_watch_wait(e, id, v, 0, NULL, NULL), S0_ETIMEDOUT);
 	ck_assert_int_eq(s0__engine_watch_wait(e, id, v - 1, 0, NULL, NULL), S0_OK);
 	s0_cancel_token *tok = NULL;

@@ -89,12 +89,19 @@ START_TEST(unknown_routes_wrong_methods_and_deferred_routes)
 	expect_error(&r, 405, "method_not_allowed", NULL);
 	r = CALL("DELETE", "/api/v1/sandbox-rootfs-snapshots");
 	expect_error(&r, 404, "not_found", NULL);
-	static const char *const deferred[] = {
-		SB "/sb-1/files/watch", SB "/sb-1/contexts/c1/ws", SB "/sb-1/sessions/s1/ws",
-		SB "/sb-1/sessions/s1/events/stream", SB "/sb-1/sessions/s1/attempts"};
-	for (size_t i = 0; i < 5; i++) {
+	static const char *const deferred[] = {SB "/sb-1/sessions/s1/events/stream",
+	                                       SB "/sb-1/sessions/s1/attempts"};
+	for (size_t i = 0; i < 2; i++) {
 		r = CALL("GET", deferred[i]);
 		expect_error(&r, 501, "not_implemented", NULL);
+	}
+	/* the WebSocket routes without an upgrade (docs/wire.md §8.2): 426 */
+	static const char *const ws[] = {SB "/sb-1/files/watch", SB "/sb-1/contexts/c1/ws",
+	                                 SB "/sb-1/sessions/s1/ws"};
+	for (size_t i = 0; i < 3; i++) {
+		r = CALL("GET", ws[i]);
+		ck_assert_str_eq(rc_header(&r, "Upgrade"), "websocket");
+		expect_error(&r, 426, "bad_request", NULL);
 	}
 	ck_assert_int_eq(fake_last(eng)->calls, 0);
 	/* the sessions' second tier is routed (docs/wire.md §8.4 item 3): the fake

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "local/api/stream_local.h"
+#include "local/lifecycle/watch.h"
 
 #define T0 1767225600000LL /* 2026-01-01T00:00:00Z */
 
@@ -104,6 +106,24 @@ int s0__engine_claim(s0__engine *e, const char *team, const s0__claim_req *req,
 	fill(out, "sb-new", team, false);
 	s0__strlcpy(out->template_id, req->template_id, sizeof out->template_id);
 	return 0;
+}
+
+/* No streams in the fake (the in-process transport's open_stream). */
+int s0__stream_local_open(s0__engine *e, const char *team, const s0_stream_options *opts,
+                          s0_stream **out, s0_error **err)
+{
+	(void)e;
+	(void)team;
+	(void)opts;
+	(void)out;
+	return s0__error_set(err, S0_EUNSUPPORTED, "unsupported", "no streams in the fake engine");
+}
+
+/* No change notification in the fake: every sandbox is at version 0 of epoch "". */
+s0__engine_watch *s0__engine_watch_of(s0__engine *e)
+{
+	(void)e;
+	return NULL;
 }
 
 int s0__engine_get(s0__engine *e, const char *team, const char *id, s0__sandbox_rec *out,

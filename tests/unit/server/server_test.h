@@ -51,5 +51,8 @@ Suite *s0_server_local_suite(void);
 Suite *s0_server_teams_suite(void);
 Suite *s0_server_templates_suite(void);
 Suite *s0_pause_join_suite(void);
+Suite *s0_server_longpoll_suite(void);
+Suite *s0_streams_local_suite(void);
+Suite *s0_streams_http_suite(void);
 
 #endif

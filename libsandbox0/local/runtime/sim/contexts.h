@@ -115,6 +115,17 @@ int s0__ctx_signal_json(s0__guest *g, const char *id, const cJSON *body, cJSON *
 int s0__ctx_resize_json(s0__guest *g, const char *id, const cJSON *body, cJSON **data_out,
                         s0_error **err);
 
+/**
+ * The context WebSocket's read (runtime.h S0__RT_CTX_STREAM): output after a
+ * cursor. body `{cursor: {stdout|stderr|pty: bytes}, max: bytes}` (max
+ * default 64 KiB). data `{output: [{source, data}…], cursor: {…}, running,
+ * drained[, exit_code, state]}`: at most max bytes, sources in order
+ * (`pty` for a context with a PTY, else `stdout` then `stderr`); drained
+ * when nothing is left after the new cursor. @retval S0_ENOTFOUND
+ */
+int s0__ctx_stream_json(s0__guest *g, const char *id, const cJSON *body, cJSON **data_out,
+                        s0_error **err);
+
 /** The PID of a context's process (inspection and tests). @retval S0_ENOTFOUND */
 int s0__ctx_pid(s0__guest *g, const char *id, int32_t *pid_out, s0_error **err);
 

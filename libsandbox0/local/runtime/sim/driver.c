@@ -32,6 +32,11 @@ struct s0__rt_host {
 struct s0__rt_gen {
 	s0__rt_host *h;
 	char *id;
+	char *sandbox_id; /* for files_changed */
+	void (*files_changed)(void *arg, const char *sandbox_id, const char *event,
+	                      const char *path);
+	bool (*files_watched)(void *arg, const char *sandbox_id);
+	void *files_changed_arg;
 	int64_t generation;
 	s0__tmpfs *tmpfs;
 	s0__files_ns ns;
@@ -165,7 +170,21 @@ static void gen_free(s0__rt_gen *g)
 	s0__tmpfs_free(g->tmpfs);
 	pthread_mutex_destroy(&g->mu);
 	free(g->id);
+	free(g->sandbox_id);
 	free(g);
+}
+
+/* The files view's hook (fsview/router.h) onto the engine's files_changed. */
+static void files_hook(void *arg, const char *event, const char *path)
+{
+	s0__rt_gen *g = arg;
+	g->files_changed(g->files_changed_arg, g->sandbox_id, event, path);
+}
+
+static bool files_hook_wanted(void *arg)
+{
+	s0__rt_gen *g = arg;
+	return !g->files_watched || g->files_watched(g->files_changed_arg, g->sandbox_id);
 }
 
 static int sim_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_error **err)
@@ -197,6 +216,16 @@ static int sim_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0
 	if (rc == S0_OK)
 		rc = s0__files_ns_init(&g->ns, r->rootfs, g->tmpfs, r->ephemeral, r->n_ephemeral, err);
 	g->ns_ready = rc == S0_OK;
+	if (rc == S0_OK && r->files_changed && r->sandbox_id) {
+		if (!(g->sandbox_id = s0__strdup(r->sandbox_id)))
+			rc = s0__error_nomem(err);
+		g->files_changed = r->files_changed;
+		g->files_changed_arg = r->files_changed_arg;
+		g->files_watched = r->files_watched;
+		g->ns.hook = files_hook;
+		g->ns.hook_wanted = files_hook_wanted;
+		g->ns.hook_arg = g;
+	}
 	if (rc == S0_OK && img && img->guest) {
 		g->guest = img->guest;
 		img->guest = NULL;

@@ -48,6 +48,9 @@ enum { S0__PK_PROCD = 0, S0__PK_SHELL = 1, S0__PK_SCRIPT = 2 };
 /** Output of a running command: stdout, stderr and both in order. */
 typedef struct s0__shout {
 	s0__buf out, err, raw;
+	/** Bytes dropped from the front of each past S0__PIPE_CAP (not kept in
+	 *  images): a stream's cursor is dropped + offset (ctx_stream.c). */
+	uint64_t dropped_out, dropped_err, dropped_raw;
 } s0__shout;
 
 /** One simulated process. */
@@ -159,8 +162,9 @@ void s0__gproc_end(s0__proc *p, int state, int exit_code);
 void s0__fd_close(s0__fd *f);
 /** Deep copy of an fd. @retval S0_OK @retval S0_ENOMEM */
 int s0__fd_copy(s0__fd *dst, const s0__fd *src);
-/** Append to a pipe buffer, dropping the oldest bytes past S0__PIPE_CAP. */
-int s0__pipe_put(s0__buf *b, const void *data, size_t len);
+/** Append to a pipe buffer, dropping the oldest bytes past S0__PIPE_CAP;
+ *  *dropped (nullable) counts what was dropped. */
+int s0__pipe_put(s0__buf *b, uint64_t *dropped, const void *data, size_t len);
 /** Free the three buffers of an output. */
 void s0__shout_free(s0__shout *o);
 /** Reap ended processes owned by nobody or by jobs. */

@@ -41,9 +41,12 @@ int s0__fd_copy(s0__fd *dst, const s0__fd *src)
 	return S0_OK;
 }
 
-int s0__pipe_put(s0__buf *b, const void *data, size_t len)
+int s0__pipe_put(s0__buf *b, uint64_t *dropped, const void *data, size_t len)
 {
 	if (len >= S0__PIPE_CAP) {
+		if (dropped)
+			*dropped += b->len + (len - S0__PIPE_CAP);
+		b->len = 0;
 		data = (const char *)data + (len - S0__PIPE_CAP);
 		len = S0__PIPE_CAP;
 	}
@@ -51,6 +54,8 @@ int s0__pipe_put(s0__buf *b, const void *data, size_t len)
 		size_t drop = b->len + len - S0__PIPE_CAP;
 		memmove(b->data, b->data + drop, b->len - drop);
 		b->len -= drop;
+		if (dropped)
+			*dropped += drop;
 	}
 	return s0__buf_put(b, data, len);
 }
@@ -60,6 +65,7 @@ void s0__shout_free(s0__shout *o)
 	s0__buf_free(&o->out);
 	s0__buf_free(&o->err);
 	s0__buf_free(&o->raw);
+	o->dropped_out = o->dropped_err = o->dropped_raw = 0;
 }
 
 int s0__gproc_new(s0__guest *g, int kind, int32_t ppid, s0__proc **out, s0_error **err)

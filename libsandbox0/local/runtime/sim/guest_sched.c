@@ -14,9 +14,9 @@ static void keep_output(s0__guest *g, s0__proc *p, s0__shout *o)
 	if (o->raw.len)
 		p->active_vt = g->vt;
 	/* out of memory: the bytes are lost, as a full pipe would lose them */
-	(void)(s0__pipe_put(&p->io.out, o->out.data, o->out.len) |
-	       s0__pipe_put(&p->io.err, o->err.data, o->err.len) |
-	       s0__pipe_put(&p->io.raw, o->raw.data, o->raw.len));
+	(void)(s0__pipe_put(&p->io.out, &p->io.dropped_out, o->out.data, o->out.len) |
+	       s0__pipe_put(&p->io.err, &p->io.dropped_err, o->err.data, o->err.len) |
+	       s0__pipe_put(&p->io.raw, &p->io.dropped_raw, o->raw.data, o->raw.len));
 	s0__shout_free(o);
 }
 

@@ -41,6 +41,7 @@ static const struct {
 	[S0__RT_CTX_EXEC] = {.ctx_body = s0__ctx_exec_json, .status = 200},
 	[S0__RT_CTX_SIGNAL] = {.ctx_body = s0__ctx_signal_json, .status = 200},
 	[S0__RT_CTX_RESIZE] = {.ctx_body = s0__ctx_resize_json, .status = 200},
+	[S0__RT_CTX_STREAM] = {.ctx_body = s0__ctx_stream_json, .status = 200},
 	[S0__RT_SES_CREATE] = {.status = 201},
 	[S0__RT_SES_LIST] = {.status = 200},
 	[S0__RT_SES_GET] = {.ses_id = s0__sessions_get_json, .status = 200},

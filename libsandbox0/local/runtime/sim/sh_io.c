@@ -66,8 +66,9 @@ int s0__sh_write(sh_cmdctx *x, int fd, const void *data, size_t len)
 	if (f->kind == S0__FD_PIPE) {
 		s0__shout *o = sink_of(x);
 		bool err = f == &x->r->p->fd[2];
-		if (s0__pipe_put(err ? &o->err : &o->out, data, len) < 0 ||
-		    s0__pipe_put(&o->raw, data, len) < 0)
+		if (s0__pipe_put(err ? &o->err : &o->out, err ? &o->dropped_err : &o->dropped_out, data,
+		                 len) < 0 ||
+		    s0__pipe_put(&o->raw, &o->dropped_raw, data, len) < 0)
 			x->oom = true;
 		return 0;
 	}

@@ -1,0 +1,199 @@
+/*
+ * The HTTP client's streams (s0_stream_open over HTTP: a WebSocket to
+ * `s0 serve`) and the same calls on an in-process client: the same messages,
+ * the route's errors before any upgrade, close codes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "local_fixture.h"
+#include "sandbox0/sandbox0.h"
+#include "sandbox0/server.h"
+#include "server_test.h"
+
+static lf f;
+static s0_server *srv;
+static s0_client *http, *inproc;
+
+static void setup(void)
+{
+	lf_open(&f, false);
+	static const s0_server_api_key keys[] = {{KEY_A, "team_a"}, {KEY_B, "team_b"}};
+	s0_server_options o = S0_SERVER_OPTIONS_INIT;
+	o.api_keys = keys;
+	o.api_keys_len = 2;
+	ck_assert_int_eq(s0_server_new(f.local, &o, &srv, NULL), S0_OK);
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", s0_server_port(srv));
+	s0_client_options co = S0_CLIENT_OPTIONS_INIT;
+	co.base_url = url;
+	co.token = KEY_A;
+	ck_assert_int_eq(s0_client_new(&co, &http, NULL), S0_OK);
+	ck_assert_int_eq(s0_client_new_local(f.local, NULL, &inproc, NULL), S0_OK);
+}
+
+static void teardown(void)
+{
+	s0_client_free(http);
+	s0_client_free(inproc);
+	s0_server_free(srv);
+	srv = NULL;
+	lf_close(&f);
+}
+
+static char *claim(s0_client *c)
+{
+	s0_sandbox_info *info = NULL;
+	ck_assert_int_eq(s0_sandbox_claim(c, "default", NULL, NULL, &info, NULL), S0_OK);
+	char *id = strdup(s0_sandbox_info_id(info));
+	s0_sandbox_info_free(info);
+	return id;
+}
+
+static char *repl(s0_client *c, const char *sb)
+{
+	char *json = NULL;
+	ck_assert_int_eq(s0_context_create(c, sb, "{\"type\":\"repl\"}", &json, NULL), S0_OK);
+	cJSON *o = cJSON_Parse(json);
+	char *id = strdup(cJSON_GetObjectItem(o, "id")->valuestring);
+	cJSON_Delete(o);
+	s0_free(json);
+	return id;
+}
+
+static cJSON *next(s0_stream *st)
+{
+	char *m = NULL;
+	s0_error *err = NULL;
+	int rc = s0_stream_recv(st, 5000, &m, NULL, &err);
+	ck_assert_msg(rc == S0_OK, "recv: %s", err ? s0_error_message(err) : "?");
+	cJSON *o = cJSON_Parse(m);
+	s0_free(m);
+	ck_assert_ptr_nonnull(o);
+	return o;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, k);
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* One REPL exchange and a KILL through s0_stream_open on client c. */
+static void repl_round(s0_client *c)
+{
+	char *sb = claim(c);
+	char *ctx = repl(c, sb);
+	s0_stream_options o = S0_STREAM_OPTIONS_INIT;
+	o.kind = S0_STREAM_CONTEXT;
+	o.sandbox_id = sb;
+	o.id = ctx;
+	s0_stream *st = NULL;
+	s0_error *err = NULL;
+	int rc = s0_stream_open(c, &o, &st, &err);
+	ck_assert_msg(rc == S0_OK, "open: %s", err ? s0_error_message(err) : "?");
+	const char *in = "{\"type\":\"input\",\"data\":\"echo over\\n\",\"request_id\":\"r1\"}";
+	ck_assert_int_eq(s0_stream_send(st, in, strlen(in), NULL), S0_OK);
+	cJSON *m = next(st);
+	ck_assert_str_eq(str(m, "type"), "output");
+	ck_assert_str_eq(str(m, "data"), "over\n");
+	cJSON_Delete(m);
+	m = next(st);
+	ck_assert_str_eq(str(m, "type"), "done");
+	ck_assert_str_eq(str(m, "request_id"), "r1");
+	cJSON_Delete(m);
+	const char *kill = "{\"type\":\"signal\",\"signal\":\"KILL\"}";
+	ck_assert_int_eq(s0_stream_send(st, kill, strlen(kill), NULL), S0_OK);
+	m = next(st);
+	ck_assert_str_eq(str(m, "state"), "killed");
+	cJSON_Delete(m);
+	char *x = NULL;
+	ck_assert_int_eq(s0_stream_recv(st, 5000, &x, NULL, NULL), S0_ITEROVER);
+	const char *why = NULL;
+	ck_assert_int_eq(s0_stream_close_code(st, &why), 1000);
+	ck_assert_str_eq(why, "process exited");
+	s0_stream_free(st);
+	free(ctx);
+	free(sb);
+}
+
+START_TEST(context_stream_over_http_and_in_process)
+{
+	repl_round(http);
+	repl_round(inproc);
+}
+END_TEST
+
+START_TEST(stream_errors_come_before_the_upgrade)
+{
+	char *sb = claim(http);
+	s0_stream_options o = S0_STREAM_OPTIONS_INIT;
+	o.kind = S0_STREAM_CONTEXT;
+	o.sandbox_id = sb;
+	o.id = "ctx-nope";
+	s0_stream *st = NULL;
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0_stream_open(http, &o, &st, &err), S0_ENOTFOUND);
+	ck_assert_int_eq(s0_error_http_status(err), 404);
+	ck_assert_str_eq(s0_error_wire_code(err), "context_not_found");
+	s0_error_free(err);
+	err = NULL;
+	/* another team's sandbox is not found either */
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", s0_server_port(srv));
+	s0_client_options co = S0_CLIENT_OPTIONS_INIT;
+	co.base_url = url;
+	co.token = KEY_B;
+	s0_client *b = NULL;
+	ck_assert_int_eq(s0_client_new(&co, &b, NULL), S0_OK);
+	o.kind = S0_STREAM_FILES_WATCH;
+	o.id = NULL;
+	ck_assert_int_eq(s0_stream_open(b, &o, &st, &err), S0_ENOTFOUND);
+	s0_error_free(err);
+	s0_client_free(b);
+	o.kind = 7;
+	ck_assert_int_eq(s0_stream_open(http, &o, &st, NULL), S0_EINVAL);
+	ck_assert_ptr_null(st);
+	free(sb);
+}
+END_TEST
+
+START_TEST(file_watch_over_http)
+{
+	char *sb = claim(http);
+	s0_stream_options o = S0_STREAM_OPTIONS_INIT;
+	o.kind = S0_STREAM_FILES_WATCH;
+	o.sandbox_id = sb;
+	s0_stream *st = NULL;
+	ck_assert_int_eq(s0_stream_open(http, &o, &st, NULL), S0_OK);
+	const char *sub = "{\"action\":\"subscribe\",\"path\":\"/workspace\"}";
+	ck_assert_int_eq(s0_stream_send(st, sub, strlen(sub), NULL), S0_OK);
+	cJSON *m = next(st);
+	ck_assert_str_eq(str(m, "type"), "subscribed");
+	cJSON_Delete(m);
+	ck_assert_int_eq(s0_files_write(http, sb, "/workspace/n.txt", "x", 1, NULL), S0_OK);
+	m = next(st);
+	ck_assert_str_eq(str(m, "event"), "create");
+	ck_assert_str_eq(str(m, "path"), "/workspace/n.txt");
+	cJSON_Delete(m);
+	s0_stream_free(st); /* a detach mid-stream */
+	ck_assert_int_eq(s0_files_write(http, sb, "/workspace/n.txt", "y", 1, NULL), S0_OK);
+	free(sb);
+}
+END_TEST
+
+Suite *s0_streams_http_suite(void)
+{
+	Suite *s = suite_create("streams_http");
+	TCase *tc = tcase_create("streams_http");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, context_stream_over_http_and_in_process);
+	tcase_add_test(tc, stream_errors_come_before_the_upgrade);
+	tcase_add_test(tc, file_watch_over_http);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -317,6 +317,40 @@ START_TEST(tar_limits)
 }
 END_TEST
 
+/* The root directory entry `tar -C DIR -cf F .` writes ("./") is the
+ * destination itself: skipped, not refused; a non-directory named so is. */
+START_TEST(tar_root_entry_is_the_destination)
+{
+	static const tar_member m[] = {
+		{'d', "./", NULL}, {'d', ".", NULL}, {'d', "./app/", NULL}, {'f', "./app/x", "hi"}};
+	size_t len = 0;
+	void *tar = tar_build(m, sizeof m / sizeof m[0], &len);
+	char *dir = s0_test_tmpdir("tarin");
+	s0_error *err = NULL;
+	int rc = s0__tar_extract(tar, len, dir, 100, 100, &err);
+	ck_assert_msg(rc == S0_OK, "extract: %s", err ? s0_error_message(err) : "?");
+	free(tar);
+	char *p = NULL;
+	ck_assert_int_ne(asprintf(&p, "%s/app/x", dir), -1);
+	struct stat st;
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_size, 2);
+	free(p);
+	s0_test_rmrf(dir);
+	free(dir);
+
+	static const tar_member bad[] = {{'f', "./", "x"}};
+	tar = tar_build(bad, 1, &len);
+	dir = s0_test_tmpdir("tarin");
+	ck_assert_int_eq(s0__tar_extract(tar, len, dir, 100, 100, &err), S0_EINVAL);
+	ck_assert_ptr_nonnull(strstr(s0_error_message(err), "empty name"));
+	s0_error_free(err);
+	free(tar);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *s0_server_templates_suite(void)
 {
 	Suite *s = suite_create("server_templates");
@@ -329,6 +363,7 @@ Suite *s0_server_templates_suite(void)
 	tcase_add_test(tc, template_upload_over_the_cap_is_413);
 	TCase *lim = tcase_create("limits");
 	tcase_add_test(lim, tar_limits);
+	tcase_add_test(lim, tar_root_entry_is_the_destination);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, lim);
 	return s;

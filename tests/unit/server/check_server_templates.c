@@ -210,6 +210,10 @@ START_TEST(templates_are_team_scoped)
 	EXPECT(s0_template_create(ca, "a/b", NULL, &json, &err), S0_EINVAL, 400, "'/'");
 	EXPECT(s0_template_create(ca, "with space", NULL, &json, &err), S0_EINVAL, 400,
 	       "spaces");
+	/* dot segments: a URL client could never get or delete them again */
+	EXPECT(s0_template_create(ca, "..", NULL, &json, &err), S0_EINVAL, 400, "\"..\"");
+	EXPECT(s0_template_create(ca, ".", NULL, &json, &err), S0_EINVAL, 400, "\"..\"");
+	EXPECT(s0_template_create(ca, " . ", NULL, &json, &err), S0_EINVAL, 400, "\"..\"");
 	EXPECT(s0_template_create(ca, "x", "[1]", &json, &err), S0_EINVAL, 0, "object");
 }
 END_TEST

@@ -3,6 +3,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,23 @@ static int prepare(tx *t, struct archive_entry *e, bool *is_file, bool *skip)
 	return S0_OK;
 }
 
+/*
+ * An entry the disk writer could not create. A full or failing disk is an
+ * I/O error; anything else comes from the archive itself (an entry replacing
+ * a directory, a hard link to a directory or to a member not yet extracted)
+ * and is the caller's bad input. Neither message names the server's paths.
+ */
+static int create_failed(tx *t, const char *name)
+{
+	int e = archive_errno(t->out);
+	if (e == ENOSPC || e == EDQUOT || e == EIO || e == EROFS || e == ENOMEM)
+		return s0__error_set(t->err, e == ENOMEM ? S0_ENOMEM : S0_EIO, "io_error",
+		                     "template tar: creating \"%.200s\": %s", name, strerror(e));
+	return refuse(t, name,
+	              "it cannot be created (a non-directory over a directory of the archive, "
+	              "or a hard link to a directory or to a member not extracted before it)");
+}
+
 static int copy_data(tx *t, const char *name)
 {
 	const void *buf;
@@ -187,9 +205,7 @@ static int run(tx *t, uint64_t max_bytes, uint64_t max_entries)
 			                     "(at \"%.200s\")",
 			                     (unsigned long long)max_bytes, name);
 		if (archive_write_header(t->out, e) < ARCHIVE_WARN)
-			return s0__error_set(t->err, S0_EIO, "io_error",
-			                     "template tar: creating \"%.200s\": %s", name,
-			                     archive_error_string(t->out));
+			return create_failed(t, name);
 		if (is_file || archive_entry_hardlink(e))
 			rc = copy_data(t, name);
 		if (rc == S0_OK && archive_write_finish_entry(t->out) < ARCHIVE_WARN)

@@ -235,6 +235,10 @@ START_TEST(hostile_tars_refused)
 		{{{'h', "hl", "/etc/shadow"}}, 1, "hard link target"},
 		{{{'h', "hl", "../outside"}}, 1, "hard link target"},
 		{{{'c', "dev/null2", NULL}}, 1, "device nodes"},
+		/* entries the disk writer cannot create: bad input too, not 500 */
+		{{{'d', "a", NULL}, {'f', "a/b", "x"}, {'f', "a", "x"}}, 3, "cannot be created"},
+		{{{'h', "h", "not-there"}}, 1, "cannot be created"},
+		{{{'d', "dd", NULL}, {'h', "h", "dd"}}, 2, "cannot be created"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		size_t len = 0;
@@ -249,6 +253,8 @@ START_TEST(hostile_tars_refused)
 		ck_assert_str_eq(s0_error_wire_code(err), "bad_request");
 		ck_assert_msg(strstr(s0_error_message(err), cases[i].why), "case %zu: %s", i,
 		              s0_error_message(err));
+		ck_assert_msg(!strstr(s0_error_message(err), f.dir), "case %zu names the data dir: %s",
+		              i, s0_error_message(err));
 		s0_error_free(err);
 		err = NULL;
 		EXPECT(s0_template_get(ca, name, &json, &err), S0_ENOTFOUND, 404, "not found");

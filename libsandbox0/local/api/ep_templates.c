@@ -13,6 +13,24 @@
 #include "local/api/api_internal.h"
 #include "local/lifecycle/templates.h"
 
+/*
+ * The official `SandboxTemplateSpec` requires `mainContainer` {image,
+ * resources: {memory}} (the published SDKs decode nothing without it); a
+ * spec stored without one answers the container this backend runs
+ * (docs/local-backend.md "Templates"). Returns -1 when out of memory.
+ */
+static int fill_main_container(cJSON *spec)
+{
+	if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(spec, "mainContainer")))
+		return 0;
+	cJSON_DeleteItemFromObjectCaseSensitive(spec, "mainContainer");
+	cJSON *mc = cJSON_AddObjectToObject(spec, "mainContainer");
+	if (!mc || s0__json_add_str(mc, "image", "sandbox0-local-rootfs"))
+		return -1;
+	cJSON *res = cJSON_AddObjectToObject(mc, "resources");
+	return res && !s0__json_add_str(res, "memory", "512Mi") ? 0 : -1;
+}
+
 static cJSON *render(const s0__template_row *t)
 {
 	cJSON *d = cJSON_CreateObject();
@@ -21,7 +39,7 @@ static cJSON *render(const s0__template_row *t)
 		cJSON_Delete(spec);
 		spec = cJSON_CreateObject();
 	}
-	int rc = d && spec ? 0 : -1;
+	int rc = d && spec ? fill_main_container(spec) : -1;
 	rc |= s0__json_add_str(d, "template_id", t->name);
 	rc |= s0__json_add_str(d, "scope", t->team_id[0] ? "team" : "public");
 	if (t->team_id[0])

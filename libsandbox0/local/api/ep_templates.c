@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/json.h"
 #include "local/api/api_internal.h"
@@ -80,11 +81,18 @@ static char *normalise(const char *s)
 	return out;
 }
 
+/* Whether the media type (before any parameters, any case) is type. */
+static bool media_is(const char *ct, const char *type)
+{
+	size_t n = strlen(type);
+	return !strncasecmp(ct, type, n) && (!ct[n] || ct[n] == ';' || ct[n] == ' ' || ct[n] == '\t');
+}
+
 static bool is_tar(const s0__rctx *c)
 {
 	const char *ct = s0__headers_get(&c->req->headers, "Content-Type");
-	return ct && (!strncmp(ct, "application/x-tar", 17) || !strncmp(ct, "application/gzip", 16) ||
-	              !strncmp(ct, "application/octet-stream", 24));
+	return ct && (media_is(ct, "application/x-tar") || media_is(ct, "application/gzip") ||
+	              media_is(ct, "application/octet-stream"));
 }
 
 static void create_tar(s0__rctx *c)

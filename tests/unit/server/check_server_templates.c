@@ -299,6 +299,33 @@ START_TEST(template_upload_over_the_cap_is_413)
 }
 END_TEST
 
+/* Media types are case-insensitive (RFC 9110 §8.3.1): "Application/X-Tar"
+ * is a tar upload, not JSON; a longer type that merely starts the same is not. */
+START_TEST(tar_content_type_is_case_insensitive)
+{
+	static const tar_member m[] = {{'f', "a.txt", "x"}};
+	size_t len = 0;
+	void *tar = tar_build(m, 1, &len);
+	char *url = th_url(s0_server_port(srv), "/api/v1/templates?template_id=ct");
+	const char *hs[] = {"Authorization: Bearer " KEY_A, "Content-Type: Application/X-Tar", NULL};
+	th_req q = {.method = "POST", .url = url, .headers = hs, .body = tar, .body_len = len};
+	th_resp r;
+	th_do(&q, &r);
+	ck_assert_int_eq(r.status, 201);
+	th_resp_free(&r);
+	const char *hs2[] = {"Authorization: Bearer " KEY_A, "Content-Type: application/x-tarball",
+	                     NULL};
+	free(url);
+	url = th_url(s0_server_port(srv), "/api/v1/templates?template_id=ct2");
+	th_req q2 = {.method = "POST", .url = url, .headers = hs2, .body = tar, .body_len = len};
+	th_do(&q2, &r);
+	ck_assert_int_eq(r.status, 400); /* read as JSON */
+	th_resp_free(&r);
+	free(url);
+	free(tar);
+}
+END_TEST
+
 /* The content limits of an archive (tarin.h), at small limits. */
 START_TEST(tar_limits)
 {
@@ -371,6 +398,7 @@ Suite *s0_server_templates_suite(void)
 	tcase_add_test(tc, templates_are_team_scoped);
 	tcase_add_test(tc, hostile_tars_refused);
 	tcase_add_test(tc, template_upload_over_the_cap_is_413);
+	tcase_add_test(tc, tar_content_type_is_case_insensitive);
 	TCase *lim = tcase_create("limits");
 	tcase_add_test(lim, tar_limits);
 	tcase_add_test(lim, tar_root_entry_is_the_destination);

@@ -23,10 +23,21 @@ static struct {
 	size_t len, cap;
 } tb;
 
+/* The most a server takes as a template upload (docs/local-backend.md
+ * "Templates"): a bigger tree is refused here, before it fills memory. */
+#define TARBALL_MAX_BYTES ((size_t)256 << 20)
+
 static la_ssize_t grow_write(struct archive *a, void *ctx, const void *data, size_t n)
 {
-	(void)a;
 	(void)ctx;
+	if (tb.len + n > TARBALL_MAX_BYTES) {
+		if (!tb.why)
+			tb.why = xasprintf("the archive is over %zu MiB, the most a server takes as a "
+			                   "template",
+			                   TARBALL_MAX_BYTES >> 20);
+		archive_set_error(a, EFBIG, "archive too large");
+		return -1;
+	}
 	if (tb.len + n > tb.cap) {
 		size_t cap = tb.cap ? tb.cap : 1 << 16;
 		while (cap < tb.len + n)
@@ -87,8 +98,9 @@ static int add_one(const char *path, const struct stat *st, int flag, struct FTW
 		rc = copy_file(path);
 	archive_entry_free(e);
 	if (rc) {
-		tb.why = xasprintf("%s: %s", path,
-		                   errno ? strerror(errno) : archive_error_string(tb.a));
+		if (!tb.why)
+			tb.why = xasprintf("%s: %s", path,
+			                   errno ? strerror(errno) : archive_error_string(tb.a));
 		return 1;
 	}
 	return 0;

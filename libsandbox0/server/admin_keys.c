@@ -75,8 +75,14 @@ static int create(const s0__server_admin_ops *ops, const s0__http_request *req, 
 	}
 	const cJSON *team = cJSON_GetObjectItemCaseSensitive(b, "team_id");
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(b, "name");
-	int rc;
-	if (!cJSON_IsString(team) || (name && !cJSON_IsNull(name) && !cJSON_IsString(name))) {
+	int rc, dup_rc;
+	const char *dup = s0__json_duplicate_key(b, &dup_rc);
+	if (dup_rc < 0) {
+		rc = dup_rc;
+	} else if (dup) {
+		rc = s0__router_reply_error(resp, rid, 400, "bad_request",
+		                            "invalid request: duplicate key in request body");
+	} else if (!cJSON_IsString(team) || (name && !cJSON_IsNull(name) && !cJSON_IsString(name))) {
 		rc = s0__router_reply_error(resp, rid, 400, "bad_request",
 		                            "invalid request: team_id (string) is required; name is "
 		                            "a string");

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "local/api/router.h"
 #include "server/request.h"
@@ -23,6 +24,27 @@
 #define DRAIN_SLACK ((size_t)16 << 20)
 
 typedef s0__sreq sreq;
+
+/* The X-Team-ID selectors of a request: the first, and whether another one
+ * names a different team (then some selected team is not the key's). */
+typedef struct team_sel {
+	const char *first;
+	bool mixed;
+} team_sel;
+
+static enum MHD_Result one_selector(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+	(void)kind;
+	team_sel *sel = cls;
+	if (key && !strcasecmp(key, "X-Team-ID")) {
+		if (!sel->first)
+			sel->first = value ? value : "";
+		else if (strcmp(sel->first, value ? value : ""))
+			sel->mixed = true;
+	}
+	return MHD_YES;
+}
 
 static bool is_public(const char *url)
 {
@@ -219,9 +241,14 @@ static enum MHD_Result begin(s0_server *s, struct MHD_Connection *conn, sreq *r)
 		r->admin_keys = true;
 	} else if (!is_public(r->path)) {
 		const char *msg = NULL;
-		r->team = s0__keyring_auth(
-			s->keys, authz, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Team-ID"),
-			s->cfg.key_lookup, s->cfg.key_lookup_ctx, r->team_buf, &msg);
+		team_sel sel = {NULL, false};
+		MHD_get_connection_values(conn, MHD_HEADER_KIND, one_selector, &sel);
+		r->team = s0__keyring_auth(s->keys, authz, sel.first, s->cfg.key_lookup,
+		                           s->cfg.key_lookup_ctx, r->team_buf, &msg);
+		if (r->team && sel.mixed) {
+			r->team = NULL;
+			msg = "not a member of selected team";
+		}
 		if (!r->team)
 			return send_error(s, conn, r, 401, "unauthorized", msg);
 	}

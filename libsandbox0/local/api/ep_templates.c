@@ -8,10 +8,29 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/json.h"
 #include "local/api/api_internal.h"
 #include "local/lifecycle/templates.h"
+
+/*
+ * The official `SandboxTemplateSpec` requires `mainContainer` {image,
+ * resources: {memory}} (the published SDKs decode nothing without it); a
+ * spec stored without one answers the container this backend runs
+ * (docs/local-backend.md "Templates"). Returns -1 when out of memory.
+ */
+static int fill_main_container(cJSON *spec)
+{
+	if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(spec, "mainContainer")))
+		return 0;
+	cJSON_DeleteItemFromObjectCaseSensitive(spec, "mainContainer");
+	cJSON *mc = cJSON_AddObjectToObject(spec, "mainContainer");
+	if (!mc || s0__json_add_str(mc, "image", "sandbox0-local-rootfs"))
+		return -1;
+	cJSON *res = cJSON_AddObjectToObject(mc, "resources");
+	return res && !s0__json_add_str(res, "memory", "512Mi") ? 0 : -1;
+}
 
 static cJSON *render(const s0__template_row *t)
 {
@@ -21,7 +40,7 @@ static cJSON *render(const s0__template_row *t)
 		cJSON_Delete(spec);
 		spec = cJSON_CreateObject();
 	}
-	int rc = d && spec ? 0 : -1;
+	int rc = d && spec ? fill_main_container(spec) : -1;
 	rc |= s0__json_add_str(d, "template_id", t->name);
 	rc |= s0__json_add_str(d, "scope", t->team_id[0] ? "team" : "public");
 	if (t->team_id[0])
@@ -62,11 +81,18 @@ static char *normalise(const char *s)
 	return out;
 }
 
+/* Whether the media type (before any parameters, any case) is type. */
+static bool media_is(const char *ct, const char *type)
+{
+	size_t n = strlen(type);
+	return !strncasecmp(ct, type, n) && (!ct[n] || ct[n] == ';' || ct[n] == ' ' || ct[n] == '\t');
+}
+
 static bool is_tar(const s0__rctx *c)
 {
 	const char *ct = s0__headers_get(&c->req->headers, "Content-Type");
-	return ct && (!strncmp(ct, "application/x-tar", 17) || !strncmp(ct, "application/gzip", 16) ||
-	              !strncmp(ct, "application/octet-stream", 24));
+	return ct && (media_is(ct, "application/x-tar") || media_is(ct, "application/gzip") ||
+	              media_is(ct, "application/octet-stream"));
 }
 
 static void create_tar(s0__rctx *c)

@@ -14,18 +14,19 @@
 #include "local/lifecycle/storage.h"
 #include "local/rootfs/tarin.h"
 
-/* Lowercase, 1..255 bytes, printable, no '/' (docs/wire.md claim rules). */
+/* Lowercase, 1..255 bytes, printable, no '/' (docs/wire.md claim rules); not
+ * "." or "..", which every URL client folds away from /api/v1/templates/{id}. */
 static int check_name(const char *name, s0_error **err)
 {
 	size_t n = name ? strlen(name) : 0;
-	bool ok = n > 0 && n < 256;
+	bool ok = n > 0 && n < 256 && strcmp(name, ".") && strcmp(name, "..");
 	for (size_t i = 0; ok && i < n; i++)
 		ok = name[i] > 0x20 && name[i] < 0x7f && name[i] != '/' &&
 		     !(name[i] >= 'A' && name[i] <= 'Z');
 	if (!ok)
 		return s0__error_set(err, S0_EINVAL, "bad_request",
 		                     "template_id must be 1..255 lowercase printable characters "
-		                     "without '/' or spaces");
+		                     "without '/' or spaces, not \".\" or \"..\"");
 	return S0_OK;
 }
 

@@ -3,6 +3,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@ static int refuse(tx *t, const char *name, const char *why)
 	                     "template tar: entry \"%.200s\" refused: %s", name ? name : "", why);
 }
 
+static const char k_empty[] = "empty name";
+
 /*
  * Normalise a member name into out: components split on '/', empty and "."
  * dropped. Refuses absolute names, ".." components and empty results.
@@ -32,7 +35,7 @@ static int refuse(tx *t, const char *name, const char *why)
 static const char *normalise(const char *name, char *out, size_t cap)
 {
 	if (!name || !*name)
-		return "empty name";
+		return k_empty;
 	if (name[0] == '/')
 		return "absolute path";
 	size_t o = 0;
@@ -53,7 +56,7 @@ static const char *normalise(const char *name, char *out, size_t cap)
 		p = slash ? slash + 1 : p + n;
 	}
 	out[o] = 0;
-	return o ? NULL : "empty name";
+	return o ? NULL : k_empty;
 }
 
 /* Whether a proper prefix of path (whole components) is a link we made. */
@@ -83,12 +86,22 @@ static int remember_link(tx *t, const char *path)
 	return S0_OK;
 }
 
-/* Check one entry and point it under dest; *is_file for content accounting. */
-static int prepare(tx *t, struct archive_entry *e, bool *is_file)
+/*
+ * Check one entry and point it under dest; *is_file for content accounting.
+ * *skip is set for the root directory itself ("./" or ".", as `tar -C DIR -cf
+ * F .` writes it): the destination already exists, so it is not extracted.
+ */
+static int prepare(tx *t, struct archive_entry *e, bool *is_file, bool *skip)
 {
 	const char *name = archive_entry_pathname(e);
 	char norm[PATH_MAX_BYTES], full[PATH_MAX_BYTES + 512];
 	const char *why = normalise(name, norm, sizeof norm);
+	*skip = false;
+	if (why == k_empty && name && *name &&
+	    archive_entry_filetype(e) == AE_IFDIR && !archive_entry_hardlink(e)) {
+		*skip = true;
+		return S0_OK;
+	}
 	if (why)
 		return refuse(t, name, why);
 	if (through_link(t, norm))
@@ -126,6 +139,23 @@ static int prepare(tx *t, struct archive_entry *e, bool *is_file)
 	return S0_OK;
 }
 
+/*
+ * An entry the disk writer could not create. A full or failing disk is an
+ * I/O error; anything else comes from the archive itself (an entry replacing
+ * a directory, a hard link to a directory or to a member not yet extracted)
+ * and is the caller's bad input. Neither message names the server's paths.
+ */
+static int create_failed(tx *t, const char *name)
+{
+	int e = archive_errno(t->out);
+	if (e == ENOSPC || e == EDQUOT || e == EIO || e == EROFS || e == ENOMEM)
+		return s0__error_set(t->err, e == ENOMEM ? S0_ENOMEM : S0_EIO, "io_error",
+		                     "template tar: creating \"%.200s\": %s", name, strerror(e));
+	return refuse(t, name,
+	              "it cannot be created (a non-directory over a directory of the archive, "
+	              "or a hard link to a directory or to a member not extracted before it)");
+}
+
 static int copy_data(tx *t, const char *name)
 {
 	const void *buf;
@@ -159,13 +189,15 @@ static int run(tx *t, uint64_t max_bytes, uint64_t max_entries)
 		char name[256];
 		s0__strlcpy(name, archive_entry_pathname(e) ? archive_entry_pathname(e) : "",
 		            sizeof name);
-		bool is_file;
+		bool is_file, skip;
 		if (++entries > max_entries)
 			return s0__error_set(t->err, S0_ETOOLARGE, "template_too_large",
 			                     "template tar: more than %llu entries",
 			                     (unsigned long long)max_entries);
-		if ((rc = prepare(t, e, &is_file)) < 0)
+		if ((rc = prepare(t, e, &is_file, &skip)) < 0)
 			return rc;
+		if (skip)
+			continue;
 		int64_t size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
 		if (is_file && (size < 0 || (bytes += (uint64_t)size) > max_bytes))
 			return s0__error_set(t->err, S0_ETOOLARGE, "template_too_large",
@@ -173,9 +205,7 @@ static int run(tx *t, uint64_t max_bytes, uint64_t max_entries)
 			                     "(at \"%.200s\")",
 			                     (unsigned long long)max_bytes, name);
 		if (archive_write_header(t->out, e) < ARCHIVE_WARN)
-			return s0__error_set(t->err, S0_EIO, "io_error",
-			                     "template tar: creating \"%.200s\": %s", name,
-			                     archive_error_string(t->out));
+			return create_failed(t, name);
 		if (is_file || archive_entry_hardlink(e))
 			rc = copy_data(t, name);
 		if (rc == S0_OK && archive_write_finish_entry(t->out) < ARCHIVE_WARN)

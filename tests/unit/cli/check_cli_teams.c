@@ -154,6 +154,14 @@ START_TEST(templates_golden)
 	RUN(1, "--local", local, "template", "build", "--from-tar", bad);
 	RUN(1, "--local", local, "template", "delete", "default");
 	RUN(1, "--local", local, "template", "build", "--from-dir", file);
+	/* a tree over the upload cap is refused before it is sent (a sparse file) */
+	char *huge = path_in("huge"), *huge_file = path_in("huge/zeros.bin");
+	ck_assert_int_eq(mkdir(huge, 0755), 0);
+	write_file(huge_file, "", 0);
+	ck_assert_int_eq(truncate(huge_file, (off_t)257 << 20), 0);
+	RUN(1, "--local", local, "template", "build", "--from-dir", huge, "--name", "huge");
+	free(huge);
+	free(huge_file);
 	RUN(2, "--local", local, "template", "build");
 	RUN(2, "--local", local, "template", "build", "--from-dir", src, "--from-tar", good);
 	RUN(2, "--local", local, "template");

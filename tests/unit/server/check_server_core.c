@@ -84,6 +84,11 @@ START_TEST(auth_failures_are_401_envelopes)
 	expect_401(port, prefix, "invalid token");
 	const char *team[] = {"Authorization: Bearer " KEY_A, "X-Team-ID: team_b", NULL};
 	expect_401(port, team, "not a member of selected team");
+	/* two selectors, the key's team first: the other one still selects a team
+	 * the key is not a member of (not "the first one wins") */
+	const char *two[] = {"Authorization: Bearer " KEY_A, "X-Team-ID: team_a",
+	                     "X-Team-ID: team_b", NULL};
+	expect_401(port, two, "not a member of selected team");
 	/* with a body on the way the answer comes before it is read */
 	th_resp r;
 	ck_assert_int_eq(th_simple(port, "POST", "/api/v1/sandboxes", NULL, "{\"template\":\"x\"}", &r), 0);

@@ -256,6 +256,10 @@ START_TEST(key_bad_input)
 	                               &json, &err), S0_EINVAL, 400, "team");
 	EXPECT(s0_client_admin_request(admin, "POST", "/admin/v1/api-keys", "{\"name\":\"x\"}",
 	                               &json, &err), S0_EINVAL, 400, "team_id");
+	/* an ambiguous team is refused like every other body's duplicated key */
+	EXPECT(s0_client_admin_request(admin, "POST", "/admin/v1/api-keys",
+	                               "{\"team_id\":\"t\",\"team_id\":\"u\"}", &json, &err),
+	       S0_EINVAL, 400, "duplicate key");
 	char *body = NULL;
 	ck_assert_int_ne(asprintf(&body, "{\"team_id\":\"t\",\"name\":\"%s\"}", huge), -1);
 	EXPECT(s0_client_admin_request(admin, "POST", "/admin/v1/api-keys", body, &json, &err),

@@ -210,6 +210,10 @@ START_TEST(templates_are_team_scoped)
 	EXPECT(s0_template_create(ca, "a/b", NULL, &json, &err), S0_EINVAL, 400, "'/'");
 	EXPECT(s0_template_create(ca, "with space", NULL, &json, &err), S0_EINVAL, 400,
 	       "spaces");
+	/* dot segments: a URL client could never get or delete them again */
+	EXPECT(s0_template_create(ca, "..", NULL, &json, &err), S0_EINVAL, 400, "\"..\"");
+	EXPECT(s0_template_create(ca, ".", NULL, &json, &err), S0_EINVAL, 400, "\"..\"");
+	EXPECT(s0_template_create(ca, " . ", NULL, &json, &err), S0_EINVAL, 400, "\"..\"");
 	EXPECT(s0_template_create(ca, "x", "[1]", &json, &err), S0_EINVAL, 0, "object");
 }
 END_TEST
@@ -231,6 +235,10 @@ START_TEST(hostile_tars_refused)
 		{{{'h', "hl", "/etc/shadow"}}, 1, "hard link target"},
 		{{{'h', "hl", "../outside"}}, 1, "hard link target"},
 		{{{'c', "dev/null2", NULL}}, 1, "device nodes"},
+		/* entries the disk writer cannot create: bad input too, not 500 */
+		{{{'d', "a", NULL}, {'f', "a/b", "x"}, {'f', "a", "x"}}, 3, "cannot be created"},
+		{{{'h', "h", "not-there"}}, 1, "cannot be created"},
+		{{{'d', "dd", NULL}, {'h', "h", "dd"}}, 2, "cannot be created"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		size_t len = 0;
@@ -245,6 +253,8 @@ START_TEST(hostile_tars_refused)
 		ck_assert_str_eq(s0_error_wire_code(err), "bad_request");
 		ck_assert_msg(strstr(s0_error_message(err), cases[i].why), "case %zu: %s", i,
 		              s0_error_message(err));
+		ck_assert_msg(!strstr(s0_error_message(err), f.dir), "case %zu names the data dir: %s",
+		              i, s0_error_message(err));
 		s0_error_free(err);
 		err = NULL;
 		EXPECT(s0_template_get(ca, name, &json, &err), S0_ENOTFOUND, 404, "not found");
@@ -289,6 +299,33 @@ START_TEST(template_upload_over_the_cap_is_413)
 }
 END_TEST
 
+/* Media types are case-insensitive (RFC 9110 §8.3.1): "Application/X-Tar"
+ * is a tar upload, not JSON; a longer type that merely starts the same is not. */
+START_TEST(tar_content_type_is_case_insensitive)
+{
+	static const tar_member m[] = {{'f', "a.txt", "x"}};
+	size_t len = 0;
+	void *tar = tar_build(m, 1, &len);
+	char *url = th_url(s0_server_port(srv), "/api/v1/templates?template_id=ct");
+	const char *hs[] = {"Authorization: Bearer " KEY_A, "Content-Type: Application/X-Tar", NULL};
+	th_req q = {.method = "POST", .url = url, .headers = hs, .body = tar, .body_len = len};
+	th_resp r;
+	th_do(&q, &r);
+	ck_assert_int_eq(r.status, 201);
+	th_resp_free(&r);
+	const char *hs2[] = {"Authorization: Bearer " KEY_A, "Content-Type: application/x-tarball",
+	                     NULL};
+	free(url);
+	url = th_url(s0_server_port(srv), "/api/v1/templates?template_id=ct2");
+	th_req q2 = {.method = "POST", .url = url, .headers = hs2, .body = tar, .body_len = len};
+	th_do(&q2, &r);
+	ck_assert_int_eq(r.status, 400); /* read as JSON */
+	th_resp_free(&r);
+	free(url);
+	free(tar);
+}
+END_TEST
+
 /* The content limits of an archive (tarin.h), at small limits. */
 START_TEST(tar_limits)
 {
@@ -317,6 +354,40 @@ START_TEST(tar_limits)
 }
 END_TEST
 
+/* The root directory entry `tar -C DIR -cf F .` writes ("./") is the
+ * destination itself: skipped, not refused; a non-directory named so is. */
+START_TEST(tar_root_entry_is_the_destination)
+{
+	static const tar_member m[] = {
+		{'d', "./", NULL}, {'d', ".", NULL}, {'d', "./app/", NULL}, {'f', "./app/x", "hi"}};
+	size_t len = 0;
+	void *tar = tar_build(m, sizeof m / sizeof m[0], &len);
+	char *dir = s0_test_tmpdir("tarin");
+	s0_error *err = NULL;
+	int rc = s0__tar_extract(tar, len, dir, 100, 100, &err);
+	ck_assert_msg(rc == S0_OK, "extract: %s", err ? s0_error_message(err) : "?");
+	free(tar);
+	char *p = NULL;
+	ck_assert_int_ne(asprintf(&p, "%s/app/x", dir), -1);
+	struct stat st;
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_size, 2);
+	free(p);
+	s0_test_rmrf(dir);
+	free(dir);
+
+	static const tar_member bad[] = {{'f', "./", "x"}};
+	tar = tar_build(bad, 1, &len);
+	dir = s0_test_tmpdir("tarin");
+	ck_assert_int_eq(s0__tar_extract(tar, len, dir, 100, 100, &err), S0_EINVAL);
+	ck_assert_ptr_nonnull(strstr(s0_error_message(err), "empty name"));
+	s0_error_free(err);
+	free(tar);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *s0_server_templates_suite(void)
 {
 	Suite *s = suite_create("server_templates");
@@ -327,8 +398,10 @@ Suite *s0_server_templates_suite(void)
 	tcase_add_test(tc, templates_are_team_scoped);
 	tcase_add_test(tc, hostile_tars_refused);
 	tcase_add_test(tc, template_upload_over_the_cap_is_413);
+	tcase_add_test(tc, tar_content_type_is_case_insensitive);
 	TCase *lim = tcase_create("limits");
 	tcase_add_test(lim, tar_limits);
+	tcase_add_test(lim, tar_root_entry_is_the_destination);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, lim);
 	return s;

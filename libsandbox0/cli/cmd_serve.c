@@ -50,6 +50,8 @@ static const cli_flag serve_flags[] = {
 	                                 "simulated runtime; another name is refused"},
 	{"object-store", 0, FLAG_STR, "NAME", "object store backend: pack (default) or files; a data "
 	                                      "directory keeps the one it was made with"},
+	{"meta", 0, FLAG_STR, "URL", "metadata store: a postgres:// URL (password from the URL or "
+	                             "PGPASSWORD, never printed); default SQLite in the data directory"},
 	{"quiet", 'q', FLAG_BOOL, NULL, "no access log on stderr"},
 	{0},
 };
@@ -276,6 +278,7 @@ static int run_serve(cli *c)
 	lo.warm_carriers = (int32_t)carriers; /* 0 = the default */
 	lo.runtime = opt_str(c, "runtime"); /* NULL = sim; an unknown one fails the open */
 	lo.object_store = opt_str(c, "object-store"); /* NULL: as recorded, pack when new */
+	lo.meta = opt_str(c, "meta"); /* NULL: SQLite in the data directory */
 	rc = s0_local_open(data, &lo, &local, &err);
 	if (rc < 0) {
 		bool locked = rc == S0_ECONFLICT && !strcmp(s0_error_reason(err), "data_dir_locked");

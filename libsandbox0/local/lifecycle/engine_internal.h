@@ -23,6 +23,7 @@ typedef struct s0__engine_options {
 	const char *runtime;    /* runtime driver name (runtime/runtime.h), read by open
 	                         * only; NULL = "sim" */
 	const char *object_store; /* backend name (static, objects/backends.h); NULL = recorded */
+	const char *meta; /* metadata store URL (postgres://…), read by open only; NULL = SQLite */
 } s0__engine_options;
 
 /* A per-sandbox lifecycle lock (in memory; rebuilt on manager restart). */

@@ -205,7 +205,8 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 	if (rc == S0_OK) /* a refused object store must not migrate the metadata first */
 		rc = s0__storage_check(dir, opt->object_store, err);
 	if (rc == S0_OK)
-		rc = s0__meta_open(dir, &e->meta, err);
+		rc = opt->meta ? s0__meta_open_backend("postgres", opt->meta, &e->meta, err)
+		               : s0__meta_open(dir, &e->meta, err);
 	if (rc == S0_OK) /* a row this library cannot read stops here, named */
 		rc = readable_ops(e, err);
 	if (rc == S0_OK)

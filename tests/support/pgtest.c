@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "s0t_" and a 64-bit FNV-1a hash of dir in hex. */
-static void db_name(const char *dir, char out[24])
+void s0_test_meta_dbname(const char *dir, char out[24])
 {
 	uint64_t h = 1469598103934665603ULL;
 	for (const unsigned char *p = (const unsigned char *)dir; *p; p++)
@@ -64,7 +63,7 @@ char *s0_test_meta_url(const char *dir)
 	if (!base || !*base)
 		return NULL;
 	char db[24], sql[96];
-	db_name(dir, db);
+	s0_test_meta_dbname(dir, db);
 	snprintf(sql, sizeof sql, "CREATE DATABASE %s", db);
 	if (!admin(sql, "42P04")) /* 42P04: it exists (a reopened directory) */
 		abort();
@@ -80,7 +79,7 @@ void s0_test_meta_drop(const char *dir)
 	if (!base || !*base)
 		return;
 	char db[24], sql[96];
-	db_name(dir, db);
+	s0_test_meta_dbname(dir, db);
 	snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", db);
 	admin(sql, NULL);
 }

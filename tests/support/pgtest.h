@@ -16,6 +16,9 @@
  * $S0_TEST_META is unset (SQLite in the directory). The database is
  * created when missing. Aborts the process on a failure to create it. */
 char *s0_test_meta_url(const char *dir);
+/* The database name of dir: "s0t_" and a 64-bit FNV-1a hash of the path
+ * in hex (out holds 24 bytes). */
+void s0_test_meta_dbname(const char *dir, char out[24]);
 /* Drop the database of dir (no error when absent, or when $S0_TEST_META
  * is unset). Connections still open to it are ended. */
 void s0_test_meta_drop(const char *dir);

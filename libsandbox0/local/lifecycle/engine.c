@@ -204,6 +204,8 @@ void s0__engine_controller_pass(s0__engine *e)
 				again = true;
 		}
 		free(ops);
+	} else {
+		again = true; /* the store is unreachable: retried like a held step */
 	}
 	pthread_mutex_lock(&e->mu);
 	e->retry_pending = again;

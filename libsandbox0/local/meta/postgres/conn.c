@@ -34,13 +34,15 @@ static void mask(const char *src, const char *secret, char *dst, size_t n)
 int s0__mpg_fail(s0__mpg *q, mpg_conn *c, const PGresult *r, const char *what, s0_error **err)
 {
 	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	if (c && !state) /* libpq's own failure: the connection is not to be trusted */
+		c->dead = true;
 	const char *text = r && *PQresultErrorMessage(r) ? PQresultErrorMessage(r)
 	                   : c && c->pg                    ? PQerrorMessage(c->pg)
 	                                                   : "no connection";
 	char shown[512], envmask[512];
 	mask(text, q->password, envmask, sizeof envmask);
 	mask(envmask, getenv("PGPASSWORD"), shown, sizeof shown);
-	bool gone = !c || !c->pg || PQstatus(c->pg) != CONNECTION_OK;
+	bool gone = !c || !c->pg || c->dead || PQstatus(c->pg) != CONNECTION_OK;
 	if (gone || (state && (!strncmp(state, "08", 2) || !strncmp(state, "57P", 3) ||
 	                       !strncmp(state, "53", 2))))
 		return s0__error_set(err, S0_EUNAVAILABLE, "meta_unavailable",
@@ -60,9 +62,11 @@ static void quiet(void *arg, const char *message)
 
 int s0__mpg_connect(s0__mpg *q, mpg_conn *c, s0_error **err)
 {
-	if (c->pg && PQstatus(c->pg) == CONNECTION_OK)
+	if (c->pg && !c->dead && PQstatus(c->pg) == CONNECTION_OK)
 		return S0_OK;
 	PQfinish(c->pg);
+	c->pg = NULL;
+	c->dead = false;
 	c->prepared = 0;
 	/* connect_timeout first: the URL's own value, when it has one, wins */
 	const char *const keys[] = {"connect_timeout", "application_name", "dbname", NULL};
@@ -123,9 +127,10 @@ static void release(s0__mpg *q, mpg_conn *c)
 {
 	if (tl_txn == q && c == q->txn)
 		return; /* the transaction keeps it */
-	if (c->pg && PQstatus(c->pg) != CONNECTION_OK) { /* lost: reconnect on next use */
+	if (c->pg && (c->dead || PQstatus(c->pg) != CONNECTION_OK)) { /* lost: a new one next */
 		PQfinish(c->pg);
 		c->pg = NULL;
+		c->dead = false;
 		c->prepared = 0;
 	}
 	pthread_mutex_lock(&q->mu);
@@ -149,6 +154,20 @@ static int prepare(s0__mpg *q, mpg_conn *c, mpg_stmt s, s0_error **err)
 	return rc;
 }
 
+/* Statements safe to send again after a connection was lost mid-call: all
+ * but the two whose replay could insert twice (an operation, an API key). */
+static bool replayable(mpg_stmt s)
+{
+	return s != Q_OP_INS && s != Q_KEY_CREATE;
+}
+
+static bool lost(mpg_conn *c, const PGresult *r)
+{
+	if (r && !PQresultErrorField(r, PG_DIAG_SQLSTATE))
+		c->dead = true; /* libpq's own failure: the socket broke */
+	return !c->pg || c->dead || PQstatus(c->pg) != CONNECTION_OK;
+}
+
 int s0__mpg_run_state(s0__meta *m, mpg_stmt s, const mpg_params *p, PGresult **res,
                       char sqlstate[6], s0_error **err)
 {
@@ -161,36 +180,46 @@ int s0__mpg_run_state(s0__meta *m, mpg_stmt s, const mpg_params *p, PGresult **r
 	if (in_txn && q->txn_broken)
 		return s0__error_set(err, S0_EUNAVAILABLE, "meta_unavailable",
 		                     "metadata store unavailable: the transaction was lost");
-	mpg_conn *c = acquire(q, err);
-	if (!c)
-		return S0_EUNAVAILABLE;
-	int rc = prepare(q, c, s, err);
-	PGresult *r = NULL;
-	if (rc == S0_OK) {
-		char name[16];
-		snprintf(name, sizeof name, "s0_%d", (int)s);
-		static const mpg_params none = {0};
-		const mpg_params *pp = p ? p : &none;
-		r = PQexecPrepared(c->pg, name, pp->n, pp->v, pp->len, pp->fmt,
-		                   s == Q_SES_GET ? 1 : 0);
-		ExecStatusType st = PQresultStatus(r);
-		if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-			const char *code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	static const mpg_params none = {0};
+	const mpg_params *pp = p ? p : &none;
+	char name[16];
+	snprintf(name, sizeof name, "s0_%d", (int)s);
+	for (int attempt = 0;; attempt++) {
+		mpg_conn *c = acquire(q, err);
+		if (!c)
+			return S0_EUNAVAILABLE;
+		int rc = prepare(q, c, s, NULL);
+		PGresult *r = NULL;
+		if (rc == S0_OK) {
+			r = PQexecPrepared(c->pg, name, pp->n, pp->v, pp->len, pp->fmt,
+			                   s == Q_SES_GET ? 1 : 0);
+			ExecStatusType st = PQresultStatus(r);
+			rc = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? S0_OK : S0_EIO;
+		}
+		if (rc < 0 && !in_txn && attempt == 0 && lost(c, r) && replayable(s)) {
+			/* a pooled connection that died while idle (a server restart):
+			 * once more on a new one */
+			PQclear(r);
+			release(q, c);
+			continue;
+		}
+		if (rc < 0) {
+			const char *code = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
 			if (sqlstate && code)
 				s0__strlcpy(sqlstate, code, 6);
-			rc = s0__mpg_fail(q, c, r, "statement", err);
+			rc = s0__mpg_fail(q, c, r, r ? "statement" : "prepare", err);
 			PQclear(r);
 			r = NULL;
+			if (in_txn)
+				q->txn_broken = true; /* PostgreSQL aborted it: only rollback remains */
 		}
+		release(q, c);
+		if (res)
+			*res = r;
+		else
+			PQclear(r);
+		return rc;
 	}
-	if (rc < 0 && in_txn)
-		q->txn_broken = true; /* PostgreSQL aborted it: only rollback remains */
-	release(q, c);
-	if (res)
-		*res = r;
-	else
-		PQclear(r);
-	return rc;
 }
 
 int s0__mpg_run(s0__meta *m, mpg_stmt s, const mpg_params *p, bool binary_result,
@@ -204,16 +233,23 @@ int s0__mpg_run(s0__meta *m, mpg_stmt s, const mpg_params *p, bool binary_result
 
 int s0__mpg_begin(s0__meta *m, s0_error **err)
 {
+	static const char begin[] = "BEGIN ISOLATION LEVEL SERIALIZABLE";
 	s0__mpg *q = MPG(m);
 	pthread_mutex_lock(&q->txn_mu);
 	mpg_conn *c = acquire(q, err);
-	if (!c) {
-		pthread_mutex_unlock(&q->txn_mu);
-		return S0_EUNAVAILABLE;
-	}
-	int rc = s0__mpg_exec_plain(q, c, "BEGIN ISOLATION LEVEL SERIALIZABLE", err);
-	if (rc < 0) {
+	int rc = c ? s0__mpg_exec_plain(q, c, begin, err) : S0_EUNAVAILABLE;
+	if (c && rc < 0 && lost(c, NULL)) { /* died while idle: once more on a new connection */
+		if (err) {
+			s0_error_free(*err);
+			*err = NULL;
+		}
 		release(q, c);
+		c = acquire(q, err);
+		rc = c ? s0__mpg_exec_plain(q, c, begin, err) : S0_EUNAVAILABLE;
+	}
+	if (rc < 0) {
+		if (c)
+			release(q, c);
 		pthread_mutex_unlock(&q->txn_mu);
 		return rc;
 	}
@@ -260,7 +296,7 @@ int s0__mpg_commit(s0__meta *m, s0_error **err)
 void s0__mpg_rollback(s0__meta *m)
 {
 	s0__mpg *q = MPG(m);
-	if (q->txn->pg && PQstatus(q->txn->pg) == CONNECTION_OK)
+	if (q->txn->pg && !q->txn->dead && PQstatus(q->txn->pg) == CONNECTION_OK)
 		PQclear(PQexec(q->txn->pg, "ROLLBACK"));
 	end_txn(q);
 }

@@ -56,6 +56,7 @@ typedef struct mpg_conn {
 	PGconn *pg;        /* NULL until connected, and after a loss */
 	uint64_t prepared; /* bit i: statement i is prepared on pg */
 	bool busy;
+	bool dead; /* a failure without SQLSTATE (libpq's own: the socket broke) */
 } mpg_conn;
 
 typedef struct s0__mpg {

@@ -60,6 +60,10 @@ static bool admin(const char *sql, const char *ok_state)
 char *s0_test_meta_url(const char *dir)
 {
 	const char *base = getenv("S0_TEST_META");
+	if ((!base || !*base) && getenv("S0_TEST_META_REQUIRED")) {
+		fprintf(stderr, "pgtest: S0_TEST_META_REQUIRED is set but S0_TEST_META is not\n");
+		abort();
+	}
 	if (!base || !*base)
 		return NULL;
 	char db[24], sql[96];

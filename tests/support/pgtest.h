@@ -14,7 +14,9 @@
 
 /* The metadata URL for data directory dir (malloc'd; free it): NULL when
  * $S0_TEST_META is unset (SQLite in the directory). The database is
- * created when missing. Aborts the process on a failure to create it. */
+ * created when missing. Aborts the process on a failure to create it, and
+ * when $S0_TEST_META_REQUIRED is set without $S0_TEST_META (a run meant for
+ * PostgreSQL never falls back to SQLite). */
 char *s0_test_meta_url(const char *dir);
 /* The database name of dir: "s0t_" and a 64-bit FNV-1a hash of the path
  * in hex (out holds 24 bytes). */

@@ -1,11 +1,11 @@
 /*
  * The metadata store of the local backend: every durable table the
  * lifecycle engine keeps (sandboxes, operations, snapshots, templates,
- * fork keys, kv, sessions, teams and API keys), behind one interface so a
- * second implementation (PostgreSQL, a later issue) is one folder plus one
- * row of the registration table (registry.c). SQLite in WAL mode in the
- * data directory (meta/sqlite/) is the implementation today and the
- * default; nothing outside its folder sees SQL.
+ * fork keys, kv, sessions, teams and API keys), behind one interface: each
+ * implementation is one folder plus one row of the registration table
+ * (registry.c). SQLite in WAL mode in the data directory (meta/sqlite/) is
+ * the default; PostgreSQL through libpq (meta/postgres/, docs/postgres.md)
+ * the second. Nothing outside their folders sees SQL.
  *
  * Every lifecycle step records its durable intent here before side
  * effects and commits its outcome in one transaction (lifecycle/optxn.h).
@@ -21,7 +21,11 @@
  *    interrupted transaction is ever visible; each single call outside a
  *    transaction is atomic;
  *  - calls block on the store (disk or network), never on the engine;
- *  - errors: S0_EIO reason "meta_store" for a failure of the store,
+ *  - errors: S0_EIO reason "meta_store" for a failure of the store;
+ *    S0_EUNAVAILABLE reason "meta_unavailable" for a store that cannot be
+ *    reached (a database server down: retryable, nothing happened or, for
+ *    a commit, the transaction may be lost) and "meta_conflict" for a
+ *    transaction a concurrent one forced to abort (retry the step);
  *    S0_ENOTFOUND where documented, S0_EINVAL for bad input and for a
  *    stored row this library cannot read (an unknown operation kind or
  *    state: reason "unknown_op_kind"/"unknown_op_state");
@@ -115,9 +119,11 @@ struct s0__meta {
 
 /*
  * Open an implementation: location is what it stores in (SQLite: the data
- * directory, holding meta.db). Creates and migrates the schema. *out is
- * the handle (s0__meta_close frees it). S0_EIO when the store cannot be
- * opened, S0_EUNSUPPORTED schema_too_new.
+ * directory, holding meta.db; PostgreSQL: a postgres:// URL, S0_EINVAL
+ * bad_meta_url otherwise). Creates and migrates the schema. *out is the
+ * handle (s0__meta_close frees it). S0_EIO when the store cannot be
+ * opened (PostgreSQL: S0_EUNAVAILABLE meta_unavailable), S0_EUNSUPPORTED
+ * schema_too_new.
  */
 typedef int (*s0__meta_open_fn)(const char *location, s0__meta **out, s0_error **err);
 

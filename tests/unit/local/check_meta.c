@@ -29,12 +29,22 @@
 /* The implementations this run exercises: every row, except postgres when
  * no server is given ($S0_TEST_META, tests/support/pgtest.h; the part
  * `postgres` of scripts/test sets it). */
+static bool pg_given(void)
+{
+	const char *v = getenv("S0_TEST_META");
+	return v && *v;
+}
+
 static int backend_count(void)
 {
+	if (getenv("S0_TEST_META_REQUIRED") && !pg_given()) {
+		fprintf(stderr, "check_meta: S0_TEST_META_REQUIRED without S0_TEST_META\n");
+		exit(1); /* a run meant for PostgreSQL never passes on SQLite alone */
+	}
 	size_t n = 0, usable = 0;
 	const s0__meta_backend *b = s0__meta_backends(&n);
 	for (size_t i = 0; i < n; i++)
-		usable += strcmp(b[i].name, "postgres") || getenv("S0_TEST_META");
+		usable += strcmp(b[i].name, "postgres") || pg_given();
 	return (int)usable;
 }
 
@@ -43,7 +53,7 @@ static const char *backend_name(int i)
 	size_t n = 0;
 	const s0__meta_backend *b = s0__meta_backends(&n);
 	for (size_t k = 0; k < n; k++)
-		if ((strcmp(b[k].name, "postgres") || getenv("S0_TEST_META")) && i-- == 0)
+		if ((strcmp(b[k].name, "postgres") || pg_given()) && i-- == 0)
 			return b[k].name;
 	ck_abort_msg("no backend %d", i);
 	return NULL;

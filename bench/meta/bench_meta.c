@@ -7,7 +7,10 @@
  *  2. pause latency (POST pause → paused) and resume latency (POST resume
  *     → running), medians over CYCLES sandboxes, each with a written file;
  *  3. lifecycle operations per second (claim, pause and wait, resume,
- *     delete: 4 operations per cycle) with 1 and 4 concurrent clients.
+ *     delete: 4 operations per cycle) with 1 and 4 concurrent clients;
+ *  4. on PostgreSQL, what one cycle costs the database: transactions
+ *     committed, rows written and rows read (pg_stat_database, per cycle,
+ *     over COST_CYCLES cycles between two closes of the backend).
  * The backends run on a manual clock (the controller runs on kicks only, as
  * in the tests), so the figures are the store's and the engine's work.
  *
@@ -30,6 +33,7 @@
 #define CALLS 2000
 #define CYCLES 40
 #define OPS_CYCLES 24
+#define COST_CYCLES 50
 
 static double now_ms(void)
 {
@@ -88,10 +92,36 @@ static char *with_db(const char *url, const char *db)
 	return u;
 }
 
+/* Transactions, rows written, rows read of database db so far, once two
+ * reads 200 ms apart agree (closed backends flush their counters as they
+ * exit). */
+static void db_stats(const char *url, const char *db, double v[3])
+{
+	PGconn *c = PQconnectdb(url);
+	char sql[256];
+	snprintf(sql, sizeof sql, "SELECT xact_commit, tup_inserted + tup_updated + tup_deleted,"
+	                          " tup_returned + tup_fetched FROM pg_stat_database WHERE datname='%s'",
+	         db);
+	double prev[3] = {-1, -1, -1};
+	for (int tries = 0; tries < 50; tries++) {
+		PQclear(PQexec(c, "SELECT pg_stat_clear_snapshot()"));
+		PGresult *r = PQexec(c, sql);
+		for (int i = 0; i < 3; i++)
+			v[i] = PQntuples(r) ? atof(PQgetvalue(r, 0, i)) : 0;
+		PQclear(r);
+		if (!memcmp(prev, v, sizeof prev))
+			break;
+		memcpy(prev, v, sizeof prev);
+		usleep(200 * 1000);
+	}
+	PQfinish(c);
+}
+
 typedef struct result {
 	double get_us, step_us;       /* raw store calls */
 	double pause_ms, resume_ms;   /* medians */
 	double ops1, ops4;            /* lifecycle operations per second */
+	double txn, written, read;    /* per cycle on PostgreSQL */
 } result;
 
 /* 1: raw store calls on an opened store. */
@@ -244,6 +274,25 @@ int main(int argc, char **argv)
 			admin(argv[1], sql);
 		}
 		lifecycle(dir, k ? url : NULL, &res[k]);
+		if (k) { /* 4: the database's work per cycle, between two closes */
+			s0_local_options o = S0_LOCAL_OPTIONS_INIT;
+			o.manual_clock = 1;
+			o.meta = url;
+			double a[3], b[3];
+			db_stats(argv[1], db, a);
+			s0_local *l = NULL;
+			OK(s0_local_open(dir, &o, &l, &e_), "open");
+			s0_client *c = NULL;
+			OK(s0_client_new_local(l, NULL, &c, &e_), "client");
+			for (int i = 0; i < COST_CYCLES; i++)
+				cycle(c, NULL, NULL);
+			s0_client_free(c);
+			s0_local_close(l);
+			db_stats(argv[1], db, b);
+			res[1].txn = (b[0] - a[0]) / COST_CYCLES;
+			res[1].written = (b[1] - a[1]) / COST_CYCLES;
+			res[1].read = (b[2] - a[2]) / COST_CYCLES;
+		}
 		rmrf(dir);
 	}
 	snprintf(sql, sizeof sql, "DROP DATABASE %s WITH (FORCE)", db);
@@ -264,5 +313,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		printf("%-44s %12.1f %12.1f %8.2f\n", rows[i].name, rows[i].a, rows[i].b,
 		       rows[i].b / rows[i].a);
+	printf("postgres, per cycle (claim, write, pause, resume, delete): %.0f transactions,"
+	       " %.0f rows written, %.0f rows read\n", res[1].txn, res[1].written, res[1].read);
 	return 0;
 }

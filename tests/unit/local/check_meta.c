@@ -610,6 +610,77 @@ START_TEST(meta_unknown_backend)
 }
 END_TEST
 
+/* Node leases and generation owners (meta.h "nodes and fencing"): epochs
+ * fence earlier holders, a generation is one node's, another node takes
+ * only a newer one and only after the owner's lease lapsed. */
+static int claim(fx *f, const char *sb, int64_t gen, const char *node, int64_t epoch, int64_t now,
+                 const char *want_reason)
+{
+	s0_error *err = NULL;
+	int rc = s0__meta_gen_claim(f->m, sb, gen, node, epoch, now, &err);
+	if (want_reason)
+		ck_assert_msg(err && !strcmp(s0_error_reason(err), want_reason), "%s gen %lld by %s: %s",
+		              sb, (long long)gen, node, err ? s0_error_reason(err) : "ok");
+	s0_error_free(err);
+	return rc;
+}
+
+START_TEST(meta_nodes_fence_generations)
+{
+	fx f = open_fx(_i);
+	int64_t a = 0, b = 0, old = 0;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 1000, 500, &a, NULL), S0_OK);
+	ck_assert_int_eq(a, 1);
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-b", 1000, 500, &b, NULL), S0_OK);
+	ck_assert_int_eq(b, 1);
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 1400, 500, &a, NULL), S0_OK); /* to 1900 */
+	ck_assert_int_eq(a, 1);
+
+	ck_assert_int_eq(claim(&f, "sb_1", 1, "node-a", 1, 1450, NULL), S0_OK);
+	ck_assert_int_eq(claim(&f, "sb_1", 1, "node-a", 1, 1450, NULL), S0_OK); /* its own already */
+	ck_assert_int_eq(claim(&f, "sb_1", 1, "node-b", 1, 1450, "generation_owned"), S0_ECONFLICT);
+	ck_assert_int_eq(claim(&f, "sb_1", 2, "node-b", 1, 1450, "generation_owned"), S0_ECONFLICT);
+	ck_assert_int_eq(claim(&f, "sb_1", 2, "node-a", 1, 1450, NULL), S0_OK); /* its next one */
+
+	/* b's lease lapsed at 1500: no claim, no renewal; acquiring again bumps the epoch */
+	ck_assert_int_eq(claim(&f, "sb_2", 1, "node-b", 1, 1600, "node_lease_lost"), S0_ECONFLICT);
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-b", 1600, 500, &b, &err), S0_ECONFLICT);
+	ck_assert_str_eq(s0_error_reason(err), "node_lease_lost");
+	s0_error_free(err);
+	b = 0;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-b", 1600, 500, &b, NULL), S0_OK); /* to 2100 */
+	ck_assert_int_eq(b, 2);
+
+	/* a's lapsed at 1900: b takes a newer generation, never a's own */
+	ck_assert_int_eq(claim(&f, "sb_1", 2, "node-b", 2, 2000, "generation_owned"), S0_ECONFLICT);
+	ck_assert_int_eq(claim(&f, "sb_1", 3, "node-b", 2, 2000, NULL), S0_OK);
+	old = a;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 2000, 500, &old, NULL), S0_ECONFLICT);
+	a = 0; /* a restarts: a new epoch, and b's lease is live */
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 2000, 500, &a, NULL), S0_OK);
+	ck_assert_int_eq(a, 2);
+	ck_assert_int_eq(claim(&f, "sb_1", 4, "node-a", 2, 2050, "generation_owned"), S0_ECONFLICT);
+	ck_assert_int_eq(claim(&f, "sb_1", 4, "node-a", 1, 2050, "node_lease_lost"), S0_ECONFLICT);
+
+	reopen_fx(&f); /* durable */
+	s0__gen_owner_row o;
+	ck_assert_int_eq(s0__meta_gen_owner(f.m, "sb_1", &o, NULL), S0_OK);
+	ck_assert_str_eq(o.node_id, "node-b");
+	ck_assert_int_eq(o.generation, 3);
+	ck_assert_int_eq(o.epoch, 2);
+	ck_assert_int_eq(s0__meta_gen_owner(f.m, "sb_none", &o, NULL), S0_ENOTFOUND);
+
+	/* bad input */
+	int64_t e = 0;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 2000, 0, &e, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "", 2000, 10, &e, NULL), S0_EINVAL);
+	ck_assert_int_eq(claim(&f, "sb_1", 0, "node-a", 2, 2050, "bad_request"), S0_EINVAL);
+	ck_assert_int_eq(claim(&f, "sb_1", 5, "node-a", 0, 2050, "bad_request"), S0_EINVAL);
+	close_fx(&f);
+}
+END_TEST
+
 /* ---- the webhook outbox of each implementation (outbox.h) ---- */
 
 static void append_ev(s0__outbox *o, const char *sb, const char *event, int64_t now)
@@ -771,7 +842,7 @@ START_TEST(sqlite_migrates_version_3)
 	s0__meta *m = NULL;
 	s0_error *err = NULL;
 	ck_assert_msg(s0__meta_open(dir, &m, &err) == S0_OK, "%s", err ? s0_error_message(err) : "");
-	ck_assert_int_eq(s0__meta_schema_version(m), 4);
+	ck_assert_int_eq(s0__meta_schema_version(m), 5);
 
 	/* the old rows read as before, operation names included */
 	s0__sandbox_row row = {0};
@@ -814,7 +885,7 @@ START_TEST(sqlite_migrates_version_3)
 
 	/* reopening a migrated store migrates nothing and keeps everything */
 	ck_assert_int_eq(s0__meta_open(dir, &m, NULL), S0_OK);
-	ck_assert_int_eq(s0__meta_schema_version(m), 4);
+	ck_assert_int_eq(s0__meta_schema_version(m), 5);
 	ck_assert_int_eq(s0__meta_apikey_get(m, "key_1", &k, NULL), S0_OK);
 	s0__meta_close(m);
 	s0_test_rmrf(dir);
@@ -1025,6 +1096,7 @@ static Suite *meta_suite(void)
 	tcase_add_loop_test(c, meta_teams_and_keys, 0, n);
 	tcase_add_loop_test(c, meta_keys_bad_input, 0, n);
 	tcase_add_loop_test(c, meta_outbox, 0, n);
+	tcase_add_loop_test(c, meta_nodes_fence_generations, 0, n);
 	tcase_add_test(c, meta_names_table);
 	tcase_add_test(c, meta_unknown_backend);
 	suite_add_tcase(s, c);

@@ -296,7 +296,7 @@ START_TEST(pg_password_never_in_errors)
 	s0_error_free(err);
 	setenv("PGPASSWORD", "s0pw", 1);
 	ck_assert_int_eq(s0__meta_open_backend("postgres", url, &m, NULL), S0_OK);
-	ck_assert_int_eq(s0__meta_schema_version(m), 1);
+	ck_assert_int_eq(s0__meta_schema_version(m), 2);
 	s0__meta_close(m);
 	unsetenv("PGPASSWORD");
 	free(url);
@@ -332,7 +332,7 @@ static void *open_one(void *url)
 {
 	s0__meta *m = NULL;
 	int rc = s0__meta_open_backend("postgres", url, &m, NULL);
-	if (rc == S0_OK && s0__meta_schema_version(m) != 1)
+	if (rc == S0_OK && s0__meta_schema_version(m) != 2)
 		rc = S0_ERROR;
 	s0__meta_close(m);
 	return (void *)(intptr_t)rc;

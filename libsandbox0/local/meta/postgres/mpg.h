@@ -46,6 +46,7 @@ typedef enum mpg_stmt {
 	Q_TEAM_PUT, Q_TEAM_GET, Q_TEAM_LIST,
 	Q_KEY_CREATE, Q_KEY_GET, Q_KEY_BYHASH, Q_KEY_LIST, Q_KEY_REVOKE,
 	Q_VERSION,
+	Q_NODE_ACQUIRE, Q_NODE_RENEW, Q_NODE_LIVE, Q_GEN_CLAIM, Q_GEN_OWNER,
 	Q_COUNT
 } mpg_stmt;
 
@@ -183,5 +184,12 @@ int s0__mpg_apikey_get_by_hash(s0__meta *m, const char *hash, s0__apikey_row *ou
 int s0__mpg_apikey_list(s0__meta *m, const char *team, s0__apikey_row **out, size_t *n,
                         s0_error **err);
 int s0__mpg_apikey_revoke(s0__meta *m, const char *id, int64_t now_ms, s0_error **err);
+
+int s0__mpg_node_lease(s0__meta *m, const char *node_id, int64_t now_ms, int64_t ttl_ms,
+                       int64_t *epoch, s0_error **err);
+int s0__mpg_gen_claim(s0__meta *m, const char *sandbox_id, int64_t generation,
+                      const char *node_id, int64_t epoch, int64_t now_ms, s0_error **err);
+int s0__mpg_gen_owner(s0__meta *m, const char *sandbox_id, s0__gen_owner_row *out,
+                      s0_error **err);
 
 #endif

@@ -54,6 +54,9 @@ static const s0__meta_ops mpg_ops = {
 	.apikey_list = s0__mpg_apikey_list,
 	.apikey_revoke = s0__mpg_apikey_revoke,
 	.schema_version = s0__mpg_schema_version,
+	.node_lease = s0__mpg_node_lease,
+	.gen_claim = s0__mpg_gen_claim,
+	.gen_owner = s0__mpg_gen_owner,
 };
 
 /* Check the URL and keep its password (to mask it). libpq's parse error

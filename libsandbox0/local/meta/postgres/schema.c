@@ -47,6 +47,12 @@ const char *const s0__mpg_migrations[] = {
 	" REFERENCES teams(id), hash TEXT NOT NULL UNIQUE, created_at BIGINT NOT NULL,"
 	" revoked_at BIGINT NOT NULL, seq BIGINT NOT NULL DEFAULT nextval('api_keys_seq'));"
 	"CREATE INDEX api_keys_team ON api_keys(team_id, seq);",
+	/* 2: node leases and the owner of each sandbox's runtime generation
+	 * (meta.h "nodes and fencing") */
+	"CREATE TABLE nodes(id TEXT PRIMARY KEY, epoch BIGINT NOT NULL,"
+	" lease_until BIGINT NOT NULL);"
+	"CREATE TABLE gen_owners(sandbox_id TEXT PRIMARY KEY, generation BIGINT NOT NULL,"
+	" node_id TEXT NOT NULL, epoch BIGINT NOT NULL);",
 };
 
 const int s0__mpg_migration_count =

@@ -107,4 +107,28 @@ const char *const s0__mpg_sql[Q_COUNT] = {
 	[Q_KEY_REVOKE] = "UPDATE api_keys SET revoked_at=CASE WHEN revoked_at=0 THEN $2"
 	                 " ELSE revoked_at END WHERE id=$1 RETURNING 1",
 	[Q_VERSION] = "SELECT version FROM s0_schema",
+	/* node leases and generation owners (meta.h "nodes and fencing") */
+	[Q_NODE_ACQUIRE] = "INSERT INTO nodes(id, epoch, lease_until) VALUES($1, 1, $2)"
+	                   " ON CONFLICT(id) DO UPDATE SET epoch = nodes.epoch + 1,"
+	                   " lease_until = excluded.lease_until RETURNING epoch",
+	[Q_NODE_RENEW] = "UPDATE nodes SET lease_until = $2 WHERE id = $1 AND epoch = $3"
+	                 " AND lease_until > $4 RETURNING epoch",
+	[Q_NODE_LIVE] = "SELECT 1 FROM nodes WHERE id = $1 AND epoch = $2 AND lease_until > $3",
+	/* the row is the claimant's already, or older and either its own
+	 * node's or under a lease no longer live; the claimant's is live */
+	[Q_GEN_CLAIM] = "INSERT INTO gen_owners(sandbox_id, generation, node_id, epoch)"
+	                " SELECT $1, $2, $3, $4 WHERE EXISTS(SELECT 1 FROM nodes WHERE id = $3"
+	                " AND epoch = $4 AND lease_until > $5)"
+	                " ON CONFLICT(sandbox_id) DO UPDATE SET generation = excluded.generation,"
+	                " node_id = excluded.node_id, epoch = excluded.epoch"
+	                " WHERE (gen_owners.generation = excluded.generation"
+	                " AND gen_owners.node_id = excluded.node_id"
+	                " AND gen_owners.epoch = excluded.epoch)"
+	                " OR (gen_owners.generation < excluded.generation"
+	                " AND (gen_owners.node_id = excluded.node_id OR NOT EXISTS(SELECT 1"
+	                " FROM nodes n WHERE n.id = gen_owners.node_id"
+	                " AND n.epoch = gen_owners.epoch AND n.lease_until > $5)))"
+	                " RETURNING 1",
+	[Q_GEN_OWNER] = "SELECT sandbox_id, generation, node_id, epoch FROM gen_owners"
+	                " WHERE sandbox_id = $1",
 };

@@ -48,6 +48,12 @@ const char *const s0__msql_migrations[] = {
 	" hash TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, revoked_at INTEGER NOT NULL,"
 	" seq INTEGER NOT NULL);"
 	"CREATE INDEX api_keys_team ON api_keys(team_id, seq);",
+	/* 5: node leases and the owner of each sandbox's runtime generation
+	 * (meta.h "nodes and fencing") */
+	"CREATE TABLE nodes(id TEXT PRIMARY KEY, epoch INTEGER NOT NULL,"
+	" lease_until INTEGER NOT NULL);"
+	"CREATE TABLE gen_owners(sandbox_id TEXT PRIMARY KEY, generation INTEGER NOT NULL,"
+	" node_id TEXT NOT NULL, epoch INTEGER NOT NULL);",
 };
 
 const int s0__msql_migration_count =

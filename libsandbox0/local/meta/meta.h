@@ -310,7 +310,8 @@ int s0__meta_apikey_revoke(s0__meta *m, const char *id, int64_t now_ms, s0_error
  * lock); renewing succeeds only for the current epoch before its expiry.
  * A sandbox's runtime generation is claimed by (node id, epoch) with a
  * live lease; another node can claim only a newer generation, and only
- * once the owner's lease has expired. So two nodes never run the same
+ * once the owner's lease has expired (the same node under a newer epoch
+ * may claim the generation its fenced incarnation claimed but never ran). So two nodes never run the same
  * generation, and a node whose lease lapsed cannot start one. Times are
  * the caller's clock (unix ms): nodes sharing a store must agree on time
  * within much less than a lease. */

@@ -662,6 +662,13 @@ START_TEST(meta_nodes_fence_generations)
 	ck_assert_int_eq(a, 2);
 	ck_assert_int_eq(claim(&f, "sb_1", 4, "node-a", 2, 2050, "generation_owned"), S0_ECONFLICT);
 	ck_assert_int_eq(claim(&f, "sb_1", 4, "node-a", 1, 2050, "node_lease_lost"), S0_ECONFLICT);
+	/* a restarted node takes back the generation its fenced epoch claimed */
+	ck_assert_int_eq(claim(&f, "sb_3", 1, "node-a", 2, 2050, NULL), S0_OK);
+	a = 0;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 2060, 500, &a, NULL), S0_OK);
+	ck_assert_int_eq(a, 3);
+	ck_assert_int_eq(claim(&f, "sb_3", 1, "node-a", 3, 2070, NULL), S0_OK);
+	ck_assert_int_eq(claim(&f, "sb_3", 1, "node-a", 2, 2070, "node_lease_lost"), S0_ECONFLICT);
 
 	reopen_fx(&f); /* durable */
 	s0__gen_owner_row o;

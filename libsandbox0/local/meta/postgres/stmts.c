@@ -114,8 +114,9 @@ const char *const s0__mpg_sql[Q_COUNT] = {
 	[Q_NODE_RENEW] = "UPDATE nodes SET lease_until = $2 WHERE id = $1 AND epoch = $3"
 	                 " AND lease_until > $4 RETURNING epoch",
 	[Q_NODE_LIVE] = "SELECT 1 FROM nodes WHERE id = $1 AND epoch = $2 AND lease_until > $3",
-	/* the row is the claimant's already, or older and either its own
-	 * node's or under a lease no longer live; the claimant's is live */
+	/* the row is the claimant's already, or its node's under an earlier
+	 * (fenced) epoch and not newer, or older and either its own node's or
+	 * under a lease no longer live; the claimant's lease is live */
 	[Q_GEN_CLAIM] = "INSERT INTO gen_owners(sandbox_id, generation, node_id, epoch)"
 	                " SELECT $1, $2, $3, $4 WHERE EXISTS(SELECT 1 FROM nodes WHERE id = $3"
 	                " AND epoch = $4 AND lease_until > $5)"
@@ -124,6 +125,9 @@ const char *const s0__mpg_sql[Q_COUNT] = {
 	                " WHERE (gen_owners.generation = excluded.generation"
 	                " AND gen_owners.node_id = excluded.node_id"
 	                " AND gen_owners.epoch = excluded.epoch)"
+	                " OR (gen_owners.node_id = excluded.node_id"
+	                " AND gen_owners.epoch < excluded.epoch"
+	                " AND gen_owners.generation <= excluded.generation)"
 	                " OR (gen_owners.generation < excluded.generation"
 	                " AND (gen_owners.node_id = excluded.node_id OR NOT EXISTS(SELECT 1"
 	                " FROM nodes n WHERE n.id = gen_owners.node_id"

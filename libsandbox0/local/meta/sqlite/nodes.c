@@ -5,7 +5,8 @@
 #include "local/meta/sqlite/msql.h"
 
 /* A claim succeeds for a live claimant when the row is its own already,
- * or older and either its own node's or under a lease no longer live. */
+ * or its node's under an earlier (fenced) epoch and not newer, or older
+ * and either its own node's or under a lease no longer live. */
 static const char ACQUIRE[] =
 	"INSERT INTO nodes(id, epoch, lease_until) VALUES(?1, 1, ?2) ON CONFLICT(id)"
 	" DO UPDATE SET epoch = nodes.epoch + 1, lease_until = excluded.lease_until"
@@ -22,6 +23,8 @@ static const char CLAIM[] =
 	" node_id = excluded.node_id, epoch = excluded.epoch"
 	" WHERE (gen_owners.generation = excluded.generation"
 	" AND gen_owners.node_id = excluded.node_id AND gen_owners.epoch = excluded.epoch)"
+	" OR (gen_owners.node_id = excluded.node_id AND gen_owners.epoch < excluded.epoch"
+	" AND gen_owners.generation <= excluded.generation)"
 	" OR (gen_owners.generation < excluded.generation"
 	" AND (gen_owners.node_id = excluded.node_id OR NOT EXISTS(SELECT 1 FROM nodes n"
 	" WHERE n.id = gen_owners.node_id AND n.epoch = gen_owners.epoch"

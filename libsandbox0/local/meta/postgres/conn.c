@@ -168,14 +168,12 @@ static bool lost(mpg_conn *c, const PGresult *r)
 	return !c->pg || c->dead || PQstatus(c->pg) != CONNECTION_OK;
 }
 
-int s0__mpg_run_state(s0__meta *m, mpg_stmt s, const mpg_params *p, PGresult **res,
-                      char sqlstate[6], s0_error **err)
+int s0__mpg_run(s0__meta *m, mpg_stmt s, const mpg_params *p, bool binary_result,
+                PGresult **res, s0_error **err)
 {
 	s0__mpg *q = MPG(m);
 	if (res)
 		*res = NULL;
-	if (sqlstate)
-		sqlstate[0] = '\0';
 	bool in_txn = tl_txn == q;
 	if (in_txn && q->txn_broken)
 		return s0__error_set(err, S0_EUNAVAILABLE, "meta_unavailable",
@@ -192,7 +190,7 @@ int s0__mpg_run_state(s0__meta *m, mpg_stmt s, const mpg_params *p, PGresult **r
 		PGresult *r = NULL;
 		if (rc == S0_OK) {
 			r = PQexecPrepared(c->pg, name, pp->n, pp->v, pp->len, pp->fmt,
-			                   s == Q_SES_GET ? 1 : 0);
+			                   binary_result ? 1 : 0);
 			ExecStatusType st = PQresultStatus(r);
 			rc = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? S0_OK : S0_EIO;
 		}
@@ -204,9 +202,6 @@ int s0__mpg_run_state(s0__meta *m, mpg_stmt s, const mpg_params *p, PGresult **r
 			continue;
 		}
 		if (rc < 0) {
-			const char *code = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
-			if (sqlstate && code)
-				s0__strlcpy(sqlstate, code, 6);
 			rc = s0__mpg_fail(q, c, r, r ? "statement" : "prepare", err);
 			PQclear(r);
 			r = NULL;
@@ -220,13 +215,6 @@ int s0__mpg_run_state(s0__meta *m, mpg_stmt s, const mpg_params *p, PGresult **r
 			PQclear(r);
 		return rc;
 	}
-}
-
-int s0__mpg_run(s0__meta *m, mpg_stmt s, const mpg_params *p, bool binary_result,
-                PGresult **res, s0_error **err)
-{
-	(void)binary_result; /* the statement table decides (sessions blobs) */
-	return s0__mpg_run_state(m, s, p, res, NULL, err);
 }
 
 /* ---- transactions ---- */

@@ -90,17 +90,13 @@ void s0__mpg_p_bin(mpg_params *p, const void *b, size_t n);
 
 /*
  * Run statement q with p on this thread's transaction connection or a
- * pooled one; binary_result asks for binary columns. S0_OK with *res the
- * result (PQclear it; NULL res = discarded); on failure *res is NULL and
- * err says (S0_EUNAVAILABLE meta_unavailable/meta_conflict, S0_EIO
- * meta_store). Thread-safe.
+ * pooled one; binary_result asks for binary columns (bytea as its bytes).
+ * S0_OK with *res the result (PQclear it; NULL res = discarded); on
+ * failure *res is NULL and err says (S0_EUNAVAILABLE meta_unavailable or
+ * meta_conflict, S0_EIO meta_store). Thread-safe.
  */
 int s0__mpg_run(s0__meta *m, mpg_stmt q, const mpg_params *p, bool binary_result,
                 PGresult **res, s0_error **err);
-/* As s0__mpg_run, also giving the SQLSTATE of a failure (sqlstate[6], ""
- * when none) so a caller can tell a constraint from an outage. */
-int s0__mpg_run_state(s0__meta *m, mpg_stmt q, const mpg_params *p, PGresult **res,
-                      char sqlstate[6], s0_error **err);
 
 /* Column helpers: text into a buffer ("" for NULL), int64, malloc'd copy. */
 void s0__mpg_text(const PGresult *r, int row, int col, char *dst, size_t n);

@@ -3,8 +3,8 @@
  * what only PostgreSQL has: outages of the server itself (stopped with
  * `pg_ctl stop -m immediate` and started again through $S0_TEST_PG_CTL,
  * tests/support/pgtest.h), the password kept out of every message, the
- * password from the environment, bad URLs, schema versions and concurrent
- * migrations. The part `postgres` of scripts/test runs it alone (it stops
+ * password from the environment, bad URLs, `s0 serve --meta`, schema
+ * versions and concurrent migrations. The part `postgres` of scripts/test runs it alone (it stops
  * the server the other suites use) with $S0_TEST_META, $S0_TEST_PG_CTL,
  * $S0_TEST_PG_DIR and $S0_TEST_PG_PORT set; without them every test fails,
  * naming what is missing.
@@ -16,7 +16,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "local/meta/meta.h"
@@ -306,6 +309,119 @@ START_TEST(pg_password_never_in_errors)
 }
 END_TEST
 
+/* Spawn `$S0_CLI serve --data dir --meta url --quiet` with stdout and
+ * stderr into one pipe; *fd reads them. */
+static pid_t spawn_serve(const char *dir, const char *url, int *fd)
+{
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		close(p[0]);
+		execl(getenv("S0_CLI"), "s0", "serve", "--data", dir, "--meta", url, "--quiet",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	*fd = p[0];
+	return pid;
+}
+
+/* Read fd until a line starting with prefix (kept in line) or EOF; every
+ * byte read is appended to all (n bytes). false at EOF. */
+static bool read_until(int fd, const char *prefix, char *line, size_t cap, char *all, size_t n)
+{
+	size_t len = 0;
+	char c;
+	while (read(fd, &c, 1) == 1) {
+		size_t used = strlen(all);
+		if (used + 1 < n) {
+			all[used] = c;
+			all[used + 1] = '\0';
+		}
+		if (c != '\n') {
+			if (len + 1 < cap)
+				line[len++] = c;
+			continue;
+		}
+		line[len] = '\0';
+		if (!strncmp(line, prefix, strlen(prefix)))
+			return true;
+		len = 0;
+	}
+	return false;
+}
+
+/* `s0 serve --meta` keeps the metadata in PostgreSQL: a claim over HTTP
+ * lands in the database, DATA/meta.db is never made, and nothing the
+ * server prints holds the password; a bad URL stops it, unprinted. */
+START_TEST(pg_serve_meta_flag)
+{
+	need_server();
+	ck_assert_msg(getenv("S0_CLI"), "S0_CLI (the s0 program) is not set");
+	char *dir = s0_test_tmpdir("pgserve");
+	char *made = s0_test_meta_url(dir);
+	free(made);
+	char db[24];
+	s0_test_meta_dbname(dir, db);
+	char *url = tcp_url("s0pw", db);
+	int fd = -1;
+	pid_t pid = spawn_serve(dir, url, &fd);
+	char line[512], all[8192] = "", key[256] = "";
+	ck_assert_msg(read_until(fd, "API key", line, sizeof line, all, sizeof all), "%s", all);
+	s0__strlcpy(key, strrchr(line, ' ') + 1, sizeof key);
+	ck_assert_msg(read_until(fd, "Listening on ", line, sizeof line, all, sizeof all), "%s", all);
+	char base[128];
+	snprintf(base, sizeof base, "%.*s", (int)strcspn(line + 13, " "), line + 13);
+
+	s0_client_options co = S0_CLIENT_OPTIONS_INIT;
+	co.base_url = base;
+	co.token = key;
+	s0_client *c = NULL;
+	LT_OK(s0_client_new(&co, &c, &e_));
+	s0_sandbox_info *sb = NULL;
+	LT_OK(s0_sandbox_claim(c, "default", NULL, NULL, &sb, &e_));
+	char sql[256];
+	snprintf(sql, sizeof sql, "UPDATE sandboxes SET pod_name=pod_name WHERE id='%s'",
+	         s0_sandbox_info_id(sb));
+	ck_assert(s0_test_meta_exec(url, sql)); /* the row is in PostgreSQL */
+	s0_sandbox_info_free(sb);
+	s0_client_free(c);
+	char *db_file = NULL;
+	ck_assert_int_ge(asprintf(&db_file, "%s/meta.db", dir), 0);
+	ck_assert_int_ne(access(db_file, F_OK), 0);
+	free(db_file);
+	kill(pid, SIGTERM);
+	while (read_until(fd, "\x01", line, sizeof line, all, sizeof all))
+		;
+	int st = 0;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	close(fd);
+	ck_assert_msg(!strstr(all, "s0pw"), "the password was printed: %s", all);
+
+	/* a server that cannot be reached: the open fails, the password unprinted */
+	free(url);
+	url = NULL;
+	ck_assert_int_ge(asprintf(&url, "postgresql://s0:Secret-31337@127.0.0.1:1/%s", db), 0);
+	all[0] = '\0';
+	pid = spawn_serve(dir, url, &fd);
+	while (read_until(fd, "\x01", line, sizeof line, all, sizeof all))
+		;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	close(fd);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+	ck_assert_msg(strstr(all, "metadata store unavailable"), "%s", all);
+	ck_assert_msg(!strstr(all, "Secret-31337"), "the password was printed: %s", all);
+	free(url);
+	s0_test_meta_drop(dir);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 /* Bad metadata URLs: refused before anything is made, naming no secret. */
 START_TEST(pg_bad_urls_are_einval)
 {
@@ -380,6 +496,7 @@ static Suite *pg_suite(void)
 	tcase_set_timeout(c, 60);
 	tcase_add_test(c, pg_password_never_in_errors);
 	tcase_add_test(c, pg_bad_urls_are_einval);
+	tcase_add_test(c, pg_serve_meta_flag);
 	tcase_add_test(c, pg_migrations_concurrent_and_too_new);
 	suite_add_tcase(s, c);
 	return s;

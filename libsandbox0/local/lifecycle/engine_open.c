@@ -59,6 +59,7 @@ void s0__engine_close(s0__engine *e)
 	s0__meta_close(e->meta);
 	s0__faults_free(e->faults);
 	pthread_mutex_destroy(&e->mu);
+	pthread_mutex_destroy(&e->fence.mu);
 	pthread_cond_destroy(&e->cv);
 	free(e->dir);
 	free(e);
@@ -193,6 +194,7 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 	if (!e)
 		return s0__error_nomem(err);
 	pthread_mutex_init(&e->mu, NULL);
+	pthread_mutex_init(&e->fence.mu, NULL);
 	pthread_cond_init(&e->cv, NULL);
 	e->opt = *opt;
 	e->dir = s0__strdup(dir);
@@ -217,6 +219,8 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 	}
 	if (rc == S0_OK)
 		rc = s0__ctld_init(e, err);
+	if (rc == S0_OK) /* this node's lease: a new epoch fences any earlier holder */
+		rc = s0__engine_fence_open(e, err);
 	if (rc == S0_OK) {
 		rc = ensure_default_template(e, err);
 	}

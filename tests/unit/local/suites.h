@@ -18,5 +18,6 @@ Suite *s0_local_memory_suite(void); /* FS-04, SES-, MEM-, MFB-, TTL-07/08 */
 Suite *s0_local_webhook_suite(void); /* MFB-15 */
 Suite *s0_local_network_suite(void); /* RTX-04 network policy */
 Suite *s0_local_damaged_suite(void); /* damaged metadata at reopen (fuzz findings) */
+Suite *s0_local_fence_suite(void);   /* node lease and generation claims */
 
 #endif

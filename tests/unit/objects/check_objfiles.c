@@ -520,8 +520,9 @@ START_TEST(test_refused_open_keeps_metadata_schema)
 	s0_error *err = NULL;
 	ck_assert_int_eq(s0_local_open(dir, &o, &l, &err), S0_OK);
 	s0_local_close(l);
-	/* back to schema 3: undo migration 4 (teams, api_keys) */
-	ck_assert_int_eq(meta_version(dir, "DROP INDEX api_keys_team; DROP TABLE api_keys;"
+	/* back to schema 3: undo migrations 5 (nodes, gen_owners) and 4 (teams, api_keys) */
+	ck_assert_int_eq(meta_version(dir, "DROP TABLE gen_owners; DROP TABLE nodes;"
+	                                   "DROP INDEX api_keys_team; DROP TABLE api_keys;"
 	                                   "DROP TABLE teams; PRAGMA user_version=3;"),
 	                 3);
 	o.object_store = "pack";

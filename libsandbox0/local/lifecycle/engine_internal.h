@@ -70,12 +70,14 @@ struct s0__ckpt_budget;
 struct s0__rt_fp;
 
 /* This node's lease in the metadata store (fence.c; meta.h "nodes and
- * fencing"). Under its own mutex: claims come from request threads. */
+ * fencing"). mu orders acquisitions, renewals and claims (request threads
+ * and the controller) and is never held with e->mu; the counters are
+ * atomic so inspection reads them under e->mu without it. */
 typedef struct s0__fence {
 	pthread_mutex_t mu;
-	int64_t epoch;        /* the held epoch, 0 before the first acquisition */
-	int64_t renewed_mono; /* monotonic ms of the last acquisition or renewal */
-	int64_t renewals, reacquisitions;
+	_Atomic int64_t epoch; /* the held epoch, 0 before the first acquisition */
+	int64_t renewed_mono;  /* monotonic ms of the last acquisition or renewal (mu) */
+	_Atomic int64_t renewals, reacquisitions;
 } s0__fence;
 
 struct s0__engine {

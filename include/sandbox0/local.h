@@ -122,12 +122,26 @@ typedef struct s0_local_options {
 	 * @since 0.3
 	 */
 	int64_t continuous_run_limit_ms;
+	/**
+	 * Metadata store (borrowed; read by s0_local_open() only). NULL or ""
+	 * = SQLite, `<data_dir>/meta.db`. A `postgres://` or `postgresql://`
+	 * URL = that PostgreSQL database (libpq syntax; the password from the
+	 * URL or the environment, `PGPASSWORD`/`~/.pgpass`, and never shown in
+	 * messages or logs): every table of the backend lives there, created
+	 * and migrated on open, and the data directory keeps the objects, the
+	 * installation key and the per-node webhook outbox. Anything else fails
+	 * the open with ::S0_EINVAL, reason `bad_meta_url`; a database that
+	 * cannot be reached fails it with ::S0_EUNAVAILABLE, reason
+	 * `meta_unavailable`. docs/postgres.md describes the deployment.
+	 * @since 0.2
+	 */
+	const char *meta;
 } s0_local_options;
 
 /** Current version of ::s0_local_options. */
 #define S0_LOCAL_OPTIONS_VERSION 1
 /** Static initialiser. */
-#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 S0_BEGIN_DECLS
 

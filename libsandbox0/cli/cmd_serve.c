@@ -52,6 +52,8 @@ static const cli_flag serve_flags[] = {
 	                                      "directory keeps the one it was made with"},
 	{"run-limit", 0, FLAG_INT, "SECONDS", "longest continuous run of a sandbox before its timeout "
 	                                      "action (UCloud: 86400); default 0, no limit"},
+	{"meta", 0, FLAG_STR, "URL", "metadata store: a postgres:// URL (password from the URL or "
+	                             "PGPASSWORD, never printed); default SQLite in the data directory"},
 	{"quiet", 'q', FLAG_BOOL, NULL, "no access log on stderr"},
 	{0},
 };
@@ -280,6 +282,7 @@ static int run_serve(cli *c)
 	lo.runtime = opt_str(c, "runtime"); /* NULL = sim; an unknown one fails the open */
 	lo.object_store = opt_str(c, "object-store"); /* NULL: as recorded, pack when new */
 	lo.continuous_run_limit_ms = run_limit * 1000; /* 0 = no limit */
+	lo.meta = opt_str(c, "meta"); /* NULL: SQLite in the data directory */
 	rc = s0_local_open(data, &lo, &local, &err);
 	if (rc < 0) {
 		bool locked = rc == S0_ECONFLICT && !strcmp(s0_error_reason(err), "data_dir_locked");

@@ -81,6 +81,7 @@ static int engine_options(s0_local *l, const s0_local_options *o, s0__engine_opt
 	eo->no_webhook_outbox = o->disable_webhook_outbox != 0;
 	eo->runtime = o->runtime; /* resolved (and probed) by the engine's open */
 	eo->object_store = o->object_store ? s0__objbackend_find(o->object_store)->name : NULL;
+	eo->meta = o->meta && *o->meta ? o->meta : NULL;
 	return S0_OK;
 }
 
@@ -99,6 +100,10 @@ static int check_names(const s0_local_options *o, s0_error **err)
 		                     "s0_local_options.object_store \"%s\" is not one of %s",
 		                     o->object_store, known);
 	}
+	if (o->meta && *o->meta && strncmp(o->meta, "postgres://", 11) &&
+	    strncmp(o->meta, "postgresql://", 13)) /* the value itself may hold a password */
+		return s0__error_set(err, S0_EINVAL, "bad_meta_url",
+		                     "s0_local_options.meta must be a postgres:// or postgresql:// URL");
 	return S0_OK;
 }
 

@@ -197,6 +197,7 @@ int s0__engine_quiesce(s0__engine *e, int64_t timeout_ms)
 
 void s0__engine_controller_pass(s0__engine *e)
 {
+	s0__engine_fence_renew(e); /* when a third of the lease has passed */
 	s0__meta_snapshot_expire(e->meta, s0__engine_now(e), NULL);
 	s0__engine_crash_scan(e);
 	s0__engine_ttl_scan(e);
@@ -215,6 +216,8 @@ void s0__engine_controller_pass(s0__engine *e)
 				again = true;
 		}
 		free(ops);
+	} else {
+		again = true; /* the store is unreachable: retried like a held step */
 	}
 	pthread_mutex_lock(&e->mu);
 	e->retry_pending = again;

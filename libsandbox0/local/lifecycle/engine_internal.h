@@ -25,6 +25,7 @@ typedef struct s0__engine_options {
 	const char *runtime;    /* runtime driver name (runtime/runtime.h), read by open
 	                         * only; NULL = "sim" */
 	const char *object_store; /* backend name (static, objects/backends.h); NULL = recorded */
+	const char *meta; /* metadata store URL (postgres://…), read by open only; NULL = SQLite */
 } s0__engine_options;
 
 /* A per-sandbox lifecycle lock (in memory; rebuilt on manager restart). */
@@ -70,6 +71,17 @@ struct s0__ckpt;
 struct s0__ckpt_budget;
 struct s0__rt_fp;
 
+/* This node's lease in the metadata store (fence.c; meta.h "nodes and
+ * fencing"). mu orders acquisitions, renewals and claims (request threads
+ * and the controller) and is never held with e->mu; the counters are
+ * atomic so inspection reads them under e->mu without it. */
+typedef struct s0__fence {
+	pthread_mutex_t mu;
+	_Atomic int64_t epoch; /* the held epoch, 0 before the first acquisition */
+	int64_t renewed_mono;  /* monotonic ms of the last acquisition or renewal (mu) */
+	_Atomic int64_t renewals, reacquisitions;
+} s0__fence;
+
 struct s0__engine {
 	char *dir;
 	s0__meta *meta;
@@ -77,6 +89,7 @@ struct s0__engine {
 	s0__faults *faults;
 	s0__node node;
 	s0__ctld ctld;
+	s0__fence fence;
 	s0__engine_options opt;
 
 	pthread_mutex_t mu; /* node, locks, wakes, queue, counters */
@@ -283,6 +296,21 @@ void s0__engine_mem_finish(s0__engine *e, const char *id);
 
 /* nodeagent.c: load or create the node identity and count a boot (open). */
 int s0__ctld_init(s0__engine *e, s0_error **err);
+
+/* ---- the node's lease and generation claims (fence.c) ---- */
+/* Take this node's lease (the node UID of ctld; a new epoch fences any
+ * earlier holder). At open, after s0__ctld_init; fence.mu is initialised
+ * with the engine and destroyed with it. */
+int s0__engine_fence_open(s0__engine *e, s0_error **err);
+/* Renew the lease when a third of its time has passed (controller pass);
+ * a failure is retried on the next pass. */
+void s0__engine_fence_renew(s0__engine *e);
+/* Claim generation of sandbox_id for this node before it starts: S0_OK,
+ * or S0_ECONFLICT generation_owned (another node's) / the store's error.
+ * A lease this node lost is taken again once (the data directory's lock
+ * makes this process the node). */
+int s0__engine_fence_claim(s0__engine *e, const char *sandbox_id, int64_t generation,
+                           s0_error **err);
 /* The node-operation journal: whether (op, step) is recorded (result
  * copied, nullable), and recording it. */
 bool s0__ctld_journal_get(s0__engine *e, int64_t op_id, const char *step, char *result, size_t n);

@@ -60,6 +60,7 @@ void s0__engine_close(s0__engine *e)
 	s0__faults_free(e->faults);
 	s0__engine_watch_free(e->watch);
 	pthread_mutex_destroy(&e->mu);
+	pthread_mutex_destroy(&e->fence.mu);
 	pthread_cond_destroy(&e->cv);
 	free(e->dir);
 	free(e);
@@ -195,6 +196,7 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 	if (!e)
 		return s0__error_nomem(err);
 	pthread_mutex_init(&e->mu, NULL);
+	pthread_mutex_init(&e->fence.mu, NULL);
 	pthread_cond_init(&e->cv, NULL);
 	e->opt = *opt;
 	e->dir = s0__strdup(dir);
@@ -208,7 +210,8 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 	if (rc == S0_OK) /* a refused object store must not migrate the metadata first */
 		rc = s0__storage_check(dir, opt->object_store, err);
 	if (rc == S0_OK)
-		rc = s0__meta_open(dir, &e->meta, err);
+		rc = opt->meta ? s0__meta_open_backend("postgres", opt->meta, &e->meta, err)
+		               : s0__meta_open(dir, &e->meta, err);
 	if (rc == S0_OK) /* a row this library cannot read stops here, named */
 		rc = readable_ops(e, err);
 	if (rc == S0_OK)
@@ -219,6 +222,8 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 	}
 	if (rc == S0_OK)
 		rc = s0__ctld_init(e, err);
+	if (rc == S0_OK) /* this node's lease: a new epoch fences any earlier holder */
+		rc = s0__engine_fence_open(e, err);
 	if (rc == S0_OK) {
 		rc = ensure_default_template(e, err);
 	}

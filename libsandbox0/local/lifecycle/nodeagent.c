@@ -237,5 +237,9 @@ void s0__ctld_json(s0__engine *e, cJSON *node)
 		cJSON_AddNumberToObject(id, "reboots", (double)c->reboots);
 		cJSON_AddNumberToObject(id, "successor_boots", (double)c->successor_boots);
 		cJSON_AddNumberToObject(id, "boot_rejections", (double)c->boot_rejections);
+		/* atomics: fence.mu is never taken under e->mu */
+		cJSON_AddNumberToObject(id, "lease_epoch", (double)e->fence.epoch);
+		cJSON_AddNumberToObject(id, "lease_renewals", (double)e->fence.renewals);
+		cJSON_AddNumberToObject(id, "lease_reacquisitions", (double)e->fence.reacquisitions);
 	}
 }

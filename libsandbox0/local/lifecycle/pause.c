@@ -281,7 +281,10 @@ static int step_commit(s0__engine *e, s0__op_row *op)
 	if (s0__fault_hit(e->faults, "meta_store", "commit") != S0__FAULT_NONE)
 		return S0_EUNAVAILABLE;
 	s0__sandbox_row row = {0};
-	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) < 0)
+	int got = s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL);
+	if (got == S0_EUNAVAILABLE)
+		return got; /* the store is unreachable: retried, never failed for it */
+	if (got < 0)
 		return set_state(e, op, S0__OPS_FAILED) == S0_OK ? S0_OK : S0_EIO;
 	s0__strlcpy(row.head, op->new_head, sizeof row.head);
 	/* a memory pause retains its image with the generation it matches; a
@@ -351,6 +354,8 @@ released:;
 	bool failed = op->state == S0__OPS_CAPTURE_FAILED;
 	s0__sandbox_row row = {0};
 	int rc = s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL);
+	if (rc == S0_EUNAVAILABLE)
+		return rc; /* the store is unreachable: retried, never failed for it */
 	if (rc < 0)
 		return set_state(e, op, S0__OPS_FAILED) == S0_OK ? S0_OK : S0_EIO;
 	/* a failed capture: filesystem recovery from the last committed head
@@ -380,7 +385,10 @@ int s0__engine_run_pause(s0__engine *e, s0__op_row *op)
 int s0__engine_pause_step_locked(s0__engine *e, s0__op_row *op)
 {
 	s0__op_row cur;
-	if (s0__meta_op_active(e->meta, op->sandbox_id, &cur, NULL) < 0 || cur.id != op->id)
+	int found = s0__meta_op_active(e->meta, op->sandbox_id, &cur, NULL);
+	if (found == S0_EUNAVAILABLE)
+		return found; /* the store is unreachable: the step is retried */
+	if (found < 0 || cur.id != op->id)
 		return S0_OK; /* finished meanwhile */
 	*op = cur;
 	/* a state this machine never writes (damaged metadata) can never

@@ -234,6 +234,13 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 	}
 	rt->generation = row->rec.runtime_generation + 1;
 	rt->started_at_ms = s0__engine_now(e);
+	/* the generation is this node's before anything of it exists */
+	if ((rc = s0__engine_fence_claim(e, row->rec.id, rt->generation, err)) < 0) {
+		pthread_mutex_lock(&e->mu);
+		s0__node_release(&e->node, rt);
+		pthread_mutex_unlock(&e->mu);
+		return rc;
+	}
 	if ((rc = make_allocation(e, rt, err)) < 0) {
 		abandon(e, rt);
 		return rc;

@@ -328,3 +328,27 @@ int s0__meta_apikey_revoke(s0__meta *m, const char *id, int64_t now_ms, s0_error
 	NEED(id && now_ms > 0, "apikey_revoke: id and a positive time are required");
 	return m->ops->apikey_revoke(m, id, now_ms, err);
 }
+
+int s0__meta_node_lease(s0__meta *m, const char *node_id, int64_t now_ms, int64_t ttl_ms,
+                        int64_t *epoch, s0_error **err)
+{
+	NEED(fits(node_id, S0__ID_MAX) && epoch && *epoch >= 0 && ttl_ms > 0 && now_ms >= 0,
+	     "node_lease: a node id, an epoch (0 to acquire) and a positive ttl are required");
+	return m->ops->node_lease(m, node_id, now_ms, ttl_ms, epoch, err);
+}
+
+int s0__meta_gen_claim(s0__meta *m, const char *sandbox_id, int64_t generation,
+                       const char *node_id, int64_t epoch, int64_t now_ms, s0_error **err)
+{
+	NEED(fits(sandbox_id, S0__ID_MAX) && fits(node_id, S0__ID_MAX) && generation >= 1 &&
+	             epoch >= 1 && now_ms >= 0,
+	     "gen_claim: a sandbox, a generation, a node and its epoch are required");
+	return m->ops->gen_claim(m, sandbox_id, generation, node_id, epoch, now_ms, err);
+}
+
+int s0__meta_gen_owner(s0__meta *m, const char *sandbox_id, s0__gen_owner_row *out,
+                       s0_error **err)
+{
+	NEED(sandbox_id && out, "gen_owner: sandbox id and out are required");
+	return m->ops->gen_owner(m, sandbox_id, out, err);
+}

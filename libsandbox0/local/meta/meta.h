@@ -1,11 +1,11 @@
 /*
  * The metadata store of the local backend: every durable table the
  * lifecycle engine keeps (sandboxes, operations, snapshots, templates,
- * fork keys, kv, sessions, teams and API keys), behind one interface so a
- * second implementation (PostgreSQL, a later issue) is one folder plus one
- * row of the registration table (registry.c). SQLite in WAL mode in the
- * data directory (meta/sqlite/) is the implementation today and the
- * default; nothing outside its folder sees SQL.
+ * fork keys, kv, sessions, teams and API keys), behind one interface: each
+ * implementation is one folder plus one row of the registration table
+ * (registry.c). SQLite in WAL mode in the data directory (meta/sqlite/) is
+ * the default; PostgreSQL through libpq (meta/postgres/, docs/postgres.md)
+ * the second. Nothing outside their folders sees SQL.
  *
  * Every lifecycle step records its durable intent here before side
  * effects and commits its outcome in one transaction (lifecycle/optxn.h).
@@ -21,7 +21,11 @@
  *    interrupted transaction is ever visible; each single call outside a
  *    transaction is atomic;
  *  - calls block on the store (disk or network), never on the engine;
- *  - errors: S0_EIO reason "meta_store" for a failure of the store,
+ *  - errors: S0_EIO reason "meta_store" for a failure of the store;
+ *    S0_EUNAVAILABLE reason "meta_unavailable" for a store that cannot be
+ *    reached (a database server down: retryable, nothing happened or, for
+ *    a commit, the transaction may be lost) and "meta_conflict" for a
+ *    transaction a concurrent one forced to abort (retry the step);
  *    S0_ENOTFOUND where documented, S0_EINVAL for bad input and for a
  *    stored row this library cannot read (an unknown operation kind or
  *    state: reason "unknown_op_kind"/"unknown_op_state");
@@ -108,6 +112,12 @@ struct s0__meta_ops {
 	int (*apikey_revoke)(s0__meta *m, const char *id, int64_t now_ms, s0_error **err);
 	/* The schema version the open store is at (tests, inspection). */
 	int (*schema_version)(s0__meta *m);
+	int (*node_lease)(s0__meta *m, const char *node_id, int64_t now_ms, int64_t ttl_ms,
+	                  int64_t *epoch, s0_error **err);
+	int (*gen_claim)(s0__meta *m, const char *sandbox_id, int64_t generation,
+	                 const char *node_id, int64_t epoch, int64_t now_ms, s0_error **err);
+	int (*gen_owner)(s0__meta *m, const char *sandbox_id, s0__gen_owner_row *out,
+	                 s0_error **err);
 };
 
 /* The common head of every implementation's handle (embed it first). */
@@ -119,9 +129,11 @@ struct s0__meta {
 
 /*
  * Open an implementation: location is what it stores in (SQLite: the data
- * directory, holding meta.db). Creates and migrates the schema. *out is
- * the handle (s0__meta_close frees it). S0_EIO when the store cannot be
- * opened, S0_EUNSUPPORTED schema_too_new.
+ * directory, holding meta.db; PostgreSQL: a postgres:// URL, S0_EINVAL
+ * bad_meta_url otherwise). Creates and migrates the schema. *out is the
+ * handle (s0__meta_close frees it). S0_EIO when the store cannot be
+ * opened (PostgreSQL: S0_EUNAVAILABLE meta_unavailable), S0_EUNSUPPORTED
+ * schema_too_new.
  */
 typedef int (*s0__meta_open_fn)(const char *location, s0__meta **out, s0_error **err);
 
@@ -301,6 +313,38 @@ int s0__meta_apikey_list(s0__meta *m, const char *team, s0__apikey_row **out, si
 /* Revoke key id at now_ms; revoking a revoked key keeps its first time.
  * S0_ENOTFOUND not_found when absent. */
 int s0__meta_apikey_revoke(s0__meta *m, const char *id, int64_t now_ms, s0_error **err);
+
+/* ---- nodes and fencing (several nodes on one store; docs/scaling.md) ----
+ *
+ * Each node holds a lease on its id: a row with an epoch and an expiry.
+ * Acquiring bumps the epoch, which fences every earlier holder of the
+ * same id (a restarted node, or a process that lost its data directory's
+ * lock); renewing succeeds only for the current epoch before its expiry.
+ * A sandbox's runtime generation is claimed by (node id, epoch) with a
+ * live lease; another node can claim only a newer generation, and only
+ * once the owner's lease has expired (the same node under a newer epoch
+ * may claim the generation its fenced incarnation claimed but never ran). So two nodes never run the same
+ * generation, and a node whose lease lapsed cannot start one. Times are
+ * the caller's clock (unix ms): nodes sharing a store must agree on time
+ * within much less than a lease. */
+
+/* Acquire (*epoch 0 on entry: *epoch becomes the new epoch) or renew
+ * (*epoch the held one) the lease of node_id until now_ms + ttl_ms
+ * (ttl_ms > 0). S0_ECONFLICT node_lease_lost when renewing an epoch that
+ * expired or was superseded (the caller must stop acting as the node). */
+int s0__meta_node_lease(s0__meta *m, const char *node_id, int64_t now_ms, int64_t ttl_ms,
+                        int64_t *epoch, s0_error **err);
+/* Claim generation (>= 1) of sandbox_id for node_id at epoch: S0_OK when
+ * it is now that node's (claiming what it owns already is S0_OK too);
+ * S0_ECONFLICT node_lease_lost when that lease is not live at now_ms;
+ * S0_ECONFLICT generation_owned when another owner holds this or a newer
+ * generation, or an older one under a live lease. Atomic. */
+int s0__meta_gen_claim(s0__meta *m, const char *sandbox_id, int64_t generation,
+                       const char *node_id, int64_t epoch, int64_t now_ms, s0_error **err);
+/* The owner of sandbox_id's latest claimed generation; S0_ENOTFOUND
+ * not_found when none was claimed. */
+int s0__meta_gen_owner(s0__meta *m, const char *sandbox_id, s0__gen_owner_row *out,
+                       s0_error **err);
 
 /*
  * The hash an API key is stored under: a keyed BLAKE2b-256 (libsodium

@@ -173,6 +173,17 @@ typedef struct s0__apikey_row {
 	int64_t revoked_at_ms;
 } s0__apikey_row;
 
+/*
+ * The node that owns a sandbox's runtime generation (meta.h "nodes and
+ * fencing"): a node id and the epoch of its lease when it claimed it.
+ */
+typedef struct s0__gen_owner_row {
+	char sandbox_id[S0__ID_MAX];
+	int64_t generation;
+	char node_id[S0__ID_MAX];
+	int64_t epoch;
+} s0__gen_owner_row;
+
 /* Free an id list returned by the store (each string, then the array). */
 void s0__meta_free_ids(char **ids, size_t n);
 

@@ -7,10 +7,14 @@
 #include <string.h>
 
 #include "local/meta/meta.h"
+#include "local/meta/postgres/mpg.h"
 #include "local/meta/sqlite/msql.h"
 
 static const s0__meta_backend backends[] = {
 	{"sqlite", s0__msql_open, s0__msql_outbox_open},
+	/* location: a postgres:// URL; the webhook outbox stays per node, in the
+	 * data directory (delivered by the node that recorded it) */
+	{"postgres", s0__mpg_open, s0__msql_outbox_open},
 };
 
 const s0__meta_backend *s0__meta_backends(size_t *n)

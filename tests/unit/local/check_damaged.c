@@ -8,11 +8,16 @@
 #include <string.h>
 
 #include "lt.h"
+#include "pgtest.h"
 #include "suites.h"
 
 /* Run one SQL statement on the closed backend's metadata database. */
 static void meta_sql(lt *t, const char *sql)
 {
+	if (t->opts.meta) { /* a PostgreSQL run (S0_TEST_META) */
+		ck_assert_msg(s0_test_meta_exec(t->opts.meta, sql), "%s", sql);
+		return;
+	}
 	char *path = NULL;
 	ck_assert_int_ge(asprintf(&path, "%s/meta.db", t->dir), 0);
 	sqlite3 *db = NULL;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "pgtest.h"
 #include "sandbox0/local.h"
 #include "local/lifecycle/engine_internal.h"
 #include "local/lifecycle/engine_open.h"
@@ -25,21 +26,54 @@
 
 /* ---- fixture: one fresh store of the implementation under test ---- */
 
+/* The implementations this run exercises: every row, except postgres when
+ * no server is given ($S0_TEST_META, tests/support/pgtest.h; the part
+ * `postgres` of scripts/test sets it). */
+static bool pg_given(void)
+{
+	const char *v = getenv("S0_TEST_META");
+	return v && *v;
+}
+
+static int backend_count(void)
+{
+	if (getenv("S0_TEST_META_REQUIRED") && !pg_given()) {
+		fprintf(stderr, "check_meta: S0_TEST_META_REQUIRED without S0_TEST_META\n");
+		exit(1); /* a run meant for PostgreSQL never passes on SQLite alone */
+	}
+	size_t n = 0, usable = 0;
+	const s0__meta_backend *b = s0__meta_backends(&n);
+	for (size_t i = 0; i < n; i++)
+		usable += strcmp(b[i].name, "postgres") || pg_given();
+	return (int)usable;
+}
+
+static const char *backend_name(int i)
+{
+	size_t n = 0;
+	const s0__meta_backend *b = s0__meta_backends(&n);
+	for (size_t k = 0; k < n; k++)
+		if ((strcmp(b[k].name, "postgres") || pg_given()) && i-- == 0)
+			return b[k].name;
+	ck_abort_msg("no backend %d", i);
+	return NULL;
+}
+
 typedef struct fx {
 	char *dir;
+	char *loc; /* what the store opens: dir, or a fresh database's URL */
 	s0__meta *m;
 } fx;
 
 static fx open_fx(int backend)
 {
-	size_t n = 0;
-	const s0__meta_backend *b = s0__meta_backends(&n);
-	ck_assert_int_lt(backend, (int)n);
+	const char *name = backend_name(backend);
 	fx f = {.dir = s0_test_tmpdir("meta")};
+	f.loc = strcmp(name, "postgres") ? strdup(f.dir) : s0_test_meta_url(f.dir);
 	s0_error *err = NULL;
-	int rc = s0__meta_open_backend(b[backend].name, f.dir, &f.m, &err);
-	ck_assert_msg(rc == S0_OK, "open %s: %s", b[backend].name, err ? s0_error_message(err) : "");
-	ck_assert_str_eq(s0__meta_backend_name(f.m), b[backend].name);
+	int rc = s0__meta_open_backend(name, f.loc, &f.m, &err);
+	ck_assert_msg(rc == S0_OK, "open %s: %s", name, err ? s0_error_message(err) : "");
+	ck_assert_str_eq(s0__meta_backend_name(f.m), name);
 	return f;
 }
 
@@ -49,14 +83,16 @@ static void reopen_fx(fx *f)
 	char nm[32];
 	snprintf(nm, sizeof nm, "%s", name);
 	s0__meta_close(f->m);
-	ck_assert_int_eq(s0__meta_open_backend(nm, f->dir, &f->m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_open_backend(nm, f->loc, &f->m, NULL), S0_OK);
 }
 
 static void close_fx(fx *f)
 {
 	s0__meta_close(f->m);
+	s0_test_meta_drop(f->dir);
 	s0_test_rmrf(f->dir);
 	free(f->dir);
+	free(f->loc);
 }
 
 static s0__sandbox_row sandbox(const char *id, const char *team, int64_t created)
@@ -626,6 +662,84 @@ START_TEST(meta_unknown_backend)
 }
 END_TEST
 
+/* Node leases and generation owners (meta.h "nodes and fencing"): epochs
+ * fence earlier holders, a generation is one node's, another node takes
+ * only a newer one and only after the owner's lease lapsed. */
+static int claim(fx *f, const char *sb, int64_t gen, const char *node, int64_t epoch, int64_t now,
+                 const char *want_reason)
+{
+	s0_error *err = NULL;
+	int rc = s0__meta_gen_claim(f->m, sb, gen, node, epoch, now, &err);
+	if (want_reason)
+		ck_assert_msg(err && !strcmp(s0_error_reason(err), want_reason), "%s gen %lld by %s: %s",
+		              sb, (long long)gen, node, err ? s0_error_reason(err) : "ok");
+	s0_error_free(err);
+	return rc;
+}
+
+START_TEST(meta_nodes_fence_generations)
+{
+	fx f = open_fx(_i);
+	int64_t a = 0, b = 0, old = 0;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 1000, 500, &a, NULL), S0_OK);
+	ck_assert_int_eq(a, 1);
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-b", 1000, 500, &b, NULL), S0_OK);
+	ck_assert_int_eq(b, 1);
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 1400, 500, &a, NULL), S0_OK); /* to 1900 */
+	ck_assert_int_eq(a, 1);
+
+	ck_assert_int_eq(claim(&f, "sb_1", 1, "node-a", 1, 1450, NULL), S0_OK);
+	ck_assert_int_eq(claim(&f, "sb_1", 1, "node-a", 1, 1450, NULL), S0_OK); /* its own already */
+	ck_assert_int_eq(claim(&f, "sb_1", 1, "node-b", 1, 1450, "generation_owned"), S0_ECONFLICT);
+	ck_assert_int_eq(claim(&f, "sb_1", 2, "node-b", 1, 1450, "generation_owned"), S0_ECONFLICT);
+	ck_assert_int_eq(claim(&f, "sb_1", 2, "node-a", 1, 1450, NULL), S0_OK); /* its next one */
+
+	/* b's lease lapsed at 1500: no claim, no renewal; acquiring again bumps the epoch */
+	ck_assert_int_eq(claim(&f, "sb_2", 1, "node-b", 1, 1600, "node_lease_lost"), S0_ECONFLICT);
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-b", 1600, 500, &b, &err), S0_ECONFLICT);
+	ck_assert_str_eq(s0_error_reason(err), "node_lease_lost");
+	s0_error_free(err);
+	b = 0;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-b", 1600, 500, &b, NULL), S0_OK); /* to 2100 */
+	ck_assert_int_eq(b, 2);
+
+	/* a's lapsed at 1900: b takes a newer generation, never a's own */
+	ck_assert_int_eq(claim(&f, "sb_1", 2, "node-b", 2, 2000, "generation_owned"), S0_ECONFLICT);
+	ck_assert_int_eq(claim(&f, "sb_1", 3, "node-b", 2, 2000, NULL), S0_OK);
+	old = a;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 2000, 500, &old, NULL), S0_ECONFLICT);
+	a = 0; /* a restarts: a new epoch, and b's lease is live */
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 2000, 500, &a, NULL), S0_OK);
+	ck_assert_int_eq(a, 2);
+	ck_assert_int_eq(claim(&f, "sb_1", 4, "node-a", 2, 2050, "generation_owned"), S0_ECONFLICT);
+	ck_assert_int_eq(claim(&f, "sb_1", 4, "node-a", 1, 2050, "node_lease_lost"), S0_ECONFLICT);
+	/* a restarted node takes back the generation its fenced epoch claimed */
+	ck_assert_int_eq(claim(&f, "sb_3", 1, "node-a", 2, 2050, NULL), S0_OK);
+	a = 0;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 2060, 500, &a, NULL), S0_OK);
+	ck_assert_int_eq(a, 3);
+	ck_assert_int_eq(claim(&f, "sb_3", 1, "node-a", 3, 2070, NULL), S0_OK);
+	ck_assert_int_eq(claim(&f, "sb_3", 1, "node-a", 2, 2070, "node_lease_lost"), S0_ECONFLICT);
+
+	reopen_fx(&f); /* durable */
+	s0__gen_owner_row o;
+	ck_assert_int_eq(s0__meta_gen_owner(f.m, "sb_1", &o, NULL), S0_OK);
+	ck_assert_str_eq(o.node_id, "node-b");
+	ck_assert_int_eq(o.generation, 3);
+	ck_assert_int_eq(o.epoch, 2);
+	ck_assert_int_eq(s0__meta_gen_owner(f.m, "sb_none", &o, NULL), S0_ENOTFOUND);
+
+	/* bad input */
+	int64_t e = 0;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 2000, 0, &e, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "", 2000, 10, &e, NULL), S0_EINVAL);
+	ck_assert_int_eq(claim(&f, "sb_1", 0, "node-a", 2, 2050, "bad_request"), S0_EINVAL);
+	ck_assert_int_eq(claim(&f, "sb_1", 5, "node-a", 0, 2050, "bad_request"), S0_EINVAL);
+	close_fx(&f);
+}
+END_TEST
+
 /* ---- the webhook outbox of each implementation (outbox.h) ---- */
 
 static void append_ev(s0__outbox *o, const char *sb, const char *event, int64_t now)
@@ -651,11 +765,9 @@ static void last_capture(const char *sandbox_id, int64_t tick, void *ud)
 
 START_TEST(meta_outbox)
 {
-	size_t nb = 0;
-	const s0__meta_backend *b = s0__meta_backends(&nb);
 	char *dir = s0_test_tmpdir("outbox");
 	s0__outbox *o = NULL;
-	ck_assert_int_eq(s0__outbox_open(b[_i].name, dir, &o, NULL), S0_OK);
+	ck_assert_int_eq(s0__outbox_open(backend_name(_i), dir, &o, NULL), S0_OK);
 	append_ev(o, "sb_1", "sandbox.paused", 10);
 	append_ev(o, "sb_2", "sandbox.pausing", 20);
 	append_ev(o, "sb_1", "sandbox.resumed", 30);
@@ -684,7 +796,7 @@ START_TEST(meta_outbox)
 	s0__outbox_close(o);
 
 	/* durable: everything is there after a reopen */
-	ck_assert_int_eq(s0__outbox_open(b[_i].name, dir, &o, NULL), S0_OK);
+	ck_assert_int_eq(s0__outbox_open(backend_name(_i), dir, &o, NULL), S0_OK);
 	int64_t at = 0, ct = 0;
 	ck_assert_int_eq(s0__outbox_max_ticks(o, &at, &ct, NULL), S0_OK);
 	ck_assert_int_eq(at, 7);
@@ -705,10 +817,10 @@ START_TEST(meta_outbox)
 	s0__outbox_close(o);
 
 	/* in memory: nothing survives */
-	ck_assert_int_eq(s0__outbox_open(b[_i].name, NULL, &o, NULL), S0_OK);
+	ck_assert_int_eq(s0__outbox_open(backend_name(_i), NULL, &o, NULL), S0_OK);
 	append_ev(o, "sb_1", "sandbox.paused", 10);
 	s0__outbox_close(o);
-	ck_assert_int_eq(s0__outbox_open(b[_i].name, NULL, &o, NULL), S0_OK);
+	ck_assert_int_eq(s0__outbox_open(backend_name(_i), NULL, &o, NULL), S0_OK);
 	ck_assert_int_eq(s0__outbox_next(o, &ev, NULL), 0);
 	s0__outbox_close(o);
 	err = NULL;
@@ -790,7 +902,7 @@ START_TEST(sqlite_migrates_version_3)
 	s0__meta *m = NULL;
 	s0_error *err = NULL;
 	ck_assert_msg(s0__meta_open(dir, &m, &err) == S0_OK, "%s", err ? s0_error_message(err) : "");
-	ck_assert_int_eq(s0__meta_schema_version(m), 5);
+	ck_assert_int_eq(s0__meta_schema_version(m), 6);
 
 	/* a template of before schema 5 is public, with an empty spec */
 	s0__template_row tpl;
@@ -841,7 +953,7 @@ START_TEST(sqlite_migrates_version_3)
 
 	/* reopening a migrated store migrates nothing and keeps everything */
 	ck_assert_int_eq(s0__meta_open(dir, &m, NULL), S0_OK);
-	ck_assert_int_eq(s0__meta_schema_version(m), 5);
+	ck_assert_int_eq(s0__meta_schema_version(m), 6);
 	ck_assert_int_eq(s0__meta_apikey_get(m, "key_1", &k, NULL), S0_OK);
 	s0__meta_close(m);
 	s0_test_rmrf(dir);
@@ -1040,8 +1152,7 @@ END_TEST
 static Suite *meta_suite(void)
 {
 	Suite *s = suite_create("meta");
-	size_t n = 0;
-	s0__meta_backends(&n);
+	int n = backend_count();
 	TCase *c = tcase_create("contract");
 	tcase_add_loop_test(c, meta_sandbox_rows, 0, (int)n);
 	tcase_add_loop_test(c, meta_sandbox_due, 0, (int)n);
@@ -1054,6 +1165,7 @@ static Suite *meta_suite(void)
 	tcase_add_loop_test(c, meta_teams_and_keys, 0, (int)n);
 	tcase_add_loop_test(c, meta_keys_bad_input, 0, (int)n);
 	tcase_add_loop_test(c, meta_outbox, 0, (int)n);
+	tcase_add_loop_test(c, meta_nodes_fence_generations, 0, (int)n);
 	tcase_add_test(c, meta_names_table);
 	tcase_add_test(c, meta_unknown_backend);
 	suite_add_tcase(s, c);

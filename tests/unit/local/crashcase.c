@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "pgtest.h"
 #include "crashrig.h"
 
 /* The object store's commit points of the tables are the pack backend's; a
@@ -95,6 +96,7 @@ void crash_run_case(const char *kind, const char *scenario, const char *point,
 	lt_open_dir(&t, dir);
 	verify(&t, &st, ctx);
 	lt_close(&t);
+	s0_test_meta_drop(dir);
 	s0_test_rmrf(dir);
 	unlink(state);
 	free(state);

@@ -56,6 +56,7 @@
 
 #include "local/lifecycle/engine_open.h"
 #include "local/local_internal.h"
+#include "pgtest.h"
 #include "sandbox0/local.h"
 #include "sandbox0/sandbox0.h"
 
@@ -92,7 +93,10 @@ static void open_backend(const char *dir, s0_local **l, s0_client **c)
 	o.manual_clock = 1;
 	o.manual_clock_start_unix_ms = T0;
 	o.object_store = getenv("S0_TEST_OBJECT_STORE"); /* NULL: as recorded (pack when new) */
+	char *meta = s0_test_meta_url(dir); /* S0_TEST_META: the directory's database */
+	o.meta = meta;
 	CHECK(s0_local_open(dir, &o, l, &e_), "open");
+	free(meta);
 	CHECK(s0_client_new_local(*l, NULL, c, &e_), "client");
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "pgtest.h"
 #include "common/http.h"
 #include "local/api/transport.h"
 #include "local/lifecycle/engine_open.h"
@@ -44,6 +45,10 @@ static void open_on(lt *t)
 	s0_error *err = NULL;
 	if (!t->opts.object_store) /* the backend of a parametrised run (unit-local-files) */
 		t->opts.object_store = getenv("S0_TEST_OBJECT_STORE");
+	if (!t->meta) /* the metadata store of a parametrised run (S0_TEST_META) */
+		t->meta = s0_test_meta_url(t->dir);
+	if (!t->opts.meta)
+		t->opts.meta = t->meta;
 	lt_ok(s0_local_open(t->dir, &t->opts, &t->local, &err), &err, "s0_local_open");
 	err = NULL;
 	lt_ok(s0_client_new_local(t->local, NULL, &t->c, &err), &err, "s0_client_new_local");
@@ -98,10 +103,14 @@ void lt_reopen(lt *t)
 void lt_close(lt *t)
 {
 	lt_shutdown(t);
-	if (!t->keep_dir)
+	if (!t->keep_dir) {
+		s0_test_meta_drop(t->dir);
 		s0_test_rmrf(t->dir);
+	}
 	free(t->dir);
 	t->dir = NULL;
+	free(t->meta);
+	t->meta = NULL;
 }
 
 /* ---- sandboxes ---- */

@@ -25,6 +25,7 @@ typedef struct lt {
 	s0_client *c;
 	s0_local_options opts;
 	bool keep_dir; /* crash tests reuse a directory the crasher made */
+	char *meta;    /* the metadata URL of a PostgreSQL run (pgtest.h), or NULL */
 } lt;
 
 /* Open a manual-clock backend on a fresh directory (opts nullable). */

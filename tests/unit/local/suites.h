@@ -20,5 +20,6 @@ Suite *s0_local_network_suite(void); /* RTX-04 network policy */
 Suite *s0_local_damaged_suite(void); /* damaged metadata at reopen (fuzz findings) */
 Suite *s0_local_fidelity_suite(void); /* MEM-12, UC-14, UC-16 */
 Suite *s0_local_watch_suite(void);   /* waits end at the commit (issue #22) */
+Suite *s0_local_fence_suite(void);   /* node lease and generation claims */
 
 #endif

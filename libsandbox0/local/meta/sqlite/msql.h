@@ -117,4 +117,11 @@ int s0__msql_apikey_list(s0__meta *m, const char *team, s0__apikey_row **out, si
                          s0_error **err);
 int s0__msql_apikey_revoke(s0__meta *m, const char *id, int64_t now_ms, s0_error **err);
 
+int s0__msql_node_lease(s0__meta *m, const char *node_id, int64_t now_ms, int64_t ttl_ms,
+                        int64_t *epoch, s0_error **err);
+int s0__msql_gen_claim(s0__meta *m, const char *sandbox_id, int64_t generation,
+                       const char *node_id, int64_t epoch, int64_t now_ms, s0_error **err);
+int s0__msql_gen_owner(s0__meta *m, const char *sandbox_id, s0__gen_owner_row *out,
+                       s0_error **err);
+
 #endif

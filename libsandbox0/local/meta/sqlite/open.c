@@ -79,6 +79,9 @@ static const s0__meta_ops msql_ops = {
 	.apikey_list = s0__msql_apikey_list,
 	.apikey_revoke = s0__msql_apikey_revoke,
 	.schema_version = s0__msql_schema_version,
+	.node_lease = s0__msql_node_lease,
+	.gen_claim = s0__msql_gen_claim,
+	.gen_owner = s0__msql_gen_owner,
 };
 
 int s0__msql_open(const char *dir, s0__meta **out, s0_error **err)

@@ -54,6 +54,12 @@ const char *const s0__msql_migrations[] = {
 	"ALTER TABLE templates ADD COLUMN spec TEXT NOT NULL DEFAULT '{}';"
 	"ALTER TABLE templates ADD COLUMN created_at INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE templates ADD COLUMN updated_at INTEGER NOT NULL DEFAULT 0;",
+	/* 6: node leases and the owner of each sandbox's runtime generation
+	 * (meta.h "nodes and fencing") */
+	"CREATE TABLE nodes(id TEXT PRIMARY KEY, epoch INTEGER NOT NULL,"
+	" lease_until INTEGER NOT NULL);"
+	"CREATE TABLE gen_owners(sandbox_id TEXT PRIMARY KEY, generation INTEGER NOT NULL,"
+	" node_id TEXT NOT NULL, epoch INTEGER NOT NULL);",
 };
 
 const int s0__msql_migration_count =

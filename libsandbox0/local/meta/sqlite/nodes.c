@@ -1,0 +1,132 @@
+/* Node leases and the owner of each sandbox's runtime generation in
+ * SQLite (meta.h "nodes and fencing"); each call is one statement. */
+#include <string.h>
+
+#include "local/meta/sqlite/msql.h"
+
+/* A claim succeeds for a live claimant when the row is its own already,
+ * or its node's under an earlier (fenced) epoch and not newer, or older
+ * and either its own node's or under a lease no longer live. */
+static const char ACQUIRE[] =
+	"INSERT INTO nodes(id, epoch, lease_until) VALUES(?1, 1, ?2) ON CONFLICT(id)"
+	" DO UPDATE SET epoch = nodes.epoch + 1, lease_until = excluded.lease_until"
+	" RETURNING epoch";
+static const char RENEW[] =
+	"UPDATE nodes SET lease_until = ?2 WHERE id = ?1 AND epoch = ?3 AND lease_until > ?4"
+	" RETURNING epoch";
+static const char LIVE[] =
+	"SELECT 1 FROM nodes WHERE id = ?1 AND epoch = ?2 AND lease_until > ?3";
+static const char CLAIM[] =
+	"INSERT INTO gen_owners(sandbox_id, generation, node_id, epoch) SELECT ?1, ?2, ?3, ?4"
+	" WHERE EXISTS(SELECT 1 FROM nodes WHERE id = ?3 AND epoch = ?4 AND lease_until > ?5)"
+	" ON CONFLICT(sandbox_id) DO UPDATE SET generation = excluded.generation,"
+	" node_id = excluded.node_id, epoch = excluded.epoch"
+	" WHERE (gen_owners.generation = excluded.generation"
+	" AND gen_owners.node_id = excluded.node_id AND gen_owners.epoch = excluded.epoch)"
+	" OR (gen_owners.node_id = excluded.node_id AND gen_owners.epoch < excluded.epoch"
+	" AND gen_owners.generation <= excluded.generation)"
+	" OR (gen_owners.generation < excluded.generation"
+	" AND (gen_owners.node_id = excluded.node_id OR NOT EXISTS(SELECT 1 FROM nodes n"
+	" WHERE n.id = gen_owners.node_id AND n.epoch = gen_owners.epoch"
+	" AND n.lease_until > ?5)))"
+	" RETURNING 1";
+static const char OWNER[] =
+	"SELECT sandbox_id, generation, node_id, epoch FROM gen_owners WHERE sandbox_id = ?1";
+
+/* Step st once: 1 when it returned a row (its column 0 into *v when v),
+ * 0 when none, <0 on failure; finalizes st. */
+static int one_row(s0__meta *m, sqlite3_stmt *st, int64_t *v, s0_error **err)
+{
+	int r = sqlite3_step(st);
+	if (r == SQLITE_ROW && v)
+		*v = sqlite3_column_int64(st, 0);
+	while (r == SQLITE_ROW)
+		r = sqlite3_step(st); /* RETURNING: run the statement to its end */
+	int rc = r == SQLITE_DONE ? S0_OK : s0__msql_fail(m, err, "step");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int s0__msql_node_lease(s0__meta *m, const char *node_id, int64_t now_ms, int64_t ttl_ms,
+                        int64_t *epoch, s0_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	s0__msql_lock(m);
+	int rc = s0__sql_prepare(m, *epoch ? RENEW : ACQUIRE, &st, err);
+	int64_t got = 0;
+	if (rc == S0_OK) {
+		sqlite3_bind_text(st, 1, node_id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 2, now_ms + ttl_ms);
+		if (*epoch) {
+			sqlite3_bind_int64(st, 3, *epoch);
+			sqlite3_bind_int64(st, 4, now_ms);
+		}
+		rc = one_row(m, st, &got, err);
+	}
+	s0__msql_unlock(m);
+	if (rc == S0_OK && !got)
+		return s0__error_set(err, S0_ECONFLICT, "node_lease_lost",
+		                     "node %s: lease epoch %lld expired or superseded", node_id,
+		                     (long long)*epoch);
+	if (rc == S0_OK)
+		*epoch = got;
+	return rc;
+}
+
+int s0__msql_gen_claim(s0__meta *m, const char *sandbox_id, int64_t generation,
+                       const char *node_id, int64_t epoch, int64_t now_ms, s0_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	s0__msql_lock(m);
+	int rc = s0__sql_prepare(m, CLAIM, &st, err);
+	int64_t got = 0, live = 0;
+	if (rc == S0_OK) {
+		sqlite3_bind_text(st, 1, sandbox_id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 2, generation);
+		sqlite3_bind_text(st, 3, node_id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 4, epoch);
+		sqlite3_bind_int64(st, 5, now_ms);
+		rc = one_row(m, st, &got, err);
+	}
+	if (rc == S0_OK && !got && (rc = s0__sql_prepare(m, LIVE, &st, err)) == S0_OK) {
+		sqlite3_bind_text(st, 1, node_id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 2, epoch);
+		sqlite3_bind_int64(st, 3, now_ms);
+		rc = one_row(m, st, &live, err);
+	}
+	s0__msql_unlock(m);
+	if (rc == S0_OK && !got)
+		return live ? s0__error_set(err, S0_ECONFLICT, "generation_owned",
+		                            "sandbox %s: generation %lld is another node's", sandbox_id,
+		                            (long long)generation)
+		            : s0__error_set(err, S0_ECONFLICT, "node_lease_lost",
+		                            "node %s: lease epoch %lld is not live", node_id,
+		                            (long long)epoch);
+	return rc;
+}
+
+int s0__msql_gen_owner(s0__meta *m, const char *sandbox_id, s0__gen_owner_row *out,
+                       s0_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	s0__msql_lock(m);
+	int rc = s0__sql_prepare(m, OWNER, &st, err);
+	if (rc == S0_OK) {
+		sqlite3_bind_text(st, 1, sandbox_id, -1, SQLITE_TRANSIENT);
+		int r = sqlite3_step(st);
+		if (r == SQLITE_ROW) {
+			memset(out, 0, sizeof *out);
+			s0__sql_text(st, 0, out->sandbox_id, sizeof out->sandbox_id);
+			out->generation = sqlite3_column_int64(st, 1);
+			s0__sql_text(st, 2, out->node_id, sizeof out->node_id);
+			out->epoch = sqlite3_column_int64(st, 3);
+		} else {
+			rc = r == SQLITE_DONE
+			             ? s0__error_set(err, S0_ENOTFOUND, "not_found", "no claimed generation")
+			             : s0__msql_fail(m, err, "read generation owner");
+		}
+		sqlite3_finalize(st);
+	}
+	s0__msql_unlock(m);
+	return rc;
+}

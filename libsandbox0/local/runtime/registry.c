@@ -6,10 +6,12 @@
 
 #include "common/buf.h"
 #include "local/runtime/runtime.h"
+#include "local/runtime/gvisor/gvisor.h"
 #include "local/runtime/sim/sim.h"
 
 static const s0__rt_driver *const drivers[] = {
 	&s0__rt_sim_driver,
+	&s0__rt_gvisor_driver,
 };
 
 const char *const s0__rt_cap_names[] = {

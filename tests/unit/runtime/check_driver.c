@@ -33,6 +33,20 @@ typedef struct drv_fix {
 } drv_fix;
 
 static const char *const EPHEMERAL[] = {"/scratch"};
+
+/* Registered drivers not yet held to this suite, at the end of the
+ * registry: "gvisor" has no files view on a running generation yet
+ * (docs/local-backend.md "Runtime gvisor"); its own suite,
+ * tests/unit/gvisor (part 45-gvisor, as root), covers what it does. */
+static const char *const CONFORMANCE_PENDING[] = {"gvisor", NULL};
+
+static bool conformance_pending(const char *name)
+{
+	for (size_t i = 0; CONFORMANCE_PENDING[i]; i++)
+		if (!strcmp(CONFORMANCE_PENDING[i], name))
+			return true;
+	return false;
+}
 static const uint64_t EPHEMERAL_LIMITS[] = {1 << 20};
 
 static const s0__rt_driver *driver_at(int i)
@@ -199,6 +213,9 @@ START_TEST(registry_rows)
 		ck_assert_ptr_eq(d, r);
 		for (size_t k = 0; k < i; k++)
 			ck_assert_str_ne(v[k]->name, r->name);
+		/* pending drivers come last (the conformance loop stops before them) */
+		if (i > 0 && conformance_pending(v[i - 1]->name))
+			ck_assert(conformance_pending(r->name));
 	}
 	cJSON *caps = s0__rt_caps_json(S0__RT_CAP_MEMORY | S0__RT_CAP_NETWORK);
 	char *t = cJSON_PrintUnformatted(caps);
@@ -513,7 +530,9 @@ END_TEST
 static Suite *rt_driver_suite(void)
 {
 	size_t n = 0;
-	s0__rt_drivers(&n);
+	const s0__rt_driver *const *v = s0__rt_drivers(&n);
+	while (n > 1 && conformance_pending(v[n - 1]->name))
+		n--;
 	Suite *s = suite_create("runtime-driver");
 	TCase *tc = tcase_create("registry");
 	tcase_add_test(tc, registry_rows);

@@ -15,18 +15,18 @@ deps() {
 # "clean"). Prints one line per leftover.
 s0_gvisor_leftovers() {
   local mode=${1:-list} m p cg
-  # runsc daemons of a test state directory (/tmp/s0-gv-*)
-  for p in $(pgrep -f -- '--root=/tmp/s0-gv-' 2>/dev/null); do
+  # runsc daemons of a test state directory (/tmp/s0-*/…/gvisor/runsc)
+  for p in $(pgrep -f -- '--root=/tmp/s0-[^ ]*/gvisor/runsc' 2>/dev/null); do
     echo "process $p: $(tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null | cut -c1-120)"
     [ "$mode" = clean ] && kill -9 "$p" 2>/dev/null
   done
   # runsc's empty-netns bind mounts of those directories
-  for m in $(awk '$2 ~ "^/tmp/s0-gv-" {print $2}' /proc/mounts); do
+  for m in $(awk '$2 ~ "^/tmp/s0-.*/gvisor/runsc/" {print $2}' /proc/mounts); do
     echo "mount $m"
     [ "$mode" = clean ] && umount -l "$m" 2>/dev/null
   done
   # loop devices over files of those directories
-  losetup -a 2>/dev/null | grep '/tmp/s0-gv-' | while IFS=: read -r dev _; do
+  losetup -a 2>/dev/null | grep '/tmp/s0-.*/gvisor/' | while IFS=: read -r dev _; do
     echo "loop $dev"
     [ "$mode" = clean ] && losetup -d "$dev" 2>/dev/null
   done

@@ -276,7 +276,16 @@ typedef struct s0__rt_driver {
 } s0__rt_driver;
 
 /**
- * The driver registered as @p name; NULL or "" is "sim".
+ * The runtime "auto" stands for: the first registered driver other than
+ * "sim" whose probe passes, else "sim". @p why (nullable, @p why_len
+ * bytes) gets why the others cannot run here ("" when one can).
+ * @threadsafety safe (probes only look at the host).
+ */
+void s0__rt_driver_auto(const s0__rt_driver **out, char *why, size_t why_len);
+
+/**
+ * The driver registered as @p name; NULL or "" is "sim", "auto" is
+ * s0__rt_driver_auto()'s choice.
  * @retval S0_EINVAL `invalid_request` "unknown runtime NAME" (the names
  *         registered listed in the message).
  */

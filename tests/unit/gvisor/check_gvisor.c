@@ -159,7 +159,8 @@ static char *read_text(const char *path)
 	return strdup(buf);
 }
 
-/* Asking for gvisor where runsc is missing names the missing piece. */
+/* Asking for gvisor where runsc is missing names the missing piece;
+ * "auto" then falls back to sim and says why. */
 START_TEST(probe_names_missing_runsc)
 {
 	const s0__rt_driver *d = NULL;
@@ -176,7 +177,16 @@ START_TEST(probe_names_missing_runsc)
 	ck_assert_int_eq(d->open(&(s0__rt_host_opts){0}, &h, &e), S0_EUNAVAILABLE);
 	ck_assert_ptr_null(h);
 	s0_error_free(e);
+	/* "auto" falls back to sim, saying why gvisor cannot run */
+	const s0__rt_driver *a = NULL;
+	char why[512];
+	s0__rt_driver_auto(&a, why, sizeof why);
+	ck_assert_str_eq(a->name, "sim");
+	ck_assert_msg(strstr(why, "gvisor: ") && strstr(why, "S0_RUNSC"), "%s", why);
 	unsetenv("S0_RUNSC");
+	/* ... and is gvisor where it can run */
+	ck_assert_int_eq(s0__rt_driver_find("auto", &a, NULL), S0_OK);
+	ck_assert_str_eq(a->name, "gvisor");
 	char *path = NULL;
 	ck_assert_int_eq(s0__gv_find_runsc(&path, NULL), S0_OK);
 	ck_assert_ptr_nonnull(path);

@@ -423,6 +423,93 @@ START_TEST(reclaim_after_crash)
 }
 END_TEST
 
+static char *files_get(gv_fix *f, const char *path, int *rc_out)
+{
+	void *data = NULL;
+	size_t len = 0;
+	s0_error *e = NULL;
+	int rc = s0__files_read(f->d->files(f->g), path, strlen(path), 0, -1, &data, &len, &e);
+	s0_error_free(e);
+	if (rc_out)
+		*rc_out = rc;
+	return rc == S0_OK ? data : NULL;
+}
+
+static void files_put(gv_fix *f, const char *path, const char *text)
+{
+	s0_error *e = NULL;
+	int rc = s0__files_write(f->d->files(f->g), path, strlen(path), text, strlen(text), &e);
+	ck_assert_msg(rc == S0_OK, "write %s: %s", path, e ? s0_error_message(e) : "?");
+}
+
+/* The files view of a running generation is what its programs see, both
+ * ways, on the root tree and on the runtime tmpfs mounts; `..` and
+ * symlinks (absolute or relative) never leave the tree. */
+START_TEST(files_view_coherent_and_contained)
+{
+	gv_fix f;
+	fix_open(&f);
+	fix_start(&f, "sbfiles", 1);
+	char *id = new_ctx(&f, "{\"type\":\"repl\"}");
+	files_put(&f, "/workspace/deep/in.txt", "from the api\n");
+	files_put(&f, "/tmp/t.txt", "tmp from the api\n");
+	files_put(&f, "/scratch/s.txt", "scratch from the api\n");
+	assert_sh(&f, id, "cat /workspace/deep/in.txt /tmp/t.txt /scratch/s.txt",
+	          "from the api\ntmp from the api\nscratch from the api\n");
+	assert_sh(&f, id, "echo from inside > /root/out.txt; echo t2 > /tmp/t2", "");
+	int rc;
+	char *got = files_get(&f, "/root/out.txt", &rc);
+	ck_assert_str_eq(got, "from inside\n");
+	free(got);
+	ck_assert_str_eq((got = files_get(&f, "/tmp/t2", &rc)), "t2\n");
+	free(got);
+	/* stat and list */
+	s0__fileinfo *fi = NULL;
+	ck_assert_int_eq(s0__files_stat(f.d->files(f.g), "/root/out.txt", 13, &fi, NULL), S0_OK);
+	ck_assert_int_eq(fi->size_bytes, 12);
+	ck_assert_int_eq(fi->type, S0_FILE_TYPE_FILE);
+	s0__fileinfo_free(fi);
+	s0__filelist *l = NULL;
+	ck_assert_int_eq(s0__files_list(f.d->files(f.g), "/workspace/deep", 15, &l, NULL), S0_OK);
+	ck_assert_uint_eq(l->len, 1);
+	ck_assert_str_eq(l->items[0].path, "/workspace/deep/in.txt");
+	s0__filelist_free(l);
+	s0_error *e = NULL;
+	ck_assert_int_eq(s0__files_stat(f.d->files(f.g), "/nope", 5, &fi, &e), S0_ENOTFOUND);
+	ck_assert_str_eq(s0_error_reason(e), "file_not_found");
+	s0_error_free(e);
+	/* escapes: a host file outside the tree, through symlinks and `..` */
+	char marker[256], code[1400];
+	snprintf(marker, sizeof marker, "%s/host-secret", f.dir);
+	FILE *fp = fopen(marker, "we");
+	fputs("secret\n", fp);
+	fclose(fp);
+	snprintf(code, sizeof code,
+	         "ln -s %s /root/abs; ln -s ../../../../../../../..%s /root/rel; "
+	         "ln -s /proc/self/root/etc/hostname /root/magic",
+	         marker, marker);
+	assert_sh(&f, id, code, "");
+	ck_assert_ptr_null(files_get(&f, "/root/abs", &rc));
+	ck_assert_int_eq(rc, S0_ENOTFOUND);
+	ck_assert_ptr_null(files_get(&f, "/root/rel", &rc));
+	ck_assert_int_eq(rc, S0_ENOTFOUND);
+	ck_assert_ptr_null(files_get(&f, "/root/magic", &rc));
+	char path[300];
+	snprintf(path, sizeof path, "/../../../../..%s", marker);
+	ck_assert_ptr_null(files_get(&f, path, &rc));
+	/* a write through an escaping symlink replaces the link, never the target */
+	files_put(&f, "/root/abs", "replaced\n");
+	fp = fopen(marker, "re");
+	char buf[64] = "";
+	ck_assert_ptr_nonnull(fgets(buf, sizeof buf, fp));
+	fclose(fp);
+	ck_assert_str_eq(buf, "secret\n");
+	free(id);
+	fix_stop(&f);
+	fix_close(&f);
+}
+END_TEST
+
 /* Two sandboxes on one host: neither sees the other's files (by its own
  * path or by the host path of the other's root tree) or processes. */
 START_TEST(sandboxes_apart)
@@ -515,7 +602,7 @@ START_TEST(limits_hold)
 	fix_stop(&f);
 
 	fix_start(&f, "sbhog", 1);
-	r = exec_any(&f, "dd if=/dev/zero of=/tmp/fill bs=1M count=600");
+	r = exec_any(&f, "dd if=/dev/zero of=/dev/null bs=600M count=1");
 	long long peak = cg_value(&f, "memory", "memory.max_usage_in_bytes", NULL);
 	long long fails = cg_value(&f, "memory", "memory.failcnt", NULL);
 	fprintf(stderr, "memory hog: exec %s, peak %lld, failcnt %lld\n", r, peak, fails);
@@ -540,6 +627,7 @@ static Suite *gvisor_suite(void)
 	tcase_add_test(tc, reclaim_after_crash);
 	tcase_add_test(tc, limits_hold);
 	tcase_add_test(tc, sandboxes_apart);
+	tcase_add_test(tc, files_view_coherent_and_contained);
 	suite_add_tcase(s, tc);
 	return s;
 }

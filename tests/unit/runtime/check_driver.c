@@ -35,8 +35,9 @@ typedef struct drv_fix {
 static const char *const EPHEMERAL[] = {"/scratch"};
 
 /* Registered drivers not yet held to this suite, at the end of the
- * registry: "gvisor" has no files view on a running generation yet
- * (docs/local-backend.md "Runtime gvisor"); its own suite,
+ * registry: "gvisor" does not run on the RootFS it is given yet (its
+ * programs' files live in a host tree until the carrier lands,
+ * docs/local-backend.md "Runtime gvisor"); its own suite,
  * tests/unit/gvisor (part 45-gvisor, as root), covers what it does. */
 static const char *const CONFORMANCE_PENDING[] = {"gvisor", NULL};
 

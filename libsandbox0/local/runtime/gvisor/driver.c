@@ -102,6 +102,9 @@ static void reclaim(s0__rt_host *h)
 		s0__gv_result_clear(&res);
 		s0__gv_cgroup_remove(de->d_name);
 		char *b = s0__asprintf("%s/%s", bundles, de->d_name);
+		char what[600];
+		for (int i = 0; b && i < 64 && s0__gv_mount_under(b, what, sizeof what); i++)
+			umount2(what + 6, MNT_DETACH); /* "mount <path>" */
 		if (b)
 			rm_rf(b);
 		free(b);
@@ -283,9 +286,21 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 	if (rc == S0_OK)
 		rc = env_from(r->env_vars, &g->env, err);
 	if (rc == S0_OK)
+		rc = s0__gv_bundle_check(r, err);
+	if (rc == S0_OK)
 		rc = s0__gv_root_attach(h, r->sandbox_id, &g->root, err);
+	if (rc == S0_OK && mkdir(g->bundle, 0700) < 0 && errno != EEXIST)
+		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot make %s: %s",
+		                   g->bundle, strerror(errno));
+	if (rc == S0_OK)
+		rc = s0__gv_tmpfs_make(g, r, err);
 	if (rc == S0_OK)
 		rc = s0__gv_bundle_write(g, r, err);
+	if (rc == S0_OK) {
+		rc = s0__gv_files_open(&g->files, g->root, (const char *const *)g->rt_paths,
+		                       (const char *const *)g->rt_dirs, g->n_rt, err);
+		g->files_open = rc == S0_OK;
+	}
 	if (rc == S0_OK) {
 		char *bflag = s0__asprintf("--bundle=%s", g->bundle);
 		const char *args[] = {"run", "--detach", bflag, g->id, NULL};
@@ -296,8 +311,13 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 		free(bflag);
 	}
 	if (rc < 0) {
+		if (g->files_open)
+			s0__gv_files_close(&g->files);
 		if (g->bundle && g->id)
-			teardown(h, g->id, g->bundle);
+			teardown(h, g->id, NULL);
+		s0__gv_tmpfs_drop(g);
+		if (g->bundle)
+			rm_rf(g->bundle);
 		gen_free(g);
 		return rc;
 	}
@@ -334,8 +354,12 @@ static void gv_stop(s0__rt_gen *g)
 	s0__rt_host *h = g->h;
 	s0__gv_ctxs_free(g->ctxs); /* the runsc exec children first */
 	g->ctxs = NULL;
+	if (g->files_open)
+		s0__gv_files_close(&g->files);
 	s0__gv_root_sync(g->root, NULL);
-	teardown(h, g->id, g->bundle);
+	teardown(h, g->id, NULL);
+	s0__gv_tmpfs_drop(g); /* after the sandbox is gone: nothing holds them */
+	rm_rf(g->bundle);
 	gen_free(g);
 	pthread_mutex_lock(&h->mu);
 	h->live--;
@@ -395,6 +419,8 @@ static int gv_terminal_proof(s0__rt_host *h, const char *runtime_id, s0_error **
 		snprintf(what, sizeof what, "runsc sandbox %s", runtime_id);
 	else if (!bundle)
 		return s0__error_nomem(err);
+	else if (s0__gv_mount_under(bundle, what, sizeof what))
+		; /* a runtime tmpfs still mounted */
 	else if (exists(bundle))
 		snprintf(what, sizeof what, "bundle %s", bundle);
 	else if (!s0__gv_cgroup_present(runtime_id, what, sizeof what))
@@ -408,8 +434,7 @@ static int gv_terminal_proof(s0__rt_host *h, const char *runtime_id, s0_error **
 
 static const s0__files_ns *gv_files(s0__rt_gen *g)
 {
-	(void)g;
-	return NULL; /* docs/local-backend.md "Runtime gvisor": not yet */
+	return g->files_open ? &g->files.ns : NULL;
 }
 
 static int gv_network_apply(s0__rt_gen *g, s0__netpolicy *policy, s0_error **err)

@@ -1,8 +1,8 @@
 /*
  * The OCI bundle of a generation (gv_int.h): config.json made with cJSON.
  * PID 1 is a shell loop from the root tree that reaps what is orphaned to
- * it and ends on TERM; /tmp and the template's ephemeral mounts are tmpfs
- * inside gVisor (never on the root tree); the capabilities are Docker's
+ * it and ends on TERM; /tmp and the template's ephemeral mounts are host
+ * tmpfs bind-mounted in (gv_tmpfs.c; never on the root tree); the capabilities are Docker's
  * default set without CAP_NET_RAW (docs/security.md); the cgroup is
  * S0__GV_CGROUP_PARENT/<runtime id> with the lease's limits.
  */
@@ -75,7 +75,7 @@ static bool good_path(const char *p)
 	return true;
 }
 
-static int add_mounts(cJSON *root, const s0__rt_start *r)
+static int add_mounts(cJSON *root, s0__rt_gen *g)
 {
 	cJSON *m = cJSON_AddArrayToObject(root, "mounts");
 	if (!m)
@@ -84,23 +84,13 @@ static int add_mounts(cJSON *root, const s0__rt_start *r)
 	static const char *const dev_o[] = {"nosuid", "strictatime", "mode=755", "size=65536k",
 	                                    NULL};
 	static const char *const sys_o[] = {"nosuid", "noexec", "nodev", "ro", NULL};
-	static const char *const tmp_o[] = {"nosuid", "nodev", "mode=1777", NULL};
 	int rc = add_mount(m, "/proc", "proc", "proc", proc_o) |
 	         add_mount(m, "/dev", "tmpfs", "tmpfs", dev_o) |
-	         add_mount(m, "/sys", "sysfs", "sysfs", sys_o) |
-	         add_mount(m, "/tmp", "tmpfs", "tmpfs", tmp_o);
-	for (size_t i = 0; rc == 0 && i < r->n_ephemeral; i++) {
-		const char *p = r->ephemeral[i];
-		if (!strcmp(p, "/tmp") || !strcmp(p, "/proc") || !strcmp(p, "/dev") ||
-		    !strcmp(p, "/sys"))
-			continue;
-		char size[48] = "";
-		uint64_t lim = r->ephemeral_limits ? r->ephemeral_limits[i] : 0;
-		if (lim)
-			snprintf(size, sizeof size, "size=%llu", (unsigned long long)lim);
-		const char *o[] = {"nosuid", "nodev", "mode=1777", lim ? size : NULL, NULL};
-		rc |= add_mount(m, p, "tmpfs", "tmpfs", o);
-	}
+	         add_mount(m, "/sys", "sysfs", "sysfs", sys_o);
+	/* /tmp and the ephemeral mounts: the host tmpfs of each (gv_tmpfs.c) */
+	static const char *const bind_o[] = {"rbind", "rw", "nosuid", "nodev", NULL};
+	for (size_t i = 0; rc == 0 && i < g->n_rt; i++)
+		rc |= add_mount(m, g->rt_paths[i], "bind", g->rt_dirs[i], bind_o);
 	return rc;
 }
 
@@ -164,13 +154,21 @@ static int add_linux(cJSON *root, s0__rt_gen *g, const s0__rt_start *r)
 	return rc | !ns;
 }
 
-int s0__gv_bundle_write(s0__rt_gen *g, const s0__rt_start *r, s0_error **err)
+int s0__gv_bundle_check(const s0__rt_start *r, s0_error **err)
 {
 	for (size_t i = 0; i < r->n_ephemeral; i++)
 		if (!good_path(r->ephemeral[i]))
 			return s0__error_set(err, S0_EINVAL, "invalid_request",
 			                     "bad ephemeral mount path \"%s\"",
 			                     r->ephemeral[i] ? r->ephemeral[i] : "(null)");
+	return S0_OK;
+}
+
+int s0__gv_bundle_write(s0__rt_gen *g, const s0__rt_start *r, s0_error **err)
+{
+	int rc = s0__gv_bundle_check(r, err);
+	if (rc < 0)
+		return rc;
 	cJSON *c = cJSON_CreateObject();
 	if (!c)
 		return s0__error_nomem(err);
@@ -179,12 +177,11 @@ int s0__gv_bundle_write(s0__rt_gen *g, const s0__rt_start *r, s0_error **err)
 	cJSON *root = cJSON_AddObjectToObject(c, "root");
 	bad |= !root || s0__json_add_str(root, "path", g->root) ||
 	       s0__json_add_bool(root, "readonly", false);
-	bad |= add_process(c, g) | add_mounts(c, r) | add_linux(c, g, r);
+	bad |= add_process(c, g) | add_mounts(c, g) | add_linux(c, g, r);
 	char *text = bad ? NULL : cJSON_Print(c);
 	cJSON_Delete(c);
 	if (!text)
 		return s0__error_nomem(err);
-	int rc = S0_OK;
 	char *path = s0__asprintf("%s/config.json", g->bundle);
 	if (!path || (mkdir(g->bundle, 0700) < 0 && errno != EEXIST)) {
 		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot make bundle %s: %s",

@@ -28,6 +28,25 @@
 
 struct s0__gv_ctxs;
 
+
+/** The files view of a running generation (gv_files.c). */
+typedef struct s0__gv_files {
+	s0__files_ns ns;  /**< served by the ops of gv_files.c */
+	int root_fd;      /**< the root tree */
+	char **mounts;    /**< runtime mount points ("/tmp", ephemeral paths) */
+	int *fds;         /**< the host directory serving each */
+	size_t n;
+} s0__gv_files;
+
+/**
+ * Open the files view: @p root, and @p n runtime mount points each served
+ * by the host directory @p dirs[i]. @retval S0_EIO
+ */
+int s0__gv_files_open(s0__gv_files *v, const char *root, const char *const *mounts,
+                      const char *const *dirs, size_t n, s0_error **err);
+/** Close it. */
+void s0__gv_files_close(s0__gv_files *v);
+
 struct s0__rt_host {
 	s0_clock clock;
 	char *runsc;      /**< the runsc binary (absolute) */
@@ -49,6 +68,11 @@ struct s0__rt_gen {
 	char **env;        /**< KEY=VALUE of the sandbox's env_vars (NULL-terminated) */
 	int64_t started_ms;
 	struct s0__gv_ctxs *ctxs;
+	char **rt_paths;   /**< runtime-only mount points inside ("/tmp", ephemeral) */
+	char **rt_dirs;    /**< the host tmpfs serving each */
+	size_t n_rt;
+	s0__gv_files files;
+	bool files_open;
 };
 
 /**
@@ -68,11 +92,25 @@ int s0__gv_runsc(s0__rt_host *h, const char *const *args, int64_t timeout_ms, bo
 char **s0__gv_exec_argv(s0__rt_gen *g, const char *cwd, char *const *env, char *const *cmd);
 void s0__gv_argv_free(char **v);
 
+/** Check the ephemeral mount paths of @p r. @retval S0_EINVAL naming a bad one. */
+int s0__gv_bundle_check(const s0__rt_start *r, s0_error **err);
+
 /**
  * Write generation @p g's OCI bundle (config.json) for start request @p r.
  * @retval S0_EINVAL a bad ephemeral path. @retval S0_EIO
  */
 int s0__gv_bundle_write(s0__rt_gen *g, const s0__rt_start *r, s0_error **err);
+
+/**
+ * Mount a host tmpfs for /tmp and each ephemeral mount of @p r under
+ * <bundle>/rt (g->rt_*). On failure what was mounted stays listed for
+ * s0__gv_tmpfs_drop(). @retval S0_EIO
+ */
+int s0__gv_tmpfs_make(s0__rt_gen *g, const s0__rt_start *r, s0_error **err);
+/** Unmount and forget them. */
+void s0__gv_tmpfs_drop(s0__rt_gen *g);
+/** Whether a mount point at or under @p prefix exists; @p what names it. */
+bool s0__gv_mount_under(const char *prefix, char *what, size_t n);
 
 /** Whether any cgroup of runtime @p id is present; @p what names the first found. */
 bool s0__gv_cgroup_present(const char *id, char *what, size_t n);

@@ -84,7 +84,7 @@ int s0__rfs_run_mke2fs(const s0__rootfs_image_opts *o, const char *image, s0_err
 	snprintf(ratio, sizeof ratio, "%u", o->inode_ratio ? o->inode_ratio : 16384u);
 	snprintf(ext, sizeof ext, "lazy_itable_init=0,lazy_journal_init=0%s%s",
 	         o->uuid ? ",hash_seed=" : "", o->uuid ? o->uuid : "");
-	const char *argv[24];
+	const char *argv[32]; /* 1 + 18 fixed + 2 + 2 + image, size, NULL = 26 */
 	int a = 0;
 	argv[a++] = o->mke2fs_path ? o->mke2fs_path : "/sbin/mke2fs";
 	const char *fixed[] = {"-q", "-F", "-t", "ext4", "-T", "default", "-b", "4096", "-I", "256",

@@ -15,7 +15,8 @@ static const s0__rt_driver *const drivers[] = {
 };
 
 const char *const s0__rt_cap_names[] = {
-	"memory", "virtual_time", "network", "contexts", "sessions", "real_processes", NULL,
+	"memory", "virtual_time", "network", "contexts", "sessions", "real_processes", "kernel_fs",
+	NULL,
 };
 
 const s0__rt_driver *const *s0__rt_drivers(size_t *n_out)

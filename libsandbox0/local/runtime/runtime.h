@@ -62,6 +62,13 @@ enum s0__rt_caps {
 	S0__RT_CAP_CONTEXTS = 1u << 3,       /**< contexts (docs/wire.md §8.1) through procs() */
 	S0__RT_CAP_SESSIONS = 1u << 4,       /**< supervised sessions (docs/wire.md §8) */
 	S0__RT_CAP_REAL_PROCESSES = 1u << 5, /**< programs run as host-kernel-backed processes */
+	/**
+	 * The driver mounts the RootFS branch in the kernel (s0__rt_start.dev)
+	 * and owns its bytes while a generation runs: the engine keeps its
+	 * libext2fs handle closed from before start() until stop() returned,
+	 * and stops the generation before it publishes the branch.
+	 */
+	S0__RT_CAP_KERNEL_FS = 1u << 6,
 };
 
 /** Names of the capability flags, for inspection (NULL-terminated, bit order). */
@@ -147,7 +154,11 @@ typedef struct s0__rt_start {
 	const char *sandbox_id;
 	const char *runtime_id;      /**< the engine's id of this generation (unique) */
 	int64_t generation;          /**< runtime_generation of the sandbox it becomes */
-	s0__rootfs *rootfs;          /**< the attached writable branch; outlives the generation */
+	s0__rootfs *rootfs;          /**< the attached writable branch; outlives the generation
+	                                  (NULL for a S0__RT_CAP_KERNEL_FS driver) */
+	const s0__blockdev *dev;     /**< (nullable) the branch as a block device, for a
+	                                  S0__RT_CAP_KERNEL_FS driver; valid until stop()
+	                                  returned (the engine's) */
 	const char *const *ephemeral;/**< runtime-only mounts of the template (paths) */
 	const uint64_t *ephemeral_limits; /**< their size limits in bytes (0 = none); n_ephemeral */
 	size_t n_ephemeral;
@@ -199,7 +210,9 @@ typedef struct s0__rt_driver {
 	/**
 	 * Stop the generation: procd first, then its children (SES-04); drop
 	 * its processes, tmpfs and mounts; free @p g. The RootFS branch stays
-	 * (the engine's). NULL-safe.
+	 * (the engine's); a S0__RT_CAP_KERNEL_FS driver has put every byte its
+	 * programs wrote on s0__rt_start.dev and unmounted it when this
+	 * returns. NULL-safe.
 	 */
 	void (*stop)(s0__rt_gen *g);
 	/**

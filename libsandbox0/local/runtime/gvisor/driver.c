@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "local/runtime/gvisor/gv_int.h"
@@ -62,6 +63,8 @@ static int gv_probe(s0_error **err)
 			                     "hierarchy at /sys/fs/cgroup/%s",
 			                     ctl[i], ctl[i]);
 	}
+	if ((rc = s0__carrier_probe(err)) < 0)
+		return rc;
 	if (!getenv("S0_GVISOR_TEMPLATE") && !exists("/bin/busybox"))
 		return unavailable(err, "no /bin/busybox for the template tree (install "
 		                        "busybox-static) and S0_GVISOR_TEMPLATE unset");
@@ -112,6 +115,7 @@ static void reclaim(s0__rt_host *h)
 	if (d)
 		closedir(d);
 	free(bundles);
+	s0__carrier_reclaim(h->carriers, NULL); /* mounts and loops of dead carriers */
 	s0__gv_reap_orphans();
 }
 
@@ -135,6 +139,7 @@ static void host_free(s0__rt_host *h)
 	free(h->version);
 	free(h->dir);
 	free(h->runsc_root);
+	free(h->carriers);
 	pthread_mutex_destroy(&h->mu);
 	free(h);
 }
@@ -163,7 +168,8 @@ static int gv_open(const s0__rt_host_opts *o, s0__rt_host **out, s0_error **err)
 	if (rc == S0_OK && !h->dir)
 		rc = s0__error_set(err, S0_EIO, "runtime_unavailable",
 		                   "cannot make the gvisor state directory: %s", strerror(errno));
-	if (rc == S0_OK && !(h->runsc_root = s0__asprintf("%s/runsc", h->dir)))
+	if (rc == S0_OK && (!(h->runsc_root = s0__asprintf("%s/runsc", h->dir)) ||
+	                    !(h->carriers = s0__asprintf("%s/carriers", h->dir))))
 		rc = s0__error_nomem(err);
 	char *bundles = rc == S0_OK ? s0__asprintf("%s/bundles", h->dir) : NULL;
 	if (rc == S0_OK && (!bundles || (mkdir(h->dir, 0700) < 0 && errno != EEXIST) ||
@@ -205,7 +211,7 @@ static void gv_close(s0__rt_host *h)
 static uint32_t gv_caps(s0__rt_host *h)
 {
 	(void)h;
-	return S0__RT_CAP_CONTEXTS | S0__RT_CAP_REAL_PROCESSES;
+	return S0__RT_CAP_CONTEXTS | S0__RT_CAP_REAL_PROCESSES | S0__RT_CAP_KERNEL_FS;
 }
 
 static void gv_fingerprint(s0__rt_host *h, s0__rt_fp *out)
@@ -237,6 +243,28 @@ static void teardown(s0__rt_host *h, const char *id, const char *bundle)
 	if (bundle)
 		rm_rf(bundle);
 	s0__gv_reap_orphans();
+}
+
+/* Detach the generation's carrier (its sandbox is gone): a mount still
+ * busy for a moment after runsc's processes died is retried, briefly. */
+static void carrier_end(s0__rt_gen *g)
+{
+	if (!g->carrier)
+		return;
+	for (int i = 0; i < 200; i++) {
+		s0_error *e = NULL;
+		int rc = s0__carrier_detach(g->carrier, &e);
+		bool busy = rc == S0_ECONFLICT;
+		if (rc < 0 && !busy)
+			fprintf(stderr, "gvisor: carrier %s: %s\n", g->id, e ? s0_error_message(e) : "?");
+		s0_error_free(e);
+		if (!busy)
+			break;
+		s0__gv_reap_orphans();
+		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+	}
+	s0__carrier_free(g->carrier); /* a carrier still busy is kept for reclaim */
+	g->carrier = NULL;
 }
 
 static int env_from(const cJSON *vars, char ***out, s0_error **err)
@@ -287,17 +315,26 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 		rc = env_from(r->env_vars, &g->env, err);
 	if (rc == S0_OK)
 		rc = s0__gv_bundle_check(r, err);
-	if (rc == S0_OK)
+	if (rc == S0_OK && !r->dev) /* no branch given: a plain directory tree */
 		rc = s0__gv_root_attach(h, r->sandbox_id, &g->root, err);
 	if (rc == S0_OK && mkdir(g->bundle, 0700) < 0 && errno != EEXIST)
 		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot make %s: %s",
 		                   g->bundle, strerror(errno));
+	/* the tmpfs mounts first: the carrier's mount namespace copies them */
 	if (rc == S0_OK)
 		rc = s0__gv_tmpfs_make(g, r, err);
+	const char *files_root = g->root;
+	if (rc == S0_OK && r->dev) { /* the RootFS branch as kernel ext4 */
+		s0__carrier_opts co = {.dev = r->dev, .state_dir = h->carriers, .id = g->id};
+		rc = s0__carrier_attach(&co, &g->carrier, err);
+		if (rc == S0_OK && !(g->root = s0__strdup(s0__carrier_root(g->carrier))))
+			rc = s0__error_nomem(err);
+		files_root = rc == S0_OK ? s0__carrier_host_root(g->carrier) : NULL;
+	}
 	if (rc == S0_OK)
 		rc = s0__gv_bundle_write(g, r, err);
 	if (rc == S0_OK) {
-		rc = s0__gv_files_open(&g->files, g->root, (const char *const *)g->rt_paths,
+		rc = s0__gv_files_open(&g->files, files_root, (const char *const *)g->rt_paths,
 		                       (const char *const *)g->rt_dirs, g->n_rt, err);
 		g->files_open = rc == S0_OK;
 	}
@@ -305,7 +342,7 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 		char *bflag = s0__asprintf("--bundle=%s", g->bundle);
 		const char *args[] = {"run", "--detach", bflag, g->id, NULL};
 		s0__gv_result res;
-		rc = bflag ? s0__gv_runsc(h, args, RUNSC_TIMEOUT_MS, false, &res, err)
+		rc = bflag ? s0__gv_runsc_in(h, g->carrier, args, RUNSC_TIMEOUT_MS, false, &res, err)
 		           : s0__error_nomem(err);
 		s0__gv_result_clear(&res);
 		free(bflag);
@@ -315,6 +352,7 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 			s0__gv_files_close(&g->files);
 		if (g->bundle && g->id)
 			teardown(h, g->id, NULL);
+		carrier_end(g);
 		s0__gv_tmpfs_drop(g);
 		if (g->bundle)
 			rm_rf(g->bundle);
@@ -356,8 +394,10 @@ static void gv_stop(s0__rt_gen *g)
 	g->ctxs = NULL;
 	if (g->files_open)
 		s0__gv_files_close(&g->files);
-	s0__gv_root_sync(g->root, NULL);
+	if (!g->carrier)
+		s0__gv_root_sync(g->root, NULL);
 	teardown(h, g->id, NULL);
+	carrier_end(g); /* every byte on the branch, unmounted (runtime.h stop) */
 	s0__gv_tmpfs_drop(g); /* after the sandbox is gone: nothing holds them */
 	rm_rf(g->bundle);
 	gen_free(g);
@@ -404,6 +444,17 @@ static bool process_named(const char *id, char *what, size_t n)
 	return found;
 }
 
+/* The carrier record of a runtime: attached until its detach removed it. */
+static bool carrier_left(s0__rt_host *h, const char *id, char *what, size_t n)
+{
+	char *rec = s0__asprintf("%s/%s.carrier", h->carriers, id);
+	bool left = rec && exists(rec);
+	if (left)
+		snprintf(what, n, "carrier %s", rec);
+	free(rec);
+	return left;
+}
+
 static int gv_terminal_proof(s0__rt_host *h, const char *runtime_id, s0_error **err)
 {
 	char what[600] = "";
@@ -421,6 +472,8 @@ static int gv_terminal_proof(s0__rt_host *h, const char *runtime_id, s0_error **
 		return s0__error_nomem(err);
 	else if (s0__gv_mount_under(bundle, what, sizeof what))
 		; /* a runtime tmpfs still mounted */
+	else if (carrier_left(h, runtime_id, what, sizeof what))
+		; /* its carrier (mount, loop device, FUSE server) still attached */
 	else if (exists(bundle))
 		snprintf(what, sizeof what, "bundle %s", bundle);
 	else if (!s0__gv_cgroup_present(runtime_id, what, sizeof what))

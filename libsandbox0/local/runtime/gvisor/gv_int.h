@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 
+#include "local/runtime/carrier/carrier.h"
 #include "local/runtime/gvisor/gv_proc.h"
 #include "local/runtime/gvisor/gvisor.h"
 #include "local/runtime/runtime.h"
@@ -53,6 +54,7 @@ struct s0__rt_host {
 	char *version;    /**< its version line */
 	char *dir;        /**< <state_dir>/gvisor */
 	char *runsc_root; /**< dir/runsc */
+	char *carriers;   /**< dir/carriers: the carriers' records and mount points */
 	bool own_dir;     /**< dir is a private temporary directory (removed at close) */
 	pthread_mutex_t mu;
 	int live;         /**< generations started and not stopped */
@@ -73,6 +75,7 @@ struct s0__rt_gen {
 	size_t n_rt;
 	s0__gv_files files;
 	bool files_open;
+	s0__carrier *carrier; /**< (nullable) the RootFS branch mounted as the root tree */
 };
 
 /**
@@ -83,6 +86,13 @@ struct s0__rt_gen {
  */
 int s0__gv_runsc(s0__rt_host *h, const char *const *args, int64_t timeout_ms, bool may_fail,
                  s0__gv_result *res, s0_error **err);
+
+/**
+ * s0__gv_runsc() with `run` started in carrier @p in's mount namespace
+ * (nullable: the host's), where the root tree is mounted.
+ */
+int s0__gv_runsc_in(s0__rt_host *h, const s0__carrier *in, const char *const *args,
+                    int64_t timeout_ms, bool may_fail, s0__gv_result *res, s0_error **err);
 
 /**
  * The argv (NULL-terminated; free with s0__gv_argv_free) of `runsc exec` of

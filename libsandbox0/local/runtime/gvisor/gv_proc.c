@@ -180,6 +180,13 @@ int s0__gv_run(char *const *argv, const void *in, size_t in_len, int64_t timeout
 int s0__gv_run_detached(char *const *argv, const char *err_path, int64_t timeout_ms,
                         int *status, s0_error **err)
 {
+	return s0__gv_run_detached_pre(argv, err_path, timeout_ms, NULL, NULL, status, err);
+}
+
+int s0__gv_run_detached_pre(char *const *argv, const char *err_path, int64_t timeout_ms,
+                            int (*pre)(const void *arg), const void *arg, int *status,
+                            s0_error **err)
+{
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int ef = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (nul < 0 || ef < 0) {
@@ -192,8 +199,11 @@ int s0__gv_run_detached(char *const *argv, const char *err_path, int64_t timeout
 		return rc;
 	}
 	pid_t pid = fork();
-	if (pid == 0)
+	if (pid == 0) {
+		if (pre && pre(arg) != 0)
+			_exit(127);
 		child_exec(argv, nul, nul, ef);
+	}
 	int fork_errno = errno;
 	close(nul);
 	close(ef);

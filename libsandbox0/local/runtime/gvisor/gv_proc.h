@@ -57,6 +57,14 @@ int s0__gv_run(char *const *argv, const void *in, size_t in_len, int64_t timeout
 int s0__gv_run_detached(char *const *argv, const char *err_path, int64_t timeout_ms,
                         int *status, s0_error **err);
 
+/**
+ * s0__gv_run_detached(), the child first calling @p pre(@p arg) after fork
+ * and before exec (async-signal-safe only; nonzero: the child exits 127).
+ */
+int s0__gv_run_detached_pre(char *const *argv, const char *err_path, int64_t timeout_ms,
+                            int (*pre)(const void *arg), const void *arg, int *status,
+                            s0_error **err);
+
 /** A child kept running with pipes (a REPL's shell). */
 typedef struct s0__gv_child {
 	pid_t pid;

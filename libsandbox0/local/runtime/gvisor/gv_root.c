@@ -46,9 +46,12 @@ static int write_file(const char *path, const char *text, mode_t mode)
 	return close(fd) < 0 ? -1 : rc;
 }
 
-/* The busybox template at @p dir (made in a temporary sibling, renamed). */
-static int make_busybox_template(const char *dir, s0_error **err)
+int s0__gv_busybox_tree(const char *dir, s0_error **err)
 {
+	if (access(BUSYBOX, X_OK) < 0)
+		return s0__error_set(err, S0_EUNAVAILABLE, "runtime_unavailable",
+		                     "no template tree: %s is missing (install busybox-static)",
+		                     BUSYBOX);
 	char *tmp = s0__asprintf("%s.tmp.%d", dir, (int)getpid());
 	if (!tmp)
 		return s0__error_nomem(err);
@@ -129,14 +132,8 @@ int s0__gv_root_attach(s0__rt_host *h, const char *sandbox_id, char **out, s0_er
 		rc = s0__error_nomem(err);
 	if (rc == S0_OK && mkdir(roots, 0700) < 0 && errno != EEXIST)
 		rc = io_fail(err, "cannot make", roots);
-	if (rc == S0_OK && !(tpl_env && *tpl_env) && stat(tpl, &st) < 0) {
-		if (access(BUSYBOX, X_OK) < 0)
-			rc = s0__error_set(err, S0_EUNAVAILABLE, "runtime_unavailable",
-			                   "no template tree: %s is missing (install busybox-static)",
-			                   BUSYBOX);
-		else
-			rc = make_busybox_template(tpl, err);
-	}
+	if (rc == S0_OK && !(tpl_env && *tpl_env) && stat(tpl, &st) < 0)
+		rc = s0__gv_busybox_tree(tpl, err);
 	s0__gv_result res = {0};
 	if (rc == S0_OK) {
 		char *const rm[] = {"/bin/rm", "-rf", tmp, NULL};

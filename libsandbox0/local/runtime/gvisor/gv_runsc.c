@@ -60,8 +60,19 @@ static const char *const GLOBAL[] = {
 	"--platform=systrap", "--network=none", "--overlay2=none", "--file-access=shared",
 };
 
+static int enter_carrier(const void *c)
+{
+	return s0__carrier_enter(c) == 0 ? 0 : 1;
+}
+
 int s0__gv_runsc(s0__rt_host *h, const char *const *args, int64_t timeout_ms, bool may_fail,
                  s0__gv_result *res, s0_error **err)
+{
+	return s0__gv_runsc_in(h, NULL, args, timeout_ms, may_fail, res, err);
+}
+
+int s0__gv_runsc_in(s0__rt_host *h, const s0__carrier *in, const char *const *args,
+                    int64_t timeout_ms, bool may_fail, s0__gv_result *res, s0_error **err)
 {
 	size_t n = 0;
 	while (args[n])
@@ -88,7 +99,8 @@ int s0__gv_runsc(s0__rt_host *h, const char *const *args, int64_t timeout_ms, bo
 		char *ep = s0__asprintf("%s/run-%d-%u.err", h->dir, (int)getpid(),
 		                        __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
 		memset(res, 0, sizeof *res);
-		rc = ep ? s0__gv_run_detached((char *const *)argv, ep, timeout_ms, &res->status, err)
+		rc = ep ? s0__gv_run_detached_pre((char *const *)argv, ep, timeout_ms,
+		                                  in ? enter_carrier : NULL, in, &res->status, err)
 		        : s0__error_nomem(err);
 		FILE *f = ep ? fopen(ep, "re") : NULL;
 		char chunk[4096];

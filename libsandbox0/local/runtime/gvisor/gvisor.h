@@ -39,4 +39,14 @@ extern const s0__rt_driver s0__rt_gvisor_driver;
  */
 int s0__gv_find_runsc(char **out, s0_error **err);
 
+/**
+ * Make a minimal root tree at @p dir (absent; made in a temporary sibling
+ * and renamed): the static /bin/busybox (busybox-static) with a symlink per
+ * applet, /etc/passwd and /etc/group for root, the usual empty
+ * directories. A template for this runtime (s0_local_template_build).
+ * @retval S0_EUNAVAILABLE no /bin/busybox. @retval S0_EIO
+ * @threadsafety safe for distinct @p dir
+ */
+int s0__gv_busybox_tree(const char *dir, s0_error **err);
+
 #endif

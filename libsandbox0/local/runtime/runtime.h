@@ -187,6 +187,15 @@ typedef struct s0__rt_driver {
 	/** Capability flags (s0__rt_caps) of this host. */
 	uint32_t (*caps)(s0__rt_host *h);
 	/**
+	 * The root tree the engine builds its "default" template from when it
+	 * makes one (a new data directory): what this runtime's programs need
+	 * to start (a shell). Blocks while the tree is made (once).
+	 * @param[out] dir_out (transfer full) a directory, or NULL for the
+	 *             standard empty tree.
+	 * @retval S0_EUNAVAILABLE the tree cannot be made here (named).
+	 */
+	int (*root_tree)(s0__rt_host *h, char **dir_out, s0_error **err);
+	/**
 	 * The destination fingerprint of a new generation on this host (no
 	 * template or resources: the engine adds them).
 	 */

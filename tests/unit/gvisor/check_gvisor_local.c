@@ -6,9 +6,14 @@
  * (runtime_id changes, runtime_generation + 1) on the same root tree, and
  * asking for the runtime where runsc is missing fails the open naming it.
  */
+#include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "common/json.h"
@@ -29,25 +34,10 @@ static char *sh(lt *t, const char *id, const char *ctx, const char *cmd)
 	return lt_sh(t, id, ctx, cmd, NULL);
 }
 
-/* A template from a real root tree (busybox) for the engine's sandboxes. */
-static void busybox_template(lt *t)
-{
-	char *tmp = s0_test_tmpdir("gvtree");
-	char *tree = malloc(strlen(tmp) + 8);
-	sprintf(tree, "%s/tree", tmp);
-	s0_error *e = NULL;
-	int rc = s0__gv_busybox_tree(tree, &e);
-	ck_assert_msg(rc == S0_OK, "tree: %s", e ? s0_error_message(e) : "?");
-	rc = s0_local_template_build(t->local, "busybox", tree, NULL, &e);
-	ck_assert_msg(rc == S0_OK, "template: %s", e ? s0_error_message(e) : "?");
-	s0_test_rmrf(tmp);
-	free(tmp);
-	free(tree);
-}
-
-/* Inspection names the runtime; a sandbox of a busybox template runs real
- * programs on its RootFS branch mounted through the carrier; the files
- * API and the programs see the same files; a write followed at once by a
+/* Inspection names the runtime; a sandbox of the default template (the
+ * driver's busybox tree, runtime.h root_tree) runs real programs on its
+ * RootFS branch mounted through the carrier; the files API and the
+ * programs see the same files; a write followed at once by a
  * filesystem-only pause is in the committed head (read back while paused,
  * from the RootFS); the resume starts a new generation (runtime_id
  * changes, runtime_generation + 1) whose processes are new. */
@@ -66,9 +56,7 @@ START_TEST(engine_runs_gvisor_and_pauses)
 	free(caps);
 	cJSON_Delete(ins);
 	s0_free(json);
-	busybox_template(&t);
-
-	char *id = lt_claim(&t, "busybox", NULL);
+	char *id = lt_claim(&t, NULL, NULL); /* the default template: the driver's busybox tree */
 	lt_assert_running(&t, id);
 	char *rt0 = lt_runtime_id(&t, id);
 	int64_t gen0 = lt_generation(&t, id);
@@ -108,6 +96,146 @@ START_TEST(engine_runs_gvisor_and_pauses)
 }
 END_TEST
 
+/* A gvisor backend on @p dir (manual clock), not a fresh one. */
+static void open_gvisor_dir(lt *t, const char *dir)
+{
+	memset(t, 0, sizeof *t);
+	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
+	t->opts = o;
+	t->opts.manual_clock = 1;
+	t->opts.manual_clock_start_unix_ms = 1700000000000LL;
+	t->opts.runtime = "gvisor";
+	t->dir = strdup(dir);
+	t->keep_dir = true;
+	s0_error *e = NULL;
+	int rc = s0_local_open(t->dir, &t->opts, &t->local, &e);
+	ck_assert_msg(rc == S0_OK, "open: %s", e ? s0_error_message(e) : "?");
+	ck_assert_int_eq(s0_client_new_local(t->local, NULL, &t->c, NULL), S0_OK);
+}
+
+/* What of a killed backend's runtime @p key (a runtime id, or the data
+ * directory) is still on the host: a process whose command line names it,
+ * a loop device over a file whose path names it, a mount naming it. ""
+ * when nothing. */
+static void leftovers(const char *dir, char *what, size_t n)
+{
+	what[0] = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	while (d && !what[0] && (de = readdir(d))) {
+		char p[300], buf[4096];
+		snprintf(p, sizeof p, "/proc/%s/cmdline", de->d_name);
+		FILE *f = de->d_name[0] >= '1' && de->d_name[0] <= '9' ? fopen(p, "re") : NULL;
+		size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+		if (f)
+			fclose(f);
+		for (size_t i = 0; i < len; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[len] = 0;
+		if (len && strstr(buf, dir)) {
+			char st[300] = "", wc[64] = "";
+			snprintf(p, sizeof p, "/proc/%s/stat", de->d_name);
+			FILE *sf = fopen(p, "re");
+			if (sf && fgets(st, sizeof st, sf))
+				st[60] = 0;
+			if (sf)
+				fclose(sf);
+			snprintf(p, sizeof p, "/proc/%s/wchan", de->d_name);
+			sf = fopen(p, "re");
+			if (sf && fgets(wc, sizeof wc, sf))
+				;
+			if (sf)
+				fclose(sf);
+			snprintf(what, n, "process %s (%s; %s): %.200s", de->d_name, st, wc, buf);
+		}
+	}
+	if (d)
+		closedir(d);
+	for (int i = 0; !what[0] && i < 64; i++) {
+		char p[96], buf[512] = "";
+		snprintf(p, sizeof p, "/sys/block/loop%d/loop/backing_file", i);
+		FILE *f = fopen(p, "re");
+		if (f && fgets(buf, sizeof buf, f) && strstr(buf, dir))
+			snprintf(what, n, "loop%d over %.300s", i, buf);
+		if (f)
+			fclose(f);
+	}
+	FILE *m = fopen("/proc/self/mounts", "re");
+	char line[1024];
+	while (m && !what[0] && fgets(line, sizeof line, m))
+		if (strstr(line, dir))
+			snprintf(what, n, "mount %.300s", line);
+	if (m)
+		fclose(m);
+}
+
+/* REC-01: `kill -9` of the backend while a gvisor sandbox runs on its
+ * carrier: the next open reclaims the runsc sandbox, carrier (mounts,
+ * loop device, FUSE server's namespace) and cgroups from its records,
+ * nothing is left on the host, and the sandbox resumes from its last
+ * committed head (the write before its pause is there; e2fsck-clean by
+ * the store's own checks). */
+START_TEST(crash_while_running_recovers)
+{
+	LT_ROW("REC-01");
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); /* the killed child's daemons come here */
+	char *dir = s0_test_tmpdir("gvcrash");
+	char *idfile = malloc(strlen(dir) + 8);
+	sprintf(idfile, "%s/id", dir);
+	pid_t pid = fork();
+	if (pid == 0) { /* the backend that dies */
+		lt t;
+		open_gvisor_dir(&t, dir);
+		char *id = lt_claim(&t, NULL, NULL);
+		char *ctx = lt_repl(&t, id);
+		free(lt_sh(&t, id, ctx, "echo committed > /root/c.txt", NULL));
+		lt_pause(&t, id);
+		lt_resume(&t, id);
+		free(ctx);
+		ctx = lt_repl(&t, id);
+		free(lt_sh(&t, id, ctx, "echo later > /root/l.txt; sleep 1000 & true", NULL));
+		char *rid = lt_runtime_id(&t, id);
+		FILE *f = fopen(idfile, "we");
+		fprintf(f, "%s %s", id, rid);
+		fclose(f);
+		kill(getpid(), SIGKILL);
+		_exit(3);
+	}
+	int st = 0;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "child status %d", st);
+	FILE *f = fopen(idfile, "re");
+	ck_assert_ptr_nonnull(f);
+	char id[128] = "", rid[128] = "";
+	ck_assert_int_eq(fscanf(f, "%127s %127s", id, rid), 2);
+	fclose(f);
+	char what[512];
+	leftovers(rid, what, sizeof what);
+	ck_assert_msg(what[0], "the killed backend left nothing running?"); /* the sandbox runs on */
+
+	lt t;
+	open_gvisor_dir(&t, dir);
+	lt_quiesce(&t);
+	leftovers(rid, what, sizeof what); /* the dead runtime's; a recovered one may run */
+	ck_assert_msg(!what[0], "left after reopening: %s", what);
+	if (lt_status(&t, id) != S0_STATUS_RUNNING)
+		lt_resume(&t, id);
+	lt_assert_running(&t, id);
+	char *ctx = lt_repl(&t, id);
+	char *out = lt_sh(&t, id, ctx, "cat /root/c.txt; pgrep sleep | grep -c .; true", NULL);
+	ck_assert_str_eq(out, "committed\n0");
+	free(out);
+	free(ctx);
+	t.keep_dir = false;
+	lt_close(&t);
+	leftovers(dir, what, sizeof what);
+	ck_assert_msg(!what[0], "left after close: %s", what);
+	free(idfile);
+	free(dir);
+}
+END_TEST
+
 START_TEST(open_without_runsc_names_it)
 {
 	setenv("S0_RUNSC", "/nonexistent/runsc", 1);
@@ -134,6 +262,7 @@ static Suite *gvisor_local_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, engine_runs_gvisor_and_pauses);
 	tcase_add_test(tc, open_without_runsc_names_it);
+	tcase_add_test(tc, crash_while_running_recovers);
 	suite_add_tcase(s, tc);
 	return s;
 }

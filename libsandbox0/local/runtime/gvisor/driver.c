@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,10 +90,52 @@ static void rm_rf(const char *p)
 	s0__gv_result_clear(&res);
 }
 
+/* SIGKILL every host process run with our runsc --root (the sandbox,
+ * gofer and exec processes of an earlier process of this state
+ * directory), then wait (bounded) until they are gone and reaped. */
+static void kill_runsc_processes(s0__rt_host *h)
+{
+	char *flag = s0__asprintf("--root=%s", h->runsc_root);
+	if (!flag)
+		return;
+	for (int round = 0; round < 300; round++) {
+		bool any = false;
+		DIR *d = opendir("/proc");
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (!isdigit((unsigned char)de->d_name[0]))
+				continue;
+			char p[300], buf[8192];
+			snprintf(p, sizeof p, "/proc/%s/cmdline", de->d_name);
+			int fd = open(p, O_RDONLY | O_CLOEXEC);
+			ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+			if (fd >= 0)
+				close(fd);
+			if (len <= 0)
+				continue;
+			buf[len] = 0;
+			for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1)
+				if (!strcmp(buf + i, flag)) {
+					kill(atoi(de->d_name), SIGKILL);
+					any = true;
+					break;
+				}
+		}
+		if (d)
+			closedir(d);
+		s0__gv_reap_orphans();
+		if (!any)
+			break;
+		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+	}
+	free(flag);
+}
+
 /* Remove every runsc sandbox, cgroup and bundle an earlier process of
  * this state directory left (it crashed or was killed). */
 static void reclaim(s0__rt_host *h)
 {
+	kill_runsc_processes(h);
 	char *bundles = s0__asprintf("%s/bundles", h->dir);
 	DIR *d = bundles ? opendir(bundles) : NULL;
 	struct dirent *de;
@@ -212,6 +255,22 @@ static uint32_t gv_caps(s0__rt_host *h)
 {
 	(void)h;
 	return S0__RT_CAP_CONTEXTS | S0__RT_CAP_REAL_PROCESSES | S0__RT_CAP_KERNEL_FS;
+}
+
+/* The template tree of gv_root.c: $S0_GVISOR_TEMPLATE, else busybox. */
+static int gv_root_tree(s0__rt_host *h, char **dir_out, s0_error **err)
+{
+	const char *env = getenv("S0_GVISOR_TEMPLATE");
+	char *dir = env && *env ? s0__strdup(env) : s0__asprintf("%s/template", h->dir);
+	if (!dir)
+		return s0__error_nomem(err);
+	int rc = exists(dir) ? S0_OK : s0__gv_busybox_tree(dir, err);
+	if (rc < 0) {
+		free(dir);
+		return rc;
+	}
+	*dir_out = dir;
+	return S0_OK;
 }
 
 static void gv_fingerprint(s0__rt_host *h, s0__rt_fp *out)
@@ -595,6 +654,7 @@ const s0__rt_driver s0__rt_gvisor_driver = {
 	.open = gv_open,
 	.close = gv_close,
 	.caps = gv_caps,
+	.root_tree = gv_root_tree,
 	.fingerprint = gv_fingerprint,
 	.start = gv_start,
 	.ready = gv_ready,

@@ -61,7 +61,8 @@ int s0__gv_busybox_tree(const char *dir, s0_error **err)
 	s0__gv_result_clear(&res);
 	int rc = S0_OK;
 	static const char *const dirs[] = {"bin", "sbin", "usr/bin", "usr/sbin", "etc", "root",
-	                                   "tmp", "proc", "dev", "sys", "var/tmp", "home", NULL};
+	                                   "tmp", "proc", "dev", "sys", "var/tmp", "home", "workspace",
+	                                   NULL};
 	for (size_t i = 0; rc == S0_OK && dirs[i]; i++) {
 		char *p = s0__asprintf("%s/%s", tmp, dirs[i]);
 		if (!p || mkdirs(p) < 0)

@@ -99,6 +99,14 @@ static uint32_t sim_caps(s0__rt_host *h)
 	return h->no_memory ? c : c | S0__RT_CAP_MEMORY;
 }
 
+static int sim_root_tree(s0__rt_host *h, char **dir_out, s0_error **err)
+{
+	(void)h;
+	(void)err;
+	*dir_out = NULL; /* the guest's shell is built in: the standard empty tree */
+	return S0_OK;
+}
+
 static void sim_fingerprint(s0__rt_host *h, s0__rt_fp *out)
 {
 	(void)h;
@@ -382,6 +390,7 @@ const s0__rt_driver s0__rt_sim_driver = {
 	.open = sim_open,
 	.close = sim_close,
 	.caps = sim_caps,
+	.root_tree = sim_root_tree,
 	.fingerprint = sim_fingerprint,
 	.start = sim_start,
 	.ready = sim_ready,

@@ -1,14 +1,18 @@
 # Part "gvisor": the gvisor runtime for real, as root (docs/local-backend.md
 # "Runtime gvisor"). deps builds the pinned static runsc once into
 # /var/cache/libsandbox0/runsc (scripts/install-runsc.sh; ~1.5 min on 2 idle
-# cores the first time, nothing after) and installs busybox-static and
-# fuse3. run: the meson suite `gvisor` (tests/unit/gvisor), then a check
+# cores the first time, nothing after), installs busybox-static and fuse3,
+# and makes a python3 root tree from the installed Debian packages
+# (scripts/gvisor-python-tree.sh; seconds, once). run: the meson suite `gvisor` (tests/unit/gvisor), then a check
 # that nothing is left on the host — runsc processes, null-netns mounts,
 # cgroups under s0-gvisor, loop devices over our files — which fails the
 # part if anything is, after removing it.
 
+# The python3 root tree the tests use as a template (outside the clone).
+S0_GVISOR_PY_TREE=/var/cache/libsandbox0/trees/python3
+
 deps() {
-  scripts/install-runsc.sh
+  scripts/install-runsc.sh && scripts/gvisor-python-tree.sh "$S0_GVISOR_PY_TREE"
 }
 
 # What a gvisor test run may leave on a failure: listed (and removed with
@@ -53,7 +57,7 @@ run() {
   fi
   local rc=0 left
   trap 's0_gvisor_leftovers clean >/dev/null' RETURN
-  s0_meson_suites gvisor build gvisor || rc=1
+  S0_TEST_PYTHON_TREE=$S0_GVISOR_PY_TREE s0_meson_suites gvisor build gvisor || rc=1
   left=$(s0_gvisor_leftovers list)
   local p f s
   read -r p f s < "$S0_RESULTS/gvisor" 2>/dev/null || { p=0; f=1; s=0; }

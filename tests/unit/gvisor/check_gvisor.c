@@ -510,6 +510,37 @@ START_TEST(files_view_coherent_and_contained)
 }
 END_TEST
 
+/* A root tree with python3 (scripts/gvisor-python-tree.sh, made by part
+ * 45-gvisor into $S0_TEST_PYTHON_TREE) as the template: real python3
+ * runs a script the files API wrote, and keeps state in a REPL shell. */
+START_TEST(python3_runs_from_a_debian_tree)
+{
+	const char *tree = getenv("S0_TEST_PYTHON_TREE");
+	ck_assert_msg(tree && *tree, "S0_TEST_PYTHON_TREE unset: run scripts/test gvisor");
+	setenv("S0_GVISOR_TEMPLATE", tree, 1);
+	gv_fix f;
+	fix_open(&f);
+	fix_start(&f, "sbpy", 1);
+	files_put(&f, "/workspace/script.py",
+	          "import json, hashlib, sys\n"
+	          "print(json.dumps({'answer': 6 * 7, 'v': sys.version_info[0]}))\n"
+	          "print(hashlib.sha256(b'sandbox').hexdigest()[:8])\n");
+	cJSON *d = call_ok(&f, S0__RT_CTX_CREATE, NULL,
+	                   "{\"type\":\"cmd\",\"cmd\":{\"command\":[\"python3\","
+	                   "\"/workspace/script.py\"]},\"wait_until_done\":true}",
+	                   201);
+	ck_assert_str_eq(s0__json_str(d, "stdout"), "{\"answer\": 42, \"v\": 3}\nb7ad5674\n");
+	ck_assert_int_eq(s0__json_i64(d, "exit_code", -1), 0);
+	cJSON_Delete(d);
+	char *id = new_ctx(&f, "{\"type\":\"repl\"}");
+	assert_sh(&f, id, "python3 -c 'import sys; sys.exit(3)'; echo rc=$?", "rc=3\n");
+	free(id);
+	fix_stop(&f);
+	fix_close(&f);
+	unsetenv("S0_GVISOR_TEMPLATE");
+}
+END_TEST
+
 /* Two sandboxes on one host: neither sees the other's files (by its own
  * path or by the host path of the other's root tree) or processes. */
 START_TEST(sandboxes_apart)
@@ -628,6 +659,7 @@ static Suite *gvisor_suite(void)
 	tcase_add_test(tc, limits_hold);
 	tcase_add_test(tc, sandboxes_apart);
 	tcase_add_test(tc, files_view_coherent_and_contained);
+	tcase_add_test(tc, python3_runs_from_a_debian_tree);
 	suite_add_tcase(s, tc);
 	return s;
 }

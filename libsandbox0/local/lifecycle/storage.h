@@ -72,7 +72,8 @@ const struct s0__blockdev *s0__volume_dev(s0__volume *v);
  * Lend the branch to the kernel (a S0__RT_CAP_KERNEL_FS runtime mounts it):
  * flush and close the ext4 handle; the volume is not fenced. A later
  * s0__volume_commit publishes what the kernel left on it (the runtime
- * stopped first); s0__volume_checkpoint answers S0_EUNAVAILABLE.
+ * stopped first); s0__volume_checkpoint publishes the branch as it is (the runtime's cut
+ * made it consistent).
  */
 int s0__volume_lend(s0__volume *v, s0_error **err);
 /* The ext4 handle of a volume (NULL once fenced or lent). */

@@ -230,6 +230,17 @@ typedef struct s0__rt_driver {
 	 */
 	int (*terminal_proof)(s0__rt_host *h, const char *runtime_id, s0_error **err);
 
+	/**
+	 * A consistent cut of a running generation's filesystem (snapshots and
+	 * forks of a running sandbox): make what its programs wrote be on the
+	 * RootFS branch and keep it unchanged while @p fn(@p arg) runs (it
+	 * publishes the branch), then let the programs continue. A driver
+	 * whose writes always go through the engine's RootFS handle just
+	 * calls @p fn. Blocks for @p fn.
+	 * @return @p fn's result, or S0_EUNAVAILABLE (reason named) when the
+	 *         generation could not be quiesced (@p fn not called).
+	 */
+	int (*cut)(s0__rt_gen *g, int (*fn)(void *arg, s0_error **err), void *arg, s0_error **err);
 	/** The files view of a running generation (valid until stop()). @return (transfer none) */
 	const s0__files_ns *(*files)(s0__rt_gen *g);
 	/**

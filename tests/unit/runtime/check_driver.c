@@ -207,7 +207,8 @@ START_TEST(registry_rows)
 		ck_assert(r->name && *r->name && r->description && *r->description);
 		ck_assert(r->probe && r->open && r->close && r->caps && r->root_tree &&
 		          r->fingerprint && r->start &&
-		          r->ready && r->stop && r->terminal_proof && r->files && r->network_apply &&
+		          r->ready && r->stop && r->terminal_proof && r->cut && r->files &&
+		          r->network_apply &&
 		          r->clock_sync && r->inspect && r->proc_call && r->sessions_adopt &&
 		          r->sessions_new && r->sessions_free && r->sessions_save && r->sessions_load &&
 		          r->capture && r->procd_version && r->image_restore && r->image_free);

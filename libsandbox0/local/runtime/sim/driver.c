@@ -263,6 +263,13 @@ static int sim_terminal_proof(s0__rt_host *h, const char *runtime_id, s0_error *
 	return S0_OK;
 }
 
+static int sim_cut(s0__rt_gen *g, int (*fn)(void *arg, s0_error **err), void *arg,
+                   s0_error **err)
+{
+	(void)g; /* the guest writes through the engine's RootFS handle: nothing to quiesce */
+	return fn(arg, err);
+}
+
 static const s0__files_ns *sim_files(s0__rt_gen *g)
 {
 	return g->ns_ready ? &g->ns : NULL;
@@ -396,6 +403,7 @@ const s0__rt_driver s0__rt_sim_driver = {
 	.ready = sim_ready,
 	.stop = sim_stop,
 	.terminal_proof = sim_terminal_proof,
+	.cut = sim_cut,
 	.files = sim_files,
 	.network_apply = sim_network_apply,
 	.clock_sync = sim_clock_sync,

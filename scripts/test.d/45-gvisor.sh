@@ -24,8 +24,8 @@ s0_gvisor_leftovers() {
     echo "process $p: $(tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null | cut -c1-120)"
     [ "$mode" = clean ] && kill -9 "$p" 2>/dev/null
   done
-  # runsc's empty-netns bind mounts of those directories
-  for m in $(awk '$2 ~ "^/tmp/s0-.*/gvisor/runsc/" {print $2}' /proc/mounts); do
+  # runsc's empty-netns bind mounts and the runtime tmpfs mounts of those directories
+  for m in $(awk '$2 ~ "^/tmp/s0-.*/gvisor/" {print $2}' /proc/mounts); do
     echo "mount $m"
     [ "$mode" = clean ] && umount -l "$m" 2>/dev/null
   done

@@ -115,9 +115,9 @@ static void open_gvisor_dir(lt *t, const char *dir)
 
 /* What of a killed backend's runtime @p key (a runtime id, or the data
  * directory) is still on the host: a process whose command line names it,
- * a loop device over a file whose path names it, a mount naming it. ""
- * when nothing. */
-static void leftovers(const char *dir, char *what, size_t n)
+ * a loop device over a file whose path names it, a mount naming it — but
+ * not naming @p except (nullable: the live runtime). "" when nothing. */
+static void leftovers_except(const char *dir, const char *except, char *what, size_t n)
 {
 	what[0] = 0;
 	DIR *d = opendir("/proc");
@@ -133,7 +133,7 @@ static void leftovers(const char *dir, char *what, size_t n)
 			if (!buf[i])
 				buf[i] = ' ';
 		buf[len] = 0;
-		if (len && strstr(buf, dir)) {
+		if (len && strstr(buf, dir) && !(except && strstr(buf, except))) {
 			char st[300] = "", wc[64] = "";
 			snprintf(p, sizeof p, "/proc/%s/stat", de->d_name);
 			FILE *sf = fopen(p, "re");
@@ -156,7 +156,8 @@ static void leftovers(const char *dir, char *what, size_t n)
 		char p[96], buf[512] = "";
 		snprintf(p, sizeof p, "/sys/block/loop%d/loop/backing_file", i);
 		FILE *f = fopen(p, "re");
-		if (f && fgets(buf, sizeof buf, f) && strstr(buf, dir))
+		if (f && fgets(buf, sizeof buf, f) && strstr(buf, dir) &&
+		    !(except && strstr(buf, except)))
 			snprintf(what, n, "loop%d over %.300s", i, buf);
 		if (f)
 			fclose(f);
@@ -164,21 +165,45 @@ static void leftovers(const char *dir, char *what, size_t n)
 	FILE *m = fopen("/proc/self/mounts", "re");
 	char line[1024];
 	while (m && !what[0] && fgets(line, sizeof line, m))
-		if (strstr(line, dir))
+		if (strstr(line, dir) && !(except && strstr(line, except)))
 			snprintf(what, n, "mount %.300s", line);
 	if (m)
 		fclose(m);
 }
 
-/* REC-01: `kill -9` of the backend while a gvisor sandbox runs on its
- * carrier: the next open reclaims the runsc sandbox, carrier (mounts,
- * loop device, FUSE server's namespace) and cgroups from its records,
- * nothing is left on the host, and the sandbox resumes from its last
- * committed head (the write before its pause is there; e2fsck-clean by
- * the store's own checks). */
+static void leftovers(const char *key, char *what, size_t n)
+{
+	leftovers_except(key, NULL, what, n);
+}
+
+/* Where the backend dies: while running (no fault), or at a crash point
+ * of a pause or of a resume (manager_restart@<point>, SIGKILL there). */
+static const struct {
+	const char *point; /* NULL: kill -9 while running */
+	bool resume;       /* the point is on the resume (after a clean pause) */
+} CRASHES[] = {
+	{NULL, false},
+	{"manager_restart@intent-recorded", false},
+	{"manager_restart@published", false},
+	{"manager_restart@committed", false},
+	{"manager_restart@released", false},
+	{"manager_restart@resume-ready", true},
+};
+
+/* REC-01, PTX-05: `kill -9` of the backend while a gvisor sandbox runs on
+ * its carrier, and at each crash point of a pause and of a resume: the
+ * next open reclaims the dead runtime's runsc sandbox, carrier (mounts,
+ * loop device, FUSE server's namespace) and cgroups, nothing of it is
+ * left on the host, and the sandbox comes back from its last committed
+ * head (the write before the clean pause is there). */
 START_TEST(crash_while_running_recovers)
 {
 	LT_ROW("REC-01");
+	LT_ROW("PTX-05");
+	const char *point = CRASHES[_i].point;
+	bool on_resume = CRASHES[_i].resume;
+	fprintf(stderr, "crash at %s%s\n", point ? point : "a running sandbox",
+	        on_resume ? " (resume)" : "");
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); /* the killed child's daemons come here */
 	char *dir = s0_test_tmpdir("gvcrash");
 	char *idfile = malloc(strlen(dir) + 8);
@@ -195,10 +220,24 @@ START_TEST(crash_while_running_recovers)
 		free(ctx);
 		ctx = lt_repl(&t, id);
 		free(lt_sh(&t, id, ctx, "echo later > /root/l.txt; sleep 1000 & true", NULL));
+		if (on_resume)
+			lt_pause(&t, id);
 		char *rid = lt_runtime_id(&t, id);
 		FILE *f = fopen(idfile, "we");
-		fprintf(f, "%s %s", id, rid);
+		fprintf(f, "%s %s", id, *rid ? rid : "none");
 		fclose(f);
+		if (point) {
+			s0_error *e = NULL;
+			if (s0_local_fault_arm(t.local, point, S0_FAULT_CRASH, 1, 0, &e) != S0_OK)
+				_exit(4);
+			s0_sandbox_info *sb = NULL;
+			if (on_resume)
+				s0_sandbox_resume_and_wait(t.c, id, NULL, &sb, &e);
+			else
+				s0_sandbox_pause_and_wait(t.c, id, NULL, &sb, &e);
+			lt_quiesce(&t);
+			_exit(5); /* the crash point was not reached */
+		}
 		kill(getpid(), SIGKILL);
 		_exit(3);
 	}
@@ -211,17 +250,22 @@ START_TEST(crash_while_running_recovers)
 	ck_assert_int_eq(fscanf(f, "%127s %127s", id, rid), 2);
 	fclose(f);
 	char what[512];
-	leftovers(rid, what, sizeof what);
-	ck_assert_msg(what[0], "the killed backend left nothing running?"); /* the sandbox runs on */
+	if (!point) {
+		leftovers(rid, what, sizeof what);
+		ck_assert_msg(what[0], "the killed backend left nothing running?"); /* it runs on */
+	}
 
 	lt t;
 	open_gvisor_dir(&t, dir);
 	lt_quiesce(&t);
-	leftovers(rid, what, sizeof what); /* the dead runtime's; a recovered one may run */
-	ck_assert_msg(!what[0], "left after reopening: %s", what);
 	if (lt_status(&t, id) != S0_STATUS_RUNNING)
 		lt_resume(&t, id);
 	lt_assert_running(&t, id);
+	/* nothing of the dead runtimes: what runs under dir is the live one's */
+	char *live = lt_runtime_id(&t, id);
+	leftovers_except(dir, live, what, sizeof what);
+	ck_assert_msg(!what[0], "left after reopening (live %s, dead %s): %s", live, rid, what);
+	free(live);
 	char *ctx = lt_repl(&t, id);
 	char *out = lt_sh(&t, id, ctx, "cat /root/c.txt; pgrep sleep | grep -c .; true", NULL);
 	ck_assert_str_eq(out, "committed\n0");
@@ -298,7 +342,8 @@ static Suite *gvisor_local_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, engine_runs_gvisor_and_pauses);
 	tcase_add_test(tc, open_without_runsc_names_it);
-	tcase_add_test(tc, crash_while_running_recovers);
+	tcase_add_loop_test(tc, crash_while_running_recovers, 0,
+	                    (int)(sizeof CRASHES / sizeof CRASHES[0]));
 	tcase_add_test(tc, snapshot_of_running_sandbox);
 	suite_add_tcase(s, tc);
 	return s;

@@ -616,7 +616,9 @@ static cJSON *gv_inspect(s0__rt_gen *g)
 	cJSON_AddStringToObject(o, "container", g->id);
 	cJSON_AddStringToObject(o, "root", g->root);
 	cJSON_AddStringToObject(o, "network", "none");
-	cJSON_AddNumberToObject(o, "contexts_running", s0__gv_ctxs_running(g->ctxs));
+	int running = s0__gv_ctxs_running(g->ctxs);
+	if (running >= 0) /* unknown while a contexts call runs */
+		cJSON_AddNumberToObject(o, "contexts_running", running);
 	return o;
 }
 

@@ -602,7 +602,8 @@ int s0__gv_ctx_call(struct s0__gv_ctxs *t, const s0__rt_proc_call *call, cJSON *
 int s0__gv_ctxs_running(struct s0__gv_ctxs *t)
 {
 	int n = 0;
-	pthread_mutex_lock(&t->mu);
+	if (pthread_mutex_trylock(&t->mu) != 0)
+		return -1; /* a call runs (an exec may take minutes): never wait here */
 	for (gv_ctx *c = t->head; c; c = c->next) {
 		pump(c, 0);
 		n += !c->ended;

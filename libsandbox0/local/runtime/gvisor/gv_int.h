@@ -146,7 +146,10 @@ void s0__gv_ctxs_free(struct s0__gv_ctxs *t);
 /** A contexts call (runtime.h proc_call, S0__RT_CTX_* only). */
 int s0__gv_ctx_call(struct s0__gv_ctxs *t, const s0__rt_proc_call *call, cJSON **data_out,
                     int *status_out, s0_error **err);
-/** Number of contexts whose process runs (inspection). */
+/**
+ * Number of contexts whose process runs (inspection, called under the
+ * engine's lock): -1 while a contexts call holds the table (never waits).
+ */
 int s0__gv_ctxs_running(struct s0__gv_ctxs *t);
 
 #endif

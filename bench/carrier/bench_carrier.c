@@ -5,9 +5,14 @@
  *  1. I/O inside the mounted ext4: sequential write (1 MiB O_DIRECT blocks,
  *     then fsync) and read, 4 KiB random reads and writes (O_DIRECT, then
  *     fdatasync), through a carrier on a block-store branch and through a
- *     plain loop mount (direct I/O) of the same image exported to a file.
+ *     plain loop mount of the same image exported to a file, with direct I/O
+ *     (the backing file's page cache bypassed, as the carrier's loop) and
+ *     without (cached, as the carrier's spill file and chunk cache are).
  *     Each workload runs in a forked child inside the mount's namespace.
  *     Goal: carrier / plain >= 0.7.
+ *  0. a cold read of a large template file: a fresh branch with the block
+ *     store's caches dropped (each chunk fetched, verified, decrypted and
+ *     decompressed once) against the plain loop device with direct I/O.
  *  2. attach and detach time of a fresh branch of 1 GiB and 16 GiB
  *     templates (median of N). Goal: flat in size.
  */
@@ -17,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -50,7 +57,10 @@ static void die(const char *what, s0_error *e)
 
 typedef struct results {
 	double seq_write_mbs, seq_read_mbs, rand_read_iops, rand_write_iops;
+	double cold_read_mbs; /* the template's big file, read once (O_DIRECT) */
 } results;
+
+typedef int (*workload_fn)(const char *root, results *r);
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -58,9 +68,11 @@ static uint64_t rnd(uint64_t *s)
 	return *s;
 }
 
-/* The workload, in dir (inside the mount). Exits non-zero on failure. */
-static int workload(const char *dir, results *r)
+/* The I/O workload in <root>/workspace. Returns non-zero on failure. */
+static int workload(const char *root, results *r)
 {
+	char dir[4200];
+	snprintf(dir, sizeof dir, "%s/workspace", root);
 	uint64_t file = fast ? 64 * MIB : 256 * MIB;
 	int ops = fast ? 2000 : 8192;
 	char path[4400];
@@ -109,7 +121,33 @@ static int workload(const char *dir, results *r)
 
 /* Run the workload in a child: enter the carrier's namespace, or (c NULL)
  * mount image_path on a plain loop device in a new private namespace. */
-static int run_child(const s0__carrier *c, const char *image_path, const char *mnt, results *r)
+/* Read <root>/data/big.bin once with 1 MiB O_DIRECT reads. */
+static int cold_read(const char *root, results *r)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/data/big.bin", root);
+	void *buf;
+	if (posix_memalign(&buf, 4096, MIB) != 0)
+		return 1;
+	int fd = open(path, O_RDONLY | O_DIRECT);
+	if (fd < 0)
+		return 2;
+	double t0 = now_ms();
+	uint64_t total = 0;
+	ssize_t n;
+	while ((n = read(fd, buf, MIB)) > 0)
+		total += (uint64_t)n;
+	double t1 = now_ms();
+	close(fd);
+	free(buf);
+	if (n < 0 || total == 0)
+		return 3;
+	r->cold_read_mbs = (double)total / MIB / ((t1 - t0) / 1e3);
+	return 0;
+}
+
+static int run_child(const s0__carrier *c, const char *image_path, const char *mnt, bool dio_on,
+                     workload_fn fn, results *r)
 {
 	int p[2];
 	if (pipe(p) != 0)
@@ -132,15 +170,16 @@ static int run_child(const s0__carrier *c, const char *image_path, const char *m
 			if (f < 0 || s0__loop_attach(f, "s0-bench-plain", &idx, &lfd, &dio, msg, sizeof msg) != 0)
 				_exit(12);
 			close(f);
+			if (!dio_on && ioctl(lfd, LOOP_SET_DIRECT_IO, 0UL) != 0)
+				_exit(14);
 			char dev[32];
 			snprintf(dev, sizeof dev, "/dev/loop%d", idx);
 			if (mount(dev, mnt, "ext4", MS_NOSUID | MS_NODEV, "errors=remount-ro") != 0)
 				_exit(13);
 			close(lfd);
 		}
-		char wdir[4200];
-		snprintf(wdir, sizeof wdir, "%s/workspace", dir);
-		int rc = workload(wdir, &res);
+		memset(&res, 0, sizeof res);
+		int rc = fn(dir, &res);
 		if (!c)
 			umount2(mnt, 0); /* the loop device autoclears on this last close */
 		if (rc == 0 && write(p[1], &res, sizeof res) != (ssize_t)sizeof res)
@@ -160,7 +199,37 @@ static int run_child(const s0__carrier *c, const char *image_path, const char *m
 	return 0;
 }
 
-static void template(s0__bstore *bs, const char *dir, uint64_t size, s0__genid *gen)
+/* <dir>/src/data/big.bin: bytes compressible about as real files are. */
+static const char *make_src(const char *dir, uint64_t bytes)
+{
+	static char src[512];
+	char p[700];
+	snprintf(src, sizeof src, "%s/src", dir);
+	mkdir(src, 0755);
+	snprintf(p, sizeof p, "%s/data", src);
+	mkdir(p, 0755);
+	snprintf(p, sizeof p, "%s/data/big.bin", src);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die("big.bin", NULL);
+	uint8_t *buf = malloc(MIB);
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (uint64_t off = 0; off < bytes; off += MIB) {
+		for (size_t i = 0; i < MIB; i += 8) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			uint64_t v = (x & 0x0f0f0f0f0f0f0f0full) | 0x2020202020202020ull; /* ~2x */
+			memcpy(buf + i, &v, 8);
+		}
+		if (write(fd, buf, MIB) != (ssize_t)MIB)
+			die("big.bin", NULL);
+	}
+	free(buf);
+	close(fd);
+	return src;
+}
+
+static void template(s0__bstore *bs, const char *dir, uint64_t size, const char *src,
+                     s0__genid *gen)
 {
 	s0_error *e = NULL;
 	s0__genid empty;
@@ -173,6 +242,7 @@ static void template(s0__bstore *bs, const char *dir, uint64_t size, s0__genid *
 	s0__branch_blockdev(b, &dev);
 	s0__rootfs_image_opts io = {0};
 	io.size_bytes = size;
+	io.source_dir = src;
 	if (s0__rootfs_template_build(&io, dir, &dev, NULL, &e) != S0_OK ||
 	    s0__branch_publish(b, 0, gen, &e) != S0_OK)
 		die("template", e);
@@ -212,44 +282,107 @@ int main(int argc, char **argv)
 
 	uint64_t sizes[2] = {1 * GIB, 16 * GIB};
 	s0__genid gens[2];
+	uint64_t big = fast ? 64 * MIB : 256 * MIB;
+	const char *src = make_src(dir, big);
 	for (int i = 0; i < 2; i++) {
 		double t0 = now_ms();
-		template(bs, dir, sizes[i], &gens[i]);
+		template(bs, dir, sizes[i], i == 0 ? src : NULL, &gens[i]);
 		printf("template %2llu GiB built and imported in %.0f ms\n",
 		       (unsigned long long)(sizes[i] / GIB), now_ms() - t0);
 	}
 
-	/* 1. I/O: carrier vs plain loop on the same 1 GiB image. */
+	/* 0. Cold read of published data: a fresh branch, the store's caches
+	 * dropped, so every chunk is fetched, verified and decoded once. */
 	s0__branch *b = NULL;
+	s0__blockdev dev;
+	s0__carrier_opts o = {.state_dir = state};
+	s0__carrier *c = NULL;
+	results cold_c = {0}, cold_p = {0};
+	s0__bstore_drop_caches(bs);
 	if (s0__bstore_attach(bs, &gens[0], &b, &e) != S0_OK)
 		die("attach branch", e);
-	s0__blockdev dev;
 	s0__branch_blockdev(b, &dev);
 	if (s0__rootfs_image_export(&dev, image, NULL, &e) != S0_OK)
 		die("export", e);
-	s0__carrier_opts o = {.dev = &dev, .state_dir = state, .id = "io"};
-	s0__carrier *c = NULL;
+	s0__branch_free(b);
+	s0__bstore_drop_caches(bs);
+	if (s0__bstore_attach(bs, &gens[0], &b, &e) != S0_OK)
+		die("attach branch", e);
+	s0__branch_blockdev(b, &dev);
+	o.dev = &dev;
+	o.id = "cold";
 	if (s0__carrier_attach(&o, &c, &e) != S0_OK)
 		die("carrier attach", e);
-	results rc = {0}, rp = {0};
-	int bad = run_child(c, NULL, s0__carrier_root(c), &rc);
+	int bad0 = run_child(c, NULL, s0__carrier_root(c), true, cold_read, &cold_c);
+	s0__branch_counters bcnt;
+	s0__branch_counters_get(b, &bcnt);
+	s0__carrier_stats cold_st;
+	s0__carrier_stats_get(c, &cold_st);
+	if (s0__carrier_detach(c, &e) != S0_OK)
+		die("carrier detach", e);
+	s0__carrier_free(c);
+	s0__branch_free(b);
+	bad0 |= run_child(NULL, image, mnt, true, cold_read, &cold_p);
+	if (bad0)
+		return 1;
+	printf("\ncold read of a %llu MiB template file (1 MiB O_DIRECT): carrier %.0f MB/s "
+	       "(%llu chunks fetched and decoded, FUSE reads of %.0f KiB on average), loop dio %.0f "
+	       "MB/s, ratio %.2f\n",
+	       (unsigned long long)(big / MIB), cold_c.cold_read_mbs,
+	       (unsigned long long)bcnt.chunks_fetched,
+	       cold_st.reads ? (double)cold_st.read_bytes / (double)cold_st.reads / 1024 : 0.0,
+	       cold_p.cold_read_mbs,
+	       cold_c.cold_read_mbs / cold_p.cold_read_mbs);
+
+	/* 1. I/O: carrier vs plain loop on the same 1 GiB image. */
+	if (s0__bstore_attach(bs, &gens[0], &b, &e) != S0_OK)
+		die("attach branch", e);
+	s0__branch_blockdev(b, &dev);
+	o.dev = &dev;
+	o.id = "io";
+	if (s0__carrier_attach(&o, &c, &e) != S0_OK)
+		die("carrier attach", e);
+	/* Rounds alternate the three mounts so that load from elsewhere on
+	 * the machine hits them alike; medians are reported. */
+	int rounds = fast ? 1 : 5;
+	double v[3][4][8];
+	int bad = 0;
+	for (int r = 0; r < rounds && !bad; r++) {
+		results res[3];
+		bad |= run_child(c, NULL, s0__carrier_root(c), true, workload, &res[0]);
+		bad |= run_child(NULL, image, mnt, true, workload, &res[1]);
+		bad |= run_child(NULL, image, mnt, false, workload, &res[2]);
+		for (int k = 0; k < 3; k++) {
+			v[k][0][r] = res[k].seq_write_mbs;
+			v[k][1][r] = res[k].seq_read_mbs;
+			v[k][2][r] = res[k].rand_read_iops;
+			v[k][3][r] = res[k].rand_write_iops;
+		}
+	}
 	s0__carrier_stats cs;
 	s0__carrier_stats_get(c, &cs);
 	if (s0__carrier_detach(c, &e) != S0_OK)
 		die("carrier detach", e);
 	s0__carrier_free(c);
 	s0__branch_free(b);
-	bad |= run_child(NULL, image, mnt, &rp);
 	if (bad)
 		return 1;
-	printf("\nI/O inside the ext4 (%s file), MB/s or IOPS; loop direct I/O %s, io_flusher %s\n",
-	       fast ? "64 MiB" : "256 MiB", cs.direct_io ? "on" : "off", cs.io_flusher ? "yes" : "no");
-	printf("%-22s %10s %10s %8s\n", "workload", "carrier", "plain loop", "ratio");
+	printf("\nI/O inside the ext4 (%s file), MB/s or IOPS, median of %d rounds; loop direct I/O %s, "
+	       "io_flusher %s\n",
+	       fast ? "64 MiB" : "256 MiB", rounds, cs.direct_io ? "on" : "off",
+	       cs.io_flusher ? "yes" : "no");
+	printf("%-18s %9s %11s %7s %11s %7s\n", "workload", "carrier", "loop dio", "ratio",
+	       "loop cached", "ratio");
 	const char *names[] = {"seq write 1 MiB", "seq read 1 MiB", "rand read 4 KiB", "rand write 4 KiB"};
-	double cv[] = {rc.seq_write_mbs, rc.seq_read_mbs, rc.rand_read_iops, rc.rand_write_iops};
-	double pv[] = {rp.seq_write_mbs, rp.seq_read_mbs, rp.rand_read_iops, rp.rand_write_iops};
-	for (int i = 0; i < 4; i++)
-		printf("%-22s %10.0f %10.0f %8.2f\n", names[i], cv[i], pv[i], cv[i] / pv[i]);
+	for (int i = 0; i < 4; i++) {
+		double m[3];
+		for (int k = 0; k < 3; k++) {
+			qsort(v[k][i], (size_t)rounds, sizeof(double), cmp_d);
+			m[k] = v[k][i][rounds / 2];
+		}
+		printf("%-18s %9.0f %11.0f %7.2f %11.0f %7.2f\n", names[i], m[0], m[1], m[0] / m[1], m[2],
+		       m[0] / m[2]);
+	}
 
 	/* 2. attach/detach time vs size. */
 	int reps = fast ? 3 : 7;

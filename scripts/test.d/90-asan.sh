@@ -1,4 +1,5 @@
-# Part "asan": the C suites again under AddressSanitizer + UndefinedBehaviorSanitizer
+# Part "asan": the C suites (and the carrier suite, as root) again under AddressSanitizer +
+# UndefinedBehaviorSanitizer
 # (S0_SKIP_ASAN=1 skips it).
 run() {
   if [ "${S0_SKIP_ASAN:-0}" = 1 ]; then
@@ -6,5 +7,5 @@ run() {
   fi
   s0_build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false -Dpython=disabled || return 1
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    s0_meson_suites asan build-asan unit
+    s0_meson_suites asan build-asan unit carrier
 }

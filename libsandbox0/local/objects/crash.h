@@ -14,6 +14,8 @@
  *   both: objects.deleted
  *   publish.fenced  publish.chunks_stored  publish.pages_stored
  *   publish.visible  gc.listed  gc.marked  gc.swept  gc.done
+ *   carrier (runtime/carrier/): carrier.fuse_mounted  carrier.loop_bound
+ *     carrier.mounted  carrier.unmounted
  */
 #ifndef S0_CRASH_H
 #define S0_CRASH_H

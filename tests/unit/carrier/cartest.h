@@ -12,6 +12,7 @@
 #include "local/runtime/carrier/carrier.h"
 
 Suite *carrier_basic_suite(void);
+Suite *carrier_hostile_suite(void);
 Suite *carrier_lazy_suite(void);
 Suite *carrier_crash_suite(void);
 

@@ -15,8 +15,11 @@
 
 #include "cartest.h"
 
-static void crash_case(bool with_child)
+/* mode: NULL, "child" or "detach"; point: S0_CRASH_AT for the crasher (it
+ * then dies by itself inside attach or detach), or NULL: killed by us. */
+static void crash_case(const char *mode, const char *point)
 {
+	bool with_child = mode && !strcmp(mode, "child");
 	const char *crasher = getenv("S0_CARRIER_CRASHER");
 	ck_assert_msg(crasher != NULL, "S0_CARRIER_CRASHER unset");
 	char dir[4096];
@@ -32,7 +35,9 @@ static void crash_case(bool with_child)
 	if (pid == 0) {
 		dup2(p[1], 1);
 		close(p[0]);
-		execl(crasher, crasher, "hold", dir, with_child ? "child" : NULL, (char *)NULL);
+		if (point)
+			setenv("S0_CRASH_AT", point, 1);
+		execl(crasher, crasher, "hold", dir, mode, (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
@@ -46,18 +51,24 @@ static void crash_case(bool with_child)
 	}
 	close(p[0]);
 	int child = 0;
-	ck_assert_msg(sscanf(line, "ready %d", &child) == 1, "crasher said \"%s\"", line);
-	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	if (point) {
+		ck_assert_msg(got == 0, "crasher got past %s: \"%s\"", point, line);
+	} else {
+		ck_assert_msg(sscanf(line, "ready %d", &child) == 1, "crasher said \"%s\"", line);
+		ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	}
 	int ws;
 	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
 	ck_assert(WIFSIGNALED(ws));
 
 	char what[1024];
 	int before = ct_leftovers(state, what, sizeof what);
-	printf("crash (child %s): before reclaim:%s\n", with_child ? "yes" : "no",
-	       before ? what : " nothing");
-	if (with_child)
+	printf("crash (%s, %s): before reclaim:%s\n", mode ? mode : "owner only",
+	       point ? point : "kill -9", before ? what : " nothing");
+	if (with_child) {
 		ck_assert_int_gt(before, 0); /* the namespace lives on in the child */
+		CT_FAILS(S0_EUNAVAILABLE, "resource_leak", s0__carrier_proof(state, "crash", &err_));
+	}
 
 	const char *argv[] = {crasher, "reclaim", state, NULL};
 	char *out = NULL;
@@ -76,6 +87,7 @@ static void crash_case(bool with_child)
 		ck_assert(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
 	}
 	ck_assert_msg(ct_leftovers(state, what, sizeof what) == 0, "left:%s", what);
+	CT_OK(s0__carrier_proof(state, "crash", &err_));
 	char rp[4300];
 	snprintf(rp, sizeof rp, "%s/crash.carrier", state);
 	ck_assert_int_ne(access(rp, F_OK), 0);
@@ -88,13 +100,27 @@ static void crash_case(bool with_child)
 
 START_TEST(test_crash_owner_killed)
 {
-	crash_case(false);
+	crash_case(NULL, NULL);
 }
 END_TEST
 
 START_TEST(test_crash_namespace_outlives_owner)
 {
-	crash_case(true);
+	crash_case("child", NULL);
+}
+END_TEST
+
+/* SIGKILL at each step of attach and detach (S0_CRASH_AT). */
+static const char *const points[][2] = {
+	{NULL, "carrier.fuse_mounted"},
+	{NULL, "carrier.loop_bound"},
+	{NULL, "carrier.mounted"},
+	{"detach", "carrier.unmounted"},
+};
+
+START_TEST(test_crash_points)
+{
+	crash_case(points[_i][0], points[_i][1]);
 }
 END_TEST
 
@@ -105,6 +131,7 @@ Suite *carrier_crash_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_crash_owner_killed);
 	tcase_add_test(tc, test_crash_namespace_outlives_owner);
+	tcase_add_loop_test(tc, test_crash_points, 0, (int)(sizeof points / sizeof points[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }

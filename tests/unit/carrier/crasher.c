@@ -1,10 +1,11 @@
 /*
  * The carrier crash tests' victim and reclaimer (check_crash.c), run as
  * separate processes:
- *   carrier_crasher hold DIR [child]  attach a carrier (state DIR/state, id
- *       "crash"), write a file, sync; with "child" fork a process that joins
- *       the namespace and holds a file of the mount open; print
- *       "ready CHILDPID" and wait to be killed.
+ *   carrier_crasher hold DIR [child|detach]  attach a carrier (state
+ *       DIR/state, id "crash"), write a file, sync; with "child" fork a
+ *       process that joins the namespace and holds a file of the mount
+ *       open; with "detach" detach; print "ready CHILDPID" and wait to be
+ *       killed. S0_CRASH_AT=carrier.<point> kills it inside attach/detach.
  *   carrier_crasher reclaim STATE     s0__carrier_reclaim2 in a fresh
  *       process; prints "records R processes P mounts M loops L".
  */
@@ -81,6 +82,8 @@ int main(int argc, char **argv)
 		if (read(p[0], &ch, 1) != 1)
 			return fail("child", NULL);
 	}
+	if (argc > 3 && strcmp(argv[3], "detach") == 0 && s0__carrier_detach(c, &e) != S0_OK)
+		return fail("detach", e);
 	printf("ready %d\n", (int)child);
 	fflush(stdout);
 	for (;;)

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "local/objects/crash.h"
 #include "local/runtime/carrier/carrier_int.h"
 
 #define SERVER_THREADS 2
@@ -134,6 +136,7 @@ static int setup(s0__carrier *c)
 	if (rc != 0)
 		return -1;
 	c->io_flusher = s0__fusedisk_io_flusher(c->fd);
+	s0__crash_point("carrier.fuse_mounted");
 	int imgfd = open(c->img, O_RDWR | O_CLOEXEC);
 	if (imgfd < 0) {
 		snprintf(c->msg, ml, "open %s: %s", c->img, strerror(errno));
@@ -143,6 +146,7 @@ static int setup(s0__carrier *c)
 	close(imgfd);
 	if (rc != 0)
 		return -1;
+	s0__crash_point("carrier.loop_bound"); /* before the record names it */
 	c->rec.loop_index = c->loop_index;
 	if (s0__carrier_record_write(c->state_dir, &c->rec, &e) != S0_OK) {
 		snprintf(c->msg, ml, "%s", s0_error_message(e));
@@ -156,6 +160,7 @@ static int setup(s0__carrier *c)
 		         strerror(errno));
 		return -1;
 	}
+	s0__crash_point("carrier.mounted");
 	c->rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (c->rootfd < 0) {
 		snprintf(c->msg, ml, "open %s: %s", c->root, strerror(errno));
@@ -168,6 +173,17 @@ static int detach_in_ns(s0__carrier *c)
 {
 	size_t ml = sizeof c->msg;
 	int result = DET_OK;
+	/* Copies of our mounts in namespaces made from ours (e.g. a runtime
+	 * that unshared after s0__carrier_enter) would keep the filesystem and
+	 * the loop device alive after our unmount: busy, nothing undone. */
+	pid_t holders[4];
+	int nh = s0__carrier_holders(c->tag, c->loop_index, c->rec.ns_ino, holders, 4);
+	if (nh > 0) {
+		int len = snprintf(c->msg, ml, "%d process(es) in other mount namespaces hold it:", nh);
+		for (int i = 0; i < nh && i < 4 && len > 0 && (size_t)len < ml; i++)
+			len += snprintf(c->msg + len, ml - (size_t)len, " %d", (int)holders[i]);
+		return DET_BUSY;
+	}
 	if (syncfs(c->rootfd) != 0) {
 		snprintf(c->msg, ml, "syncfs: %s", strerror(errno));
 		result = DET_ERR;
@@ -180,6 +196,7 @@ static int detach_in_ns(s0__carrier *c)
 		snprintf(c->msg, ml, "unmount %s: %s", c->root, strerror(e));
 		return e == EBUSY ? DET_BUSY : DET_ERR;
 	}
+	s0__crash_point("carrier.unmounted");
 	close(c->loopfd); /* the last close: autoclear detaches the device now */
 	c->loopfd = -1;
 	if (s0__loop_bound(c->loop_index)) {
@@ -365,6 +382,20 @@ const char *s0__carrier_host_root(const s0__carrier *c)
 	return c->host_root;
 }
 
+int s0__carrier_open(s0__carrier *c, const char *path, int flags, unsigned mode)
+{
+	struct open_how how;
+	memset(&how, 0, sizeof how);
+	how.flags = (uint64_t)(unsigned)(flags | O_CLOEXEC);
+	how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
+	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+	pthread_mutex_lock(&c->mu);
+	int fd = c->attached ? (int)syscall(SYS_openat2, c->rootfd, path, &how, sizeof how) : -1;
+	int rc = fd >= 0 ? fd : c->attached ? -errno : -EBADF;
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
 int s0__carrier_enter(const s0__carrier *c)
 {
 	int fd = __atomic_load_n(&c->nsfd, __ATOMIC_RELAXED);
@@ -378,7 +409,12 @@ int s0__carrier_sync(s0__carrier *c, s0_error **err)
 	if (!c->attached) {
 		rc = s0__error_set(err, S0_ECONFLICT, "carrier_detached", "carrier %s is detached", c->id);
 	} else if (syncfs(c->rootfd) != 0) {
-		rc = s0__error_set(err, S0_EIO, NULL, "carrier %s: syncfs: %s", c->id, strerror(errno));
+		int e = errno;
+		char first[256] = "";
+		if (c->fd)
+			s0__fusedisk_first_error(c->fd, first, sizeof first);
+		rc = s0__error_set(err, S0_EIO, NULL, "carrier %s: syncfs: %s%s%s%s", c->id, strerror(e),
+		                   first[0] ? " (first device error: " : "", first, first[0] ? ")" : "");
 	} else {
 		rc = s0__blockdev_flush(&c->dev, err);
 	}
@@ -413,13 +449,18 @@ int s0__carrier_detach(s0__carrier *c, s0_error **err)
 	int fd = c->nsfd;
 	__atomic_store_n(&c->nsfd, -1, __ATOMIC_RELAXED);
 	close(fd);
+	/* The namespace ended with its thread; only a loop device still bound
+	 * to our tag (held elsewhere) is left for reclaim, with the record. */
+	char tag[S0__CARRIER_TAG_MAX];
+	bool loop_left = c->loop_index >= 0 && s0__loop_tag(c->loop_index, tag, sizeof tag) &&
+	                 strcmp(tag, c->tag) == 0;
 	c->loop_index = -1;
 	int rc = S0_OK;
-	if (r == DET_OK) {
+	if (r != DET_OK)
+		rc = s0__error_set(err, S0_EIO, NULL, "carrier %s: detach: %s", c->id, c->msg);
+	if (!loop_left) {
 		remove_dirs(c);
 		s0__carrier_record_remove(c->state_dir, c->id);
-	} else {
-		rc = s0__error_set(err, S0_EIO, NULL, "carrier %s: detach: %s", c->id, c->msg);
 	}
 	c->detach_us = now_us() - t0;
 	pthread_mutex_unlock(&c->mu);
@@ -431,10 +472,8 @@ void s0__carrier_free(s0__carrier *c)
 	if (!c)
 		return;
 	s0_error *e = NULL;
-	if (s0__carrier_detach(c, &e) != S0_OK) {
-		fprintf(stderr, "s0 carrier %s: %s\n", c->id, s0_error_message(e));
-		s0_error_free(e);
-	}
+	s0__carrier_detach(c, &e); /* errors: the record stays for reclaim */
+	s0_error_free(e);
 	/* Still busy: the namespace thread and its mounts stay with the
 	 * process (the record stays for reclaim); the handle is leaked. */
 	if (!c->th_running)

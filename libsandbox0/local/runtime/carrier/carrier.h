@@ -15,7 +15,8 @@
  * CLONE_NEWNS in that thread, propagation private). The host's mount table
  * never shows them, and they vanish with the namespace if the process dies.
  * A forked child joins them with s0__carrier_enter() before exec; any thread
- * of this process reaches the tree through s0__carrier_host_root().
+ * of this process opens files of the tree with s0__carrier_open(), which
+ * resolves paths as inside the sandbox.
  *
  * Memory-pressure deadlock (loop over FUSE served by the same host):
  * disk.img is opened FOPEN_DIRECT_IO and the loop uses direct I/O, so no
@@ -31,13 +32,18 @@
  * returned; reads through libext2fs see only what s0__carrier_sync() put on
  * the device, and while mounted the superblock of a journal-less ext4 says
  * "not clean" (the kernel clears EXT2_VALID_FS at mount; detach sets it
- * again).
+ * again). A cut of the device taken right after s0__carrier_sync() (e.g.
+ * s0__branch_fork, or a publish with S0__PUBLISH_CONTINUE while the
+ * sandbox is paused) is an `e2fsck -fn`-clean filesystem, provided nothing
+ * wrote through the mount between the sync and the cut.
  *
  * Records: attach writes <state_dir>/<id>.carrier (JSON: owner pid and start
- * time, mount namespace, loop device, mount points) before it creates
- * anything and updates it as it goes; detach removes it. After a crash,
- * s0__carrier_reclaim() finds what is left from the records and the kernel's
- * own tables (loop backing files and mount tables naming state_dir).
+ * time, namespace thread, mount namespace, loop device) before it mounts
+ * anything and updates it as it goes; detach removes it. The kernel objects
+ * carry a tag naming the carrier (the loop device's lo_file_name, the FUSE
+ * mount's source). After a crash, s0__carrier_reclaim() finds what is left
+ * from the records (who is alive) and the kernel's own tables (the tags);
+ * s0__carrier_proof() checks the kernel's tables alone.
  *
  * Needs root (CAP_SYS_ADMIN), /dev/fuse, /dev/loop-control and kernel ext4:
  * s0__carrier_probe() names what is missing.
@@ -45,6 +51,12 @@
  * Thread safety: every function may be called from any thread; calls on one
  * carrier are serialised internally, except s0__carrier_enter() (meant for a
  * forked child) and the accessors, which only read fields fixed at attach.
+ *
+ * Beyond the API first agreed for the gVisor driver (probe, opts {dev,
+ * state_dir, id}, attach, root, enter, sync, detach, reclaim — unchanged),
+ * this header adds: opts.mount_options, s0__carrier_host_root(),
+ * s0__carrier_open(), s0__carrier_free(), s0__carrier_stats_get(),
+ * s0__carrier_reclaim2() and s0__carrier_proof().
  */
 #ifndef S0_CARRIER_H
 #define S0_CARRIER_H
@@ -123,8 +135,27 @@ const char *s0__carrier_root(const s0__carrier *c);
  * "/proc/<pid>/task/<tid>/root<root>" (the namespace thread's view). Any
  * thread of this process (or root on the host) may open paths below it
  * while the carrier is attached. Borrowed; valid until s0__carrier_free().
+ *
+ * Warning: a path walk through it follows the tree's symlinks with the
+ * caller's root, so an absolute symlink a sandbox made (/workspace/x ->
+ * /etc/shadow) leads to the HOST's file, and ".." may leave the tree. Use
+ * s0__carrier_open() for anything a sandbox could have written; this path
+ * is for tests and trusted tools.
  */
 const char *s0__carrier_host_root(const s0__carrier *c);
+
+/**
+ * Open a file of the mounted tree from any thread of this process, resolved
+ * as inside the sandbox: openat2(2) on the tree's root with
+ * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV, so absolute
+ * symlinks and ".." stay inside the tree and no other mount is crossed.
+ * @param path   absolute or relative to the tree's root.
+ * @param flags  open(2) flags (O_CLOEXEC is added); mode as open(2).
+ * @return a descriptor (the caller closes it), or -errno (ENOENT, ELOOP,
+ *         EXDEV, ...; EBADF once the carrier is detached).
+ * @threadsafety safe; serialised with detach.
+ */
+int s0__carrier_open(s0__carrier *c, const char *path, int flags, unsigned mode);
 
 /**
  * Join the carrier's mount namespace: setns(2) on a descriptor opened at
@@ -145,8 +176,8 @@ int s0__carrier_enter(const s0__carrier *c);
  * every write made through the mount before the call is on the device.
  * Blocks for the writeback.
  * @retval S0_ECONFLICT reason `carrier_detached`
- * @retval S0_EIO       syncfs failed (a device write failed: the error is
- *                      the first one the server saw)
+ * @retval S0_EIO       syncfs failed (a device write failed; the message
+ *                      quotes the first device error the server saw)
  * @threadsafety safe
  */
 int s0__carrier_sync(s0__carrier *c, s0_error **err);
@@ -157,17 +188,20 @@ int s0__carrier_sync(s0__carrier *c, s0_error **err);
  * S0_OK the device holds a cleanly unmounted ext4 and is no longer touched.
  * Idempotent in effect: a second call returns S0_OK.
  * @retval S0_ECONFLICT reason `carrier_busy`: a process still uses the
- *         mount (e.g. a sandbox not yet stopped); nothing was undone, retry
- *         once it is gone.
- * @retval S0_EIO  a step failed; the message names it. What could be
- *         undone was; the record stays so that s0__carrier_reclaim() can
- *         finish.
+ *         mount, or holds a copy of it in a mount namespace made from the
+ *         carrier's (e.g. a sandbox not yet stopped; the message names the
+ *         pids); nothing was undone, retry once it is gone.
+ * @retval S0_EIO  a step failed (e.g. syncfs: a device write failed); the
+ *         message names it. Everything else was still undone; only if the
+ *         loop device stayed bound does the record stay, for
+ *         s0__carrier_reclaim() once this process is gone.
  * @threadsafety safe; blocks for the writeback and the unmounts.
  */
 int s0__carrier_detach(s0__carrier *c, s0_error **err);
 
 /**
- * Free a carrier, detaching it first (an error is printed to stderr). If the
+ * Free a carrier, detaching it first (its error is dropped: detach first
+ * to see it). If the
  * mount is still busy the handle is leaked on purpose: its namespace
  * thread keeps the mounts, the record stays for s0__carrier_reclaim().
  * NULL is a no-op.
@@ -202,24 +236,46 @@ typedef struct s0__carrier_reclaimed {
 /**
  * After a crash: remove the orphans of state_dir. A carrier is an orphan
  * when its record's owner (pid + start time) is gone; carriers of live
- * processes (this one included) are left alone. For each orphan: SIGKILL
- * every process still inside its mount namespace (they keep the dead
- * server's mounts alive; e.g. a sandbox that survived its server), detach
- * any mount under its directory from this namespace, detach every loop
- * device whose backing file lies under it (a loop over a dead FUSE server
- * answers EIO), remove its mount points and record. Loop devices whose
- * backing file lies under state_dir but that no live record owns are
- * orphans too (a crash between the loop's creation and its record).
- * Blocks until the killed processes are gone (they are reaped by their
- * parent; the caller should be their subreaper) and the loops detached.
+ * processes (this one included) are left alone. Kernel objects are
+ * recognised by the tag attach gives them (the loop device's lo_file_name,
+ * the FUSE mount's source: "s0c:<hash of state_dir>:<hash of id>"), so a
+ * loop device a crash left before its record named it is found too. For
+ * the orphans: SIGKILL every process (outside the host's and this
+ * process's mount namespaces) whose mount table shows an orphan's FUSE
+ * mount or loop device (they keep the dead server's mounts alive, the loop
+ * device answering EIO; e.g. a sandbox that survived its server) and wait
+ * until they are gone; detach the orphans' mounts from this namespace (if
+ * any); detach every loop device with an orphan's tag (waiting, bounded,
+ * for the release that follows the last user's exit); remove records,
+ * stale temporary records and the empty mount point directories of every
+ * id without a live record.
+ * Blocks until the killed processes are gone (their parent reaps them; the
+ * caller should be their subreaper) and the loops detached, at most about
+ * 10 s each.
  * @param[out] out (nullable) what was done.
  * @retval S0_EINVAL  state_dir NULL or relative.
  * @retval S0_EIO     something could not be removed (named); the rest was.
  * A missing state_dir is S0_OK with nothing done.
- * @threadsafety safe; do not run it concurrently with attach in the same
- *               state_dir from another process.
+ * @threadsafety safe; do not run it concurrently with an attach in the same
+ *               state_dir (it may remove the new carrier's mount points).
  */
 int s0__carrier_reclaim2(const char *state_dir, s0__carrier_reclaimed *out, s0_error **err);
+
+/**
+ * Terminal proof for one carrier, from the kernel's tables, never from a
+ * record: no loop device carries its tag, no process's mount table
+ * (/proc/PID/mountinfo, every process) shows its FUSE mount or its loop
+ * device. The carrier's own namespace thread shows neither once detach
+ * returned. Blocks for the scan (reads /sys/block and /proc; milliseconds).
+ * @param state_dir, id  as given to s0__carrier_attach() (state_dir
+ *        absolute; it may be gone).
+ * @retval S0_OK           nothing of the carrier is left.
+ * @retval S0_EUNAVAILABLE reason `resource_leak`, the message naming what
+ *         remains ("loop3", "mount in pid 1234").
+ * @retval S0_EINVAL       bad state_dir or id.
+ * @threadsafety safe
+ */
+int s0__carrier_proof(const char *state_dir, const char *id, s0_error **err);
 
 /** s0__carrier_reclaim2() without the counts. */
 int s0__carrier_reclaim(const char *state_dir, s0_error **err);

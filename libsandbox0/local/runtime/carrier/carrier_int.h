@@ -30,6 +30,8 @@ int s0__fusedisk_start(const s0__blockdev *dev, const char *mnt, const char *tag
 /* Unmount (calling thread's namespace), stop and join the threads, free. */
 void s0__fusedisk_stop(s0__fusedisk *fd);
 void s0__fusedisk_counters_get(const s0__fusedisk *fd, s0__fusedisk_counters *out);
+/* The first device error the server saw ("" if none). */
+void s0__fusedisk_first_error(s0__fusedisk *fd, char *buf, size_t len);
 /* Whether every server thread got PR_SET_IO_FLUSHER. */
 bool s0__fusedisk_io_flusher(const s0__fusedisk *fd);
 
@@ -61,6 +63,13 @@ int s0__loop_clear(int index);
 void s0__carrier_state_tag(const char *state_real, char *out, size_t out_len);
 /* "s0c:<16 hex of the state dir>:<16 hex of id>" */
 void s0__carrier_tag(const char *state_real, const char *id, char *out, size_t out_len);
+
+/* Processes (other than this one) whose mount namespace is not skip_ns
+ * (an inode; 0: none skipped) and whose mount table shows the FUSE mount
+ * tagged tag or loop device loop (-1: none): copies of the carrier's mounts
+ * in namespaces made from it, which keep the filesystem alive after our
+ * unmount. Writes up to max pids; returns how many were found (reclaim.c). */
+int s0__carrier_holders(const char *tag, int loop, uint64_t skip_ns, pid_t *pids, int max);
 
 /* ---- records (record.c) ---- */
 

@@ -9,6 +9,7 @@
 #include <fuse3/fuse_lowlevel.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,8 @@ struct s0__fusedisk {
 	int n_threads;
 	int flushers; /* threads that got PR_SET_IO_FLUSHER */
 	unsigned conn;  /* FUSE connection number (minor of the mount's st_dev) */
+	pthread_mutex_t emu;
+	char first_err[256]; /* the first device error, for the caller's messages */
 	s0__fusedisk_counters ctr;
 };
 
@@ -46,6 +49,19 @@ static __thread uint8_t *fd_buf; /* this server thread's read buffer */
 static void add(uint64_t *p, uint64_t v)
 {
 	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+/* Count a device error and keep the first one's message (the library never
+ * writes to stderr: docs/threading.md). Frees e. */
+static void device_error(s0__fusedisk *fd, const char *op, size_t size, off_t off, s0_error *e)
+{
+	add(&fd->ctr.io_errors, 1);
+	pthread_mutex_lock(&fd->emu);
+	if (!fd->first_err[0])
+		snprintf(fd->first_err, sizeof fd->first_err, "%s of %zu bytes at %lld: %s", op, size,
+		         (long long)off, e ? s0_error_message(e) : "?");
+	pthread_mutex_unlock(&fd->emu);
+	s0_error_free(e);
 }
 
 static void fill_attr(const s0__fusedisk *fd, fuse_ino_t ino, struct stat *st)
@@ -137,10 +153,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	s0_error *e = NULL;
 	if (s0__blockdev_read(&fd->dev, (uint64_t)off, buf, size, &e) != S0_OK) {
-		fprintf(stderr, "s0 carrier: read %zu bytes at %lld: %s\n", size, (long long)off,
-		        e ? s0_error_message(e) : "?");
-		s0_error_free(e);
-		add(&fd->ctr.io_errors, 1);
+		device_error(fd, "read", size, off, e);
 		fuse_reply_err(req, EIO);
 	} else {
 		add(&fd->ctr.reads, 1);
@@ -160,10 +173,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	}
 	s0_error *e = NULL;
 	if (s0__blockdev_write(&fd->dev, (uint64_t)off, buf, size, &e) != S0_OK) {
-		fprintf(stderr, "s0 carrier: write %zu bytes at %lld: %s\n", size, (long long)off,
-		        e ? s0_error_message(e) : "?");
-		s0_error_free(e);
-		add(&fd->ctr.io_errors, 1);
+		device_error(fd, "write", size, off, e);
 		fuse_reply_err(req, EIO);
 		return;
 	}
@@ -177,8 +187,7 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	s0__fusedisk *fd = fuse_req_userdata(req);
 	s0_error *e = NULL;
 	if (s0__blockdev_flush(&fd->dev, &e) != S0_OK) {
-		s0_error_free(e);
-		add(&fd->ctr.io_errors, 1);
+		device_error(fd, "flush", 0, 0, e);
 		fuse_reply_err(req, EIO);
 		return;
 	}
@@ -225,6 +234,13 @@ static void *serve(void *arg)
 	return NULL;
 }
 
+static void quiet_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+}
+
 int s0__fusedisk_start(const s0__blockdev *dev, const char *mnt, const char *tag, int threads,
                        s0__fusedisk **out, char *msg, size_t msg_len)
 {
@@ -235,19 +251,25 @@ int s0__fusedisk_start(const s0__blockdev *dev, const char *mnt, const char *tag
 	}
 	fd->dev = *dev;
 	fd->size = s0__blockdev_size(dev);
+	pthread_mutex_init(&fd->emu, NULL);
+	/* libfuse logs to stderr by default; the library never writes there. */
+	fuse_set_log_func(quiet_log);
 	char opt[160];
 	snprintf(opt, sizeof opt, "fsname=%s,subtype=s0carrier,default_permissions", tag);
 	char *argv[] = {"s0carrier", "-o", opt, NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	fd->se = fuse_session_new(&args, &fd_ops, sizeof fd_ops, fd);
+	fuse_opt_free_args(&args); /* copies libfuse may have made of argv */
 	if (!fd->se) {
 		snprintf(msg, msg_len, "fuse_session_new failed");
+		pthread_mutex_destroy(&fd->emu);
 		free(fd);
 		return -EIO;
 	}
 	if (fuse_session_mount(fd->se, mnt) != 0) {
 		snprintf(msg, msg_len, "FUSE mount at %s failed", mnt);
 		fuse_session_destroy(fd->se);
+		pthread_mutex_destroy(&fd->emu);
 		free(fd);
 		return -EIO;
 	}
@@ -314,6 +336,7 @@ void s0__fusedisk_stop(s0__fusedisk *fd)
 		pthread_join(fd->threads[i], NULL);
 	}
 	fuse_session_destroy(fd->se);
+	pthread_mutex_destroy(&fd->emu);
 	free(fd);
 }
 
@@ -330,4 +353,11 @@ bool s0__fusedisk_io_flusher(const s0__fusedisk *fd)
 {
 	return fd->n_threads > 0 &&
 	       __atomic_load_n(&fd->flushers, __ATOMIC_RELAXED) == fd->n_threads;
+}
+
+void s0__fusedisk_first_error(s0__fusedisk *fd, char *buf, size_t len)
+{
+	pthread_mutex_lock(&fd->emu);
+	snprintf(buf, len, "%s", fd->first_err);
+	pthread_mutex_unlock(&fd->emu);
 }

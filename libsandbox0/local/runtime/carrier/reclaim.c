@@ -264,6 +264,28 @@ int s0__carrier_reclaim2(const char *state_dir, s0__carrier_reclaimed *out, s0_e
 		s0__carrier_record_remove(s->real, s->orphan_ids[i]);
 		done.records++;
 	}
+	/* Mount points a crash left before the record was written: empty
+	 * directories <id>.d of no live carrier (rmdir fails on anything else). */
+	DIR *d = opendir(s->real);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		if (n <= 2 || strcmp(de->d_name + n - 2, ".d") != 0)
+			continue;
+		char id[80], tag[S0__CARRIER_TAG_MAX], p[PATH_MAX + 200];
+		snprintf(id, sizeof id, "%.*s", (int)(n - 2), de->d_name);
+		s0__carrier_tag(s->real, id, tag, sizeof tag);
+		if (is_live(s, tag))
+			continue;
+		snprintf(p, sizeof p, "%s/%s/root", s->real, de->d_name);
+		rmdir(p);
+		snprintf(p, sizeof p, "%s/%s/fuse", s->real, de->d_name);
+		rmdir(p);
+		snprintf(p, sizeof p, "%s/%s", s->real, de->d_name);
+		rmdir(p);
+	}
+	if (d)
+		closedir(d);
 	free(s);
 	if (out)
 		*out = done;
@@ -273,4 +295,120 @@ int s0__carrier_reclaim2(const char *state_dir, s0__carrier_reclaimed *out, s0_e
 int s0__carrier_reclaim(const char *state_dir, s0_error **err)
 {
 	return s0__carrier_reclaim2(state_dir, NULL, err);
+}
+
+/* Absolute path of state_dir (its realpath, else as given: it may be gone). */
+static void state_real(const char *state_dir, char *out)
+{
+	if (!realpath(state_dir, out))
+		snprintf(out, PATH_MAX, "%s", state_dir);
+}
+
+/* Whether pid's mount table shows tag (FUSE source) or loop device idx. */
+static bool shows(pid_t pid, const char *tag, int idx)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mountinfo", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	char *line = NULL;
+	size_t cap = 0;
+	bool hit = false;
+	while (!hit && getline(&line, &cap, f) > 0) {
+		unsigned maj = 0, min = 0;
+		if (sscanf(line, "%*d %*d %u:%u", &maj, &min) != 2)
+			continue;
+		char *sep = strstr(line, " - ");
+		char fstype[64] = "", source[256] = "";
+		if (sep)
+			sscanf(sep + 3, "%63s %255s", fstype, source);
+		hit = !strcmp(source, tag) || (idx >= 0 && maj == 7 && (int)min == idx);
+	}
+	free(line);
+	fclose(f);
+	return hit;
+}
+
+int s0__carrier_proof(const char *state_dir, const char *id, s0_error **err)
+{
+	if (!state_dir || state_dir[0] != '/' || !id || !id[0])
+		return s0__error_set(err, S0_EINVAL, "invalid_request",
+		                     "carrier proof: an absolute state_dir and an id are required");
+	char real[PATH_MAX], tag[S0__CARRIER_TAG_MAX], left[512] = "";
+	state_real(state_dir, real);
+	s0__carrier_tag(real, id, tag, sizeof tag);
+	int loop = -1;
+	DIR *d = opendir("/sys/block");
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		int idx;
+		char t[S0__CARRIER_TAG_MAX], tail;
+		if (sscanf(de->d_name, "loop%d%c", &idx, &tail) == 1 && s0__loop_tag(idx, t, sizeof t) &&
+		    !strcmp(t, tag)) {
+			loop = idx;
+			snprintf(left + strlen(left), sizeof left - strlen(left), " loop%d", idx);
+		}
+	}
+	if (d)
+		closedir(d);
+	d = opendir("/proc");
+	while (d && (de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+		if (*end || v <= 0)
+			continue;
+		/* every thread of this process too: the namespace thread's view */
+		if ((pid_t)v == getpid()) {
+			char tdir[64];
+			snprintf(tdir, sizeof tdir, "/proc/%ld/task", v);
+			DIR *td = opendir(tdir);
+			struct dirent *te;
+			while (td && (te = readdir(td))) {
+				long tid = strtol(te->d_name, &end, 10);
+				if (!*end && tid > 0 && shows((pid_t)tid, tag, loop))
+					snprintf(left + strlen(left), sizeof left - strlen(left),
+					         " mount in thread %ld", tid);
+			}
+			if (td)
+				closedir(td);
+			continue;
+		}
+		if (shows((pid_t)v, tag, loop))
+			snprintf(left + strlen(left), sizeof left - strlen(left), " mount in pid %ld", v);
+	}
+	if (d)
+		closedir(d);
+	if (left[0])
+		return s0__error_set(err, S0_EUNAVAILABLE, "resource_leak",
+		                     "carrier %s still has:%s", id, left);
+	return S0_OK;
+}
+
+int s0__carrier_holders(const char *tag, int loop, uint64_t skip_ns, pid_t *pids, int max)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	int n = 0;
+	pid_t self = getpid();
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+		if (*end || v <= 0 || (pid_t)v == self)
+			continue;
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof path, "/proc/%ld/ns/mnt", v);
+		if (stat(path, &st) != 0 || (skip_ns && (uint64_t)st.st_ino == skip_ns))
+			continue;
+		if (!shows((pid_t)v, tag, loop))
+			continue;
+		if (n < max)
+			pids[n] = (pid_t)v;
+		n++;
+	}
+	closedir(d);
+	return n;
 }

@@ -46,8 +46,9 @@ static const cli_flag serve_flags[] = {
 	                                   "pauses (published Python SDK)"},
 	{"carriers", 0, FLAG_INT, "N", "warm carrier pool size, the most sandboxes running at "
 	                               "once (default 16)"},
-	{"runtime", 0, FLAG_STR, "NAME", "runtime running the sandboxes: sim (default), the "
-	                                 "simulated runtime; another name is refused"},
+	{"runtime", 0, FLAG_STR, "NAME", "runtime running the sandboxes: sim (default, simulated), "
+	                                 "gvisor (runsc, as root) or auto (gvisor where it can "
+	                                 "run, else sim); another name is refused"},
 	{"object-store", 0, FLAG_STR, "NAME", "object store backend: pack (default) or files; a data "
 	                                      "directory keeps the one it was made with"},
 	{"run-limit", 0, FLAG_INT, "SECONDS", "longest continuous run of a sandbox before its timeout "
@@ -280,10 +281,21 @@ static int run_serve(cli *c)
 	lo.manual_clock = opt_bool(c, "manual-clock");
 	lo.warm_carriers = (int32_t)carriers; /* 0 = the default */
 	lo.runtime = opt_str(c, "runtime"); /* NULL = sim; an unknown one fails the open */
+	/* auto: gvisor where it can run, else sim, saying why */
+	bool auto_rt = lo.runtime && !strcmp(lo.runtime, "auto");
+	if (auto_rt)
+		lo.runtime = "gvisor";
 	lo.object_store = opt_str(c, "object-store"); /* NULL: as recorded, pack when new */
 	lo.continuous_run_limit_ms = run_limit * 1000; /* 0 = no limit */
 	lo.meta = opt_str(c, "meta"); /* NULL: SQLite in the data directory */
 	rc = s0_local_open(data, &lo, &local, &err);
+	if (rc == S0_EUNAVAILABLE && auto_rt) {
+		printf("s0 serve: runtime auto: sim (%s)\n", s0_error_message(err));
+		s0_error_free(err);
+		err = NULL;
+		lo.runtime = "sim";
+		rc = s0_local_open(data, &lo, &local, &err);
+	}
 	if (rc < 0) {
 		bool locked = rc == S0_ECONFLICT && !strcmp(s0_error_reason(err), "data_dir_locked");
 		cli_fail("opening the data directory", err, rc);

@@ -5,8 +5,10 @@
 void s0__ep_healthz(s0__rctx *c)
 {
 	cJSON *d = cJSON_CreateObject();
+	cJSON *rt = d ? s0__engine_runtime_json(c->e) : NULL; /* which runtime runs sandboxes */
 	if (d && (s0__json_add_str(d, "status", "healthy") < 0 ||
-	          s0__json_add_i64(d, "timestamp", s0__real_unix_ms() / 1000) < 0)) {
+	          s0__json_add_i64(d, "timestamp", s0__real_unix_ms() / 1000) < 0 ||
+	          !cJSON_AddItemToObject(d, "runtime", rt))) {
 		cJSON_Delete(d);
 		d = NULL;
 	}

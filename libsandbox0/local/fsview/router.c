@@ -141,6 +141,9 @@ static int route_one(const s0__files_ns *ns, const char *path, size_t len, call 
 int s0__files_read(const s0__files_ns *ns, const char *path, size_t path_len, uint64_t offset,
                    int64_t length, void **data_out, size_t *len_out, s0_error **err)
 {
+	if (ns->ops)
+		return ns->ops->read(ns->ops_ctx, path, path_len, offset, length, data_out, len_out,
+		                      err);
 	call c = {.kind = C_READ, .off = offset, .length = length, .data_out = data_out,
 	          .len_out = len_out};
 	return route_one(ns, path, path_len, &c, NULL, err);
@@ -161,6 +164,8 @@ static int route_change(const s0__files_ns *ns, const char *path, size_t len, ca
 int s0__files_write(const s0__files_ns *ns, const char *path, size_t path_len, const void *data,
                     size_t len, s0_error **err)
 {
+	if (ns->ops)
+		return ns->ops->write(ns->ops_ctx, path, path_len, data, len, err);
 	call c = {.kind = C_WRITE, .data = data, .len = len};
 	bool existed = true;
 	if (ns->hook && (!ns->hook_wanted || ns->hook_wanted(ns->hook_arg))) {
@@ -183,12 +188,16 @@ int s0__files_write(const s0__files_ns *ns, const char *path, size_t path_len, c
 int s0__files_mkdir(const s0__files_ns *ns, const char *path, size_t path_len, bool recursive,
                     s0_error **err)
 {
+	if (ns->ops)
+		return ns->ops->mkdir(ns->ops_ctx, path, path_len, recursive, err);
 	call c = {.kind = C_MKDIR, .flag = recursive};
 	return route_change(ns, path, path_len, &c, "create", err);
 }
 
 int s0__files_delete(const s0__files_ns *ns, const char *path, size_t path_len, s0_error **err)
 {
+	if (ns->ops)
+		return ns->ops->del(ns->ops_ctx, path, path_len, err);
 	call c = {.kind = C_DELETE};
 	return route_change(ns, path, path_len, &c, "remove", err);
 }
@@ -196,6 +205,8 @@ int s0__files_delete(const s0__files_ns *ns, const char *path, size_t path_len, 
 int s0__files_stat(const s0__files_ns *ns, const char *path, size_t path_len,
                    s0__fileinfo **out, s0_error **err)
 {
+	if (ns->ops)
+		return ns->ops->stat(ns->ops_ctx, path, path_len, out, err);
 	s0__fileinfo *fi = NULL;
 	call c = {.kind = C_STAT, .fi = &fi};
 	int rc = route_one(ns, path, path_len, &c, NULL, err);
@@ -215,6 +226,8 @@ int s0__files_stat(const s0__files_ns *ns, const char *path, size_t path_len,
 int s0__files_list(const s0__files_ns *ns, const char *path, size_t path_len,
                    s0__filelist **out, s0_error **err)
 {
+	if (ns->ops)
+		return ns->ops->list(ns->ops_ctx, path, path_len, out, err);
 	s0__filelist *l = NULL;
 	char *norm = NULL;
 	call c = {.kind = C_LIST, .fl = &l};
@@ -239,6 +252,8 @@ int s0__files_list(const s0__files_ns *ns, const char *path, size_t path_len,
 int s0__files_chmod(const s0__files_ns *ns, const char *path, size_t path_len, uint32_t mode,
                     s0_error **err)
 {
+	if (ns->ops)
+		return ns->ops->chmod(ns->ops_ctx, path, path_len, mode, err);
 	call c = {.kind = C_CHMOD, .mode = mode};
 	return route_change(ns, path, path_len, &c, "chmod", err);
 }
@@ -246,6 +261,8 @@ int s0__files_chmod(const s0__files_ns *ns, const char *path, size_t path_len, u
 int s0__files_symlink(const s0__files_ns *ns, const char *target, size_t target_len,
                       const char *path, size_t path_len, s0_error **err)
 {
+	if (ns->ops)
+		return ns->ops->symlink(ns->ops_ctx, target, target_len, path, path_len, err);
 	call c = {.kind = C_SYMLINK, .target = target, .target_len = target_len};
 	return route_change(ns, path, path_len, &c, "create", err);
 }

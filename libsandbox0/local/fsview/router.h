@@ -26,6 +26,29 @@
 #include "local/rootfs/path.h"
 #include "local/rootfs/rootfs.h"
 
+/**
+ * A files view a runtime serves itself (the gvisor runtime: host
+ * directories its programs see). Each entry has the contract of the
+ * s0__files_* function of the same name below, @p ctx first.
+ */
+typedef struct s0__files_ops {
+	int (*read)(void *ctx, const char *path, size_t path_len, uint64_t offset, int64_t length,
+	            void **data_out, size_t *len_out, s0_error **err);
+	int (*write)(void *ctx, const char *path, size_t path_len, const void *data, size_t len,
+	             s0_error **err);
+	int (*mkdir)(void *ctx, const char *path, size_t path_len, bool recursive, s0_error **err);
+	int (*del)(void *ctx, const char *path, size_t path_len, s0_error **err);
+	int (*stat)(void *ctx, const char *path, size_t path_len, s0__fileinfo **out,
+	            s0_error **err);
+	int (*list)(void *ctx, const char *path, size_t path_len, s0__filelist **out,
+	            s0_error **err);
+	int (*move)(void *ctx, const char *src, size_t src_len, const char *dst, size_t dst_len,
+	            s0_error **err);
+	int (*chmod)(void *ctx, const char *path, size_t path_len, uint32_t mode, s0_error **err);
+	int (*symlink)(void *ctx, const char *target, size_t target_len, const char *path,
+	               size_t path_len, s0_error **err);
+} s0__files_ops;
+
 /** The filesystems of one sandbox runtime. Immutable after init. */
 typedef struct s0__files_ns {
 	s0__rootfs *rootfs;    /**< borrowed; outlives the namespace */
@@ -44,6 +67,8 @@ typedef struct s0__files_ns {
 	 * skips the look that tells a create from a write. */
 	bool (*hook_wanted)(void *arg);
 	void *hook_arg;
+	const s0__files_ops *ops; /**< (nullable) when set, every operation goes to it */
+	void *ops_ctx;         /**< borrowed: the ops' context */
 } s0__files_ns;
 
 /** Redirects followed by one routed operation before giving up. */
@@ -61,6 +86,13 @@ typedef struct s0__files_ns {
  */
 int s0__files_ns_init(s0__files_ns *ns, s0__rootfs *rootfs, s0__tmpfs *tmpfs,
                       const char *const *ephemeral, size_t n_ephemeral, s0_error **err);
+
+/**
+ * A namespace served by @p ops (borrowed, as @p ctx; both outlive it):
+ * every s0__files_* call on it goes to them. s0__files_ns_clear() is
+ * still called at the end.
+ */
+void s0__files_ns_init_ops(s0__files_ns *ns, const s0__files_ops *ops, void *ctx);
 
 /** Release what init allocated (not the filesystems). NULL-safe. */
 void s0__files_ns_clear(s0__files_ns *ns);

@@ -90,6 +90,8 @@ static int move_loop(const s0__files_ns *ns, char **src, char **dst, s0_error **
 int s0__files_move(const s0__files_ns *ns, const char *src, size_t src_len, const char *dst,
                    size_t dst_len, s0_error **err)
 {
+	if (ns->ops)
+		return ns->ops->move(ns->ops_ctx, src, src_len, dst, dst_len, err);
 	char *s = NULL, *d = NULL;
 	int rc = s0__path_normalize(src, src_len, 0, &s, err);
 	if (rc == S0_OK)

@@ -18,6 +18,13 @@ static int ensure_mount(s0__tmpfs *t, const char *p, uint32_t mode, unsigned fla
 	return rc;
 }
 
+void s0__files_ns_init_ops(s0__files_ns *ns, const s0__files_ops *ops, void *ctx)
+{
+	memset(ns, 0, sizeof *ns);
+	ns->ops = ops;
+	ns->ops_ctx = ctx;
+}
+
 int s0__files_ns_init(s0__files_ns *ns, s0__rootfs *rootfs, s0__tmpfs *tmpfs,
                       const char *const *ephemeral, size_t n_ephemeral, s0_error **err)
 {

@@ -178,4 +178,10 @@ void s0__engine_node_identity(s0__engine *e, char uid[S0__ID_MAX], char credenti
 int s0__engine_node_boot(s0__engine *e, const char *node_uid, const char *credential,
                          s0_error **err);
 
+/**
+ * The runtime driver of this engine for /healthz: `{name, capabilities}`.
+ * Never blocks (fixed at open). @return (transfer full) NULL when OOM.
+ */
+struct cJSON *s0__engine_runtime_json(s0__engine *e);
+
 #endif

@@ -174,6 +174,9 @@ void s0__engine_stop_runtime(s0__engine *e, s0__runtime *rt);
  * returns true when this call halted it.
  */
 bool s0__engine_halt_runtime(s0__engine *e, s0__runtime *rt);
+/* Stop a fenced runtime's generation but keep its volume and leases: a
+ * S0__RT_CAP_KERNEL_FS runtime before its branch is published (pause). */
+void s0__engine_quiesce_runtime(s0__engine *e, s0__runtime *rt);
 /* Return a halted runtime's leases and forget it (frees rt). */
 void s0__engine_release_runtime(s0__engine *e, s0__runtime *rt);
 /* JSON array of strings -> malloc'd vector (NULL/"" = empty); 0 or -1 (OOM/bad). */

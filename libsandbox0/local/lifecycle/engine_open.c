@@ -172,7 +172,12 @@ static int ensure_default_template(s0__engine *e, s0_error **err)
 		s0__template_row_clear(&t);
 		return S0_OK;
 	}
-	return s0__engine_template_build(e, "default", NULL, 0, NULL, err);
+	char *tree = NULL; /* what the runtime's programs need to start (runtime.h) */
+	int rc = e->rt_drv->root_tree(e->rt_host, &tree, err);
+	if (rc == S0_OK)
+		rc = s0__engine_template_build(e, "default", tree, 0, NULL, err);
+	free(tree);
+	return rc;
 }
 
 static int live_gens(void *payload, char ***ids, size_t *n, s0_error **err);

@@ -5,6 +5,19 @@
 #include "common/json.h"
 #include "local/lifecycle/engine_open.h"
 
+cJSON *s0__engine_runtime_json(s0__engine *e)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *caps = o ? s0__rt_caps_json(e->rt_caps) : NULL;
+	if (!caps || s0__json_add_str(o, "name", e->rt_drv ? e->rt_drv->name : "") < 0 ||
+	    !cJSON_AddItemToObject(o, "capabilities", caps)) {
+		cJSON_Delete(caps);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
 static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 {
 	cJSON *n = cJSON_CreateObject();

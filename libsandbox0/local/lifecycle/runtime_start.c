@@ -261,6 +261,9 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 		rc = s0__volume_attach(e->storage, row->head, &rt->volume, &cause);
 		if (rc == S0_OK) /* file times follow the engine clock */
 			s0__rootfs_set_clock(s0__volume_rootfs(rt->volume), &e->opt.clock);
+		bool kernel_fs = e->rt_caps & S0__RT_CAP_KERNEL_FS;
+		if (rc == S0_OK && kernel_fs) /* the kernel mounts the branch: libext2fs lets go */
+			rc = s0__volume_lend(rt->volume, &cause);
 		if (rc == S0_OK && mem_image) {
 			int r = restore_image(e, row, mem_image, &img, &img_ses, err);
 			if (r < 0) {
@@ -290,6 +293,7 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 			.runtime_id = rt->id,
 			.generation = rt->generation,
 			.rootfs = rt->volume ? s0__volume_rootfs(rt->volume) : NULL,
+			.dev = rt->volume && kernel_fs ? s0__volume_dev(rt->volume) : NULL,
 			.ephemeral = (const char *const *)mounts.paths,
 			.ephemeral_limits = mounts.limits,
 			.n_ephemeral = mounts.n,
@@ -355,6 +359,16 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 	row->rec.expires_at_ms = row->rec.ttl_sec > 0 ? s0__engine_now(e) + row->rec.ttl_sec * 1000LL : 0;
 	*out = rt;
 	return S0_OK;
+}
+
+void s0__engine_quiesce_runtime(s0__engine *e, s0__runtime *rt)
+{
+	pthread_mutex_lock(&e->mu);
+	s0__rt_gen *g = rt->halted ? NULL : rt->gen;
+	rt->gen = NULL;
+	pthread_mutex_unlock(&e->mu);
+	if (g) /* its bytes on the branch, its mounts gone (runtime.h stop) */
+		rt->drv->stop(g);
 }
 
 bool s0__engine_halt_runtime(s0__engine *e, s0__runtime *rt)

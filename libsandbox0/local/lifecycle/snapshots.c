@@ -13,6 +13,18 @@
 #include "local/objects/objid.h"
 
 /* The generation that captures the source now (running: rebase; paused: head). */
+/* The publish a runtime's cut (runtime.h) runs with the filesystem quiet. */
+typedef struct cut_arg {
+	s0__volume *v;
+	char *gen;
+} cut_arg;
+
+static int checkpoint_fn(void *arg, s0_error **err)
+{
+	cut_arg *a = arg;
+	return s0__volume_checkpoint(a->v, a->gen, err);
+}
+
 static int source_generation(s0__engine *e, s0__sandbox_row *row, char gen[S0__GEN_MAX],
                              s0_error **err)
 {
@@ -40,7 +52,9 @@ static int source_generation(s0__engine *e, s0__sandbox_row *row, char gen[S0__G
 		return s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict",
 		                     "sandbox rootfs source operation conflicts with another "
 		                     "lifecycle operation");
-	int rc = s0__volume_checkpoint(rt->volume, gen, err);
+	cut_arg ca = {.v = rt->volume, .gen = gen};
+	int rc = rt->gen ? rt->drv->cut(rt->gen, checkpoint_fn, &ca, err)
+	                 : s0__volume_checkpoint(rt->volume, gen, err);
 	if (rc < 0)
 		rc = s0__error_set(err, S0_EUNAVAILABLE, "object_store",
 		                   "sandbox rootfs store is unavailable");

@@ -37,6 +37,7 @@ struct s0__volume {
 	s0__branch *br;
 	s0__blockdev dev;
 	s0__rootfs *fs;
+	bool lent; /* the kernel owns the branch (s0__volume_lend) */
 };
 
 static int parse_gen(const char *gen, s0__genid *out, s0_error **err)
@@ -199,6 +200,7 @@ int s0__volume_attach(s0__storage *st, const char *gen, s0__volume **out, s0_err
 
 int s0__volume_commit(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **err)
 {
+	v->lent = false; /* fenced from here on */
 	if (v->fs) {
 		int rc = s0__rootfs_close(v->fs, err);
 		v->fs = NULL;
@@ -216,11 +218,27 @@ int s0__volume_commit(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **err)
 	return rc;
 }
 
-int s0__volume_checkpoint(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **err)
+const s0__blockdev *s0__volume_dev(s0__volume *v)
+{
+	return &v->dev;
+}
+
+int s0__volume_lend(s0__volume *v, s0_error **err)
 {
 	if (!v->fs)
 		return s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict", "volume is fenced");
-	int rc = s0__rootfs_flush(v->fs, err);
+	int rc = s0__rootfs_close(v->fs, err);
+	v->fs = NULL;
+	v->lent = rc == S0_OK;
+	return rc;
+}
+
+int s0__volume_checkpoint(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **err)
+{
+	if (!v->fs && !v->lent)
+		return s0__error_set(err, S0_ECONFLICT, "lifecycle_conflict", "volume is fenced");
+	/* lent: the runtime's cut (runtime.h) put the kernel's bytes on the branch */
+	int rc = v->fs ? s0__rootfs_flush(v->fs, err) : S0_OK;
 	s0__genid g;
 	if (rc == S0_OK)
 		rc = s0__branch_publish(v->br, S0__PUBLISH_CONTINUE, &g, err);
@@ -231,7 +249,7 @@ int s0__volume_checkpoint(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **e
 
 bool s0__volume_sealed(const s0__volume *v)
 {
-	return !v || !v->fs;
+	return !v || (!v->fs && !v->lent);
 }
 
 void s0__volume_free(s0__volume *v)

@@ -66,7 +66,17 @@ int s0__volume_checkpoint(s0__volume *v, char gen_out[S0__GEN_MAX], s0_error **e
 bool s0__volume_sealed(const s0__volume *v);
 /* Drop the volume without publishing (crash, delete, after commit). NULL-safe. */
 void s0__volume_free(s0__volume *v);
-/* The ext4 handle of a volume (NULL once fenced). */
+/* The branch of a volume as a block device (valid until s0__volume_free). */
+const struct s0__blockdev *s0__volume_dev(s0__volume *v);
+/*
+ * Lend the branch to the kernel (a S0__RT_CAP_KERNEL_FS runtime mounts it):
+ * flush and close the ext4 handle; the volume is not fenced. A later
+ * s0__volume_commit publishes what the kernel left on it (the runtime
+ * stopped first); s0__volume_checkpoint publishes the branch as it is (the runtime's cut
+ * made it consistent).
+ */
+int s0__volume_lend(s0__volume *v, s0_error **err);
+/* The ext4 handle of a volume (NULL once fenced or lent). */
 struct s0__rootfs *s0__volume_rootfs(s0__volume *v);
 /* Chunks written to the branch and bytes published (inspection). */
 void s0__volume_stats(s0__volume *v, int64_t *dirty_chunks, int64_t *fetched_chunks);

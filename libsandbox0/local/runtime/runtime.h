@@ -62,6 +62,13 @@ enum s0__rt_caps {
 	S0__RT_CAP_CONTEXTS = 1u << 3,       /**< contexts (docs/wire.md §8.1) through procs() */
 	S0__RT_CAP_SESSIONS = 1u << 4,       /**< supervised sessions (docs/wire.md §8) */
 	S0__RT_CAP_REAL_PROCESSES = 1u << 5, /**< programs run as host-kernel-backed processes */
+	/**
+	 * The driver mounts the RootFS branch in the kernel (s0__rt_start.dev)
+	 * and owns its bytes while a generation runs: the engine keeps its
+	 * libext2fs handle closed from before start() until stop() returned,
+	 * and stops the generation before it publishes the branch.
+	 */
+	S0__RT_CAP_KERNEL_FS = 1u << 6,
 };
 
 /** Names of the capability flags, for inspection (NULL-terminated, bit order). */
@@ -150,7 +157,11 @@ typedef struct s0__rt_start {
 	const char *sandbox_id;
 	const char *runtime_id;      /**< the engine's id of this generation (unique) */
 	int64_t generation;          /**< runtime_generation of the sandbox it becomes */
-	s0__rootfs *rootfs;          /**< the attached writable branch; outlives the generation */
+	s0__rootfs *rootfs;          /**< the attached writable branch; outlives the generation
+	                                  (NULL for a S0__RT_CAP_KERNEL_FS driver) */
+	const s0__blockdev *dev;     /**< (nullable) the branch as a block device, for a
+	                                  S0__RT_CAP_KERNEL_FS driver; valid until stop()
+	                                  returned (the engine's) */
 	const char *const *ephemeral;/**< runtime-only mounts of the template (paths) */
 	const uint64_t *ephemeral_limits; /**< their size limits in bytes (0 = none); n_ephemeral */
 	size_t n_ephemeral;
@@ -194,6 +205,15 @@ typedef struct s0__rt_driver {
 	/** Capability flags (s0__rt_caps) of this host. */
 	uint32_t (*caps)(s0__rt_host *h);
 	/**
+	 * The root tree the engine builds its "default" template from when it
+	 * makes one (a new data directory): what this runtime's programs need
+	 * to start (a shell). Blocks while the tree is made (once).
+	 * @param[out] dir_out (transfer full) a directory, or NULL for the
+	 *             standard empty tree.
+	 * @retval S0_EUNAVAILABLE the tree cannot be made here (named).
+	 */
+	int (*root_tree)(s0__rt_host *h, char **dir_out, s0_error **err);
+	/**
 	 * The destination fingerprint of a new generation on this host (no
 	 * template or resources: the engine adds them).
 	 */
@@ -217,7 +237,9 @@ typedef struct s0__rt_driver {
 	/**
 	 * Stop the generation: procd first, then its children (SES-04); drop
 	 * its processes, tmpfs and mounts; free @p g. The RootFS branch stays
-	 * (the engine's). NULL-safe.
+	 * (the engine's); a S0__RT_CAP_KERNEL_FS driver has put every byte its
+	 * programs wrote on s0__rt_start.dev and unmounted it when this
+	 * returns. NULL-safe.
 	 */
 	void (*stop)(s0__rt_gen *g);
 	/**
@@ -226,6 +248,17 @@ typedef struct s0__rt_driver {
 	 */
 	int (*terminal_proof)(s0__rt_host *h, const char *runtime_id, s0_error **err);
 
+	/**
+	 * A consistent cut of a running generation's filesystem (snapshots and
+	 * forks of a running sandbox): make what its programs wrote be on the
+	 * RootFS branch and keep it unchanged while @p fn(@p arg) runs (it
+	 * publishes the branch), then let the programs continue. A driver
+	 * whose writes always go through the engine's RootFS handle just
+	 * calls @p fn. Blocks for @p fn.
+	 * @return @p fn's result, or S0_EUNAVAILABLE (reason named) when the
+	 *         generation could not be quiesced (@p fn not called).
+	 */
+	int (*cut)(s0__rt_gen *g, int (*fn)(void *arg, s0_error **err), void *arg, s0_error **err);
 	/** The files view of a running generation (valid until stop()). @return (transfer none) */
 	const s0__files_ns *(*files)(s0__rt_gen *g);
 	/**
@@ -294,7 +327,16 @@ typedef struct s0__rt_driver {
 } s0__rt_driver;
 
 /**
- * The driver registered as @p name; NULL or "" is "sim".
+ * The runtime "auto" stands for: the first registered driver other than
+ * "sim" whose probe passes, else "sim". @p why (nullable, @p why_len
+ * bytes) gets why the others cannot run here ("" when one can).
+ * @threadsafety safe (probes only look at the host).
+ */
+void s0__rt_driver_auto(const s0__rt_driver **out, char *why, size_t why_len);
+
+/**
+ * The driver registered as @p name; NULL or "" is "sim", "auto" is
+ * s0__rt_driver_auto()'s choice.
  * @retval S0_EINVAL `invalid_request` "unknown runtime NAME" (the names
  *         registered listed in the message).
  */

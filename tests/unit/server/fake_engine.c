@@ -201,6 +201,13 @@ int s0__engine_resume(s0__engine *e, const char *team, const char *id, bool memo
 	return 0;
 }
 
+/* /healthz: the fake runs no sandboxes, so no capabilities. */
+struct cJSON *s0__engine_runtime_json(s0__engine *e)
+{
+	(void)e;
+	return cJSON_Parse("{\"name\":\"fake\",\"capabilities\":[]}");
+}
+
 int s0__engine_refresh(s0__engine *e, const char *team, const char *id, bool has_duration,
                        int64_t duration_sec, s0__sandbox_rec *out, s0_error **err)
 {

@@ -104,6 +104,14 @@ static uint32_t sim_caps(s0__rt_host *h)
 	return h->no_memory ? c : c | S0__RT_CAP_MEMORY;
 }
 
+static int sim_root_tree(s0__rt_host *h, char **dir_out, s0_error **err)
+{
+	(void)h;
+	(void)err;
+	*dir_out = NULL; /* the guest's shell is built in: the standard empty tree */
+	return S0_OK;
+}
+
 static void sim_fingerprint(s0__rt_host *h, s0__rt_fp *out)
 {
 	(void)h;
@@ -284,6 +292,13 @@ static int sim_terminal_proof(s0__rt_host *h, const char *runtime_id, s0_error *
 	return S0_OK;
 }
 
+static int sim_cut(s0__rt_gen *g, int (*fn)(void *arg, s0_error **err), void *arg,
+                   s0_error **err)
+{
+	(void)g; /* the guest writes through the engine's RootFS handle: nothing to quiesce */
+	return fn(arg, err);
+}
+
 static const s0__files_ns *sim_files(s0__rt_gen *g)
 {
 	return g->ns_ready ? &g->ns : NULL;
@@ -411,11 +426,13 @@ const s0__rt_driver s0__rt_sim_driver = {
 	.open = sim_open,
 	.close = sim_close,
 	.caps = sim_caps,
+	.root_tree = sim_root_tree,
 	.fingerprint = sim_fingerprint,
 	.start = sim_start,
 	.ready = sim_ready,
 	.stop = sim_stop,
 	.terminal_proof = sim_terminal_proof,
+	.cut = sim_cut,
 	.files = sim_files,
 	.network_apply = sim_network_apply,
 	.clock_sync = sim_clock_sync,

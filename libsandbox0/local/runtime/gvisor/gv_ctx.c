@@ -1,0 +1,613 @@
+/*
+ * Contexts (docs/wire.md §8.1) of a gvisor generation (gv_int.h): each
+ * context is one `runsc exec` child of the server — a `cmd` context runs
+ * its argv, a `repl` context a shell (/bin/sh; the alias "bash" runs
+ * /bin/bash) that keeps its state between execs. Requests are parsed by
+ * the simulated runtime's parser and answered in the same JSON shapes
+ * (ContextResponse, ContextExecResponse).
+ *
+ * A REPL exec writes the code and then a marker line the shell prints on
+ * stdout and stderr once the code finished; the output before the markers
+ * is the exec's. Signals reach the program inside through `runsc kill
+ * --pid` with the in-sandbox PID runsc exec records. No pty: resize
+ * answers `pty_unavailable`. Calls on one generation's contexts are
+ * serialised (one mutex).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/json.h"
+#include "local/runtime/gvisor/gv_int.h"
+#include "local/runtime/sim/ctx_int.h"
+
+/** How long an exec (or a create with wait_until_done) waits for its end, ms. */
+#define EXEC_TIMEOUT_MS 300000
+
+typedef struct gv_ctx {
+	char id[24];
+	int type;         /* S0__CTX_REPL / S0__CTX_CMD */
+	char *alias, *cwd;
+	char **command;   /* cmd argv (NULL-terminated) */
+	char **env;       /* KEY=VALUE (NULL-terminated) */
+	s0__vars env_vars;
+	int64_t created_ms;
+	s0__gv_child child;
+	char *pidfile;    /* runsc exec --internal-pid-file */
+	int inner_pid;    /* its PID inside the sandbox (0 until known) */
+	bool ended;
+	int status;       /* wait status of runsc exec once ended */
+	s0__buf out, err; /* cmd: everything; repl: pending, not yet an exec's */
+	s0__buf last_out, last_err; /* repl: the last exec's output */
+	struct gv_ctx *next;
+} gv_ctx;
+
+struct s0__gv_ctxs {
+	s0__rt_gen *g;
+	pthread_mutex_t mu;
+	gv_ctx *head;
+	unsigned seq;
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct s0__gv_ctxs *s0__gv_ctxs_new(s0__rt_gen *g)
+{
+	struct s0__gv_ctxs *t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	t->g = g;
+	pthread_mutex_init(&t->mu, NULL);
+	return t;
+}
+
+static void ctx_end_process(gv_ctx *c)
+{
+	if (c->child.pid > 0) {
+		s0__gv_child_end(&c->child);
+		if (!c->ended) {
+			c->ended = true;
+			c->status = c->child.status;
+		}
+	}
+	if (c->pidfile)
+		unlink(c->pidfile);
+}
+
+static void ctx_free(gv_ctx *c)
+{
+	ctx_end_process(c);
+	free(c->alias);
+	free(c->cwd);
+	s0__gv_argv_free(c->command);
+	s0__gv_argv_free(c->env);
+	s0__vars_clear(&c->env_vars);
+	free(c->pidfile);
+	s0__buf_free(&c->out);
+	s0__buf_free(&c->err);
+	s0__buf_free(&c->last_out);
+	s0__buf_free(&c->last_err);
+	free(c);
+}
+
+void s0__gv_ctxs_free(struct s0__gv_ctxs *t)
+{
+	if (!t)
+		return;
+	while (t->head) {
+		gv_ctx *n = t->head->next;
+		ctx_free(t->head);
+		t->head = n;
+	}
+	pthread_mutex_destroy(&t->mu);
+	free(t);
+}
+
+/* Drain the child's pipes into c->out/err; note its end. */
+static void pump(gv_ctx *c, int wait_ms)
+{
+	if (c->child.pid <= 0)
+		return;
+	s0__gv_child_read(&c->child, &c->out, &c->err, wait_ms);
+	if (!c->ended && c->child.out_fd < 0 && c->child.err_fd < 0 &&
+	    s0__gv_child_exited(&c->child)) {
+		c->ended = true;
+		c->status = c->child.status;
+	} else if (!c->ended && s0__gv_child_exited(&c->child)) {
+		s0__gv_child_read(&c->child, &c->out, &c->err, 0);
+		c->ended = true;
+		c->status = c->child.status;
+	}
+}
+
+static int inner_pid(gv_ctx *c)
+{
+	if (c->inner_pid > 0 || !c->pidfile)
+		return c->inner_pid;
+	FILE *f = fopen(c->pidfile, "re");
+	if (f) {
+		if (fscanf(f, "%d", &c->inner_pid) != 1)
+			c->inner_pid = 0;
+		fclose(f);
+	}
+	return c->inner_pid;
+}
+
+static const char *state_name(const gv_ctx *c)
+{
+	if (!c->ended)
+		return "running";
+	int code = s0__gv_exit_code(c->status);
+	return WIFSIGNALED(c->status) || code == 128 + SIGKILL ? "killed" : "stopped";
+}
+
+static int add_output(cJSON *o, const s0__buf *out, const s0__buf *err, const gv_ctx *c,
+                      bool always)
+{
+	int rc = 0;
+	if (always || out->len || err->len) {
+		s0__buf raw = {0};
+		s0__buf_put(&raw, out->data ? out->data : "", out->len);
+		s0__buf_put(&raw, err->data ? err->data : "", err->len);
+		s0__buf_put(&raw, "", 1);
+		rc |= s0__json_add_str(o, "output_raw", raw.data ? raw.data : "");
+		s0__buf_free(&raw);
+	}
+	s0__buf o0 = {0}, e0 = {0};
+	s0__buf_put(&o0, out->data ? out->data : "", out->len);
+	s0__buf_put(&o0, "", 1);
+	s0__buf_put(&e0, err->data ? err->data : "", err->len);
+	s0__buf_put(&e0, "", 1);
+	if (always || out->len)
+		rc |= s0__json_add_str(o, "stdout", o0.data ? o0.data : "");
+	if (always || err->len)
+		rc |= s0__json_add_str(o, "stderr", e0.data ? e0.data : "");
+	s0__buf_free(&o0);
+	s0__buf_free(&e0);
+	if (c->ended) {
+		rc |= s0__json_add_i64(o, "exit_code", s0__gv_exit_code(c->status));
+		rc |= s0__json_add_str(o, "state", state_name(c));
+	}
+	return rc;
+}
+
+static cJSON *render(s0__rt_gen *g, gv_ctx *c, bool with_output)
+{
+	(void)g;
+	char ts[40];
+	s0__time_format_rfc3339(c->created_ms, ts, sizeof ts);
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	int rc = s0__json_add_str(o, "id", c->id) |
+	         s0__json_add_str(o, "type", c->type == S0__CTX_REPL ? "repl" : "cmd") |
+	         s0__json_add_str(o, "alias", c->alias ? c->alias : "") |
+	         s0__json_add_str(o, "cwd", c->cwd ? c->cwd : "");
+	cJSON *e = cJSON_AddObjectToObject(o, "env_vars");
+	rc |= !e;
+	for (size_t i = 0; e && i < c->env_vars.n; i++)
+		rc |= s0__json_add_str(e, c->env_vars.v[i].name, c->env_vars.v[i].value);
+	rc |= s0__json_add_bool(o, "running", !c->ended) | s0__json_add_bool(o, "paused", false) |
+	      s0__json_add_str(o, "created_at", ts);
+	if (with_output)
+		rc |= c->type == S0__CTX_CMD ? add_output(o, &c->out, &c->err, c, false)
+		                             : add_output(o, &c->last_out, &c->last_err, c, false);
+	else if (c->ended)
+		rc |= add_output(o, &(s0__buf){0}, &(s0__buf){0}, c, false);
+	if (rc) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static int start_process(struct s0__gv_ctxs *t, gv_ctx *c, s0_error **err)
+{
+	char *repl_argv[] = {c->alias && !strcmp(c->alias, "bash") ? "/bin/bash" : "/bin/sh", NULL};
+	char *const *cmd = c->type == S0__CTX_REPL ? repl_argv : c->command;
+	free(c->pidfile);
+	c->pidfile = s0__asprintf("%s/%s.pid", t->g->bundle, c->id);
+	if (!c->pidfile)
+		return s0__error_nomem(err);
+	unlink(c->pidfile);
+	char **argv = s0__gv_exec_argv(t->g, c->cwd, c->env, cmd);
+	if (!argv)
+		return s0__error_nomem(err);
+	/* runsc exec [flags] -- ID CMD: the pid file flag goes before "--" */
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	char **v = calloc(n + 2, sizeof *v);
+	char *pf = s0__asprintf("--internal-pid-file=%s", c->pidfile);
+	int rc = S0_OK;
+	if (!v || !pf) {
+		rc = s0__error_nomem(err);
+	} else {
+		size_t k = 0;
+		bool put = false;
+		for (size_t i = 0; i < n; i++) {
+			if (!put && !strcmp(argv[i], "--")) {
+				v[k++] = pf;
+				put = true;
+			}
+			v[k++] = argv[i];
+		}
+		rc = s0__gv_child_start(v, &c->child, err);
+	}
+	free(v);
+	free(pf);
+	s0__gv_argv_free(argv);
+	c->ended = false;
+	c->inner_pid = 0;
+	return rc;
+}
+
+/* Wait until the cmd process ended (or timeout). */
+static bool wait_end(gv_ctx *c, int64_t timeout_ms)
+{
+	int64_t deadline = mono_ms() + timeout_ms;
+	while (!c->ended && mono_ms() < deadline)
+		pump(c, 100);
+	return c->ended;
+}
+
+/* Find @p mark in @p b; cut it (and what follows it) off into nothing. */
+static bool cut_at(s0__buf *b, const char *mark)
+{
+	if (!b->len)
+		return false;
+	s0__buf_put(b, "", 1);
+	b->len--;
+	char *p = strstr(b->data, mark);
+	if (!p)
+		return false;
+	b->len = (size_t)(p - b->data);
+	b->data[b->len] = 0;
+	return true;
+}
+
+/* Run @p code in a REPL; its output in c->last_*. */
+static int repl_run(gv_ctx *c, const char *code, s0_error **err)
+{
+	char mark[48];
+	uint8_t rnd[8];
+	randombytes_buf(rnd, sizeof rnd);
+	memcpy(mark, "__s0_done_", 10);
+	sodium_bin2hex(mark + 10, sizeof mark - 10, rnd, sizeof rnd);
+	size_t n = strlen(code);
+	char *text = s0__asprintf("%s%s printf '%%s\\n' %s; printf '%%s\\n' %s >&2\n", code,
+	                          n && code[n - 1] == '\n' ? "" : "\n", mark, mark);
+	if (!text)
+		return s0__error_nomem(err);
+	s0__buf_reset(&c->out);
+	s0__buf_reset(&c->err);
+	size_t len = strlen(text), sent = 0;
+	while (sent < len) {
+		ssize_t w = write(c->child.in_fd, text + sent, len - sent);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		sent += (size_t)w;
+	}
+	free(text);
+	int64_t deadline = mono_ms() + EXEC_TIMEOUT_MS;
+	bool o_done = false, e_done = false;
+	while (!(o_done && e_done) && !c->ended && mono_ms() < deadline) {
+		pump(c, 100);
+		o_done = o_done || (c->out.len && strstr(c->out.data ? c->out.data : "", mark));
+		e_done = e_done || (c->err.len && strstr(c->err.data ? c->err.data : "", mark));
+		s0__buf_put(&c->out, "", 1);
+		c->out.len--;
+		s0__buf_put(&c->err, "", 1);
+		c->err.len--;
+	}
+	cut_at(&c->out, mark);
+	cut_at(&c->err, mark);
+	s0__buf_reset(&c->last_out);
+	s0__buf_reset(&c->last_err);
+	s0__buf_put(&c->last_out, c->out.data ? c->out.data : "", c->out.len);
+	s0__buf_put(&c->last_err, c->err.data ? c->err.data : "", c->err.len);
+	s0__buf_reset(&c->out);
+	s0__buf_reset(&c->err);
+	if (!(o_done && e_done) && !c->ended)
+		return s0__error_set(err, S0_ETIMEDOUT, "exec_timeout", "execution timed out");
+	return S0_OK;
+}
+
+static gv_ctx *find(struct s0__gv_ctxs *t, const char *id, s0_error **err)
+{
+	for (gv_ctx *c = t->head; id && c; c = c->next)
+		if (!strcmp(c->id, id))
+			return c;
+	s0__error_set(err, S0_ENOTFOUND, "context_not_found", "context not found");
+	return NULL;
+}
+
+static char **env_list(const s0__vars *v)
+{
+	char **e = calloc(v->n + 1, sizeof *e);
+	for (size_t i = 0; e && i < v->n; i++)
+		if (!(e[i] = s0__asprintf("%s=%s", v->v[i].name, v->v[i].value))) {
+			s0__gv_argv_free(e);
+			return NULL;
+		}
+	return e;
+}
+
+static int do_create(struct s0__gv_ctxs *t, const cJSON *body, cJSON **out, s0_error **err)
+{
+	ctx_req req;
+	int rc = s0__ctx_req_parse(body, &req, err);
+	if (rc < 0)
+		return rc;
+	gv_ctx *c = calloc(1, sizeof *c);
+	if (!c) {
+		s0__ctx_req_clear(&req);
+		return s0__error_nomem(err);
+	}
+	snprintf(c->id, sizeof c->id, "ctx_%08x%04x", randombytes_random(), ++t->seq & 0xffff);
+	c->type = req.type;
+	c->alias = req.alias ? req.alias : s0__strdup(req.type == S0__CTX_REPL ? "sh" : "");
+	req.alias = NULL;
+	c->cwd = req.cwd ? req.cwd : s0__strdup("/");
+	req.cwd = NULL;
+	c->env_vars = req.env;
+	memset(&req.env, 0, sizeof req.env);
+	c->env = env_list(&c->env_vars);
+	if (req.type == S0__CTX_CMD) {
+		c->command = calloc(req.ncommand + 1, sizeof *c->command);
+		for (uint32_t i = 0; c->command && i < req.ncommand; i++) {
+			c->command[i] = req.command[i];
+			req.command[i] = NULL;
+		}
+	}
+	c->created_ms = t->g->h->clock.now_unix_ms(t->g->h->clock.ctx);
+	if (!c->alias || !c->cwd || !c->env || (req.type == S0__CTX_CMD && !c->command))
+		rc = s0__error_nomem(err);
+	if (rc == S0_OK && c->cwd[0] != '/')
+		rc = s0__error_set(err, S0_EINVAL, "invalid_request", "cwd must be absolute");
+	if (rc == S0_OK)
+		rc = start_process(t, c, err);
+	if (rc == S0_OK && req.type == S0__CTX_REPL && req.input && *req.input) {
+		rc = repl_run(c, req.input, err);
+		if (rc == S0_ETIMEDOUT) {
+			s0_error_free(err ? *err : NULL);
+			if (err)
+				*err = NULL;
+			rc = S0_OK;
+		}
+	}
+	if (rc == S0_OK && req.type == S0__CTX_CMD) {
+		if (req.wait) { /* run to its end: no one can give it input */
+			close(c->child.in_fd);
+			c->child.in_fd = -1;
+			wait_end(c, EXEC_TIMEOUT_MS);
+		} else {
+			pump(c, 0);
+		}
+	}
+	if (rc == S0_OK && !(*out = render(t->g, c, req.wait)))
+		rc = s0__error_nomem(err);
+	s0__ctx_req_clear(&req);
+	if (rc < 0) {
+		ctx_free(c);
+		return rc;
+	}
+	c->next = t->head;
+	t->head = c;
+	return S0_OK;
+}
+
+/* Context creation order (the list is newest first). */
+static int do_list(struct s0__gv_ctxs *t, cJSON **out, s0_error **err)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *a = o ? cJSON_AddArrayToObject(o, "contexts") : NULL;
+	if (!a) {
+		cJSON_Delete(o);
+		return s0__error_nomem(err);
+	}
+	for (gv_ctx *c = t->head; c; c = c->next) {
+		pump(c, 0);
+		cJSON *r = render(t->g, c, false);
+		if (!r) {
+			cJSON_Delete(o);
+			return s0__error_nomem(err);
+		}
+		cJSON_InsertItemInArray(a, 0, r);
+	}
+	*out = o;
+	return S0_OK;
+}
+
+static int do_input(gv_ctx *c, const cJSON *body, s0_error **err)
+{
+	const char *data = s0__json_str(body, "data");
+	if (!data)
+		return s0__error_set(err, S0_EINVAL, "invalid_request", "data is required");
+	pump(c, 0);
+	if (c->ended)
+		return s0__error_set(err, S0_EGONE, "process_finished", "process has finished");
+	if (c->child.in_fd < 0)
+		return s0__error_set(err, S0_ECONFLICT, "process_not_running",
+		                     "the process's stdin is closed");
+	size_t len = strlen(data), sent = 0;
+	while (sent < len) {
+		ssize_t w = write(c->child.in_fd, data + sent, len - sent);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return s0__error_set(err, S0_EGONE, "process_finished", "process has finished");
+		sent += (size_t)w;
+	}
+	return S0_OK;
+}
+
+static int do_exec(struct s0__gv_ctxs *t, gv_ctx *c, const cJSON *body, cJSON **out,
+                   s0_error **err)
+{
+	(void)t;
+	const char *data = s0__json_str(body, "data");
+	if (!data)
+		return s0__error_set(err, S0_EINVAL, "invalid_request", "data is required");
+	pump(c, 0);
+	if (c->ended)
+		return s0__error_set(err, S0_EGONE, "process_finished", "process has finished");
+	int rc;
+	if (c->type == S0__CTX_REPL) {
+		rc = repl_run(c, data, err);
+		if (rc < 0)
+			return rc;
+		cJSON *o = cJSON_CreateObject();
+		if (!o || add_output(o, &c->last_out, &c->last_err, c, true)) {
+			cJSON_Delete(o);
+			return s0__error_nomem(err);
+		}
+		*out = o;
+		return S0_OK;
+	}
+	if (c->child.in_fd >= 0 && (rc = do_input(c, body, err)) < 0)
+		return rc;
+	if (!wait_end(c, EXEC_TIMEOUT_MS))
+		return s0__error_set(err, S0_ETIMEDOUT, "exec_timeout", "execution timed out");
+	cJSON *o = cJSON_CreateObject();
+	if (!o || add_output(o, &c->out, &c->err, c, true)) {
+		cJSON_Delete(o);
+		return s0__error_nomem(err);
+	}
+	*out = o;
+	return S0_OK;
+}
+
+static int do_signal(struct s0__gv_ctxs *t, gv_ctx *c, const cJSON *body, s0_error **err)
+{
+	const char *name = s0__json_str(body, "signal");
+	const cJSON *num = cJSON_GetObjectItemCaseSensitive(body, "signal");
+	char nbuf[24];
+	if (!name && cJSON_IsNumber(num)) {
+		snprintf(nbuf, sizeof nbuf, "%d", num->valueint);
+		name = nbuf;
+	}
+	if (!name)
+		return s0__error_set(err, S0_EINVAL, "invalid_request", "signal is required");
+	int sig;
+	int rc = s0__signal_parse(name, &sig, err);
+	if (rc < 0)
+		return rc;
+	pump(c, 0);
+	if (c->ended)
+		return s0__error_set(err, S0_ECONFLICT, "process_not_running",
+		                     "process is not running");
+	/* the in-sandbox PID appears once runsc exec started it */
+	int64_t deadline = mono_ms() + 5000;
+	while (inner_pid(c) <= 0 && !c->ended && mono_ms() < deadline)
+		pump(c, 20);
+	if (inner_pid(c) <= 0)
+		return s0__error_set(err, S0_ECONFLICT, "process_not_running",
+		                     "process is not running");
+	char pid[24], signo[16];
+	snprintf(pid, sizeof pid, "--pid=%d", c->inner_pid);
+	snprintf(signo, sizeof signo, "%d", sig);
+	const char *args[] = {"kill", pid, t->g->id, signo, NULL};
+	s0__gv_result res;
+	rc = s0__gv_runsc(t->g->h, args, 30000, false, &res, err);
+	s0__gv_result_clear(&res);
+	if (rc == S0_OK && (sig == SIGKILL || sig == SIGTERM || sig == SIGINT))
+		wait_end(c, 2000); /* most signals that end a process do so at once */
+	return rc;
+}
+
+int s0__gv_ctx_call(struct s0__gv_ctxs *t, const s0__rt_proc_call *call, cJSON **data_out,
+                    int *status_out, s0_error **err)
+{
+	pthread_mutex_lock(&t->mu);
+	int rc = S0_OK;
+	*status_out = 200;
+	gv_ctx *c = NULL;
+	if (call->op != S0__RT_CTX_CREATE && call->op != S0__RT_CTX_LIST &&
+	    !(c = find(t, call->id, err))) {
+		pthread_mutex_unlock(&t->mu);
+		return S0_ENOTFOUND;
+	}
+	switch (call->op) {
+	case S0__RT_CTX_CREATE:
+		rc = do_create(t, call->body, data_out, err);
+		*status_out = 201;
+		break;
+	case S0__RT_CTX_LIST:
+		rc = do_list(t, data_out, err);
+		break;
+	case S0__RT_CTX_GET:
+		pump(c, 0);
+		if (!(*data_out = render(t->g, c, true)))
+			rc = s0__error_nomem(err);
+		break;
+	case S0__RT_CTX_DELETE:
+		for (gv_ctx **p = &t->head; *p; p = &(*p)->next)
+			if (*p == c) {
+				*p = c->next;
+				break;
+			}
+		ctx_free(c);
+		if (!(*data_out = s0__ctx_render_flag("deleted")))
+			rc = s0__error_nomem(err);
+		break;
+	case S0__RT_CTX_RESTART:
+		ctx_end_process(c);
+		s0__buf_reset(&c->out);
+		s0__buf_reset(&c->err);
+		s0__buf_reset(&c->last_out);
+		s0__buf_reset(&c->last_err);
+		rc = start_process(t, c, err);
+		if (rc == S0_OK && !(*data_out = render(t->g, c, false)))
+			rc = s0__error_nomem(err);
+		break;
+	case S0__RT_CTX_INPUT:
+		rc = do_input(c, call->body, err);
+		if (rc == S0_OK && !(*data_out = s0__ctx_render_flag("written")))
+			rc = s0__error_nomem(err);
+		break;
+	case S0__RT_CTX_EXEC:
+		rc = do_exec(t, c, call->body, data_out, err);
+		break;
+	case S0__RT_CTX_SIGNAL:
+		rc = do_signal(t, c, call->body, err);
+		if (rc == S0_OK && !(*data_out = s0__ctx_render_flag("signaled")))
+			rc = s0__error_nomem(err);
+		break;
+	case S0__RT_CTX_RESIZE:
+		rc = s0__error_set(err, S0_ECONFLICT, "pty_unavailable",
+		                   "the gvisor runtime gives contexts no terminal");
+		break;
+	default:
+		rc = s0__error_set(err, S0_EUNAVAILABLE, "unsupported",
+		                   "the gvisor runtime has no sessions");
+	}
+	pthread_mutex_unlock(&t->mu);
+	return rc;
+}
+
+int s0__gv_ctxs_running(struct s0__gv_ctxs *t)
+{
+	int n = 0;
+	if (pthread_mutex_trylock(&t->mu) != 0)
+		return -1; /* a call runs (an exec may take minutes): never wait here */
+	for (gv_ctx *c = t->head; c; c = c->next) {
+		pump(c, 0);
+		n += !c->ended;
+	}
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}

@@ -1,0 +1,155 @@
+/*
+ * Internals of the gvisor driver (gvisor.h): the host, a generation, the
+ * runsc command line, the OCI bundle, cgroups, the root tree and contexts.
+ * Used by the files of this folder only.
+ *
+ * Layout of the driver's state directory (<state_dir>/gvisor, or a private
+ * temporary directory when the engine gives none):
+ *   runsc/               runsc --root: its records of our sandboxes
+ *   bundles/<runtime_id> the OCI bundle (config.json) of one generation
+ *   roots/<sandbox_id>   the root tree of a sandbox (plain-directory root)
+ *   template/            the busybox template tree roots are copied from
+ * and every generation's cgroup is /sys/fs/cgroup/<controller>/s0-gvisor/<runtime_id>.
+ */
+#ifndef S0_RUNTIME_GVISOR_GV_INT_H
+#define S0_RUNTIME_GVISOR_GV_INT_H
+
+#include <pthread.h>
+
+#include "local/runtime/carrier/carrier.h"
+#include "local/runtime/gvisor/gv_proc.h"
+#include "local/runtime/gvisor/gvisor.h"
+#include "local/runtime/runtime.h"
+
+/** Parent of every generation's cgroup, under each controller. */
+#define S0__GV_CGROUP_PARENT "s0-gvisor"
+
+/** Longest runtime or sandbox id the driver accepts (runsc container ids). */
+#define S0__GV_ID_MAX 100
+
+struct s0__gv_ctxs;
+
+
+/** The files view of a running generation (gv_files.c). */
+typedef struct s0__gv_files {
+	s0__files_ns ns;  /**< served by the ops of gv_files.c */
+	int root_fd;      /**< the root tree */
+	char **mounts;    /**< runtime mount points ("/tmp", ephemeral paths) */
+	int *fds;         /**< the host directory serving each */
+	size_t n;
+} s0__gv_files;
+
+/**
+ * Open the files view: @p root, and @p n runtime mount points each served
+ * by the host directory @p dirs[i]. @retval S0_EIO
+ */
+int s0__gv_files_open(s0__gv_files *v, const char *root, const char *const *mounts,
+                      const char *const *dirs, size_t n, s0_error **err);
+/** Close it. */
+void s0__gv_files_close(s0__gv_files *v);
+
+struct s0__rt_host {
+	s0_clock clock;
+	char *runsc;      /**< the runsc binary (absolute) */
+	char *version;    /**< its version line */
+	char *dir;        /**< <state_dir>/gvisor */
+	char *runsc_root; /**< dir/runsc */
+	char *carriers;   /**< dir/carriers: the carriers' records and mount points */
+	bool own_dir;     /**< dir is a private temporary directory (removed at close) */
+	pthread_mutex_t mu;
+	int live;         /**< generations started and not stopped */
+};
+
+struct s0__rt_gen {
+	s0__rt_host *h;
+	char *id;          /**< runtime id = runsc container id */
+	char *sandbox_id;
+	int64_t generation;
+	char *root;        /**< the root tree (absolute) */
+	char *bundle;      /**< the bundle directory */
+	char **env;        /**< KEY=VALUE of the sandbox's env_vars (NULL-terminated) */
+	int64_t started_ms;
+	struct s0__gv_ctxs *ctxs;
+	char **rt_paths;   /**< runtime-only mount points inside ("/tmp", ephemeral) */
+	char **rt_dirs;    /**< the host tmpfs serving each */
+	size_t n_rt;
+	s0__gv_files files;
+	bool files_open;
+	s0__carrier *carrier; /**< (nullable) the RootFS branch mounted as the root tree */
+};
+
+/**
+ * Run `runsc --root R <global flags> ARGS…` to its end (timeout in ms),
+ * output in @p res (caller clears).
+ * @retval S0_EUNAVAILABLE `runtime_unavailable` when runsc fails (exit code
+ *         and stderr in the message) unless @p may_fail.
+ */
+int s0__gv_runsc(s0__rt_host *h, const char *const *args, int64_t timeout_ms, bool may_fail,
+                 s0__gv_result *res, s0_error **err);
+
+/**
+ * s0__gv_runsc() with `run` started in carrier @p in's mount namespace
+ * (nullable: the host's), where the root tree is mounted.
+ */
+int s0__gv_runsc_in(s0__rt_host *h, const s0__carrier *in, const char *const *args,
+                    int64_t timeout_ms, bool may_fail, s0__gv_result *res, s0_error **err);
+
+/**
+ * The argv (NULL-terminated; free with s0__gv_argv_free) of `runsc exec` of
+ * @p cmd in generation @p g, with @p cwd (nullable) and @p env (KEY=VALUE,
+ * nullable, NULL-terminated) added to the sandbox's env_vars.
+ */
+char **s0__gv_exec_argv(s0__rt_gen *g, const char *cwd, char *const *env, char *const *cmd);
+void s0__gv_argv_free(char **v);
+
+/** Check the ephemeral mount paths of @p r. @retval S0_EINVAL naming a bad one. */
+int s0__gv_bundle_check(const s0__rt_start *r, s0_error **err);
+
+/**
+ * Write generation @p g's OCI bundle (config.json) for start request @p r.
+ * @retval S0_EINVAL a bad ephemeral path. @retval S0_EIO
+ */
+int s0__gv_bundle_write(s0__rt_gen *g, const s0__rt_start *r, s0_error **err);
+
+/**
+ * Mount a host tmpfs for /tmp and each ephemeral mount of @p r under
+ * <bundle>/rt (g->rt_*). On failure what was mounted stays listed for
+ * s0__gv_tmpfs_drop(). @retval S0_EIO
+ */
+int s0__gv_tmpfs_make(s0__rt_gen *g, const s0__rt_start *r, s0_error **err);
+/** Unmount and forget them. */
+void s0__gv_tmpfs_drop(s0__rt_gen *g);
+/** Whether a mount point at or under @p prefix exists; @p what names it. */
+bool s0__gv_mount_under(const char *prefix, char *what, size_t n);
+
+/** Whether any cgroup of runtime @p id is present; @p what names the first found. */
+bool s0__gv_cgroup_present(const char *id, char *what, size_t n);
+/** Remove the cgroups of runtime @p id (killing what is left in them). */
+void s0__gv_cgroup_remove(const char *id);
+/** Remove the empty parent cgroups (S0__GV_CGROUP_PARENT); busy ones stay. */
+void s0__gv_cgroup_parent_remove(void);
+
+/**
+ * The root tree of sandbox @p sandbox_id: <dir>/roots/<id>, made on first
+ * use from the template tree. @param[out] out (transfer full) its path.
+ * @retval S0_EIO
+ */
+int s0__gv_root_attach(s0__rt_host *h, const char *sandbox_id, char **out, s0_error **err);
+
+/** Flush what the root tree holds to its storage (syncfs). */
+int s0__gv_root_sync(const char *root, s0_error **err);
+
+/** A new contexts table of @p g. NULL when OOM. */
+struct s0__gv_ctxs *s0__gv_ctxs_new(s0__rt_gen *g);
+/** End every context's process and free the table. NULL-safe. */
+void s0__gv_ctxs_free(struct s0__gv_ctxs *t);
+/** A contexts call (runtime.h proc_call, S0__RT_CTX_* only). */
+int s0__gv_ctx_call(struct s0__gv_ctxs *t, const s0__rt_proc_call *call, cJSON **data_out,
+                    int *status_out, s0_error **err);
+/**
+ * Number of contexts whose process runs (inspection, called under the
+ * engine's lock): -1 while a contexts call holds the table (never waits).
+ */
+int s0__gv_ctxs_running(struct s0__gv_ctxs *t);
+
+#endif

@@ -1,0 +1,74 @@
+# Part "gvisor": the gvisor runtime for real, as root (docs/local-backend.md
+# "Runtime gvisor"). deps builds the pinned static runsc once into
+# /var/cache/libsandbox0/runsc (scripts/install-runsc.sh; ~1.5 min on 2 idle
+# cores the first time, nothing after), installs busybox-static and fuse3,
+# and makes a python3 root tree from the installed Debian packages
+# (scripts/gvisor-python-tree.sh; seconds, once). run: the meson suite `gvisor` (tests/unit/gvisor), then a check
+# that nothing is left on the host — runsc processes, null-netns mounts,
+# cgroups under s0-gvisor, loop devices over our files — which fails the
+# part if anything is, after removing it.
+
+# The python3 root tree the tests use as a template (outside the clone).
+S0_GVISOR_PY_TREE=/var/cache/libsandbox0/trees/python3
+
+deps() {
+  scripts/install-runsc.sh && scripts/gvisor-python-tree.sh "$S0_GVISOR_PY_TREE"
+}
+
+# What a gvisor test run may leave on a failure: listed (and removed with
+# "clean"). Prints one line per leftover.
+s0_gvisor_leftovers() {
+  local mode=${1:-list} m p cg
+  # runsc daemons of a test state directory (/tmp/s0-*/…/gvisor/runsc)
+  for p in $(pgrep -f -- '--root=/tmp/s0-[^ ]*/gvisor/runsc' 2>/dev/null); do
+    echo "process $p: $(tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null | cut -c1-120)"
+    [ "$mode" = clean ] && kill -9 "$p" 2>/dev/null
+  done
+  # runsc's empty-netns bind mounts and the runtime tmpfs mounts of those directories
+  for m in $(awk '$2 ~ "^/tmp/s0-.*/gvisor/" {print $2}' /proc/mounts); do
+    echo "mount $m"
+    [ "$mode" = clean ] && umount -l "$m" 2>/dev/null
+  done
+  # loop devices over files of those directories
+  losetup -a 2>/dev/null | grep '/tmp/s0-.*/gvisor/' | while IFS=: read -r dev _; do
+    echo "loop $dev"
+    [ "$mode" = clean ] && losetup -d "$dev" 2>/dev/null
+  done
+  # generation cgroups
+  for cg in /sys/fs/cgroup/*/s0-gvisor/*/; do
+    [ -d "$cg" ] || continue
+    echo "cgroup $cg"
+    if [ "$mode" = clean ]; then
+      for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+      rmdir "$cg" 2>/dev/null
+    fi
+  done
+  if [ "$mode" = clean ]; then
+    rmdir /sys/fs/cgroup/*/s0-gvisor 2>/dev/null
+  fi
+  return 0
+}
+
+run() {
+  if [ "$(id -u)" != 0 ]; then
+    echo "gvisor: needs root (runsc, cgroups); run scripts/test gvisor as root" >&2
+    s0_tally gvisor 0 1 0
+    return 1
+  fi
+  local rc=0 left
+  trap 's0_gvisor_leftovers clean >/dev/null' RETURN
+  S0_TEST_PYTHON_TREE=$S0_GVISOR_PY_TREE s0_meson_suites gvisor build gvisor || rc=1
+  left=$(s0_gvisor_leftovers list)
+  local p f s
+  read -r p f s < "$S0_RESULTS/gvisor" 2>/dev/null || { p=0; f=1; s=0; }
+  if [ -n "$left" ]; then
+    printf 'gvisor: left on the host after the tests:\n%s\n' "$left" >&2
+    s0_gvisor_leftovers clean >/dev/null
+    f=$((f+1)); rc=1
+  else
+    echo "gvisor: nothing left on the host (processes, mounts, loop devices, cgroups)"
+    p=$((p+1))
+  fi
+  s0_tally gvisor "$p" "$f" "$s"
+  return $rc
+}

@@ -1,0 +1,352 @@
+/*
+ * The gvisor runtime under the lifecycle engine (s0_local_options.runtime
+ * = "gvisor"), through the public client: inspection names it, a context
+ * runs a real program, a filesystem-only pause stops the generation (its
+ * processes gone, the terminal proof given), a resume starts a new one
+ * (runtime_id changes, runtime_generation + 1) on the same root tree, and
+ * asking for the runtime where runsc is missing fails the open naming it.
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "common/json.h"
+#include "local/runtime/gvisor/gvisor.h"
+#include "lt.h"
+
+static void open_gvisor(lt *t)
+{
+	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
+	o.manual_clock = 1;
+	o.runtime = "gvisor";
+	lt_open(t, &o);
+}
+
+/* Run @p cmd in REPL @p ctx of sandbox @p id; its stdout (free()). */
+static char *sh(lt *t, const char *id, const char *ctx, const char *cmd)
+{
+	return lt_sh(t, id, ctx, cmd, NULL);
+}
+
+/* Inspection names the runtime; a sandbox of the default template (the
+ * driver's busybox tree, runtime.h root_tree) runs real programs on its
+ * RootFS branch mounted through the carrier; the files API and the
+ * programs see the same files; a write followed at once by a
+ * filesystem-only pause is in the committed head (read back while paused,
+ * from the RootFS); the resume starts a new generation (runtime_id
+ * changes, runtime_generation + 1) whose processes are new. */
+START_TEST(engine_runs_gvisor_and_pauses)
+{
+	LT_ROW("FS-01");
+	lt t;
+	open_gvisor(&t);
+	char *json = NULL;
+	ck_assert_int_eq(s0_local_inspect(t.local, NULL, &json, NULL), S0_OK);
+	cJSON *ins = cJSON_Parse(json);
+	const cJSON *rt = cJSON_GetObjectItem(cJSON_GetObjectItem(ins, "node"), "runtime");
+	ck_assert_str_eq(s0__json_str(rt, "name"), "gvisor");
+	char *caps = cJSON_PrintUnformatted(cJSON_GetObjectItem(rt, "capabilities"));
+	ck_assert_str_eq(caps, "[\"contexts\",\"real_processes\",\"kernel_fs\"]");
+	free(caps);
+	cJSON_Delete(ins);
+	s0_free(json);
+	char *id = lt_claim(&t, NULL, NULL); /* the default template: the driver's busybox tree */
+	lt_assert_running(&t, id);
+	char *rt0 = lt_runtime_id(&t, id);
+	int64_t gen0 = lt_generation(&t, id);
+	char *ctx = lt_repl(&t, id);
+	char *out = sh(&t, id, ctx, "uname -r; cat /proc/mounts | grep -c ' / '");
+	ck_assert_msg(strstr(out, "gvisor"), "%s", out);
+	free(out);
+	/* the files API and the programs: the same files, both ways */
+	lt_write(&t, id, "/workspace/api.txt", "from the api\n");
+	out = sh(&t, id, ctx, "cat /workspace/api.txt");
+	ck_assert_str_eq(out, "from the api");
+	free(out);
+	out = sh(&t, id, ctx, "echo kept > /root/kept.txt; sleep 1000 & echo ok");
+	ck_assert_str_eq(out, "ok");
+	free(out);
+	ck_assert(lt_file_is(&t, id, "/root/kept.txt", "kept\n"));
+	free(ctx);
+
+	lt_pause(&t, id); /* at once after the write */
+	lt_assert_paused(&t, id);
+	ck_assert(lt_file_is(&t, id, "/root/kept.txt", "kept\n")); /* from the committed head */
+	ck_assert(lt_file_is(&t, id, "/workspace/api.txt", "from the api\n"));
+	lt_resume(&t, id);
+	lt_assert_running(&t, id);
+	char *rt1 = lt_runtime_id(&t, id);
+	ck_assert_str_ne(rt0, rt1);
+	ck_assert_int_eq(lt_generation(&t, id), gen0 + 1);
+	ctx = lt_repl(&t, id);
+	out = sh(&t, id, ctx, "cat /root/kept.txt; pgrep sleep | grep -c .; true");
+	ck_assert_str_eq(out, "kept\n0"); /* the file stayed, the process did not */
+	free(out);
+	free(ctx);
+	free(rt0);
+	free(rt1);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+/* A gvisor backend on @p dir (manual clock), not a fresh one. */
+static void open_gvisor_dir(lt *t, const char *dir)
+{
+	memset(t, 0, sizeof *t);
+	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
+	t->opts = o;
+	t->opts.manual_clock = 1;
+	t->opts.manual_clock_start_unix_ms = 1700000000000LL;
+	t->opts.runtime = "gvisor";
+	t->dir = strdup(dir);
+	t->keep_dir = true;
+	s0_error *e = NULL;
+	int rc = s0_local_open(t->dir, &t->opts, &t->local, &e);
+	ck_assert_msg(rc == S0_OK, "open: %s", e ? s0_error_message(e) : "?");
+	ck_assert_int_eq(s0_client_new_local(t->local, NULL, &t->c, NULL), S0_OK);
+}
+
+/* What of a killed backend's runtime @p key (a runtime id, or the data
+ * directory) is still on the host: a process whose command line names it,
+ * a loop device over a file whose path names it, a mount naming it — but
+ * not naming @p except (nullable: the live runtime). "" when nothing. */
+static void leftovers_except(const char *dir, const char *except, char *what, size_t n)
+{
+	what[0] = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	while (d && !what[0] && (de = readdir(d))) {
+		char p[300], buf[4096];
+		snprintf(p, sizeof p, "/proc/%s/cmdline", de->d_name);
+		FILE *f = de->d_name[0] >= '1' && de->d_name[0] <= '9' ? fopen(p, "re") : NULL;
+		size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+		if (f)
+			fclose(f);
+		for (size_t i = 0; i < len; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[len] = 0;
+		if (len && strstr(buf, dir) && !(except && strstr(buf, except))) {
+			char st[300] = "", wc[64] = "";
+			snprintf(p, sizeof p, "/proc/%s/stat", de->d_name);
+			FILE *sf = fopen(p, "re");
+			if (sf && fgets(st, sizeof st, sf))
+				st[60] = 0;
+			if (sf)
+				fclose(sf);
+			snprintf(p, sizeof p, "/proc/%s/wchan", de->d_name);
+			sf = fopen(p, "re");
+			if (sf && !fgets(wc, sizeof wc, sf))
+				wc[0] = 0;
+			if (sf)
+				fclose(sf);
+			snprintf(what, n, "process %s (%s; %s): %.200s", de->d_name, st, wc, buf);
+		}
+	}
+	if (d)
+		closedir(d);
+	for (int i = 0; !what[0] && i < 64; i++) {
+		char p[96], buf[512] = "";
+		snprintf(p, sizeof p, "/sys/block/loop%d/loop/backing_file", i);
+		FILE *f = fopen(p, "re");
+		if (f && fgets(buf, sizeof buf, f) && strstr(buf, dir) &&
+		    !(except && strstr(buf, except)))
+			snprintf(what, n, "loop%d over %.300s", i, buf);
+		if (f)
+			fclose(f);
+	}
+	FILE *m = fopen("/proc/self/mounts", "re");
+	char line[1024];
+	while (m && !what[0] && fgets(line, sizeof line, m))
+		if (strstr(line, dir) && !(except && strstr(line, except)))
+			snprintf(what, n, "mount %.300s", line);
+	if (m)
+		fclose(m);
+}
+
+static void leftovers(const char *key, char *what, size_t n)
+{
+	leftovers_except(key, NULL, what, n);
+}
+
+/* Where the backend dies: while running (no fault), or at a crash point
+ * of a pause or of a resume (manager_restart@<point>, SIGKILL there). */
+static const struct {
+	const char *point; /* NULL: kill -9 while running */
+	bool resume;       /* the point is on the resume (after a clean pause) */
+} CRASHES[] = {
+	{NULL, false},
+	{"manager_restart@intent-recorded", false},
+	{"manager_restart@published", false},
+	{"manager_restart@committed", false},
+	{"manager_restart@released", false},
+	{"manager_restart@resume-ready", true},
+};
+
+/* REC-01, PTX-05: `kill -9` of the backend while a gvisor sandbox runs on
+ * its carrier, and at each crash point of a pause and of a resume: the
+ * next open reclaims the dead runtime's runsc sandbox, carrier (mounts,
+ * loop device, FUSE server's namespace) and cgroups, nothing of it is
+ * left on the host, and the sandbox comes back from its last committed
+ * head (the write before the clean pause is there). */
+START_TEST(crash_while_running_recovers)
+{
+	LT_ROW("REC-01");
+	LT_ROW("PTX-05");
+	const char *point = CRASHES[_i].point;
+	bool on_resume = CRASHES[_i].resume;
+	fprintf(stderr, "crash at %s%s\n", point ? point : "a running sandbox",
+	        on_resume ? " (resume)" : "");
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); /* the killed child's daemons come here */
+	char *dir = s0_test_tmpdir("gvcrash");
+	char *idfile = malloc(strlen(dir) + 8);
+	sprintf(idfile, "%s/id", dir);
+	pid_t pid = fork();
+	if (pid == 0) { /* the backend that dies */
+		lt t;
+		open_gvisor_dir(&t, dir);
+		char *id = lt_claim(&t, NULL, NULL);
+		char *ctx = lt_repl(&t, id);
+		free(lt_sh(&t, id, ctx, "echo committed > /root/c.txt", NULL));
+		lt_pause(&t, id);
+		lt_resume(&t, id);
+		free(ctx);
+		ctx = lt_repl(&t, id);
+		free(lt_sh(&t, id, ctx, "echo later > /root/l.txt; sleep 1000 & true", NULL));
+		if (on_resume)
+			lt_pause(&t, id);
+		char *rid = lt_runtime_id(&t, id);
+		FILE *f = fopen(idfile, "we");
+		fprintf(f, "%s %s", id, *rid ? rid : "none");
+		fclose(f);
+		if (point) {
+			s0_error *e = NULL;
+			if (s0_local_fault_arm(t.local, point, S0_FAULT_CRASH, 1, 0, &e) != S0_OK)
+				_exit(4);
+			s0_sandbox_info *sb = NULL;
+			if (on_resume)
+				s0_sandbox_resume_and_wait(t.c, id, NULL, &sb, &e);
+			else
+				s0_sandbox_pause_and_wait(t.c, id, NULL, &sb, &e);
+			lt_quiesce(&t);
+			_exit(5); /* the crash point was not reached */
+		}
+		kill(getpid(), SIGKILL);
+		_exit(3);
+	}
+	int st = 0;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "child status %d", st);
+	FILE *f = fopen(idfile, "re");
+	ck_assert_ptr_nonnull(f);
+	char id[128] = "", rid[128] = "";
+	ck_assert_int_eq(fscanf(f, "%127s %127s", id, rid), 2);
+	fclose(f);
+	char what[512];
+	if (!point) {
+		leftovers(rid, what, sizeof what);
+		ck_assert_msg(what[0], "the killed backend left nothing running?"); /* it runs on */
+	}
+
+	lt t;
+	open_gvisor_dir(&t, dir);
+	lt_quiesce(&t);
+	if (lt_status(&t, id) != S0_STATUS_RUNNING)
+		lt_resume(&t, id);
+	lt_assert_running(&t, id);
+	/* nothing of the dead runtimes: what runs under dir is the live one's */
+	char *live = lt_runtime_id(&t, id);
+	leftovers_except(dir, live, what, sizeof what);
+	ck_assert_msg(!what[0], "left after reopening (live %s, dead %s): %s", live, rid, what);
+	free(live);
+	char *ctx = lt_repl(&t, id);
+	char *out = lt_sh(&t, id, ctx, "cat /root/c.txt; pgrep sleep | grep -c .; true", NULL);
+	ck_assert_str_eq(out, "committed\n0");
+	free(out);
+	free(ctx);
+	t.keep_dir = false;
+	lt_close(&t);
+	leftovers(dir, what, sizeof what);
+	ck_assert_msg(!what[0], "left after close: %s", what);
+	free(idfile);
+	free(dir);
+}
+END_TEST
+
+/* A snapshot of a running gvisor sandbox is a consistent cut (runsc
+ * pause, the mounted ext4 frozen, the branch published, thawed, resumed):
+ * a sandbox claimed from it has what was written before and not what was
+ * written after; the running sandbox carries on. */
+START_TEST(snapshot_of_running_sandbox)
+{
+	lt t;
+	open_gvisor(&t);
+	char *id = lt_claim(&t, NULL, NULL);
+	char *ctx = lt_repl(&t, id);
+	free(lt_sh(&t, id, ctx, "echo before > /root/before.txt; X=kept", NULL));
+	s0_snapshot_info *snap = NULL;
+	s0_error *e = NULL;
+	int rc = s0_snapshot_create(t.c, id, "cut", NULL, 0, &snap, &e);
+	ck_assert_msg(rc == S0_OK, "snapshot: %s", e ? s0_error_message(e) : "?");
+	char *out = lt_sh(&t, id, ctx, "echo after > /root/after.txt; echo $X", NULL);
+	ck_assert_str_eq(out, "kept"); /* the same shell, paused and resumed */
+	free(out);
+	s0_sandbox_info *sb = NULL;
+	rc = s0_sandbox_claim(t.c, "default", s0_snapshot_info_id(snap), NULL, &sb, &e);
+	ck_assert_msg(rc == S0_OK, "claim from snapshot: %s", e ? s0_error_message(e) : "?");
+	char *id2 = strdup(s0_sandbox_info_id(sb));
+	s0_sandbox_info_free(sb);
+	char *ctx2 = lt_repl(&t, id2);
+	out = lt_sh(&t, id2, ctx2, "cat /root/before.txt; ls /root/after.txt 2>/dev/null; true", NULL);
+	ck_assert_str_eq(out, "before");
+	free(out);
+	s0_snapshot_info_free(snap);
+	free(ctx2);
+	free(id2);
+	free(ctx);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
+START_TEST(open_without_runsc_names_it)
+{
+	setenv("S0_RUNSC", "/nonexistent/runsc", 1);
+	char *dir = s0_test_tmpdir("gvl");
+	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
+	o.manual_clock = 1;
+	o.runtime = "gvisor";
+	s0_local *l = NULL;
+	s0_error *e = NULL;
+	ck_assert_int_eq(s0_local_open(dir, &o, &l, &e), S0_EUNAVAILABLE);
+	ck_assert_ptr_null(l);
+	ck_assert_msg(strstr(s0_error_message(e), "S0_RUNSC"), "%s", s0_error_message(e));
+	s0_error_free(e);
+	unsetenv("S0_RUNSC");
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+static Suite *gvisor_local_suite(void)
+{
+	Suite *s = suite_create("gvisor-local");
+	TCase *tc = tcase_create("engine");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, engine_runs_gvisor_and_pauses);
+	tcase_add_test(tc, open_without_runsc_names_it);
+	tcase_add_loop_test(tc, crash_while_running_recovers, 0,
+	                    (int)(sizeof CRASHES / sizeof CRASHES[0]));
+	tcase_add_test(tc, snapshot_of_running_sandbox);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+S0_TEST_MAIN(gvisor_local_suite)

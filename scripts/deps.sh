@@ -8,7 +8,7 @@ set -euo pipefail
 
 S0_APT_PACKAGES=(build-essential pkg-config meson ninja-build check
   libcurl4-openssl-dev libcjson-dev libsodium-dev libzstd-dev libsqlite3-dev
-  libext2fs-dev e2fsprogs libmicrohttpd-dev libyaml-dev python3 python3-dev swig)
+  libext2fs-dev e2fsprogs libmicrohttpd-dev libxml2-dev libyaml-dev python3 python3-dev swig)
 
 s0_install_deps() { s0_apt_install "${S0_APT_PACKAGES[@]}"; }
 

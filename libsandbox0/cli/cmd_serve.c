@@ -50,6 +50,11 @@ static const cli_flag serve_flags[] = {
 	                                 "simulated runtime; another name is refused"},
 	{"object-store", 0, FLAG_STR, "NAME", "object store backend: pack (default) or files; a data "
 	                                      "directory keeps the one it was made with"},
+	{"objects", 0, FLAG_STR, "URL", "objects in an S3-compatible bucket: s3://BUCKET?endpoint="
+	                                "http://HOST:PORT[&region=R] (credentials from "
+	                                "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"},
+	{"key-file", 0, FLAG_STR, "FILE", "installation key file (default DATA/installation.key); "
+	                                  "nodes sharing a bucket share one"},
 	{"quiet", 'q', FLAG_BOOL, NULL, "no access log on stderr"},
 	{0},
 };
@@ -276,6 +281,13 @@ static int run_serve(cli *c)
 	lo.warm_carriers = (int32_t)carriers; /* 0 = the default */
 	lo.runtime = opt_str(c, "runtime"); /* NULL = sim; an unknown one fails the open */
 	lo.object_store = opt_str(c, "object-store"); /* NULL: as recorded, pack when new */
+	if (opt_str(c, "objects") && lo.object_store) {
+		rc = cli_failf("reading the options", "give --objects or --object-store, not both");
+		goto out;
+	}
+	if (opt_str(c, "objects"))
+		lo.object_store = opt_str(c, "objects");
+	lo.key_file = opt_str(c, "key-file");
 	rc = s0_local_open(data, &lo, &local, &err);
 	if (rc < 0) {
 		bool locked = rc == S0_ECONFLICT && !strcmp(s0_error_reason(err), "data_dir_locked");

@@ -22,7 +22,10 @@ typedef struct s0__engine_options {
 	bool no_webhook_outbox; /* no durable webhook outbox (MFB-15) */
 	const char *runtime;    /* runtime driver name (runtime/runtime.h), read by open
 	                         * only; NULL = "sim" */
-	const char *object_store; /* backend name (static, objects/backends.h); NULL = recorded */
+	const char *object_store; /* backend name (static, objects/backends.h), or a store URL
+	                             (borrowed, read during the open only); NULL = recorded */
+	const char *key_file;     /* installation key file (borrowed, read during the open
+	                             only); NULL = <dir>/installation.key */
 } s0__engine_options;
 
 /* A per-sandbox lifecycle lock (in memory; rebuilt on manager restart). */

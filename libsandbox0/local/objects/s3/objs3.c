@@ -48,12 +48,12 @@ static void s3_close(void *ctx)
 	free(s);
 }
 
-/* Take the directory lock, make tmp/ and empty it. */
+/* Take the directory lock, make upload/ and empty it. */
 static int local_dir(s0__objs3 *s, s0_error **err)
 {
 	if (mkdir(s->dir, 0700) < 0 && errno != EEXIST)
 		return io_error(err, "mkdir", s->dir);
-	char *lock = s0__asprintf("%s/lock", s->dir), *tmp = s0__asprintf("%s/tmp", s->dir);
+	char *lock = s0__asprintf("%s/lock", s->dir), *tmp = s0__asprintf("%s/upload", s->dir);
 	int rc = lock && tmp ? S0_OK : s0__error_nomem(err);
 	if (rc == S0_OK && (s->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
 		rc = io_error(err, "open", lock);

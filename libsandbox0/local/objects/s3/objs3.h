@@ -8,7 +8,8 @@
  * In the local store directory (<data dir>/objects):
  *   backend               "s3" (backends.h)
  *   lock                  flock'ed by the one process that has it open
- *   tmp/<batch>.<hex>     a batch's sealed objects until its commit
+ *   upload/<batch>.<hex>  a batch's sealed objects until its commit (not tmp/:
+ *                         that names a files store to backends.h's probe)
  *   cache/                the bounded read cache (s3cache.h)
  *
  * Batches. A put writes the sealed bytes to a temp file (several threads

@@ -77,7 +77,7 @@ static int write_file(int dir_fd, const char *name, const void *data, size_t len
 	int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return s0__error_set(err, errno == ENOSPC ? S0_ENOSPACE : S0_EIO, "store_io",
-		                     "create tmp/%s: %s", name, strerror(errno));
+		                     "create upload/%s: %s", name, strerror(errno));
 	const char *p = data;
 	size_t done = 0;
 	int rc = S0_OK;
@@ -87,7 +87,7 @@ static int write_file(int dir_fd, const char *name, const void *data, size_t len
 			continue;
 		if (w <= 0) {
 			rc = s0__error_set(err, errno == ENOSPC ? S0_ENOSPACE : S0_EIO, "store_io",
-			                   "write tmp/%s: %s", name, strerror(w < 0 ? errno : EIO));
+			                   "write upload/%s: %s", name, strerror(w < 0 ? errno : EIO));
 			break;
 		}
 		done += (size_t)w;
@@ -143,7 +143,7 @@ int s0__objs3_put(void *ctx, void *batch, const s0__objid *id, const void *seale
 	return rc;
 }
 
-/* Read tmp file name into out. */
+/* Read upload file name into out. */
 static int read_file(int dir_fd, const char *name, s0__buf *out, s0_error **err)
 {
 	int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
@@ -152,7 +152,7 @@ static int read_file(int dir_fd, const char *name, s0__buf *out, s0_error **err)
 		int e = errno;
 		if (fd >= 0)
 			close(fd);
-		return s0__error_set(err, S0_EIO, "store_io", "read tmp/%s: %s", name, strerror(e));
+		return s0__error_set(err, S0_EIO, "store_io", "read upload/%s: %s", name, strerror(e));
 	}
 	size_t size = (size_t)st.st_size, got = 0;
 	s0__buf_reset(out);
@@ -166,7 +166,7 @@ static int read_file(int dir_fd, const char *name, s0__buf *out, s0_error **err)
 			continue;
 		if (r <= 0) {
 			close(fd);
-			return s0__error_set(err, S0_EIO, "store_io", "read tmp/%s: %s", name,
+			return s0__error_set(err, S0_EIO, "store_io", "read upload/%s: %s", name,
 			                     r < 0 ? strerror(errno) : "file shrank");
 		}
 		got += (size_t)r;

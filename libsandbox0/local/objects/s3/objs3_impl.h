@@ -18,7 +18,7 @@
 
 typedef struct s0__objs3 {
 	char *dir;
-	int tmp_fd; /* <dir>/tmp */
+	int tmp_fd; /* <dir>/upload */
 	int lock_fd;
 	s0__s3 *s3;
 	s0__s3cache *cache;

@@ -3,6 +3,8 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -140,9 +142,19 @@ static int setup(s0__s3 *s, xfer *x, s0_error **err)
 	}
 	if (!x->h && !(x->h = curl_easy_init()))
 		return s0__error_nomem(err);
-	if (!x->hdrs) {
-		struct curl_slist *h = curl_slist_append(NULL, "Content-Type:");
-		struct curl_slist *h2 = h ? curl_slist_append(h, "Expect:") : NULL;
+	/* Only headers that are sent: this libcurl (7.88) signs a header given
+	 * empty to remove it ("Content-Type:") although it never sends it, and
+	 * the endpoint then refuses the signature. A PUT names its body's
+	 * SHA-256 in x-amz-content-sha256, which S3 requires and libcurl then
+	 * signs as the payload hash (it does not send the header itself). */
+	if (!x->hdrs && !strcmp(rq->method, "PUT")) {
+		unsigned char sum[crypto_hash_sha256_BYTES];
+		char hex[2 * crypto_hash_sha256_BYTES + 1], line[128];
+		crypto_hash_sha256(sum, rq->body ? rq->body : (const void *)"", rq->len);
+		sodium_bin2hex(hex, sizeof hex, sum, sizeof sum);
+		snprintf(line, sizeof line, "x-amz-content-sha256: %s", hex);
+		struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/octet-stream");
+		struct curl_slist *h2 = h ? curl_slist_append(h, line) : NULL;
 		if (!h2) {
 			curl_slist_free_all(h);
 			return s0__error_nomem(err);

@@ -8,6 +8,8 @@
 #   blocks-s3           the block-store suites, crash points included
 #   unit-local-s3       the lifecycle suites (the same list as unit-local and
 #                       unit-local-files), crash tests included
+#   serve-s3            s0 serve --objects: a wrong secret stops it clearly, it
+#                       pauses and resumes on S3, no credential in its output
 #   unit-local-s3-outage the server stopped mid-pause and mid-resume, then
 #                       restarted (run alone: it stops the shared server)
 # The count of lifecycle tests per backend is printed; they must be equal.
@@ -68,6 +70,11 @@ run() {
   s3=$(s0_s3_count "$log" unit-local-s3)
   pack=$(s0_s3_count build/meson-logs/testlog-c.json unit-local)
   files=$(s0_s3_count build/meson-logs/testlog-c.json unit-local-files)
-  echo "lifecycle tests per object store: pack ${pack:-?} (part c), files ${files:-?} (part c), s3 $s3"
+  echo "lifecycle tests per object store: pack ${pack:-?}, files ${files:-?} (part c's log), s3 $s3"
+  if [ "${s3:-0}" = 0 ] || { [ "${pack:-0}" != 0 ] && [ "$pack" != "$s3" ]; } ||
+     { [ "${files:-0}" != 0 ] && [ "$files" != "$s3" ]; }; then
+    echo "the lifecycle counts differ between object stores" >&2
+    rc=1
+  fi
   return $rc
 }

@@ -8,14 +8,20 @@
 #                               AWS_SECRET_ACCESS_KEY for the tests)
 #   s3ctl.sh STATE_DIR start    start the server on STATE_DIR/data, wait until
 #                               S3 answers (bounded), keep its pid
-#   s3ctl.sh STATE_DIR stop     stop it (SIGTERM, then SIGKILL), wait for it
+#   s3ctl.sh STATE_DIR stop     stop it (SIGTERM, then SIGKILL after 10 s), wait
+#   s3ctl.sh STATE_DIR kill     kill it at once (SIGKILL: an outage), wait
 #
-# The binary is $S0_WEED_BIN (built by the part's deps). Data, sockets and
+# The binary is $S0_WEED_BIN at init (built by the part's deps). Data, sockets and
 # logs stay in STATE_DIR; the caller removes it. Authentication is on: one
 # identity, whose secret is random per run.
 set -euo pipefail
 state=$1 cmd=$2
-weed=${S0_WEED_BIN:?S0_WEED_BIN is the SeaweedFS binary}
+# the binary: $S0_WEED_BIN at init, remembered in STATE_DIR/weed-bin
+if [ "$cmd" = init ]; then
+  weed=${S0_WEED_BIN:?S0_WEED_BIN is the SeaweedFS binary}
+else
+  weed=$(cat "$state/weed-bin")
+fi
 
 free_ports() { # N free loopback ports
   python3 - "$1" <<'PY'
@@ -30,6 +36,7 @@ PY
 case $cmd in
 init)
   mkdir -p "$state/data"
+  echo "$weed" >"$state/weed-bin"
   read -r -a p <<<"$(free_ports 8)"
   printf '%s\n' "${p[@]}" >"$state/ports"
   secret=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -47,6 +54,9 @@ ENV
   ;;
 start)
   mapfile -t p <"$state/ports"
+  # its own process group (job control on): a test that restarts it must
+  # not take it down when the test's process group is killed
+  set -m
   "$weed" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$state/data" \
     -master.port="${p[0]}" -master.port.grpc="${p[1]}" -master.telemetry=false \
     -master.volumeSizeLimitMB=64 -volume.max=0 \
@@ -57,6 +67,7 @@ start)
     -s3.localSocket="$state/s3.sock" -s3.config="$state/s3.json" \
     >>"$state/weed.log" 2>&1 </dev/null &
   echo $! >"$state/pid"
+  set +m
   # ready when S3 answers an unsigned request (403: authentication is on)
   for _ in $(seq 1 600); do
     code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${p[6]}/s0test" || true)
@@ -68,10 +79,12 @@ start)
   tail -20 "$state/weed.log" >&2
   exit 1
   ;;
-stop)
+stop | kill)
   [ -f "$state/pid" ] || exit 0
   pid=$(cat "$state/pid")
-  kill -TERM "$pid" 2>/dev/null || { rm -f "$state/pid"; exit 0; }
+  sig=TERM
+  [ "$cmd" = kill ] && sig=KILL
+  kill -"$sig" "$pid" 2>/dev/null || { rm -f "$state/pid"; exit 0; }
   for _ in $(seq 1 100); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
@@ -81,7 +94,7 @@ stop)
   rm -f "$state/pid"
   ;;
 *)
-  echo "usage: s3ctl.sh STATE_DIR init|start|stop" >&2
+  echo "usage: s3ctl.sh STATE_DIR init|start|stop|kill" >&2
   exit 2
   ;;
 esac

@@ -35,45 +35,46 @@ deps() {
   fi
 }
 
-# Lifecycle test counts of one meson test in a testlog JSON.
+# Checks of one meson test (by its short name) in a testlog JSON; empty
+# when the log or the test is not there.
 s0_s3_count() {
+  [ -f "$1" ] || return 0
   python3 - "$1" "$2" <<'PY'
 import json, re, sys
-n = 0
 for line in open(sys.argv[1]):
     t = json.loads(line)
-    if t.get("name") == sys.argv[2]:
-        m = re.search(r"(\d+)%: Checks: (\d+)", t.get("stdout", ""))
-        n = int(m.group(2)) if m else 0
-print(n)
+    if t.get("name", "").split(" / ")[-1] == sys.argv[2]:
+        m = re.findall(r"(\d+)%: Checks: (\d+)", t.get("stdout", ""))
+        print(m[-1][1] if m else 0)
 PY
 }
 
 run() {
-  local state
-  state=$(mktemp -d /tmp/s0-s3.XXXXXX)
+  S0_S3_STATE=$(mktemp -d /tmp/s0-s3.XXXXXX)
   export S0_WEED_BIN
-  trap 'tests/s3server/s3ctl.sh "$state" stop; rm -rf "$state"' EXIT
-  tests/s3server/s3ctl.sh "$state" init || return 1
+  trap 'tests/s3server/s3ctl.sh "$S0_S3_STATE" stop; rm -rf "$S0_S3_STATE"' EXIT
+  tests/s3server/s3ctl.sh "$S0_S3_STATE" init || return 1
   set -a
-  . "$state/env"
+  . "$S0_S3_STATE/env"
   set +a
-  export S0_TEST_S3_CTL="$PWD/tests/s3server/s3ctl.sh $state"
-  if ! tests/s3server/s3ctl.sh "$state" start; then
+  export S0_TEST_S3_CTL="$PWD/tests/s3server/s3ctl.sh $S0_S3_STATE"
+  if ! tests/s3server/s3ctl.sh "$S0_S3_STATE" start; then
     s0_tally s3 0 1 0
     return 1
   fi
   local rc=0
   s0_meson_suites s3 build s3 || rc=1
-  # the lifecycle list per backend: equal counts
-  local log=build/meson-logs/testlog-s3.json pack files s3
-  s3=$(s0_s3_count "$log" unit-local-s3)
+  # the lifecycle list per backend: the same binary and suites, so equal
+  # counts; pack and files come from part c's log when it ran
+  local pack files s3
+  s3=$(s0_s3_count build/meson-logs/testlog-s3.json unit-local-s3)
   pack=$(s0_s3_count build/meson-logs/testlog-c.json unit-local)
   files=$(s0_s3_count build/meson-logs/testlog-c.json unit-local-files)
-  echo "lifecycle tests per object store: pack ${pack:-?}, files ${files:-?} (part c's log), s3 $s3"
-  if [ "${s3:-0}" = 0 ] || { [ "${pack:-0}" != 0 ] && [ "$pack" != "$s3" ]; } ||
-     { [ "${files:-0}" != 0 ] && [ "$files" != "$s3" ]; }; then
-    echo "the lifecycle counts differ between object stores" >&2
+  echo "lifecycle tests per object store: pack ${pack:-(part c not run)}, files ${files:-(part c not run)}, s3 ${s3:-0}"
+  if [ "${s3:-0}" = 0 ] || { [ -n "$pack" ] && [ "$pack" != "$s3" ]; } ||
+     { [ -n "$files" ] && [ "$files" != "$s3" ]; }; then
+    echo "[s3] the lifecycle counts differ between object stores" >&2
+    [ -n "${S0_RESULTS:-}" ] && read -r a b c <"$S0_RESULTS/s3" && s0_tally s3 "$a" $((b + 1)) "$c"
     rc=1
   fi
   return $rc

@@ -14,8 +14,8 @@
  *
  * Batches. A put writes the sealed bytes to a temp file (several threads
  * may put into one batch at once); nothing reaches the bucket, so the
- * batch is invisible. Commit then PUTs every object, 16 at a time on one
- * curl multi handle, and returns only when the endpoint has answered 200 to
+ * batch is invisible. Commit then PUTs every object, 32 at a time on one
+ * curl multi handle (groups of up to 128 objects or 32 MiB read in memory), and returns only when the endpoint has answered 200 to
  * every PUT: an S3 PUT is atomic (an object is absent or whole, never
  * torn) and durable once answered, so the batch is durable then. No
  * manifest or commit marker is needed, because nothing names these objects

@@ -12,8 +12,11 @@
 #include "local/objects/crash.h"
 #include "local/objects/idmap.h"
 
-/* Objects PUT at once by a commit (and read into memory for it). */
-#define GROUP 16
+/* A commit PUTs its objects in groups read into memory: at most GROUP
+ * objects or GROUP_BYTES sealed bytes (at least one object) per group, all
+ * of a group in flight together (s3http.h runs 32 at once). */
+#define GROUP 128
+#define GROUP_BYTES ((size_t)32 << 20)
 
 /* Temp file name: "<batch>.<64 hex>". */
 #define TMP_NAME_BYTES (24 + S0__OBJID_HEX_BYTES)
@@ -176,32 +179,36 @@ static int read_file(int dir_fd, const char *name, s0__buf *out, s0_error **err)
 	return S0_OK;
 }
 
-/* PUT rows [from, to) of b. */
-static int put_group(s3_batch *b, size_t from, size_t to, s0_error **err)
+/* PUT a group starting at row from of b: rows [from, *next). */
+static int put_group(s3_batch *b, size_t from, size_t *next, s0_error **err)
 {
-	s0__s3req rq[GROUP];
-	s0__buf body[GROUP];
-	char keys[GROUP][S0__OBJS3_KEY_BYTES];
-	size_t n = to - from;
-	memset(rq, 0, sizeof rq);
-	memset(body, 0, sizeof body);
-	int rc = S0_OK;
-	for (size_t i = 0; rc == S0_OK && i < n; i++) {
+	s0__s3req *rq = calloc(GROUP, sizeof *rq);
+	s0__buf *body = calloc(GROUP, sizeof *body);
+	char(*keys)[S0__OBJS3_KEY_BYTES] = calloc(GROUP, sizeof *keys);
+	int rc = rq && body && keys ? S0_OK : s0__error_nomem(err);
+	size_t n = 0, bytes = 0;
+	while (rc == S0_OK && n < GROUP && from + n < b->n && (n == 0 || bytes < GROUP_BYTES)) {
 		char name[TMP_NAME_BYTES];
-		tmp_name(b, &b->ids[from + i], name);
-		rc = read_file(b->s->tmp_fd, name, &body[i], err);
-		s0__objs3_key(&b->ids[from + i], keys[i]);
-		rq[i] = (s0__s3req){.method = "PUT", .key = keys[i], .body = body[i].data,
-		                    .len = body[i].len};
+		tmp_name(b, &b->ids[from + n], name);
+		rc = read_file(b->s->tmp_fd, name, &body[n], err);
+		s0__objs3_key(&b->ids[from + n], keys[n]);
+		rq[n] = (s0__s3req){.method = "PUT", .key = keys[n], .body = body[n].data,
+		                    .len = body[n].len};
+		bytes += body[n].len;
+		n++;
 	}
+	*next = from + n;
 	if (rc == S0_OK)
 		rc = s0__s3_run(b->s->s3, rq, n, err);
 	for (size_t i = 0; rc == S0_OK && i < n; i++)
 		rc = s0__s3_check(b->s->s3, &rq[i], err);
 	for (size_t i = 0; rc == S0_OK && i < n; i++)
 		s0__s3cache_put(b->s->cache, &b->ids[from + i], body[i].data, body[i].len);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; body && i < n; i++)
 		s0__buf_free(&body[i]);
+	free(rq);
+	free(body);
+	free(keys);
 	return rc;
 }
 
@@ -212,8 +219,8 @@ int s0__objs3_commit(void *ctx, void *batch, s0_error **err)
 	int rc = S0_OK;
 	if (b->n)
 		s0__crash_point("objects.s3_written");
-	for (size_t i = 0; rc == S0_OK && i < b->n; i += GROUP) {
-		rc = put_group(b, i, i + GROUP < b->n ? i + GROUP : b->n, err);
+	for (size_t i = 0; rc == S0_OK && i < b->n;) {
+		rc = put_group(b, i, &i, err);
 		if (rc == S0_OK)
 			s0__crash_point("objects.s3_put");
 	}

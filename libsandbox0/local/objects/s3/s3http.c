@@ -11,7 +11,7 @@
 
 #include "local/objects/s3/s3xml.h"
 
-#define MAX_PARALLEL 16
+#define MAX_PARALLEL 32
 #define ATTEMPTS 6
 #define BACKOFF_FIRST_MS 25
 
@@ -184,6 +184,10 @@ static int setup(s0__s3 *s, xfer *x, s0_error **err)
 		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
 	} else if (!strcmp(rq->method, "PUT")) {
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
+		/* libcurl sends "Expect: 100-continue" with larger bodies and waits
+		 * up to a second for the answer; the header cannot be removed (see
+		 * above), so do not wait for it */
+		curl_easy_setopt(h, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->len);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, rq->body ? rq->body : "");
 	} else if (strcmp(rq->method, "GET")) {

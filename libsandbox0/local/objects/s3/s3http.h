@@ -48,7 +48,7 @@ int s0__s3_new(const s0__s3conf *conf, s0__s3 **out, s0_error **err);
 void s0__s3_free(s0__s3 *s);
 
 /**
- * Run n requests, up to 16 at once, retrying transient failures (see the
+ * Run n requests, up to 32 at once, retrying transient failures (see the
  * file comment). Blocks until every request has a final answer.
  * @retval S0_OK every request got an HTTP answer (any status but 5xx/429):
  *               read rq[i].status, or use s0__s3_check().

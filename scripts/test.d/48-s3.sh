@@ -21,7 +21,10 @@ S0_WEED_BIN=/var/cache/libsandbox0/seaweedfs/$S0_WEED_VERSION/weed
 deps() {
   s0_apt_install libxml2-dev curl python3 || return 1
   [ -x "$S0_WEED_BIN" ] && return 0
-  command -v go >/dev/null || s0_apt_install golang-go || return 1
+  # Go as part "go" installs it (Debian 12's own is too old); the go line of
+  # tests/s3server/go.mod makes an older go fetch that toolchain from the
+  # Go module proxy
+  command -v go >/dev/null || (. scripts/test.d/40-go.sh && deps) || return 1
   local dir tmp
   dir=$(dirname "$S0_WEED_BIN")
   mkdir -p "$dir" || return 1

@@ -189,7 +189,8 @@ static void evict(s0__s3cache *c)
 		n++;
 	}
 	closedir(d);
-	qsort(v, n, sizeof *v, by_age);
+	if (n)
+		qsort(v, n, sizeof *v, by_age);
 	for (size_t i = 0; i < n && total > c->cap / 4 * 3; i++)
 		if (unlinkat(c->fd, v[i].name, 0) == 0)
 			total -= v[i].bytes;

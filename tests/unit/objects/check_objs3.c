@@ -28,6 +28,14 @@ static int open_url(const char *url, const char *dir, s0__objstore **out, char *
 	return rc;
 }
 
+/* objenv_s3_url(dir), asserted (the s3 part sets S0_TEST_S3_URL). */
+static char *s3_url(const char *dir)
+{
+	char *url = objenv_s3_url(dir);
+	ck_assert_msg(url, "S0_TEST_S3_URL is unset (scripts/test s3 sets it)");
+	return url;
+}
+
 /* A second local dir beside dir (another node's). */
 static char *node_b_dir(const char *dir)
 {
@@ -40,7 +48,7 @@ START_TEST(test_s3_batch_invisible_then_other_node_reads)
 {
 	char *dir;
 	s0__objstore *a = objtest_open(&dir, 1);
-	char *url = objenv_s3_url(dir), *bdir = node_b_dir(dir), msg[512];
+	char *url = s3_url(dir), *bdir = node_b_dir(dir), msg[512];
 	s0__objstore *b;
 	ck_assert_msg(open_url(url, bdir, &b, msg, sizeof msg) == S0_OK, "%s", msg);
 	char data[5000];
@@ -123,7 +131,7 @@ END_TEST
 START_TEST(test_s3_wrong_secret_fails_clearly)
 {
 	char *dir = s0_test_tmpdir("objects");
-	char *url = objenv_s3_url(dir), msg[1024];
+	char *url = s3_url(dir), msg[1024];
 	const char *real = getenv("AWS_SECRET_ACCESS_KEY");
 	const char *keyid = getenv("AWS_ACCESS_KEY_ID");
 	ck_assert_ptr_nonnull(real);
@@ -175,7 +183,7 @@ END_TEST
 START_TEST(test_s3_cache_is_bounded)
 {
 	char *dir = s0_test_tmpdir("objects"), msg[512];
-	char *base = objenv_s3_url(dir), *url;
+	char *base = s3_url(dir), *url;
 	ck_assert_int_ge(asprintf(&url, "%s&cache_mb=1", base), 0);
 	s0__objstore *os;
 	ck_assert_msg(open_url(url, dir, &os, msg, sizeof msg) == S0_OK, "%s", msg);
@@ -222,7 +230,7 @@ START_TEST(test_s3_bad_urls_and_reopen_without_url)
 		ck_assert_msg(rc == S0_EINVAL && strstr(msg, "object_store_url"), "%s: %d %s", bad[i],
 		              rc, msg);
 	}
-	char *url = objenv_s3_url(dir);
+	char *url = s3_url(dir);
 	ck_assert_msg(open_url(url, dir, &os, msg, sizeof msg) == S0_OK, "%s", msg);
 	s0__objstore_free(os);
 	/* the directory records s3: opening it by name alone or with no name

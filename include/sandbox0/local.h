@@ -101,11 +101,20 @@ typedef struct s0_local_options {
 	/**
 	 * Object store backend of `<data_dir>/objects` (borrowed for the call):
 	 * `"pack"` (objects appended to pack files, an SQLite catalog) or
-	 * `"files"` (one file per object). NULL = the backend the data directory
-	 * records, `"pack"` for a new one. A data directory keeps the backend it
-	 * was created with: naming another makes s0_local_open() fail with
-	 * ::S0_EINVAL, reason `object_store_mismatch`, and change nothing; an
-	 * unknown name fails with reason `object_store_unknown`.
+	 * `"files"` (one file per object), or an S3-compatible bucket by its URL,
+	 * `"s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=R][&cache_mb=N]"`
+	 * (credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, never
+	 * in the URL; `<data_dir>/objects` then holds the local read cache, and
+	 * every open of such a data directory names the URL again, else
+	 * ::S0_EINVAL reason `object_store_url_needed`). NULL = the backend the
+	 * data directory records, `"pack"` for a new one. A data directory keeps
+	 * the backend it was created with: naming another makes s0_local_open()
+	 * fail with ::S0_EINVAL, reason `object_store_mismatch`, and change
+	 * nothing; an unknown name fails with reason `object_store_unknown`, a
+	 * malformed URL with `object_store_url`, missing credentials with
+	 * `object_store_credentials`; refused credentials fail the open with
+	 * ::S0_EAUTH (reason `object_store_auth`), an unreachable endpoint with
+	 * ::S0_EUNAVAILABLE (reason `object_store`).
 	 * @since 0.2
 	 */
 	const char *object_store;
@@ -136,12 +145,22 @@ typedef struct s0_local_options {
 	 * @since 0.2
 	 */
 	const char *meta;
+	/**
+	 * Installation key file (borrowed for the call): the 32-byte secret
+	 * every object's id and key derive from. NULL = `<data_dir>/installation.key`.
+	 * Nodes that share one object store must all be pointed at one key
+	 * file (a copy of the same bytes, mode 0600); it is created (random,
+	 * 0600) when missing. A file of another size fails the open with
+	 * ::S0_ECORRUPT, one readable by group or others with ::S0_EINVAL.
+	 * @since 0.2
+	 */
+	const char *key_file;
 } s0_local_options;
 
 /** Current version of ::s0_local_options. */
 #define S0_LOCAL_OPTIONS_VERSION 1
 /** Static initialiser. */
-#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 S0_BEGIN_DECLS
 

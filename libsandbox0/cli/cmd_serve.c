@@ -55,6 +55,11 @@ static const cli_flag serve_flags[] = {
 	                                      "action (UCloud: 86400); default 0, no limit"},
 	{"meta", 0, FLAG_STR, "URL", "metadata store: a postgres:// URL (password from the URL or "
 	                             "PGPASSWORD, never printed); default SQLite in the data directory"},
+	{"objects", 0, FLAG_STR, "URL", "objects in an S3-compatible bucket: s3://BUCKET?endpoint="
+	                                "http://HOST:PORT[&region=R] (credentials from "
+	                                "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"},
+	{"key-file", 0, FLAG_STR, "FILE", "installation key file (default DATA/installation.key); "
+	                                  "nodes sharing a bucket share one"},
 	{"quiet", 'q', FLAG_BOOL, NULL, "no access log on stderr"},
 	{0},
 };
@@ -288,6 +293,13 @@ static int run_serve(cli *c)
 	lo.object_store = opt_str(c, "object-store"); /* NULL: as recorded, pack when new */
 	lo.continuous_run_limit_ms = run_limit * 1000; /* 0 = no limit */
 	lo.meta = opt_str(c, "meta"); /* NULL: SQLite in the data directory */
+	if (opt_str(c, "objects") && lo.object_store) {
+		rc = cli_failf("reading the options", "give --objects or --object-store, not both");
+		goto out;
+	}
+	if (opt_str(c, "objects"))
+		lo.object_store = opt_str(c, "objects");
+	lo.key_file = opt_str(c, "key-file");
 	rc = s0_local_open(data, &lo, &local, &err);
 	if (rc == S0_EUNAVAILABLE && auto_rt) {
 		printf("s0 serve: runtime auto: sim (%s)\n", s0_error_message(err));

@@ -80,7 +80,10 @@ static int engine_options(s0_local *l, const s0_local_options *o, s0__engine_opt
 	eo->run_limit_ms = o->continuous_run_limit_ms;
 	eo->no_webhook_outbox = o->disable_webhook_outbox != 0;
 	eo->runtime = o->runtime; /* resolved (and probed) by the engine's open */
-	eo->object_store = o->object_store ? s0__objbackend_find(o->object_store)->name : NULL;
+	/* a URL (an S3 bucket) is borrowed: the engine reads it during its open only */
+	const s0__objbackend *be = o->object_store ? s0__objbackend_find(o->object_store) : NULL;
+	eo->object_store = be ? (be->scheme ? o->object_store : be->name) : NULL;
+	eo->key_file = o->key_file;
 	eo->meta = o->meta && *o->meta ? o->meta : NULL;
 	return S0_OK;
 }

@@ -24,7 +24,10 @@ typedef struct s0__engine_options {
 	bool no_webhook_outbox; /* no durable webhook outbox (MFB-15) */
 	const char *runtime;    /* runtime driver name (runtime/runtime.h), read by open
 	                         * only; NULL = "sim" */
-	const char *object_store; /* backend name (static, objects/backends.h); NULL = recorded */
+	const char *object_store; /* backend name (static, objects/backends.h), or a store URL
+	                             (borrowed, read during the open only); NULL = recorded */
+	const char *key_file;     /* installation key file (borrowed, read during the open
+	                             only); NULL = <dir>/installation.key */
 	const char *meta; /* metadata store URL (postgres://…), read by open only; NULL = SQLite */
 } s0__engine_options;
 

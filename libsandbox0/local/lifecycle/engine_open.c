@@ -220,7 +220,8 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 	if (rc == S0_OK) /* a row this library cannot read stops here, named */
 		rc = readable_ops(e, err);
 	if (rc == S0_OK)
-		rc = s0__storage_open(dir, opt->object_store, e->faults, &e->storage, err);
+		rc = s0__storage_open(dir, opt->object_store, opt->key_file, e->faults, &e->storage,
+		                      err);
 	if (rc == S0_OK) {
 		s0__storage_set_roots(e->storage, live_gens, e);
 		rc = s0__engine_mem_init(e, err);

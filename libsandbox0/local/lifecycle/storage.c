@@ -91,7 +91,8 @@ void s0__storage_set_roots(s0__storage *st, s0__live_gens_fn fn, void *payload)
 	st->live_payload = payload;
 }
 
-int s0__storage_open(const char *dir, const char *object_store, struct s0__faults *faults,
+int s0__storage_open(const char *dir, const char *object_store, const char *key_file,
+                     struct s0__faults *faults,
                      s0__storage **out, s0_error **err)
 {
 	s0__storage *st = calloc(1, sizeof *st);
@@ -100,7 +101,7 @@ int s0__storage_open(const char *dir, const char *object_store, struct s0__fault
 	st->faults = faults;
 	st->dir = s0__strdup(dir);
 	uint8_t key[S0__OBJKEY_BYTES];
-	char *keypath = s0__asprintf("%s/installation.key", dir);
+	char *keypath = key_file ? s0__strdup(key_file) : s0__asprintf("%s/installation.key", dir);
 	char *objdir = s0__asprintf("%s/objects", dir);
 	int rc = keypath && objdir && st->dir ? S0_OK : s0__error_nomem(err);
 	if (rc == S0_OK)

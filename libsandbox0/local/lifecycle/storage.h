@@ -23,11 +23,13 @@ typedef struct s0__storage s0__storage;
 typedef struct s0__volume s0__volume;
 struct s0__faults;
 
-/* Open the stores under dir (objects/, blocks/) with the installation key;
- * object_store names the object store backend (objects/backends.h; NULL =
- * the one dir records). S0_EINVAL when dir was made with another one. */
-int s0__storage_open(const char *dir, const char *object_store, struct s0__faults *faults,
-                     s0__storage **out, s0_error **err);
+/* Open the stores under dir (objects/, blocks/) with the installation key
+ * (key_file, or <dir>/installation.key when NULL; created when missing);
+ * object_store names the object store backend or its URL
+ * (objects/backends.h; NULL = the one dir records). S0_EINVAL when dir was
+ * made with another one. */
+int s0__storage_open(const char *dir, const char *object_store, const char *key_file,
+                     struct s0__faults *faults, s0__storage **out, s0_error **err);
 void s0__storage_close(s0__storage *st);
 /* Check, reading only, that s0__storage_open(dir, object_store) would not
  * refuse the object store backend (the same S0_EINVAL): the engine checks

@@ -10,10 +10,13 @@
 
 #include "local/objects/files/objfiles.h"
 #include "local/objects/pack/objdir.h"
+#include "local/objects/s3/objs3.h"
+#include "local/objects/s3/s3conf.h"
 
 static const s0__objbackend backends[] = {
-	{"pack", s0__objdir_open, &s0__objdir_ops, s0__objdir_present},
-	{"files", s0__objfiles_open, &s0__objfiles_ops, s0__objfiles_present},
+	{"pack", s0__objdir_open, &s0__objdir_ops, s0__objdir_present, NULL, NULL},
+	{"files", s0__objfiles_open, &s0__objfiles_ops, s0__objfiles_present, NULL, NULL},
+	{"s3", NULL, &s0__objs3_ops, s0__objs3_present, S0__S3_SCHEME, s0__objs3_open_url},
 };
 
 #define N_BACKENDS (sizeof backends / sizeof *backends)
@@ -21,7 +24,9 @@ static const s0__objbackend backends[] = {
 const s0__objbackend *s0__objbackend_find(const char *name)
 {
 	for (size_t i = 0; name && i < N_BACKENDS; i++)
-		if (!strcmp(backends[i].name, name))
+		if (!strcmp(backends[i].name, name) ||
+		    (backends[i].scheme &&
+		     !strncmp(name, backends[i].scheme, strlen(backends[i].scheme))))
 			return &backends[i];
 	return NULL;
 }
@@ -121,6 +126,11 @@ static int choose(const char *name, const char *dir, const s0__objbackend **be_o
 		                     dir, have->name, want->name);
 	*be_out = have ? have : want ? want : s0__objbackend_find(S0__OBJBACKEND_DEFAULT);
 	*recorded = rec[0] != '\0';
+	if ((*be_out)->scheme && (!name || strncmp(name, (*be_out)->scheme, strlen((*be_out)->scheme))))
+		return s0__error_set(err, S0_EINVAL, "object_store_url_needed",
+		                     "object store %s is on the \"%s\" backend: name it by its URL "
+		                     "(%sBUCKET?endpoint=…)",
+		                     dir, (*be_out)->name, (*be_out)->scheme);
 	return S0_OK;
 }
 
@@ -142,7 +152,7 @@ int s0__objstore_open_backend(const char *name, const char *dir,
 	if (rc < 0)
 		return rc;
 	void *ctx;
-	rc = be->open(dir, &ctx, err);
+	rc = be->open_url ? be->open_url(name, dir, &ctx, err) : be->open(dir, &ctx, err);
 	if (rc < 0)
 		return rc;
 	if (!recorded && (rc = write_record(dir, be->name, err)) < 0) {

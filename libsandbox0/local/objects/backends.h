@@ -26,16 +26,21 @@
 
 /** One backend. */
 typedef struct s0__objbackend {
-	const char *name; /**< "pack", "files" */
-	/** Open (creating if needed) the backend in dir; see s0__objstore_new(). */
+	const char *name; /**< "pack", "files", "s3" */
+	/** (nullable) Open (creating if needed) the backend in dir; see s0__objstore_new(). */
 	int (*open)(const char *dir, void **ctx_out, s0_error **err);
 	const s0__objstore_ops *ops;
 	/** Whether dir holds this backend's data (for directories without a record). */
 	bool (*present)(const char *dir);
+	/** (nullable) URL prefix that selects this backend ("s3://"); its name
+	 *  is then the URL, given to open_url with the local dir. */
+	const char *scheme;
+	int (*open_url)(const char *url, const char *dir, void **ctx_out, s0_error **err);
 } s0__objbackend;
 
 /**
- * The backend called name.
+ * The backend called name, or whose scheme name starts with (an S3 URL
+ * names the "s3" backend).
  * @return (transfer none) static, or NULL when name is unknown (or NULL).
  */
 const s0__objbackend *s0__objbackend_find(const char *name);
@@ -46,6 +51,10 @@ void s0__objbackend_names(char *out, size_t cap);
 /**
  * Open the store in dir with backend name: NULL means the one dir records
  * (S0__OBJBACKEND_DEFAULT for a new dir). Records the choice in a new dir.
+ * A backend with a scheme is named by its URL (s3/s3conf.h), every time:
+ * dir is then its local directory (cache, temp files), and a dir recording
+ * it opened without the URL fails with S0_EINVAL reason
+ * "object_store_url_needed".
  * @param key   32-byte installation key (copied).
  * @param opts  (nullable) options.
  * @param[out] out  (transfer full) free with s0__objstore_free().

@@ -11,6 +11,8 @@
  *     objects.compact_switched
  *   files backend: objects.files_written  objects.files_synced
  *     objects.files_renamed (after each rename)  objects.files_committed
+ *   s3 backend: objects.s3_written  objects.s3_put (after each group of
+ *     PUTs)  objects.s3_committed
  *   both: objects.deleted
  *   publish.fenced  publish.chunks_stored  publish.pages_stored
  *   publish.visible  gc.listed  gc.marked  gc.swept  gc.done

@@ -114,9 +114,14 @@ START_TEST(test_damaged_objects)
 		expect(&e, &g1, 200ull << 20, S0_ECORRUPT, &ids[2]);
 		ck_assert_int_eq(unlink(path), 0);
 		free(path);
-		OK(objenv_locate(e.os, &g1, &path, &off, &len, &err_));
-		ck_assert_int_eq(unlink(path), 0);
-		free(path);
+		if (objenv_is("s3")) { /* those were cache entries: delete from the bucket */
+			s0__objid gone[2] = {ids[2], g1};
+			OK(s0__objstore_delete(e.os, gone, 2, NULL, NULL, &err_));
+		} else {
+			OK(objenv_locate(e.os, &g1, &path, &off, &len, &err_));
+			ck_assert_int_eq(unlink(path), 0);
+			free(path);
+		}
 	}
 	blk_reopen(&e);
 	expect(&e, &g1, 0, S0_ENOTFOUND, &g1);

@@ -24,10 +24,21 @@ const char *crash_backend_point(const char *point)
 	                                     {"objects.pack_synced:2", "objects.files_synced:2"},
 	                                     {"objects.catalog_committed:2",
 	                                      "objects.files_committed:2"}};
+	/* s3: temp files written, the first group PUT, every PUT answered */
+	static const char *const map_s3[][2] = {{"objects.pack_written", "objects.s3_written"},
+	                                        {"objects.pack_synced", "objects.s3_put"},
+	                                        {"objects.catalog_committed", "objects.s3_committed"},
+	                                        {"objects.pack_written:2", "objects.s3_written:2"},
+	                                        {"objects.pack_synced:2", "objects.s3_put:2"},
+	                                        {"objects.catalog_committed:2",
+	                                         "objects.s3_committed:2"}};
 	const char *be = getenv("S0_TEST_OBJECT_STORE");
 	for (size_t i = 0; be && !strcmp(be, "files") && i < sizeof map / sizeof map[0]; i++)
 		if (!strcmp(point, map[i][0]))
 			return map[i][1];
+	for (size_t i = 0; be && !strcmp(be, "s3") && i < sizeof map_s3 / sizeof map_s3[0]; i++)
+		if (!strcmp(point, map_s3[i][0]))
+			return map_s3[i][1];
 	return point;
 }
 

@@ -55,6 +55,7 @@
 #include <cjson/cJSON.h>
 
 #include "local/lifecycle/engine_open.h"
+#include "objenv.h"
 #include "local/local_internal.h"
 #include "pgtest.h"
 #include "sandbox0/local.h"
@@ -95,7 +96,11 @@ static void open_backend(const char *dir, s0_local **l, s0_client **c)
 	o.object_store = getenv("S0_TEST_OBJECT_STORE"); /* NULL: as recorded (pack when new) */
 	char *meta = s0_test_meta_url(dir); /* S0_TEST_META: the directory's database */
 	o.meta = meta;
+	char *url = o.object_store && !strcmp(o.object_store, "s3") ? objenv_s3_url(dir) : NULL;
+	if (url)
+		o.object_store = url;
 	CHECK(s0_local_open(dir, &o, l, &e_), "open");
+	free(url);
 	free(meta);
 	CHECK(s0_client_new_local(*l, NULL, c, &e_), "client");
 }

@@ -14,6 +14,7 @@
 #include "local/api/transport.h"
 #include "local/lifecycle/engine_open.h"
 #include "local/local_internal.h"
+#include "objenv.h"
 
 void lt_ok(int rc, s0_error **errp, const char *where)
 {
@@ -43,12 +44,20 @@ void lt_expect_err(int rc, s0_error *err, int code, const char *reason, const ch
 static void open_on(lt *t)
 {
 	s0_error *err = NULL;
+	static char url[1024]; /* borrowed by s0_local_open() for the call */
 	if (!t->opts.object_store) /* the backend of a parametrised run (unit-local-files) */
 		t->opts.object_store = getenv("S0_TEST_OBJECT_STORE");
 	if (!t->meta) /* the metadata store of a parametrised run (S0_TEST_META) */
 		t->meta = s0_test_meta_url(t->dir);
 	if (!t->opts.meta)
 		t->opts.meta = t->meta;
+	if (t->opts.object_store && !strcmp(t->opts.object_store, "s3")) {
+		char *u = objenv_s3_url(t->dir); /* a prefix of its own per data dir */
+		ck_assert_msg(u, "unit-local-s3 needs S0_TEST_S3_URL (scripts/test s3)");
+		snprintf(url, sizeof url, "%s", u);
+		free(u);
+		t->opts.object_store = url;
+	}
 	lt_ok(s0_local_open(t->dir, &t->opts, &t->local, &err), &err, "s0_local_open");
 	err = NULL;
 	lt_ok(s0_client_new_local(t->local, NULL, &t->c, &err), &err, "s0_client_new_local");

@@ -505,6 +505,8 @@ Suite *s0_objstore_backend_suite(void)
 		tcase_add_test(tc, test_recovery_rebuilds_catalog);
 		tcase_add_test(tc, test_recovery_interleaved_batches);
 		suite_add_tcase(s, tc);
+	} else if (objenv_is("s3")) {
+		suite_add_tcase(s, objtest_s3_tcase());
 	} else {
 		suite_add_tcase(s, objtest_files_tcase());
 	}

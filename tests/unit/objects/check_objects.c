@@ -319,7 +319,7 @@ START_TEST(test_abort_and_missing)
 	uint8_t key[32] = {1};
 	s0__objstore *os2 = NULL;
 	err = NULL;
-	ck_assert_int_eq(s0__objstore_open_dir(dir, key, NULL, &os2, &err), S0_ECONFLICT);
+	ck_assert_int_eq(objenv_open(dir, key, &os2, &err), S0_ECONFLICT);
 	ck_assert_str_eq(s0_error_reason(err), "store_locked");
 	s0_error_free(err);
 	s0__objctx_free(cx);

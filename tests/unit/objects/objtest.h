@@ -15,6 +15,8 @@ Suite *s0_objstore_backend_suite(void);
 /* The files backend's tests and the backend choice's tests (check_objfiles.c). */
 TCase *objtest_files_tcase(void);
 TCase *objtest_choice_tcase(void);
+/* The S3 backend's tests (check_objs3.c; a run with S0_TEST_OBJECT_STORE=s3). */
+TCase *objtest_s3_tcase(void);
 /* Read id back; its status code (with the id named in the message when
  * want_id_in_msg and it fails). */
 int objtest_get_code(s0__objstore *os, const s0__objid *id, bool want_id_in_msg);

@@ -248,7 +248,7 @@ static void assert_hidden(s0_error *err, const char *secret)
 	              s0_error_message(err));
 }
 
-/* SEC-43: the password of the metadata URL (or PGPASSWORD) appears in no
+/* SEC-50: the password of the metadata URL (or PGPASSWORD) appears in no
  * error: a wrong password, a server that is down, a store that fails. */
 START_TEST(pg_password_never_in_errors)
 {

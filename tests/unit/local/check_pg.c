@@ -23,6 +23,7 @@
 
 #include "check_main.h"
 #include "local/meta/meta.h"
+#include "local/meta/postgres/mpg.h"
 #include "lt.h"
 #include "pgtest.h"
 
@@ -299,7 +300,7 @@ START_TEST(pg_password_never_in_errors)
 	s0_error_free(err);
 	setenv("PGPASSWORD", "s0pw", 1);
 	ck_assert_int_eq(s0__meta_open_backend("postgres", url, &m, NULL), S0_OK);
-	ck_assert_int_eq(s0__meta_schema_version(m), 3);
+	ck_assert_int_eq(s0__meta_schema_version(m), s0__mpg_migration_count);
 	s0__meta_close(m);
 	unsetenv("PGPASSWORD");
 	free(url);
@@ -448,7 +449,7 @@ static void *open_one(void *url)
 {
 	s0__meta *m = NULL;
 	int rc = s0__meta_open_backend("postgres", url, &m, NULL);
-	if (rc == S0_OK && s0__meta_schema_version(m) != 2)
+	if (rc == S0_OK && s0__meta_schema_version(m) != s0__mpg_migration_count)
 		rc = S0_ERROR;
 	s0__meta_close(m);
 	return (void *)(intptr_t)rc;

@@ -165,6 +165,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (s0__manifest_decode(p, n, &m, &err) == S0_OK) {
 			s0__buf b = {0};
 			if (s0__manifest_encode(&m, &b, NULL) == S0_OK) {
+				if (b.len != n || memcmp(b.data, p, n))
+					abort(); /* accepted bytes must be the canonical encoding */
 				s0__manifest m2 = {0};
 				if (s0__manifest_decode(b.data, b.len, &m2, NULL) != S0_OK)
 					abort(); /* what we write must read back */

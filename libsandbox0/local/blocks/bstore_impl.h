@@ -153,7 +153,8 @@ void s0__gen_encode(const s0__gen_info *g, uint8_t out[S0__GEN_BYTES]);
 /**
  * Decode and validate a descriptor.
  * @retval S0_ENOTFOUND  the object is not a descriptor.
- * @retval S0_ECORRUPT   a descriptor with impossible fields.
+ * @retval S0_ECORRUPT   a descriptor with impossible fields or not in its
+ *                       canonical encoding (reserved word, zero tail set).
  */
 int s0__gen_decode(const s0__genid *id, const uint8_t *buf, size_t len, s0__gen_info *out,
                    s0_error **err);

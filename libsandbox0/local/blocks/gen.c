@@ -32,6 +32,14 @@ static uint64_t get64(const uint8_t *p)
 	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
 }
 
+static bool zero_tail(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
 uint32_t s0__map_depth(uint64_t nchunks)
 {
 	/* At least S0__MAP_MIN_DEPTH levels: every volume up to 128^3 chunks
@@ -76,7 +84,10 @@ int s0__gen_decode(const s0__genid *id, const uint8_t *buf, size_t len, s0__gen_
 	g.nonzero_chunks = get64(buf + 40);
 	memcpy(g.root.b, buf + 48, S0__OBJID_BYTES);
 	memcpy(g.parent.b, buf + 80, S0__OBJID_BYTES);
-	bool ok = get32(buf + 4) == 1 && get32(buf + 20) == S0__MAP_FANOUT && g.size_bytes &&
+	/* Only the canonical encoding is a descriptor: the reserved word at 28
+	 * and the tail from 112 are zero, as s0__gen_encode writes them. */
+	bool ok = get32(buf + 4) == 1 && get32(buf + 20) == S0__MAP_FANOUT && get32(buf + 28) == 0 &&
+	          zero_tail(buf + 112, S0__GEN_BYTES - 112) && g.size_bytes &&
 	          g.size_bytes <= S0__BSTORE_SIZE_MAX && g.chunk_bytes >= S0__BSTORE_CHUNK_MIN &&
 	          g.chunk_bytes <= S0__BSTORE_CHUNK_MAX && !(g.chunk_bytes & (g.chunk_bytes - 1));
 	if (ok) {

@@ -108,10 +108,11 @@ static s0__objid *get_ids(s0__de *d, uint64_t n, bool *oom)
 
 static void get_blob(s0__de *d, s0__mf_blob *b, uint32_t chunk, bool *oom)
 {
-	b->present = s0__de_u8(d) != 0;
+	uint8_t present = s0__de_u8(d); /* 0 or 1 as put_blob writes it, nothing else */
+	b->present = present != 0;
 	b->len = s0__de_u64(d);
 	b->nparts = s0__de_u32(d);
-	if (b->len > MAX_LEN || b->nparts != s0__mf_nparts(b->len, chunk) || (!b->present && b->len))
+	if (present > 1 || b->len > MAX_LEN || b->nparts != s0__mf_nparts(b->len, chunk) || (!b->present && b->len))
 		s0__de_fail(d);
 	if (!d->bad)
 		b->ids = get_ids(d, b->nparts, oom);

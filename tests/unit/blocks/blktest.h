@@ -12,6 +12,7 @@ Suite *s0_bstore_gc_suite(void);
 Suite *s0_bstore_model_suite(void);
 Suite *s0_bstore_crash_suite(void);
 Suite *s0_bstore_corrupt_suite(void);
+Suite *s0_bstore_gen_decode_suite(void);
 
 /* A store (objects + blocks) in a temp dir. */
 typedef struct blk_env {

@@ -7,5 +7,6 @@
 Suite *ck_capture_suite(void);
 Suite *ck_verify_suite(void);
 Suite *ck_budget_suite(void);
+Suite *ck_manifest_decode_suite(void);
 
 #endif

@@ -5,6 +5,7 @@
  * resource changes, the time passes, the client hangs up or the server stops.
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,12 +45,23 @@ static int prefer_wait(const char *prefer)
 				v++;
 				while (*v == ' ' || *v == '\t')
 					v++;
-				if (*v == '"')
+				bool quoted = *v == '"';
+				if (quoted)
 					v++;
-				if (isdigit((unsigned char)*v)) {
+				/* delta-seconds (1*DIGIT), else ignored: "1e9" is not 1 */
+				const char *end = v;
+				while (isdigit((unsigned char)*end))
+					end++;
+				if (quoted && *end == '"')
+					end++;
+				while (*end == ' ' || *end == '\t')
+					end++;
+				if (end > v && isdigit((unsigned char)*v) &&
+				    (!*end || *end == ',' || *end == ';')) {
 					long s = strtol(v, NULL, 10);
 					return s > 100000 ? 100000 : (int)s;
 				}
+				return -1;
 			}
 		}
 		p += n;

@@ -185,6 +185,7 @@ void s0__stream_free(s0__stream *st)
 	if (st->sub)
 		s0__engine_watch_unsubscribe(s0__engine_watch_of(st->e), st->sub);
 	s0__stream_watch_free(st);
+	cJSON_Delete(st->pending_done);
 	pthread_mutex_destroy(&st->mu);
 	free(st);
 }

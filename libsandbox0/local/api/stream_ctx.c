@@ -18,6 +18,8 @@ static const char *request_id_of(const cJSON *msg)
 	return r ? r : s0__json_str(msg, "requestId");
 }
 
+static int emit_pending_dones(s0__stream *st, s0__smsgq *out);
+
 /* Read output after the cursors into out (≤ room bytes); 1 when the process ended
  * and everything is out, 0 when more may come, or an error code (< 0) / close (> 0). */
 static int read_output(s0__stream *st, size_t room, s0__smsgq *out, bool *drained)
@@ -68,6 +70,7 @@ static int read_output(s0__stream *st, size_t room, s0__smsgq *out, bool *draine
 	*drained = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(data, "drained"));
 	bool running = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(data, "running"));
 	if (!rc && !running && *drained) {
+		rc = st->pending_done ? emit_pending_dones(st, out) : 0;
 		cJSON *d = cJSON_CreateObject();
 		int r = d ? 0 : -1;
 		r |= s0__json_add_str(d, "type", "done");
@@ -75,9 +78,9 @@ static int read_output(s0__stream *st, size_t room, s0__smsgq *out, bool *draine
 		if (cJSON_IsNumber(ec))
 			r |= s0__json_add_i64(d, "exit_code", (int64_t)ec->valuedouble);
 		r |= s0__json_add_str(d, "state", s0__json_str0(data, "state"));
-		if (r)
+		if (r || rc)
 			cJSON_Delete(d);
-		rc = r ? -1 : s0__stream_emit(out, d);
+		rc = r || rc ? -1 : s0__stream_emit(out, d);
 		if (!rc) {
 			st->reason = "process exited";
 			rc = S0__WS_NORMAL;
@@ -87,12 +90,39 @@ static int read_output(s0__stream *st, size_t room, s0__smsgq *out, bool *draine
 	return rc;
 }
 
+/* {"type":"done","request_id":rid} */
+static int emit_done(s0__smsgq *out, const char *rid)
+{
+	cJSON *d = cJSON_CreateObject();
+	int r = d ? 0 : -1;
+	r |= s0__json_add_str(d, "type", "done");
+	r |= s0__json_add_str(d, "request_id", rid);
+	if (r) {
+		cJSON_Delete(d);
+		return -1;
+	}
+	return s0__stream_emit(out, d);
+}
+
+/* The dones of inputs whose output is now all out, in the order of the inputs. */
+static int emit_pending_dones(s0__stream *st, s0__smsgq *out)
+{
+	const cJSON *it;
+	int rc = 0;
+	cJSON_ArrayForEach(it, st->pending_done) rc |= emit_done(out, it->valuestring);
+	cJSON_Delete(st->pending_done);
+	st->pending_done = NULL;
+	return rc;
+}
+
 int s0__stream_ctx_pull(s0__stream *st, size_t room, s0__smsgq *out, int64_t *retry_ms)
 {
 	bool drained = false;
 	int rc = read_output(st, room, out, &drained);
 	if (rc)
 		return rc;
+	if (drained && st->pending_done && emit_pending_dones(st, out))
+		return -1;
 	if (!drained)
 		st->kick(st->kick_arg); /* more than room: again when there is room */
 	else
@@ -153,18 +183,23 @@ int s0__stream_ctx_input(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 	rc = read_output(st, S0__STREAM_QUEUE_MAX, out, &drained);
 	if (rc)
 		return rc; /* an error, or the process ended: its done went out */
+	if (drained && st->pending_done && emit_pending_dones(st, out))
+		return -1;
 	if (!drained)
 		st->kick(st->kick_arg);
-	if (rid) {
-		cJSON *d = cJSON_CreateObject();
-		int r = d ? 0 : -1;
-		r |= s0__json_add_str(d, "type", "done");
-		r |= s0__json_add_str(d, "request_id", rid);
-		if (r) {
-			cJSON_Delete(d);
-			return -1;
-		}
-		return s0__stream_emit(out, d);
+	if (!rid)
+		return 0;
+	if (drained)
+		return emit_done(out, rid);
+	/* more than one queue's worth: its done goes out with the pull that
+	 * drains it (an input sent meanwhile has its output after this one's;
+	 * both dones follow) */
+	if (!st->pending_done && !(st->pending_done = cJSON_CreateArray()))
+		return -1;
+	cJSON *s = cJSON_CreateString(rid);
+	if (!s || !cJSON_AddItemToArray(st->pending_done, s)) {
+		cJSON_Delete(s);
+		return -1;
 	}
 	return 0;
 }

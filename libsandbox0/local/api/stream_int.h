@@ -30,6 +30,7 @@ struct s0__stream {
 	const char *reason;   /* of the close code last returned */
 	/* context */
 	int64_t cur_out, cur_err, cur_pty;
+	cJSON *pending_done; /* request ids whose output is not all out yet (array; NULL: none) */
 	/* session */
 	int64_t after;
 	/* watch (stream_watch.c) */

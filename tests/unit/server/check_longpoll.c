@@ -242,6 +242,18 @@ START_TEST(conditional_get_and_prefer_wait_on_the_wire)
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_msg(r.seconds < 1.0, "took %.3f s", r.seconds);
 	th_resp_free(&r);
+	/* a wait that is not delta-seconds (RFC 7240 §4.3: 1*DIGIT) is ignored:
+	 * answered at once, no preference applied */
+	const char *bad[] = {"Prefer: wait=1e9", "Prefer: wait=2.5", "Prefer: wait=3x",
+	                     "Prefer: wait=-1"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		get_with(id, KEY_A, inm, bad[i], &r);
+		ck_assert_int_eq(r.status, 304);
+		ck_assert_msg(r.seconds < 0.5, "%s: held %.3f s", bad[i], r.seconds);
+		pa = th_header(&r, "Preference-Applied");
+		ck_assert_msg(!pa, "%s: %s", bad[i], pa);
+		th_resp_free(&r);
+	}
 	/* another team's sandbox is 404 at once, never held */
 	get_with(id, KEY_B, inm, "Prefer: wait=10", &r);
 	ck_assert_int_eq(r.status, 404);

@@ -141,6 +141,43 @@ START_TEST(context_output_order_input_echo_and_signal)
 }
 END_TEST
 
+/* An input whose output is more than one queue's worth (64 KiB): all of it
+ * goes out before the input's done (docs/wire.md §8.2 "after an input, the
+ * output it made and then done"). */
+START_TEST(context_input_done_after_all_its_output)
+{
+	char *sb = claim();
+	size_t len = 200000;
+	char *big = malloc(len);
+	for (size_t i = 0; i < len; i++)
+		big[i] = (char)('a' + i % 26);
+	big[len - 1] = '\n';
+	ck_assert_int_eq(s0_files_write(c, sb, "/big.txt", big, len, NULL), S0_OK);
+	char *repl = context(sb, "{\"type\":\"repl\"}");
+	s0_stream *st = open_stream(S0_STREAM_CONTEXT, sb, repl, 0);
+	send_text(st, "{\"type\":\"input\",\"data\":\"cat /big.txt\\n\",\"request_id\":\"r1\"}");
+	size_t got = 0;
+	for (;;) {
+		cJSON *m = next(st);
+		if (!strcmp(str(m, "type"), "done")) {
+			ck_assert_str_eq(str(m, "request_id"), "r1");
+			cJSON_Delete(m);
+			break;
+		}
+		ck_assert_str_eq(str(m, "type"), "output");
+		const char *d = str(m, "data");
+		ck_assert_int_eq(memcmp(d, big + got, strlen(d)), 0);
+		got += strlen(d);
+		cJSON_Delete(m);
+	}
+	ck_assert_uint_eq(got, len);
+	s0_stream_free(st);
+	free(big);
+	free(repl);
+	free(sb);
+}
+END_TEST
+
 START_TEST(session_attach_replays_from_a_cursor)
 {
 	char *sb = claim();
@@ -303,6 +340,7 @@ Suite *s0_streams_local_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, context_output_order_input_echo_and_signal);
+	tcase_add_test(tc, context_input_done_after_all_its_output);
 	tcase_add_test(tc, session_attach_replays_from_a_cursor);
 	tcase_add_test(tc, file_watch_events_pause_and_reopen);
 	tcase_add_test(tc, bad_stream_options_are_refused);

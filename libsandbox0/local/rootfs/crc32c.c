@@ -22,14 +22,16 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "local/rootfs/crc32c.h"
 
 static uint32_t table[256];
-static int have_hw = -1; /* -1: not probed yet */
+static int have_hw; /* set once, by probe() */
+static pthread_once_t probed = PTHREAD_ONCE_INIT;
 
-void s0__crc32c_init(void)
+static void probe(void)
 {
 	for (uint32_t i = 0; i < 256; i++) {
 		uint32_t c = i;
@@ -39,6 +41,11 @@ void s0__crc32c_init(void)
 	}
 	__builtin_cpu_init();
 	have_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+}
+
+void s0__crc32c_init(void)
+{
+	pthread_once(&probed, probe);
 }
 
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p,
@@ -68,8 +75,7 @@ static uint32_t crc_table(uint32_t crc, const unsigned char *p, size_t len)
 
 uint32_t s0__crc32c_le(uint32_t crc, const unsigned char *p, size_t len)
 {
-	if (have_hw < 0) /* normally done by s0__rootfs_lock; a race writes equal values */
-		s0__crc32c_init();
+	s0__crc32c_init(); /* once per process: the table and the CPU probe are published by it */
 	return have_hw ? crc_hw(crc, p, len) : crc_table(crc, p, len);
 }
 

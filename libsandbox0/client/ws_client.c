@@ -25,6 +25,7 @@
 #include "client/client_internal.h"
 #include "client/stream_vt.h"
 #include "common/msgq.h"
+#include "common/wsio.h"
 
 #define HEAD_MAX ((size_t)64 << 10)   /* the handshake's answer, head and error body */
 #define MSG_MAX ((size_t)64 << 20)    /* largest server message accepted */
@@ -296,24 +297,7 @@ static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, in
 {
 	(void)flags;
 	wsc *w = user;
-	if (w->extra_off < w->extra_len) {
-		size_t n = w->extra_len - w->extra_off < len ? w->extra_len - w->extra_off : len;
-		memcpy(buf, w->extra + w->extra_off, n);
-		w->extra_off += n;
-		return (ssize_t)n;
-	}
-	ssize_t n;
-	while ((n = recv(w->fd, buf, len, 0)) < 0 && errno == EINTR)
-		;
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-		return -1;
-	}
-	if (n <= 0) {
-		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
-	}
-	return n;
+	return s0__wsio_recv(ctx, w->fd, w->extra, w->extra_len, &w->extra_off, buf, len);
 }
 
 static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
@@ -321,16 +305,7 @@ static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t 
 {
 	(void)flags;
 	wsc *w = user;
-	ssize_t n;
-	while ((n = send(w->fd, data, len, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
-	if (n < 0) {
-		wslay_event_set_error(ctx, errno == EAGAIN || errno == EWOULDBLOCK
-		                               ? WSLAY_ERR_WOULDBLOCK
-		                               : WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
-	}
-	return n;
+	return s0__wsio_send(ctx, w->fd, data, len);
 }
 
 static int on_mask(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, void *user)

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <wslay/wslay.h>
 
+#include "common/wsio.h"
 #include "server/loop.h"
 #include "server/workers.h"
 #include "server/ws.h"
@@ -211,24 +212,7 @@ static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, in
 {
 	(void)flags;
 	s0__ws *ws = user;
-	if (ws->extra_off < ws->extra_len) {
-		size_t n = ws->extra_len - ws->extra_off < len ? ws->extra_len - ws->extra_off : len;
-		memcpy(buf, ws->extra + ws->extra_off, n);
-		ws->extra_off += n;
-		return (ssize_t)n;
-	}
-	ssize_t n;
-	while ((n = recv(ws->fd, buf, len, 0)) < 0 && errno == EINTR)
-		;
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-		return -1;
-	}
-	if (n <= 0) {
-		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
-	}
-	return n;
+	return s0__wsio_recv(ctx, ws->fd, ws->extra, ws->extra_len, &ws->extra_off, buf, len);
 }
 
 static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
@@ -236,16 +220,7 @@ static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t 
 {
 	(void)flags;
 	s0__ws *ws = user;
-	ssize_t n;
-	while ((n = send(ws->fd, data, len, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
-	if (n < 0) {
-		wslay_event_set_error(ctx, errno == EAGAIN || errno == EWOULDBLOCK
-		                               ? WSLAY_ERR_WOULDBLOCK
-		                               : WSLAY_ERR_CALLBACK_FAILURE);
-		return -1;
-	}
-	return n;
+	return s0__wsio_send(ctx, ws->fd, data, len);
 }
 
 static void on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,

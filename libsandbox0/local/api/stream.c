@@ -30,6 +30,19 @@ int s0__stream_emit_error(s0__smsgq *out, const char *request_id, const char *ms
 	return s0__stream_emit(out, o);
 }
 
+cJSON *s0__stream_body_of(const cJSON *msg, const char *const *keys)
+{
+	cJSON *b = cJSON_CreateObject();
+	for (size_t i = 0; b && keys[i]; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, keys[i]);
+		if (v && !cJSON_AddItemToObject(b, keys[i], cJSON_Duplicate(v, true))) {
+			cJSON_Delete(b);
+			return NULL;
+		}
+	}
+	return b;
+}
+
 int s0__stream_proc(s0__stream *st, int op, const cJSON *body, const char *after,
                     const char *limit, cJSON **data, s0_error **err)
 {

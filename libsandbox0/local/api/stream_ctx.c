@@ -130,20 +130,6 @@ int s0__stream_ctx_pull(s0__stream *st, size_t room, s0__smsgq *out, int64_t *re
 	return 0;
 }
 
-/* The body of a contexts call from the message's members. */
-static cJSON *body_of(const cJSON *msg, const char *const *keys)
-{
-	cJSON *b = cJSON_CreateObject();
-	for (size_t i = 0; b && keys[i]; i++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, keys[i]);
-		if (v && !cJSON_AddItemToObject(b, keys[i], cJSON_Duplicate(v, true))) {
-			cJSON_Delete(b);
-			return NULL;
-		}
-	}
-	return b;
-}
-
 int s0__stream_ctx_input(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 {
 	static const char *const input_keys[] = {"data", NULL};
@@ -159,7 +145,7 @@ int s0__stream_ctx_input(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 	if (op < 0)
 		return s0__stream_emit_error(out, rid, "unknown message type: expected input, resize "
 		                                       "or signal");
-	cJSON *body = body_of(msg, op == S0__RT_CTX_INPUT    ? input_keys
+	cJSON *body = s0__stream_body_of(msg, op == S0__RT_CTX_INPUT    ? input_keys
 	                           : op == S0__RT_CTX_RESIZE ? resize_keys
 	                                                     : signal_keys);
 	if (!body)

@@ -42,6 +42,11 @@ int s0__stream_emit(s0__smsgq *out, cJSON *o);
 /* {"type":"error","error":msg[,"request_id"]} */
 int s0__stream_emit_error(s0__smsgq *out, const char *request_id, const char *msg);
 
+/* The body of a contexts/sessions call: a new object (the caller's) with a
+ * deep copy of each member of msg named in keys (NULL-terminated; absent
+ * members are left out); NULL when out of memory. */
+cJSON *s0__stream_body_of(const cJSON *msg, const char *const *keys);
+
 /* One contexts/sessions call on the running runtime (no wake). */
 int s0__stream_proc(s0__stream *st, int op, const cJSON *body, const char *after,
                     const char *limit, cJSON **data, s0_error **err);

@@ -126,14 +126,7 @@ int s0__stream_ses_input(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 	const char *const *keys = op == S0__RT_SES_INPUT    ? input_keys
 	                        : op == S0__RT_SES_SIGNAL ? signal_keys
 	                                                  : resize_keys;
-	cJSON *body = cJSON_CreateObject();
-	for (size_t i = 0; body && keys[i]; i++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, keys[i]);
-		if (v && !cJSON_AddItemToObject(body, keys[i], cJSON_Duplicate(v, true))) {
-			cJSON_Delete(body);
-			body = NULL;
-		}
-	}
+	cJSON *body = s0__stream_body_of(msg, keys);
 	if (!body)
 		return -1;
 	cJSON *data = NULL;

@@ -426,18 +426,9 @@ static int wsc_recv(s0_stream *st, int64_t timeout_ms, char **msg_out, size_t *l
 	int64_t deadline = timeout_ms == S0_TIMEOUT_INFINITE ? -1
 	                                                     : s0__real_monotonic_ms() + timeout_ms;
 	for (;;) {
-		s0__smsg *m = s0__smsgq_pop(&w->inbox);
-		if (m) {
-			char *text = s0__strndup(m->data, m->len);
-			size_t n = m->len;
-			free(m);
-			if (!text)
-				return s0__error_nomem(err);
-			*msg_out = text;
-			if (len_out)
-				*len_out = n;
-			return S0_OK;
-		}
+		int taken = s0__smsgq_take(&w->inbox, msg_out, len_out, err);
+		if (taken)
+			return taken < 0 ? taken : S0_OK;
 		if (w->close_code || w->failed) {
 			if (!w->close_code)
 				w->close_code = 1006; /* gone without a close frame */

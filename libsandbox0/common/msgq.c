@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/internal.h"
 #include "common/msgq.h"
 
 int s0__smsgq_push(s0__smsgq *q, const char *data, size_t len)
@@ -56,4 +57,20 @@ void s0__smsgq_clear(s0__smsgq *q)
 	s0__smsg *m;
 	while ((m = s0__smsgq_pop(q)))
 		free(m);
+}
+
+int s0__smsgq_take(s0__smsgq *q, char **msg_out, size_t *len_out, s0_error **err)
+{
+	s0__smsg *m = s0__smsgq_pop(q);
+	if (!m)
+		return 0;
+	char *text = s0__strndup(m->data, m->len);
+	size_t n = m->len;
+	free(m);
+	if (!text)
+		return s0__error_nomem(err);
+	*msg_out = text;
+	if (len_out)
+		*len_out = n;
+	return 1;
 }

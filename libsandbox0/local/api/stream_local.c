@@ -151,18 +151,9 @@ static int local_recv(s0_stream *base, int64_t timeout_ms, char **msg_out, size_
 	struct timespec until = after_ms(timeout_ms > 0 ? timeout_ms : 0);
 	int64_t retry_at_left = -1;
 	for (;;) {
-		s0__smsg *m = s0__smsgq_pop(&s->queue);
-		if (m) {
-			char *text = s0__strndup(m->data, m->len);
-			size_t n = m->len;
-			free(m);
-			if (!text)
-				return s0__error_nomem(err);
-			*msg_out = text;
-			if (len_out)
-				*len_out = n;
-			return S0_OK;
-		}
+		int taken = s0__smsgq_take(&s->queue, msg_out, len_out, err);
+		if (taken)
+			return taken < 0 ? taken : S0_OK;
 		if (s->close_code)
 			return s0__error_set(err, S0_ITEROVER, "stream_closed",
 			                     "the stream has ended (%d %s)", s->close_code, s->reason);

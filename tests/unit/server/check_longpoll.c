@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client_steps.h"
 #include "local_fixture.h"
 #include "sandbox0/sandbox0.h"
 #include "sandbox0/server.h"
@@ -29,13 +30,7 @@ static s0_server *srv;
 static void setup(void)
 {
 	lf_open(&f, false);
-	static const s0_server_api_key keys[] = {{KEY_A, "team_a"}, {KEY_B, "team_b"}};
-	s0_server_options o = S0_SERVER_OPTIONS_INIT;
-	o.api_keys = keys;
-	o.api_keys_len = 2;
-	s0_error *err = NULL;
-	int rc = s0_server_new(f.local, &o, &srv, &err);
-	ck_assert_msg(rc == S0_OK, "s0_server_new: %s", err ? s0_error_message(err) : "?");
+	srv = cs_serve_keys(f.local);
 }
 
 static void teardown(void)
@@ -55,14 +50,7 @@ static int64_t mono_ms(void)
 /* An HTTP client whose polls sleep 5 s: a wait that ends sooner was woken. */
 static s0_client *slow_poller(void)
 {
-	char url[64];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d", s0_server_port(srv));
-	s0_client_options o = S0_CLIENT_OPTIONS_INIT;
-	o.base_url = url;
-	o.token = KEY_A;
-	s0_client *c = NULL;
-	ck_assert_int_eq(s0_client_new(&o, &c, NULL), S0_OK);
-	return c;
+	return cs_client(srv, KEY_A, NULL);
 }
 
 static int pause_now(s0_client *c, const char *id)
@@ -71,17 +59,6 @@ static int pause_now(s0_client *c, const char *id)
 	int rc = s0_sandbox_pause(c, id, S0_BOOL_UNSET, &res, NULL);
 	s0_lifecycle_result_free(res);
 	return rc;
-}
-
-static char *claim(s0_client *c)
-{
-	s0_sandbox_info *info = NULL;
-	s0_error *err = NULL;
-	int rc = s0_sandbox_claim(c, "default", NULL, NULL, &info, &err);
-	ck_assert_msg(rc == S0_OK, "claim: %s", err ? s0_error_message(err) : "?");
-	char *id = strdup(s0_sandbox_info_id(info));
-	s0_sandbox_info_free(info);
-	return id;
 }
 
 /* Wait (real time, bounded) until the server holds n parked connections. */
@@ -126,7 +103,7 @@ static void *wait_paused(void *arg)
 START_TEST(wait_over_http_returns_on_the_change)
 {
 	s0_client *c = slow_poller(), *other = slow_poller();
-	char *id = claim(c);
+	char *id = cs_claim(c, "default");
 	waiter w = {.c = c, .id = id, .timeout_ms = 30000};
 	pthread_create(&w.t, NULL, wait_paused, &w);
 	ck_assert_msg(parked_reaches(1), "the wait's GET was not parked");
@@ -158,7 +135,7 @@ END_TEST
 START_TEST(wait_over_http_keeps_its_deadline)
 {
 	s0_client *c = slow_poller();
-	char *id = claim(c);
+	char *id = cs_claim(c, "default");
 	waiter w = {.c = c, .id = id, .timeout_ms = 3500};
 	int64_t t0 = mono_ms();
 	wait_paused(&w);
@@ -174,7 +151,7 @@ END_TEST
 START_TEST(canceled_wait_leaves_no_parked_connection)
 {
 	s0_client *c = slow_poller();
-	char *id = claim(c);
+	char *id = cs_claim(c, "default");
 	s0_cancel_token *tok = NULL;
 	ck_assert_int_eq(s0_cancel_token_new(&tok, NULL), S0_OK);
 	waiter w = {.c = c, .id = id, .timeout_ms = 30000, .cancel = tok};
@@ -211,7 +188,7 @@ static void get_with(const char *id, const char *key, const char *h1, const char
 START_TEST(conditional_get_and_prefer_wait_on_the_wire)
 {
 	s0_client *c = slow_poller();
-	char *id = claim(c);
+	char *id = cs_claim(c, "default");
 	th_resp r;
 	get_with(id, KEY_A, NULL, NULL, &r);
 	ck_assert_int_eq(r.status, 200);
@@ -300,7 +277,7 @@ START_TEST(many_parked_long_polls_do_not_starve_requests)
 {
 	enum { N = 150 };
 	s0_client *c = slow_poller();
-	char *id = claim(c);
+	char *id = cs_claim(c, "default");
 	th_resp r;
 	get_with(id, KEY_A, NULL, NULL, &r);
 	char *etag = th_header(&r, "ETag");
@@ -345,7 +322,7 @@ END_TEST
 START_TEST(shutdown_answers_parked_long_polls)
 {
 	s0_client *c = slow_poller();
-	char *id = claim(c);
+	char *id = cs_claim(c, "default");
 	th_resp r;
 	get_with(id, KEY_A, NULL, NULL, &r);
 	char *etag = th_header(&r, "ETag");

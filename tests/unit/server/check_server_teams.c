@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "client_steps.h"
 #include "local_fixture.h"
 #include "sandbox0/sandbox0.h"
 #include "sandbox0/server.h"
@@ -37,19 +38,6 @@ static void teardown(void)
 	lf_close(&f);
 }
 
-static s0_client *client_as(const char *token, const char *team)
-{
-	char url[64];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d", s0_server_port(srv));
-	s0_client_options o = S0_CLIENT_OPTIONS_INIT;
-	o.base_url = url;
-	o.token = token;
-	o.team_id = team;
-	s0_client *c = NULL;
-	ck_assert_int_eq(s0_client_new(&o, &c, NULL), S0_OK);
-	return c;
-}
-
 /* A new key of team (through the backend); *id_out (nullable) its id. */
 static char *make_key(const char *team, char **id_out)
 {
@@ -67,39 +55,11 @@ static char *make_key(const char *team, char **id_out)
 	return key;
 }
 
-static char *claim(s0_client *c)
-{
-	s0_sandbox_info *info = NULL;
-	s0_error *err = NULL;
-	int rc = s0_sandbox_claim(c, "default", NULL, NULL, &info, &err);
-	ck_assert_msg(rc == S0_OK, "claim: %s", err ? s0_error_message(err) : "?");
-	char *id = strdup(s0_sandbox_info_id(info));
-	s0_sandbox_info_free(info);
-	return id;
-}
-
-static void expect_err(int rc, s0_error *err, int want, int status, const char *msg_part)
-{
-	ck_assert_int_eq(rc, want);
-	ck_assert_int_eq(s0_error_http_status(err), status);
-	ck_assert_msg(strstr(s0_error_message(err), msg_part), "message \"%s\" lacks \"%s\"",
-	              s0_error_message(err), msg_part);
-	s0_error_free(err);
-}
-
-/* Run call (which fills the local err), check it failed as told, reset err. */
-#define EXPECT(call, want, status, part)                                               \
-	do {                                                                           \
-		int rc_ = (call);                                                      \
-		expect_err(rc_, err, want, status, part);                              \
-		err = NULL;                                                            \
-	} while (0)
-
 START_TEST(two_teams_are_isolated)
 {
 	char *ka = make_key("alpha", NULL), *kb = make_key("beta", NULL);
-	s0_client *a = client_as(ka, NULL), *b = client_as(kb, NULL);
-	char *sa = claim(a), *sb = claim(b);
+	s0_client *a = cs_client(srv, ka, NULL), *b = cs_client(srv, kb, NULL);
+	char *sa = cs_claim(a, "default"), *sb = cs_claim(b, "default");
 	s0_sandbox_info *info = NULL;
 	s0_error *err = NULL;
 	/* each sees its own, the other's answers 404 */
@@ -145,10 +105,10 @@ START_TEST(two_teams_are_isolated)
 	s0_sandbox_page_free(page);
 
 	/* a key with another team's X-Team-ID: 401, whatever the resource */
-	s0_client *a_as_b = client_as(ka, "beta");
+	s0_client *a_as_b = cs_client(srv, ka, "beta");
 	EXPECT(s0_sandbox_get(a_as_b, sb, &info, &err), S0_EAUTH, 401,
 	       "not a member of selected team");
-	s0_client *a_as_a = client_as(ka, "alpha");
+	s0_client *a_as_a = cs_client(srv, ka, "alpha");
 	ck_assert_int_eq(s0_sandbox_get(a_as_a, sa, &info, NULL), S0_OK);
 	s0_sandbox_info_free(info);
 	s0_client_free(a_as_a);
@@ -167,7 +127,7 @@ END_TEST
 
 START_TEST(admin_endpoint_manages_keys)
 {
-	s0_client *admin = client_as(ADMIN, NULL);
+	s0_client *admin = cs_client(srv, ADMIN, NULL);
 	char *json = NULL;
 	s0_error *err = NULL;
 	ck_assert_int_eq(s0_client_admin_request(admin, "POST", "/admin/v1/api-keys",
@@ -183,8 +143,8 @@ START_TEST(admin_endpoint_manages_keys)
 	cJSON_Delete(o);
 
 	/* the key works at once on the running server */
-	s0_client *g = client_as(key, NULL);
-	char *sg = claim(g);
+	s0_client *g = cs_client(srv, key, NULL);
+	char *sg = cs_claim(g, "default");
 
 	/* listed without its secret */
 	ck_assert_int_eq(s0_client_admin_request(admin, "GET", "/admin/v1/api-keys?team_id=gamma",
@@ -200,7 +160,7 @@ START_TEST(admin_endpoint_manages_keys)
 	cJSON_Delete(o);
 
 	/* a team key is no admin credential, the admin credential is no team key */
-	s0_client *as_admin = client_as(key, NULL);
+	s0_client *as_admin = cs_client(srv, key, NULL);
 	EXPECT(s0_client_admin_request(as_admin, "GET", "/admin/v1/api-keys", NULL, &json, &err), S0_EAUTH, 401, "admin credential");
 	s0_client_free(as_admin);
 	s0_sandbox_page *page = NULL;
@@ -251,7 +211,7 @@ START_TEST(key_bad_input)
 	s0_free(json);
 
 	/* through the admin endpoint */
-	s0_client *admin = client_as(ADMIN, NULL);
+	s0_client *admin = cs_client(srv, ADMIN, NULL);
 	EXPECT(s0_client_admin_request(admin, "POST", "/admin/v1/api-keys", "{\"team_id\":\"\"}",
 	                               &json, &err), S0_EINVAL, 400, "team");
 	EXPECT(s0_client_admin_request(admin, "POST", "/admin/v1/api-keys", "{\"name\":\"x\"}",

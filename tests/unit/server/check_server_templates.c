@@ -14,6 +14,7 @@
 #include "local/api/router.h"
 #include "local/lifecycle/templates.h"
 #include "local/rootfs/tarin.h"
+#include "client_steps.h"
 #include "local_fixture.h"
 #include "check_main.h"
 #include "sandbox0/sandbox0.h"
@@ -25,28 +26,12 @@ static lf f;
 static s0_server *srv;
 static s0_client *ca, *cb;
 
-static s0_client *client_as(const char *token)
-{
-	char url[64];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d", s0_server_port(srv));
-	s0_client_options o = S0_CLIENT_OPTIONS_INIT;
-	o.base_url = url;
-	o.token = token;
-	s0_client *c = NULL;
-	ck_assert_int_eq(s0_client_new(&o, &c, NULL), S0_OK);
-	return c;
-}
-
 static void setup(void)
 {
 	lf_open(&f, false);
-	static const s0_server_api_key keys[] = {{KEY_A, "team_a"}, {KEY_B, "team_b"}};
-	s0_server_options o = S0_SERVER_OPTIONS_INIT;
-	o.api_keys = keys;
-	o.api_keys_len = 2;
-	ck_assert_int_eq(s0_server_new(f.local, &o, &srv, NULL), S0_OK);
-	ca = client_as(KEY_A);
-	cb = client_as(KEY_B);
+	srv = cs_serve_keys(f.local);
+	ca = cs_client(srv, KEY_A, NULL);
+	cb = cs_client(srv, KEY_B, NULL);
 }
 
 static void teardown(void)
@@ -69,34 +54,6 @@ static int entries(const char *path)
 	if (d)
 		closedir(d);
 	return n;
-}
-
-static void expect_err(int rc, s0_error *err, int want, int status, const char *msg_part)
-{
-	ck_assert_int_eq(rc, want);
-	ck_assert_int_eq(s0_error_http_status(err), status);
-	ck_assert_msg(strstr(s0_error_message(err), msg_part), "message \"%s\" lacks \"%s\"",
-	              s0_error_message(err), msg_part);
-	s0_error_free(err);
-}
-
-/* Run call (which fills the local err), check it failed as told, reset err. */
-#define EXPECT(call, want, status, part)                                               \
-	do {                                                                           \
-		int rc_ = (call);                                                      \
-		expect_err(rc_, err, want, status, part);                              \
-		err = NULL;                                                            \
-	} while (0)
-
-static char *claim(s0_client *c, const char *tpl)
-{
-	s0_sandbox_info *info = NULL;
-	s0_error *err = NULL;
-	int rc = s0_sandbox_claim(c, tpl, NULL, NULL, &info, &err);
-	ck_assert_msg(rc == S0_OK, "claim %s: %s", tpl, err ? s0_error_message(err) : "?");
-	char *id = strdup(s0_sandbox_info_id(info));
-	s0_sandbox_info_free(info);
-	return id;
 }
 
 START_TEST(template_from_tar_is_the_rootfs)
@@ -123,7 +80,7 @@ START_TEST(template_from_tar_is_the_rootfs)
 	ck_assert_str_eq(s0__json_str0(o, "created_at"), "2026-01-01T00:00:00Z");
 	cJSON_Delete(o);
 
-	char *sb = claim(ca, "py-app");
+	char *sb = cs_claim(ca, "py-app");
 	void *data = NULL;
 	size_t n = 0;
 	ck_assert_int_eq(s0_files_read(ca, sb, "/app/main.py", &data, &n, NULL), S0_OK);
@@ -187,7 +144,7 @@ START_TEST(templates_are_team_scoped)
 	       "template not found");
 
 	/* the runtime-only mount of the spec is there, empty */
-	char *sb = claim(ca, "a-only");
+	char *sb = cs_claim(ca, "a-only");
 	s0_file_info *fi = NULL;
 	ck_assert_int_eq(s0_files_stat(ca, sb, "/cache", &fi, NULL), S0_OK);
 	ck_assert_int_eq(s0_file_info_type(fi), S0_FILE_TYPE_DIR);

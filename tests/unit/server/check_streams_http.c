@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "client_steps.h"
 #include "local_fixture.h"
 #include "sandbox0/sandbox0.h"
 #include "sandbox0/server.h"
@@ -21,17 +22,8 @@ static s0_client *http, *inproc;
 static void setup(void)
 {
 	lf_open(&f, false);
-	static const s0_server_api_key keys[] = {{KEY_A, "team_a"}, {KEY_B, "team_b"}};
-	s0_server_options o = S0_SERVER_OPTIONS_INIT;
-	o.api_keys = keys;
-	o.api_keys_len = 2;
-	ck_assert_int_eq(s0_server_new(f.local, &o, &srv, NULL), S0_OK);
-	char url[64];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d", s0_server_port(srv));
-	s0_client_options co = S0_CLIENT_OPTIONS_INIT;
-	co.base_url = url;
-	co.token = KEY_A;
-	ck_assert_int_eq(s0_client_new(&co, &http, NULL), S0_OK);
+	srv = cs_serve_keys(f.local);
+	http = cs_client(srv, KEY_A, NULL);
 	ck_assert_int_eq(s0_client_new_local(f.local, NULL, &inproc, NULL), S0_OK);
 }
 
@@ -44,49 +36,11 @@ static void teardown(void)
 	lf_close(&f);
 }
 
-static char *claim(s0_client *c)
-{
-	s0_sandbox_info *info = NULL;
-	ck_assert_int_eq(s0_sandbox_claim(c, "default", NULL, NULL, &info, NULL), S0_OK);
-	char *id = strdup(s0_sandbox_info_id(info));
-	s0_sandbox_info_free(info);
-	return id;
-}
-
-static char *repl(s0_client *c, const char *sb)
-{
-	char *json = NULL;
-	ck_assert_int_eq(s0_context_create(c, sb, "{\"type\":\"repl\"}", &json, NULL), S0_OK);
-	cJSON *o = cJSON_Parse(json);
-	char *id = strdup(cJSON_GetObjectItem(o, "id")->valuestring);
-	cJSON_Delete(o);
-	s0_free(json);
-	return id;
-}
-
-static cJSON *next(s0_stream *st)
-{
-	char *m = NULL;
-	s0_error *err = NULL;
-	int rc = s0_stream_recv(st, 5000, &m, NULL, &err);
-	ck_assert_msg(rc == S0_OK, "recv: %s", err ? s0_error_message(err) : "?");
-	cJSON *o = cJSON_Parse(m);
-	s0_free(m);
-	ck_assert_ptr_nonnull(o);
-	return o;
-}
-
-static const char *str(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, k);
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
 /* One REPL exchange and a KILL through s0_stream_open on client c. */
 static void repl_round(s0_client *c)
 {
-	char *sb = claim(c);
-	char *ctx = repl(c, sb);
+	char *sb = cs_claim(c, "default");
+	char *ctx = cs_context(c, sb, "{\"type\":\"repl\"}");
 	s0_stream_options o = S0_STREAM_OPTIONS_INIT;
 	o.kind = S0_STREAM_CONTEXT;
 	o.sandbox_id = sb;
@@ -97,18 +51,18 @@ static void repl_round(s0_client *c)
 	ck_assert_msg(rc == S0_OK, "open: %s", err ? s0_error_message(err) : "?");
 	const char *in = "{\"type\":\"input\",\"data\":\"echo over\\n\",\"request_id\":\"r1\"}";
 	ck_assert_int_eq(s0_stream_send(st, in, strlen(in), NULL), S0_OK);
-	cJSON *m = next(st);
-	ck_assert_str_eq(str(m, "type"), "output");
-	ck_assert_str_eq(str(m, "data"), "over\n");
+	cJSON *m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "output");
+	ck_assert_str_eq(cs_str(m, "data"), "over\n");
 	cJSON_Delete(m);
-	m = next(st);
-	ck_assert_str_eq(str(m, "type"), "done");
-	ck_assert_str_eq(str(m, "request_id"), "r1");
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "done");
+	ck_assert_str_eq(cs_str(m, "request_id"), "r1");
 	cJSON_Delete(m);
 	const char *kill = "{\"type\":\"signal\",\"signal\":\"KILL\"}";
 	ck_assert_int_eq(s0_stream_send(st, kill, strlen(kill), NULL), S0_OK);
-	m = next(st);
-	ck_assert_str_eq(str(m, "state"), "killed");
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "state"), "killed");
 	cJSON_Delete(m);
 	char *x = NULL;
 	ck_assert_int_eq(s0_stream_recv(st, 5000, &x, NULL, NULL), S0_ITEROVER);
@@ -129,7 +83,7 @@ END_TEST
 
 START_TEST(stream_errors_come_before_the_upgrade)
 {
-	char *sb = claim(http);
+	char *sb = cs_claim(http, "default");
 	s0_stream_options o = S0_STREAM_OPTIONS_INIT;
 	o.kind = S0_STREAM_CONTEXT;
 	o.sandbox_id = sb;
@@ -163,7 +117,7 @@ END_TEST
 
 START_TEST(file_watch_over_http)
 {
-	char *sb = claim(http);
+	char *sb = cs_claim(http, "default");
 	s0_stream_options o = S0_STREAM_OPTIONS_INIT;
 	o.kind = S0_STREAM_FILES_WATCH;
 	o.sandbox_id = sb;
@@ -171,13 +125,13 @@ START_TEST(file_watch_over_http)
 	ck_assert_int_eq(s0_stream_open(http, &o, &st, NULL), S0_OK);
 	const char *sub = "{\"action\":\"subscribe\",\"path\":\"/workspace\"}";
 	ck_assert_int_eq(s0_stream_send(st, sub, strlen(sub), NULL), S0_OK);
-	cJSON *m = next(st);
-	ck_assert_str_eq(str(m, "type"), "subscribed");
+	cJSON *m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "subscribed");
 	cJSON_Delete(m);
 	ck_assert_int_eq(s0_files_write(http, sb, "/workspace/n.txt", "x", 1, NULL), S0_OK);
-	m = next(st);
-	ck_assert_str_eq(str(m, "event"), "create");
-	ck_assert_str_eq(str(m, "path"), "/workspace/n.txt");
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "event"), "create");
+	ck_assert_str_eq(cs_str(m, "path"), "/workspace/n.txt");
 	cJSON_Delete(m);
 	s0_stream_free(st); /* a detach mid-stream */
 	ck_assert_int_eq(s0_files_write(http, sb, "/workspace/n.txt", "y", 1, NULL), S0_OK);

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "client_steps.h"
 #include "local_fixture.h"
 #include "sandbox0/sandbox0.h"
 #include "server_test.h"
@@ -30,26 +31,6 @@ static void teardown(void)
 	lf_close(&f);
 }
 
-static char *claim(void)
-{
-	s0_sandbox_info *info = NULL;
-	ck_assert_int_eq(s0_sandbox_claim(c, "default", NULL, NULL, &info, NULL), S0_OK);
-	char *id = strdup(s0_sandbox_info_id(info));
-	s0_sandbox_info_free(info);
-	return id;
-}
-
-static char *context(const char *sb, const char *request)
-{
-	char *json = NULL;
-	ck_assert_int_eq(s0_context_create(c, sb, request, &json, NULL), S0_OK);
-	cJSON *o = cJSON_Parse(json);
-	char *id = strdup(cJSON_GetObjectItem(o, "id")->valuestring);
-	cJSON_Delete(o);
-	s0_free(json);
-	return id;
-}
-
 static s0_stream *open_stream(int kind, const char *sb, const char *id, int64_t after)
 {
 	s0_stream_options o = S0_STREAM_OPTIONS_INIT;
@@ -64,25 +45,6 @@ static s0_stream *open_stream(int kind, const char *sb, const char *id, int64_t 
 	return st;
 }
 
-/* The next message as JSON (asserts one comes within 5 s). */
-static cJSON *next(s0_stream *st)
-{
-	char *m = NULL;
-	s0_error *err = NULL;
-	int rc = s0_stream_recv(st, 5000, &m, NULL, &err);
-	ck_assert_msg(rc == S0_OK, "recv: %s", err ? s0_error_message(err) : "?");
-	cJSON *o = cJSON_Parse(m);
-	ck_assert_ptr_nonnull(o);
-	s0_free(m);
-	return o;
-}
-
-static const char *str(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, k);
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
 static void send_text(s0_stream *st, const char *json)
 {
 	ck_assert_int_eq(s0_stream_send(st, json, strlen(json), NULL), S0_OK);
@@ -90,23 +52,23 @@ static void send_text(s0_stream *st, const char *json)
 
 START_TEST(context_output_order_input_echo_and_signal)
 {
-	char *sb = claim();
-	char *cmd = context(sb, "{\"type\":\"cmd\",\"cmd\":{\"command\":[\"sh\",\"-c\","
-	                        "\"echo one; echo two >&2; echo three\"]}}");
+	char *sb = cs_claim(c, "default");
+	char *cmd = cs_context(c, sb, "{\"type\":\"cmd\",\"cmd\":{\"command\":[\"sh\",\"-c\","
+	                              "\"echo one; echo two >&2; echo three\"]}}");
 	s0_stream *st = open_stream(S0_STREAM_CONTEXT, sb, cmd, 0);
-	cJSON *m = next(st);
-	ck_assert_str_eq(str(m, "type"), "output");
-	ck_assert_str_eq(str(m, "source"), "stdout");
-	ck_assert_str_eq(str(m, "data"), "one\nthree\n");
+	cJSON *m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "output");
+	ck_assert_str_eq(cs_str(m, "source"), "stdout");
+	ck_assert_str_eq(cs_str(m, "data"), "one\nthree\n");
 	cJSON_Delete(m);
-	m = next(st);
-	ck_assert_str_eq(str(m, "source"), "stderr");
-	ck_assert_str_eq(str(m, "data"), "two\n");
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "source"), "stderr");
+	ck_assert_str_eq(cs_str(m, "data"), "two\n");
 	cJSON_Delete(m);
-	m = next(st);
-	ck_assert_str_eq(str(m, "type"), "done");
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "done");
 	ck_assert_int_eq(cJSON_GetObjectItem(m, "exit_code")->valueint, 0);
-	ck_assert_str_eq(str(m, "state"), "stopped");
+	ck_assert_str_eq(cs_str(m, "state"), "stopped");
 	cJSON_Delete(m);
 	char *x = NULL;
 	ck_assert_int_eq(s0_stream_recv(st, 0, &x, NULL, NULL), S0_ITEROVER);
@@ -115,23 +77,23 @@ START_TEST(context_output_order_input_echo_and_signal)
 	ck_assert_str_eq(why, "process exited");
 	s0_stream_free(st);
 
-	char *repl = context(sb, "{\"type\":\"repl\"}");
+	char *repl = cs_context(c, sb, "{\"type\":\"repl\"}");
 	st = open_stream(S0_STREAM_CONTEXT, sb, repl, 0);
 	send_text(st, "{\"type\":\"input\",\"data\":\"echo hello\\n\",\"request_id\":\"r1\"}");
 	send_text(st, "{\"type\":\"input\",\"data\":\"echo world\\n\",\"requestId\":\"r2\"}");
 	const char *want[][2] = {{"output", "hello\n"}, {"done", "r1"},
 	                         {"output", "world\n"}, {"done", "r2"}};
 	for (int i = 0; i < 4; i++) {
-		m = next(st);
-		ck_assert_str_eq(str(m, "type"), want[i][0]);
-		ck_assert_str_eq(str(m, i % 2 ? "request_id" : "data"), want[i][1]);
+		m = cs_next(st);
+		ck_assert_str_eq(cs_str(m, "type"), want[i][0]);
+		ck_assert_str_eq(cs_str(m, i % 2 ? "request_id" : "data"), want[i][1]);
 		cJSON_Delete(m);
 	}
 	send_text(st, "{\"type\":\"signal\",\"signal\":\"KILL\"}");
-	m = next(st);
-	ck_assert_str_eq(str(m, "type"), "done");
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "done");
 	ck_assert_int_eq(cJSON_GetObjectItem(m, "exit_code")->valueint, 137);
-	ck_assert_str_eq(str(m, "state"), "killed");
+	ck_assert_str_eq(cs_str(m, "state"), "killed");
 	cJSON_Delete(m);
 	ck_assert_int_eq(s0_stream_send(st, "{}", 2, NULL), S0_EGONE);
 	s0_stream_free(st);
@@ -146,26 +108,26 @@ END_TEST
  * output it made and then done"). */
 START_TEST(context_input_done_after_all_its_output)
 {
-	char *sb = claim();
+	char *sb = cs_claim(c, "default");
 	size_t len = 200000;
 	char *big = malloc(len);
 	for (size_t i = 0; i < len; i++)
 		big[i] = (char)('a' + i % 26);
 	big[len - 1] = '\n';
 	ck_assert_int_eq(s0_files_write(c, sb, "/big.txt", big, len, NULL), S0_OK);
-	char *repl = context(sb, "{\"type\":\"repl\"}");
+	char *repl = cs_context(c, sb, "{\"type\":\"repl\"}");
 	s0_stream *st = open_stream(S0_STREAM_CONTEXT, sb, repl, 0);
 	send_text(st, "{\"type\":\"input\",\"data\":\"cat /big.txt\\n\",\"request_id\":\"r1\"}");
 	size_t got = 0;
 	for (;;) {
-		cJSON *m = next(st);
-		if (!strcmp(str(m, "type"), "done")) {
-			ck_assert_str_eq(str(m, "request_id"), "r1");
+		cJSON *m = cs_next(st);
+		if (!strcmp(cs_str(m, "type"), "done")) {
+			ck_assert_str_eq(cs_str(m, "request_id"), "r1");
 			cJSON_Delete(m);
 			break;
 		}
-		ck_assert_str_eq(str(m, "type"), "output");
-		const char *d = str(m, "data");
+		ck_assert_str_eq(cs_str(m, "type"), "output");
+		const char *d = cs_str(m, "data");
 		ck_assert_int_eq(memcmp(d, big + got, strlen(d)), 0);
 		got += strlen(d);
 		cJSON_Delete(m);
@@ -180,7 +142,7 @@ END_TEST
 
 START_TEST(session_attach_replays_from_a_cursor)
 {
-	char *sb = claim();
+	char *sb = cs_claim(c, "default");
 	char *json = NULL;
 	int status = 0;
 	ck_assert_int_eq(s0_runtime_call(c, "POST", sb, "/sessions",
@@ -188,7 +150,7 @@ START_TEST(session_attach_replays_from_a_cursor)
 	                                 NULL, &status, &json, NULL),
 	                 S0_OK);
 	cJSON *ses = cJSON_Parse(json);
-	char *sid = strdup(str(ses, "id"));
+	char *sid = strdup(cs_str(ses, "id"));
 	cJSON_Delete(ses);
 	s0_free(json);
 	/* everything from the start, then again after the second event */
@@ -199,7 +161,7 @@ START_TEST(session_attach_replays_from_a_cursor)
 	while (n < 16 && s0_stream_recv(all, 300, &m, NULL, NULL) == S0_OK) {
 		cJSON *o = cJSON_Parse(m);
 		s0_free(m);
-		ck_assert_str_eq(str(o, "type"), "event");
+		ck_assert_str_eq(cs_str(o, "type"), "event");
 		seqs[n++] = (int64_t)cJSON_GetObjectItem(cJSON_GetObjectItem(o, "event"), "seq")
 		                    ->valuedouble;
 		cJSON_Delete(o);
@@ -210,7 +172,7 @@ START_TEST(session_attach_replays_from_a_cursor)
 	s0_stream_free(all);
 	s0_stream *tail = open_stream(S0_STREAM_SESSION, sb, sid, seqs[1]);
 	for (int i = 2; i < n; i++) {
-		cJSON *o = next(tail);
+		cJSON *o = cs_next(tail);
 		ck_assert_int_eq((int64_t)cJSON_GetObjectItem(cJSON_GetObjectItem(o, "event"), "seq")
 		                         ->valuedouble,
 		                 seqs[i]);
@@ -218,9 +180,9 @@ START_TEST(session_attach_replays_from_a_cursor)
 	}
 	ck_assert_int_eq(s0_stream_recv(tail, 0, &m, NULL, NULL), S0_ETIMEDOUT);
 	send_text(tail, "{\"type\":\"nope\",\"request_id\":\"q\"}");
-	cJSON *e = next(tail);
-	ck_assert_str_eq(str(e, "type"), "error");
-	ck_assert_str_eq(str(e, "request_id"), "q");
+	cJSON *e = cs_next(tail);
+	ck_assert_str_eq(cs_str(e, "type"), "error");
+	ck_assert_str_eq(cs_str(e, "request_id"), "q");
 	cJSON_Delete(e);
 	s0_stream_free(tail);
 	free(sid);
@@ -230,24 +192,24 @@ END_TEST
 
 START_TEST(file_watch_events_pause_and_reopen)
 {
-	char *sb = claim();
+	char *sb = cs_claim(c, "default");
 	ck_assert_int_eq(s0_files_mkdir(c, sb, "/workspace/d", false, NULL), S0_OK);
 	s0_stream *st = open_stream(S0_STREAM_FILES_WATCH, sb, NULL, 0);
 	send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace/d\"}");
-	cJSON *m = next(st);
-	ck_assert_str_eq(str(m, "type"), "subscribed");
-	ck_assert_str_eq(str(m, "path"), "/workspace/d");
-	char *wid = strdup(str(m, "watch_id"));
+	cJSON *m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "subscribed");
+	ck_assert_str_eq(cs_str(m, "path"), "/workspace/d");
+	char *wid = strdup(cs_str(m, "watch_id"));
 	cJSON_Delete(m);
 	ck_assert_int_eq(s0_files_write(c, sb, "/workspace/d/f", "1", 1, NULL), S0_OK);
 	ck_assert_int_eq(s0_files_write(c, sb, "/workspace/other", "1", 1, NULL), S0_OK);
 	ck_assert_int_eq(s0_files_delete(c, sb, "/workspace/d/f", NULL), S0_OK);
 	const char *want[] = {"create", "write", "remove"};
 	for (int i = 0; i < 3; i++) {
-		m = next(st);
-		ck_assert_str_eq(str(m, "event"), want[i]);
-		ck_assert_str_eq(str(m, "path"), "/workspace/d/f");
-		ck_assert_str_eq(str(m, "watch_id"), wid);
+		m = cs_next(st);
+		ck_assert_str_eq(cs_str(m, "event"), want[i]);
+		ck_assert_str_eq(cs_str(m, "path"), "/workspace/d/f");
+		ck_assert_str_eq(cs_str(m, "watch_id"), wid);
 		cJSON_Delete(m);
 	}
 	ck_assert_int_eq(s0_sandbox_pause_and_wait(c, sb, NULL, NULL, NULL), S0_OK);
@@ -260,12 +222,12 @@ START_TEST(file_watch_events_pause_and_reopen)
 	/* the open wakes it (auto_resume); the tree is there, subscribe again */
 	st = open_stream(S0_STREAM_FILES_WATCH, sb, NULL, 0);
 	send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace/d\",\"recursive\":true}");
-	m = next(st);
-	ck_assert_str_eq(str(m, "type"), "subscribed");
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "subscribed");
 	cJSON_Delete(m);
 	send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace/none\"}");
-	m = next(st);
-	ck_assert_str_eq(str(m, "type"), "error");
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "error");
 	cJSON_Delete(m);
 	/* a text that is no JSON object ends the stream with 1007 */
 	send_text(st, "[1,2]");
@@ -278,7 +240,7 @@ END_TEST
 
 START_TEST(bad_stream_options_are_refused)
 {
-	char *sb = claim();
+	char *sb = cs_claim(c, "default");
 	s0_stream *st = NULL;
 	s0_stream_options o = S0_STREAM_OPTIONS_INIT;
 	s0_error *err = NULL;
@@ -308,7 +270,7 @@ END_TEST
  * (503 sandbox_resume_failed on the wire) and the sandbox stays paused. */
 START_TEST(stream_open_wakes_or_reports_a_failed_wake)
 {
-	char *sb = claim();
+	char *sb = cs_claim(c, "default");
 	ck_assert_int_eq(s0_sandbox_pause_and_wait(c, sb, NULL, NULL, NULL), S0_OK);
 	ck_assert_int_eq(s0_local_fault_arm(f.local, "capacity", S0_FAULT_FAIL, 0, 0, NULL), S0_OK);
 	s0_stream_options o = S0_STREAM_OPTIONS_INIT;

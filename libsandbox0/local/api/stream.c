@@ -30,7 +30,8 @@ int s0__stream_emit_error(s0__smsgq *out, const char *request_id, const char *ms
 	return s0__stream_emit(out, o);
 }
 
-cJSON *s0__stream_body_of(const cJSON *msg, const char *const *keys)
+/* A new object with a deep copy of each member of msg named in keys. */
+static cJSON *body_of(const cJSON *msg, const char *const *keys)
 {
 	cJSON *b = cJSON_CreateObject();
 	for (size_t i = 0; b && keys[i]; i++) {
@@ -67,6 +68,25 @@ static void on_sandbox_change(void *arg, const char *sandbox_id, uint64_t versio
 	st->sandbox_changed = true;
 	pthread_mutex_unlock(&st->mu);
 	st->kick(st->kick_arg);
+}
+
+int s0__stream_input_call(s0__stream *st, int op, const cJSON *msg, const char *const *keys,
+                          const char *rid, s0__smsgq *out)
+{
+	cJSON *body = body_of(msg, keys);
+	if (!body)
+		return -1;
+	cJSON *data = NULL;
+	s0_error *err = NULL;
+	int rc = s0__stream_proc(st, op, body, NULL, NULL, &data, &err);
+	cJSON_Delete(body);
+	cJSON_Delete(data);
+	if (rc < 0) {
+		rc = s0__stream_emit_error(out, rid, s0_error_message(err));
+		s0_error_free(err);
+		return rc;
+	}
+	return 1;
 }
 
 int s0__stream_check_sandbox(s0__stream *st)

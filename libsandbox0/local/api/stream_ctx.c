@@ -145,21 +145,12 @@ int s0__stream_ctx_input(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 	if (op < 0)
 		return s0__stream_emit_error(out, rid, "unknown message type: expected input, resize "
 		                                       "or signal");
-	cJSON *body = s0__stream_body_of(msg, op == S0__RT_CTX_INPUT    ? input_keys
-	                           : op == S0__RT_CTX_RESIZE ? resize_keys
-	                                                     : signal_keys);
-	if (!body)
-		return -1;
-	cJSON *data = NULL;
-	s0_error *err = NULL;
-	int rc = s0__stream_proc(st, op, body, NULL, NULL, &data, &err);
-	cJSON_Delete(body);
-	cJSON_Delete(data);
-	if (rc < 0) {
-		rc = s0__stream_emit_error(out, rid, s0_error_message(err));
-		s0_error_free(err);
+	const char *const *keys = op == S0__RT_CTX_INPUT    ? input_keys
+	                        : op == S0__RT_CTX_RESIZE ? resize_keys
+	                                                  : signal_keys;
+	int rc = s0__stream_input_call(st, op, msg, keys, rid, out);
+	if (rc <= 0)
 		return rc;
-	}
 	if (op != S0__RT_CTX_INPUT) { /* a signal may end the process: look soon */
 		st->kick(st->kick_arg);
 		return 0;

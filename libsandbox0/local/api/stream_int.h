@@ -42,14 +42,16 @@ int s0__stream_emit(s0__smsgq *out, cJSON *o);
 /* {"type":"error","error":msg[,"request_id"]} */
 int s0__stream_emit_error(s0__smsgq *out, const char *request_id, const char *msg);
 
-/* The body of a contexts/sessions call: a new object (the caller's) with a
- * deep copy of each member of msg named in keys (NULL-terminated; absent
- * members are left out); NULL when out of memory. */
-cJSON *s0__stream_body_of(const cJSON *msg, const char *const *keys);
-
 /* One contexts/sessions call on the running runtime (no wake). */
 int s0__stream_proc(s0__stream *st, int op, const cJSON *body, const char *after,
                     const char *limit, cJSON **data, s0_error **err);
+
+/* One contexts/sessions call of an input message: op with the members of msg
+ * named in keys (NULL-terminated; absent ones left out) as its body. Returns
+ * 1 when the call succeeded, 0 when it failed and an error message for rid
+ * (nullable) went to out, -1 when out of memory. */
+int s0__stream_input_call(s0__stream *st, int op, const cJSON *msg, const char *const *keys,
+                          const char *rid, s0__smsgq *out);
 
 /* The sandbox changed since the last look: 0 when it still runs, else a close code. */
 int s0__stream_check_sandbox(s0__stream *st);

@@ -126,19 +126,9 @@ int s0__stream_ses_input(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 	const char *const *keys = op == S0__RT_SES_INPUT    ? input_keys
 	                        : op == S0__RT_SES_SIGNAL ? signal_keys
 	                                                  : resize_keys;
-	cJSON *body = s0__stream_body_of(msg, keys);
-	if (!body)
-		return -1;
-	cJSON *data = NULL;
-	s0_error *err = NULL;
-	int rc = s0__stream_proc(st, op, body, NULL, NULL, &data, &err);
-	cJSON_Delete(body);
-	cJSON_Delete(data);
-	if (rc < 0) {
-		rc = s0__stream_emit_error(out, rid, s0_error_message(err));
-		s0_error_free(err);
+	int rc = s0__stream_input_call(st, op, msg, keys, rid, out);
+	if (rc <= 0)
 		return rc;
-	}
 	st->kick(st->kick_arg); /* its events */
 	return ack(out, rid);
 }

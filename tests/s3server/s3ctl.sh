@@ -57,7 +57,9 @@ start)
   # its own process group (job control on): a test that restarts it must
   # not take it down when the test's process group is killed
   set -m
-  "$weed" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$state/data" \
+  # its logs (glog writes to the temporary directory) stay in the state dir
+  mkdir -p "$state/tmp"
+  TMPDIR="$state/tmp" "$weed" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$state/data" \
     -master.port="${p[0]}" -master.port.grpc="${p[1]}" -master.telemetry=false \
     -master.volumeSizeLimitMB=64 -volume.max=0 \
     -volume.port="${p[2]}" -volume.port.grpc="${p[3]}" \
@@ -92,6 +94,12 @@ stop | kill)
   kill -KILL "$pid" 2>/dev/null || true
   while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
   rm -f "$state/pid"
+  # the local gRPC sockets it makes under /tmp whatever TMPDIR says, one per gRPC port
+  mapfile -t p <"$state/ports"
+  for port in "${p[@]}"; do
+    rm -f "/tmp/seaweedfs-master-grpc-$port.sock" "/tmp/seaweedfs-filer-grpc-$port.sock" \
+      "/tmp/seaweedfs-volume-grpc-$port.sock" "/tmp/seaweedfs-s3-grpc-$port.sock"
+  done
   ;;
 *)
   echo "usage: s3ctl.sh STATE_DIR init|start|stop|kill" >&2

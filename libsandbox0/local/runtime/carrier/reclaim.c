@@ -118,9 +118,12 @@ static bool orphan_loop(const rc_state *s, unsigned maj, unsigned min)
 	return false;
 }
 
-/* Whether pid's mount table holds a mount of an orphan (its FUSE mount by
- * source tag, or its ext4 by loop device). */
-static bool holds_orphan(const rc_state *s, pid_t pid)
+/* Whether some mount of pid's mount table matches: match(ctx, source, maj,
+ * min) for each line of /proc/PID/mountinfo (source = the mount source, ""
+ * when absent). False when the table cannot be read (pid gone). */
+static bool mounts_match(pid_t pid, bool (*match)(const void *ctx, const char *source,
+                                                  unsigned maj, unsigned min),
+                         const void *ctx)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/mountinfo", (int)pid);
@@ -136,12 +139,25 @@ static bool holds_orphan(const rc_state *s, pid_t pid)
 			continue;
 		char *sep = strstr(line, " - ");
 		char fstype[64] = "", source[256] = "";
-		if (sep && sscanf(sep + 3, "%63s %255s", fstype, source) >= 1)
-			hit = orphan_tag(s, source) || orphan_loop(s, maj, min);
+		if (sep)
+			sscanf(sep + 3, "%63s %255s", fstype, source);
+		hit = match(ctx, source, maj, min);
 	}
 	free(line);
 	fclose(f);
 	return hit;
+}
+
+static bool orphan_match(const void *ctx, const char *source, unsigned maj, unsigned min)
+{
+	return orphan_tag(ctx, source) || orphan_loop(ctx, maj, min);
+}
+
+/* Whether pid's mount table holds a mount of an orphan (its FUSE mount by
+ * source tag, or its ext4 by loop device). */
+static bool holds_orphan(const rc_state *s, pid_t pid)
+{
+	return mounts_match(pid, orphan_match, s);
 }
 
 static void find_victims(rc_state *s)
@@ -304,30 +320,23 @@ static void state_real(const char *state_dir, char *out)
 		snprintf(out, PATH_MAX, "%s", state_dir);
 }
 
+/* One carrier to look for: its FUSE source tag and loop device index (-1 = none). */
+typedef struct shows_ctx {
+	const char *tag;
+	int idx;
+} shows_ctx;
+
+static bool shows_match(const void *ctx, const char *source, unsigned maj, unsigned min)
+{
+	const shows_ctx *c = ctx;
+	return !strcmp(source, c->tag) || (c->idx >= 0 && maj == 7 && (int)min == c->idx);
+}
+
 /* Whether pid's mount table shows tag (FUSE source) or loop device idx. */
 static bool shows(pid_t pid, const char *tag, int idx)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mountinfo", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	char *line = NULL;
-	size_t cap = 0;
-	bool hit = false;
-	while (!hit && getline(&line, &cap, f) > 0) {
-		unsigned maj = 0, min = 0;
-		if (sscanf(line, "%*d %*d %u:%u", &maj, &min) != 2)
-			continue;
-		char *sep = strstr(line, " - ");
-		char fstype[64] = "", source[256] = "";
-		if (sep)
-			sscanf(sep + 3, "%63s %255s", fstype, source);
-		hit = !strcmp(source, tag) || (idx >= 0 && maj == 7 && (int)min == idx);
-	}
-	free(line);
-	fclose(f);
-	return hit;
+	shows_ctx c = {tag, idx};
+	return mounts_match(pid, shows_match, &c);
 }
 
 int s0__carrier_proof(const char *state_dir, const char *id, s0_error **err)

@@ -43,6 +43,15 @@ s0_tally() {
   return 0
 }
 
+# Record lines that say what failed, for the summary scripts/test prints
+# last (CI shows only the head and tail of a long log):
+#   s0_note_failure NAME LINE...   or   ... | s0_note_failure NAME
+s0_note_failure() {
+  local name=$1; shift
+  [ -n "${S0_RESULTS:-}" ] || return 0
+  if [ $# -gt 0 ]; then printf '%s\n' "$@"; else cat; fi >> "$S0_RESULTS/$name.failures"
+}
+
 # Run meson tests of one or more suites and tally them from meson's log:
 #   s0_meson_suites NAME BUILDDIR SUITE... [-- extra meson test args]
 s0_meson_suites() {
@@ -55,7 +64,10 @@ s0_meson_suites() {
   cp "$dir/meson-logs/testlog.json" "$dir/meson-logs/testlog-$name.json" 2>/dev/null
   cp "$dir/meson-logs/testlog.txt" "$dir/meson-logs/testlog-$name.txt" 2>/dev/null
   local summary counts
-  summary=$(python3 scripts/summarize_tests.py --tag "$name" "$dir/meson-logs/testlog.json") || rc=1
+  local fails=/dev/null
+  [ -n "${S0_RESULTS:-}" ] && fails="$S0_RESULTS/$name.failures"
+  summary=$(python3 scripts/summarize_tests.py --tag "$name" --failures "$fails" \
+    "$dir/meson-logs/testlog.json") || rc=1
   printf '%s\n' "$summary"
   counts=$(printf '%s\n' "$summary" | tail -1)
   # "N passed, N failed, N skipped"

@@ -35,8 +35,9 @@ s0_tsan_prog() {
   S0_TSAN_P=$(( S0_TSAN_P + n - fl )); S0_TSAN_F=$(( S0_TSAN_F + fl ))
   echo "[tsan $tag] ${line:-no closing line (exit $rc)} in $(( $(date +%s) - t0 )) s"
   if [ $fl != 0 ]; then
-    grep -E "WARNING: ThreadSanitizer|SUMMARY: ThreadSanitizer|:[EF]:" "$log" | head -20 >&2
-    echo "  log: $log" >&2
+    { echo "$tag (exit $rc)"
+      grep -E "WARNING: ThreadSanitizer|SUMMARY: ThreadSanitizer|:[EF]:" "$log" | head -20 | sed 's/^/    /'
+      echo "    log: $log"; } | tee /dev/stderr | s0_note_failure tsan
   fi
 }
 

@@ -21,10 +21,13 @@ S0_TSAN_TARGETS="tests/unit/client/unit-client tests/unit/wait/unit-wait
 s0_tsan_prog() {
   local tag=$1 prog=$2; shift 2
   local log="$S0_TSAN_DIR/tsan-logs/$tag.log" t0=$(date +%s)
-  env "$@" TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp" \
+  # ThreadSanitizer runs 5-15x slower: check's per-test timeouts scale with it.
+  env CK_TIMEOUT_MULTIPLIER=10 "$@" TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp" \
     CK_FORK=yes nice "$S0_TSAN_DIR/$prog" > "$log" 2>&1
   local rc=$? line n fl er
-  line=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -1)
+  # -a and unanchored: a forked crasher child may leave bytes without a
+  # newline just before check's closing line.
+  line=$(grep -a -oE '[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -1)
   if [ -n "$line" ]; then
     set -- $(echo "$line" | sed -E 's/.*Checks: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+).*/\1 \2 \3/')
     n=$1; fl=$(( $2 + $3 ))
@@ -36,7 +39,7 @@ s0_tsan_prog() {
   echo "[tsan $tag] ${line:-no closing line (exit $rc)} in $(( $(date +%s) - t0 )) s"
   if [ $fl != 0 ]; then
     { echo "$tag (exit $rc)"
-      grep -E "WARNING: ThreadSanitizer|SUMMARY: ThreadSanitizer|:[EF]:" "$log" | head -20 | sed 's/^/    /'
+      grep -a -E "WARNING: ThreadSanitizer|SUMMARY: ThreadSanitizer|:[EF]:" "$log" | head -20 | sed 's/^/    /'
       echo "    log: $log"; } | tee /dev/stderr | s0_note_failure tsan
   fi
 }

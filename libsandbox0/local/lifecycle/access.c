@@ -30,7 +30,7 @@ static void *wake_main(void *arg)
 	s0__resume_reply reply;
 	/* an automatic wake follows the committed state: a retained memory
 	 * image is restored when compatible (TTL-05..TTL-11) */
-	int rc = s0__engine_resume(j->e, NULL, j->id, true, &reply, NULL);
+	int rc = s0__engine_resume_wake(j->e, j->id, &reply);
 	pthread_mutex_lock(&j->e->mu);
 	s0__wake *w = s0__engine_wake_get(j->e, j->id);
 	if (w) {

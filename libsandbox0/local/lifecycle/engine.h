@@ -82,6 +82,16 @@ typedef struct s0__resume_reply {
 int s0__engine_resume(s0__engine *e, const char *team, const char *id, bool memory,
                       s0__resume_reply *out, s0_error **err);
 
+/*
+ * The automatic wake of access.c (TTL-05..TTL-11): a resume of the committed
+ * state (memory restored when retained) that waits, on the engine clock up
+ * to S0__RESUME_WAIT_MS, for a just-committed pause's runtime to be released
+ * instead of answering 503: the requests that joined the wake must not see
+ * a failure their next look would not. Blocks; same errors and state as
+ * s0__engine_resume otherwise.
+ */
+int s0__engine_resume_wake(s0__engine *e, const char *id, s0__resume_reply *out);
+
 /* Refresh (docs/wire.md §3.7): has_duration false = now + ttl. S0_ECONFLICT when paused. */
 int s0__engine_refresh(s0__engine *e, const char *team, const char *id, bool has_duration,
                        int64_t duration_sec, s0__sandbox_rec *out, s0_error **err);

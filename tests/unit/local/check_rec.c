@@ -593,7 +593,8 @@ START_TEST(ins05_no_request_reaches_a_retiring_runtime)
 	/* 2: released, a request wakes a new generation and runs only there */
 	lt_bg_start(&bg, &t, bg_write, id);
 	LT_OK(s0_local_fault_release(t.local, "node_channel@pause", &e_));
-	ck_assert_int_eq(lt_bg_join(&bg), S0_OK);
+	int rc = lt_bg_join(&bg);
+	ck_assert_msg(rc == S0_OK, "late write: %d %s", rc, bg.err ? s0_error_message(bg.err) : "");
 	lt_bg_free(&bg);
 	lt_quiesce(&t);
 	char *now = lt_runtime_id(&t, id);

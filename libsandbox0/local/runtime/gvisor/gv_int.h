@@ -17,6 +17,7 @@
 #include <pthread.h>
 
 #include "local/runtime/carrier/carrier.h"
+#include "local/runtime/gvisor/gv_net.h"
 #include "local/runtime/gvisor/gv_proc.h"
 #include "local/runtime/gvisor/gvisor.h"
 #include "local/runtime/runtime.h"
@@ -58,6 +59,7 @@ struct s0__rt_host {
 	bool own_dir;     /**< dir is a private temporary directory (removed at close) */
 	pthread_mutex_t mu;
 	int live;         /**< generations started and not stopped */
+	s0__gv_hub *hub;  /**< the sandboxes' network hub (gv_net.h; records in dir/net) */
 };
 
 struct s0__rt_gen {
@@ -76,6 +78,8 @@ struct s0__rt_gen {
 	s0__gv_files files;
 	bool files_open;
 	s0__carrier *carrier; /**< (nullable) the RootFS branch mounted as the root tree */
+	s0__gv_net *net;      /**< its network namespace (gv_net.h; a restore makes it with
+	                           s0__gv_net_prepare() and the slot recorded at capture) */
 };
 
 /**

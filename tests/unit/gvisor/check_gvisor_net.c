@@ -11,6 +11,7 @@
  * docs/security.md, in the bundle and inside).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -26,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -477,6 +479,140 @@ START_TEST(capabilities_documented_set)
 }
 END_TEST
 
+/* The network namespace inode (net:[N]) of @p path; 0 when unreadable. */
+static unsigned long ns_inode(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (unsigned long)st.st_ino : 0;
+}
+
+/* Whether any host process is in the network namespace of inode @p ino. */
+static bool ns_in_use(unsigned long ino)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	bool used = false;
+	while (d && !used && (de = readdir(d))) {
+		char p[300];
+		snprintf(p, sizeof p, "/proc/%s/ns/net", de->d_name);
+		used = de->d_name[0] >= '0' && de->d_name[0] <= '9' && ns_inode(p) == ino;
+	}
+	if (d)
+		closedir(d);
+	return used;
+}
+
+/* The restore hook (gv_net.h): a generation's network re-made with the
+ * slot recorded earlier gets the same addresses; a slot in use gives
+ * another one; free removes the veth, the chain and the record. Timed. */
+START_TEST(prepare_same_addresses)
+{
+	gv_fix f;
+	fix_open(&f);
+	s0__gv_hub *hub = f.h->hub;
+	s0__gv_net *n1 = NULL, *n2 = NULL, *n3 = NULL;
+	s0_error *e = NULL;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(s0__gv_net_prepare(hub, "rt-hook-1", 5, &n1, &e), S0_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "network prepare: %.1f ms\n",
+	        (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	ck_assert_int_eq(s0__gv_net_slot(n1), 5);
+	char addr[16];
+	snprintf(addr, sizeof addr, "%s", s0__gv_net_addr(n1));
+	ck_assert_str_eq(addr, "10.200.0.22");
+	ck_assert_str_eq(s0__gv_net_gateway(n1), "10.200.0.21");
+	/* the namespace holds eth0 with the address, routed via the gateway */
+	char cmd[512];
+	snprintf(cmd, sizeof cmd,
+	         "nsenter --net=%s sh -c 'ip -4 -o addr show eth0 | grep -q \" %s/30 \" && "
+	         "ip route | grep -q \"default via 10.200.0.21 dev eth0\"'",
+	         s0__gv_net_path(n1), addr);
+	ck_assert_int_eq(system(cmd), 0);
+	/* slot 5 taken: another one */
+	ck_assert_int_eq(s0__gv_net_prepare(hub, "rt-hook-2", 5, &n2, &e), S0_OK);
+	ck_assert_int_ne(s0__gv_net_slot(n2), 5);
+	char what[256];
+	char netdir[512];
+	snprintf(netdir, sizeof netdir, "%s/gvisor/net", f.dir);
+	ck_assert(s0__gv_net_present(netdir, "rt-hook-1", what, sizeof what));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	s0__gv_net_free(n1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "network free: %.1f ms\n",
+	        (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	ck_assert(!s0__gv_net_present(netdir, "rt-hook-1", what, sizeof what));
+	snprintf(cmd, sizeof cmd,
+	         "nsenter --net=%s sh -c '! ip link show s0v5 2>/dev/null && "
+	         "! nft list chain inet s0 sb5 2>/dev/null'",
+	         s0__gv_hub_path(hub));
+	ck_assert_int_eq(system(cmd), 0);
+	/* re-made for a restore: the same slot, the same addresses */
+	ck_assert_int_eq(s0__gv_net_prepare(hub, "rt-hook-1b", 5, &n3, &e), S0_OK);
+	ck_assert_str_eq(s0__gv_net_addr(n3), addr);
+	s0__gv_net_free(n3);
+	s0__gv_net_free(n2);
+	/* bad pool: a clear error */
+	setenv("S0_GVISOR_NET", "10.0.0.0/30", 1);
+	s0__gv_hub *bad = NULL;
+	ck_assert_int_eq(s0__gv_hub_open(netdir, &bad, &e), S0_EINVAL);
+	ck_assert_msg(strstr(s0_error_message(e), "S0_GVISOR_NET"), "%s", s0_error_message(e));
+	s0_error_free(e);
+	unsetenv("S0_GVISOR_NET");
+	fix_close(&f);
+}
+END_TEST
+
+/* kill -9 of a process running a sandbox with a policy: the next open of
+ * the same state directory reclaims it, and its network namespace (held
+ * by nothing then), veth pair and chain are gone with its processes. */
+START_TEST(reclaim_after_kill9)
+{
+	char *dir = s0_test_tmpdir("gvnet");
+	prctl(PR_SET_CHILD_SUBREAPER, 1); /* the sandbox's orphans come here */
+	int info[2];
+	ck_assert_int_eq(pipe(info), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		gv_fix c;
+		memset(&c, 0, sizeof c);
+		s0__rt_driver_find("gvisor", &c.d, NULL);
+		s0__rt_host_opts o = {.state_dir = dir};
+		if (c.d->open(&o, &c.h, NULL) < 0)
+			_exit(2);
+		fix_start(&c, "sbkill");
+		apply(&c, "{\"mode\":\"block-all\"}");
+		unsigned long ino = ns_inode(s0__gv_net_path(c.g->net));
+		(void)!write(info[1], &ino, sizeof ino);
+		for (;;)
+			pause();
+	}
+	unsigned long ino = 0;
+	ck_assert_int_eq(read(info[0], &ino, sizeof ino), (ssize_t)sizeof ino);
+	ck_assert_int_ne(ino, 0);
+	ck_assert(ns_in_use(ino)); /* runsc's sandbox is in it */
+	kill(pid, SIGKILL);
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	gv_fix f;
+	memset(&f, 0, sizeof f);
+	ck_assert_int_eq(s0__rt_driver_find("gvisor", &f.d, NULL), S0_OK);
+	f.dir = dir;
+	s0__rt_host_opts o = {.state_dir = dir};
+	s0_error *e = NULL;
+	ck_assert_int_eq(f.d->open(&o, &f.h, &e), S0_OK);
+	int rc = f.d->terminal_proof(f.h, "rt-gvnet-sbkill", &e);
+	ck_assert_msg(rc == S0_OK, "after reclaim: %s", e ? s0_error_message(e) : "?");
+	ck_assert(!ns_in_use(ino));
+	ck_assert_int_ne(system("ip -o link show | grep -q ': s0v'"), 0);
+	fix_close(&f);
+	close(info[0]);
+	close(info[1]);
+}
+END_TEST
+
 static Suite *gvisor_net_suite(void)
 {
 	Suite *s = suite_create("gvisor-net");
@@ -486,6 +622,8 @@ static Suite *gvisor_net_suite(void)
 	tcase_add_test(tc, sandboxes_cannot_reach_each_other);
 	tcase_add_test(tc, host_unreachable);
 	tcase_add_test(tc, capabilities_documented_set);
+	tcase_add_test(tc, prepare_same_addresses);
+	tcase_add_test(tc, reclaim_after_kill9);
 	suite_add_tcase(s, tc);
 	return s;
 }

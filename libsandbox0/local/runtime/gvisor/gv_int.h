@@ -9,6 +9,8 @@
  *   bundles/<runtime_id> the OCI bundle (config.json) of one generation
  *   roots/<sandbox_id>   the root tree of a sandbox (plain-directory root)
  *   template/            the busybox template tree roots are copied from
+ *   net/<runtime_id>     a generation's network record (gv_net.h: s0__gv_net_prepare()
+ *                        is also the restore hook re-making its namespace)
  * and every generation's cgroup is /sys/fs/cgroup/<controller>/s0-gvisor/<runtime_id>.
  */
 #ifndef S0_RUNTIME_GVISOR_GV_INT_H

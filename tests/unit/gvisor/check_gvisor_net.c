@@ -31,9 +31,11 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "gv_peer.h"
 #include "common/json.h"
 #include "local/runtime/gvisor/gv_int.h"
 #include "local/runtime/runtime.h"
+#include "lt.h"
 
 typedef struct gv_fix {
 	const s0__rt_driver *d;
@@ -155,99 +157,6 @@ static void assert_reach(gv_fix *f, const char *ip, int port, const char *want)
 	free(got);
 }
 
-/* ---- peers: a namespace of this test with a listener, on the hub ---- */
-
-typedef struct peer {
-	pid_t pid;
-	char ip[16];
-} peer;
-
-#define PEER_NET "10.201.0." /* outside the pool, a /30 per peer */
-
-static void listen_loop(const char *name, int fd1, int fd2)
-{
-	for (;;) {
-		fd_set rs;
-		FD_ZERO(&rs);
-		FD_SET(fd1, &rs);
-		FD_SET(fd2, &rs);
-		if (select((fd1 > fd2 ? fd1 : fd2) + 1, &rs, NULL, NULL, NULL) < 0)
-			_exit(1);
-		int l = FD_ISSET(fd1, &rs) ? fd1 : fd2;
-		int c = accept(l, NULL, NULL);
-		if (c >= 0) {
-			char line[64];
-			int n = snprintf(line, sizeof line, "%s:%d\n", name, l == fd1 ? 8080 : 9090);
-			(void)!write(c, line, (size_t)n);
-			close(c);
-		}
-	}
-}
-
-static int listener(int port)
-{
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int one = 1;
-	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 16) < 0)
-		_exit(2);
-	return s;
-}
-
-static void run_cmd(const char *fmt, ...) S0__PRINTF(1, 2);
-static void run_cmd(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof cmd, fmt, ap);
-	va_end(ap);
-	int rc = system(cmd);
-	ck_assert_msg(rc == 0, "%s: %d", cmd, rc);
-}
-
-/* Peer @p k (0..): a child in a new network namespace listening on 8080
- * and 9090 (answering "<name>:<port>"), its veth's other end in the hub
- * with /30 number k of 10.201.0.0/24. It dies with this test process. */
-static void peer_start(gv_fix *f, int k, const char *name, peer *p)
-{
-	int ready[2];
-	ck_assert_int_eq(pipe(ready), 0);
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (unshare(CLONE_NEWNET) != 0)
-			_exit(3);
-		int a = listener(8080), b = listener(9090);
-		(void)!write(ready[1], "r", 1);
-		listen_loop(name, a, b);
-	}
-	char c;
-	ck_assert_int_eq(read(ready[0], &c, 1), 1);
-	close(ready[0]);
-	close(ready[1]);
-	p->pid = pid;
-	snprintf(p->ip, sizeof p->ip, PEER_NET "%d", 4 * k + 2);
-	const char *hub = s0__gv_hub_path(f->h->hub);
-	run_cmd("nsenter --net=%s ip link add s0tp%d type veth peer name eth0 netns %d", hub, k,
-	        (int)pid);
-	run_cmd("nsenter --net=%s sh -c 'ip addr add " PEER_NET "%d/30 dev s0tp%d && "
-	        "ip link set s0tp%d up'",
-	        hub, 4 * k + 1, k, k);
-	run_cmd("nsenter --net=/proc/%d/ns/net sh -c 'ip addr add %s/30 dev eth0 && "
-	        "ip link set eth0 up && ip link set lo up && ip route add default via " PEER_NET
-	        "%d'",
-	        (int)pid, p->ip, 4 * k + 1);
-}
-
-static void peer_stop(peer *p)
-{
-	kill(p->pid, SIGKILL);
-	waitpid(p->pid, NULL, 0);
-}
-
 /* The sandbox's address from its inspection. */
 static void sandbox_ip(gv_fix *f, char out[16])
 {
@@ -265,9 +174,9 @@ START_TEST(policies_enforced_live)
 	gv_fix f;
 	fix_open(&f);
 	fix_start(&f, "sbnet");
-	peer p1, p2;
-	peer_start(&f, 0, "p1", &p1);
-	peer_start(&f, 1, "p2", &p2);
+	gv_peer p1, p2;
+	gv_peer_start(s0__gv_hub_path(f.h->hub), 0, "p1", &p1);
+	gv_peer_start(s0__gv_hub_path(f.h->hub), 1, "p2", &p2);
 	/* before any policy: nothing leaves (failing closed) */
 	assert_reach(&f, p1.ip, 8080, "refused");
 	apply(&f, "{\"mode\":\"allow-all\"}");
@@ -311,8 +220,8 @@ START_TEST(policies_enforced_live)
 	cJSON_Delete(o);
 	apply(&f, NULL); /* no policy: the template default, allow-all */
 	assert_reach(&f, p2.ip, 8080, "p2:8080");
-	peer_stop(&p1);
-	peer_stop(&p2);
+	gv_peer_stop(&p1);
+	gv_peer_stop(&p2);
 	fix_stop(&f);
 	fix_close(&f);
 }
@@ -613,6 +522,79 @@ START_TEST(reclaim_after_kill9)
 }
 END_TEST
 
+/* The guest's network of the sandbox's one runtime, from inspection. */
+static cJSON *guest_network(lt *t, const char *id)
+{
+	cJSON *j = lt_inspect(t, id);
+	const cJSON *rts = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "node"), "runtimes");
+	ck_assert_int_eq(cJSON_GetArraySize(rts), 1);
+	cJSON *g = cJSON_GetObjectItem(cJSON_GetArrayItem(rts, 0), "guest");
+	cJSON *n = cJSON_DetachItemFromObject(g, "network");
+	ck_assert_ptr_nonnull(n);
+	cJSON_Delete(j);
+	return n;
+}
+
+/* A connection from sandbox @p id (a fresh REPL) to @p ip:8080. */
+static void engine_reach(lt *t, const char *id, const char *ip, const char *want)
+{
+	char *ctx = lt_repl(t, id), cmd[256], w[64];
+	snprintf(cmd, sizeof cmd,
+	         "nc -w 3 %s 8080 </dev/null 2>/dev/null > /tmp/nc.out; "
+	         "grep -q . /tmp/nc.out && cat /tmp/nc.out || echo refused",
+	         ip);
+	char *out = lt_sh(t, id, ctx, cmd, NULL); /* without its last newline */
+	snprintf(w, sizeof w, "%s", want);
+	ck_assert_msg(!strcmp(out, w), "%s: got \"%s\", want \"%s\"", ip, out, want);
+	free(out);
+	free(ctx);
+}
+
+/* Through the engine and the public client (RTX-04 on real packets): the
+ * claim's policy is enforced before the sandbox runs, PUT …/network
+ * applies to the running generation at once, and a resumed generation
+ * (a new namespace) gets the stored policy again. */
+START_TEST(engine_policy_live_and_after_resume)
+{
+	LT_ROW("RTX-04");
+	lt t;
+	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
+	o.manual_clock = 1;
+	o.runtime = "gvisor";
+	lt_open(&t, &o);
+	s0_sandbox_config cfg = S0_SANDBOX_CONFIG_INIT;
+	cfg.extra_json = "{\"network\":{\"mode\":\"block-all\"}}";
+	char *id = lt_claim(&t, NULL, &cfg);
+	cJSON *n = guest_network(&t, id);
+	ck_assert_str_eq(lt_str(n, "mode"), "block-all");
+	gv_peer p;
+	gv_peer_start(lt_str(n, "hub"), 2, "pe", &p);
+	cJSON_Delete(n);
+	engine_reach(&t, id, p.ip, "refused");
+	char pol[256];
+	snprintf(pol, sizeof pol, "{\"mode\":\"block-all\",\"egress\":{\"allowedCidrs\":[\"%s\"]}}",
+	         p.ip);
+	char *rid = lt_runtime_id(&t, id);
+	LT_OK(s0_sandbox_update_network_policy(t.c, id, pol, NULL, &e_));
+	engine_reach(&t, id, p.ip, "pe:8080");
+	char *rid2 = lt_runtime_id(&t, id);
+	ck_assert_str_eq(rid, rid2); /* live: the same generation */
+	lt_pause(&t, id);
+	lt_resume(&t, id);
+	char *rid3 = lt_runtime_id(&t, id);
+	ck_assert_str_ne(rid, rid3);
+	engine_reach(&t, id, p.ip, "pe:8080");
+	LT_OK(s0_sandbox_update_network_policy(t.c, id, "{\"mode\":\"block-all\"}", NULL, &e_));
+	engine_reach(&t, id, p.ip, "refused");
+	free(rid);
+	free(rid2);
+	free(rid3);
+	gv_peer_stop(&p);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 static Suite *gvisor_net_suite(void)
 {
 	Suite *s = suite_create("gvisor-net");
@@ -624,6 +606,7 @@ static Suite *gvisor_net_suite(void)
 	tcase_add_test(tc, capabilities_documented_set);
 	tcase_add_test(tc, prepare_same_addresses);
 	tcase_add_test(tc, reclaim_after_kill9);
+	tcase_add_test(tc, engine_policy_live_and_after_resume);
 	suite_add_tcase(s, tc);
 	return s;
 }

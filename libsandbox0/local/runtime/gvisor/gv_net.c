@@ -626,7 +626,8 @@ cJSON *s0__gv_net_inspect(const s0__gv_net *n)
 	snprintf(cidr, sizeof cidr, "%s/30", n->addr);
 	if (s0__json_add_str(o, "interface", n->ifname) || s0__json_add_str(o, "address", cidr) ||
 	    s0__json_add_str(o, "gateway", n->gw) || s0__json_add_str(o, "namespace", n->path) ||
-	    s0__json_add_str(o, "mode", n->mode) || s0__json_add_i64(o, "rules", (int64_t)n->rules)) {
+	    s0__json_add_str(o, "hub", n->hub->path) || s0__json_add_str(o, "mode", n->mode) ||
+	    s0__json_add_i64(o, "rules", (int64_t)n->rules)) {
 		cJSON_Delete(o);
 		return NULL;
 	}

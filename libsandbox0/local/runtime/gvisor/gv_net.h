@@ -108,8 +108,8 @@ const char *s0__gv_net_gateway(const s0__gv_net *n);
 int s0__gv_net_apply(s0__gv_net *n, const s0__netpolicy *p, s0_error **err);
 
 /**
- * Inspection: {"interface", "address", "gateway", "namespace", "mode",
- * "rules"}. @return (transfer full) NULL when OOM.
+ * Inspection: {"interface", "address", "gateway", "namespace", "hub",
+ * "mode", "rules"} (the namespaces as /proc/<pid>/fd/<fd> paths). @return (transfer full) NULL when OOM.
  */
 cJSON *s0__gv_net_inspect(const s0__gv_net *n);
 

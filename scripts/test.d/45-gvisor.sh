@@ -49,8 +49,10 @@ s0_gvisor_leftovers() {
   # network (gv_net.h): namespaces live only while a runsc or test process
   # holds them (peers are children of unit-gvisor-net); our links and table
   # never reach the host's namespace
-  for p in $(pgrep -f 'tests/unit/gvisor/unit-gvisor' 2>/dev/null); do
-    echo "process $p (a test, holding network namespaces)"
+  for p in $(pgrep -f 'tests/unit/gvisor/unit-gvisor-net' 2>/dev/null); do
+    # a peer outliving its test (peers are children of the test: PPID not the test's)
+    pgrep -f 'tests/unit/gvisor/unit-gvisor-net' | grep -qx "$(ps -o ppid= -p "$p" | tr -d ' ')" && continue
+    echo "process $p (a test peer, holding a network namespace)"
     [ "$mode" = clean ] && kill -9 "$p" 2>/dev/null
   done
   ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^s0(v|tp)[0-9]/ {sub(/@.*/, "", $2); print $2}' |

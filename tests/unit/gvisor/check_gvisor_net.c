@@ -606,8 +606,11 @@ static Suite *gvisor_net_suite(void)
 	tcase_add_test(tc, capabilities_documented_set);
 	tcase_add_test(tc, prepare_same_addresses);
 	tcase_add_test(tc, reclaim_after_kill9);
-	tcase_add_test(tc, engine_policy_live_and_after_resume);
 	suite_add_tcase(s, tc);
+	TCase *en = tcase_create("engine"); /* through the lifecycle engine and a carrier */
+	tcase_set_timeout(en, 300);
+	tcase_add_test(en, engine_policy_live_and_after_resume);
+	suite_add_tcase(s, en);
 	return s;
 }
 

@@ -1,8 +1,6 @@
 /*
- * The hub and the generations' network namespaces (gv_net.h): namespaces
- * made and entered by short-lived threads (setns(2) of a network
- * namespace changes only the calling thread), links, addresses and routes
- * through libnl-route, rules through gv_nft.c.
+ * The hub and the generations' networks (gv_net.h): namespaces and links
+ * through gv_netns.c, rules through gv_nft.c.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -50,170 +48,13 @@ struct s0__gv_net {
 	size_t rules;
 };
 
-/* ---- running a function in a network namespace ---- */
-
-typedef struct ns_call {
-	int fd; /* -1: a new namespace (unshare) */
-	int (*fn)(void *arg, char *msg, size_t ml);
-	void *arg;
-	int rc;
-	char msg[512];
-} ns_call;
-
-static void *ns_thread(void *p)
-{
-	ns_call *c = p;
-	if (c->fd >= 0 ? setns(c->fd, CLONE_NEWNET) != 0 : unshare(CLONE_NEWNET) != 0) {
-		c->rc = -1;
-		snprintf(c->msg, sizeof c->msg, "%s: %s", c->fd >= 0 ? "setns" : "unshare",
-		         strerror(errno));
-		return NULL;
-	}
-	c->rc = c->fn(c->arg, c->msg, sizeof c->msg);
-	return NULL;
-}
-
-/* fn(arg) in namespace @p fd (-1: a new one) on a thread of its own;
- * its failure message in @p msg. 0 or -1. */
-static int in_netns(int fd, int (*fn)(void *, char *, size_t), void *arg, char *msg, size_t ml)
-{
-	ns_call c = {.fd = fd, .fn = fn, .arg = arg};
-	pthread_t t;
-	if (pthread_create(&t, NULL, ns_thread, &c) != 0) {
-		snprintf(msg, ml, "cannot start a thread");
-		return -1;
-	}
-	pthread_join(t, NULL);
-	if (c.rc < 0)
-		snprintf(msg, ml, "%s", c.msg);
-	return c.rc;
-}
-
-/* In a new namespace: keep a descriptor of it. */
-static int grab_ns(void *arg, char *msg, size_t ml)
-{
-	int *fd = arg;
-	*fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
-		snprintf(msg, ml, "open of the new namespace: %s", strerror(errno));
-	return *fd < 0 ? -1 : 0;
-}
-
-static int new_ns(int *fd, char path[64], char *msg, size_t ml)
-{
-	*fd = -1;
-	if (in_netns(-1, grab_ns, fd, msg, ml) < 0)
-		return -1;
-	snprintf(path, 64, "/proc/%d/fd/%d", (int)getpid(), *fd);
-	return 0;
-}
-
-static struct nl_sock *nl_open(char *msg, size_t ml)
-{
-	struct nl_sock *sk = nl_socket_alloc();
-	int e = sk ? nl_connect(sk, NETLINK_ROUTE) : -NLE_NOMEM;
-	if (e < 0) {
-		snprintf(msg, ml, "netlink: %s", nl_geterror(e));
-		nl_socket_free(sk);
-		return NULL;
-	}
-	return sk;
-}
-
-static int nl_fail(char *msg, size_t ml, const char *what, int e)
-{
-	snprintf(msg, ml, "%s: %s", what, nl_geterror(e));
-	return -1;
-}
-
-/* Link @p name up. */
-static int link_up(struct nl_sock *sk, const char *name, char *msg, size_t ml)
-{
-	struct rtnl_link *l = NULL, *ch = rtnl_link_alloc();
-	int e = ch ? rtnl_link_get_kernel(sk, 0, name, &l) : -NLE_NOMEM;
-	if (e >= 0) {
-		rtnl_link_set_flags(ch, IFF_UP);
-		e = rtnl_link_change(sk, l, ch, 0);
-	}
-	rtnl_link_put(ch);
-	if (l)
-		rtnl_link_put(l);
-	return e < 0 ? nl_fail(msg, ml, name, e) : 0;
-}
-
-/* Address @p cidr on link @p name, the link up, and (gateway non-NULL) a
- * default route through @p gw. */
-static int link_setup(struct nl_sock *sk, const char *name, const char *cidr, const char *gw,
-                      char *msg, size_t ml)
-{
-	struct rtnl_link *l = NULL;
-	int e = rtnl_link_get_kernel(sk, 0, name, &l);
-	if (e < 0)
-		return nl_fail(msg, ml, name, e);
-	int ifindex = rtnl_link_get_ifindex(l);
-	struct rtnl_addr *a = rtnl_addr_alloc();
-	struct nl_addr *local = NULL;
-	if (!a || (e = nl_addr_parse(cidr, AF_INET, &local)) < 0)
-		e = e < 0 ? e : -NLE_NOMEM;
-	if (e >= 0) {
-		rtnl_addr_set_ifindex(a, ifindex);
-		rtnl_addr_set_local(a, local);
-		rtnl_addr_set_prefixlen(a, nl_addr_get_prefixlen(local));
-		e = rtnl_addr_add(sk, a, 0);
-	}
-	nl_addr_put(local);
-	rtnl_addr_put(a);
-	if (e < 0) {
-		rtnl_link_put(l);
-		return nl_fail(msg, ml, "address", e);
-	}
-	rtnl_link_put(l);
-	if (link_up(sk, name, msg, ml) < 0)
-		return -1;
-	if (!gw)
-		return 0;
-	struct rtnl_route *r = rtnl_route_alloc();
-	struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
-	struct nl_addr *dst = NULL, *via = NULL;
-	e = r && nh ? 0 : -NLE_NOMEM;
-	if (e >= 0 && (e = nl_addr_parse("0.0.0.0/0", AF_INET, &dst)) >= 0 &&
-	    (e = nl_addr_parse(gw, AF_INET, &via)) >= 0) {
-		rtnl_route_set_family(r, AF_INET);
-		rtnl_route_set_dst(r, dst);
-		rtnl_route_nh_set_ifindex(nh, ifindex);
-		rtnl_route_nh_set_gateway(nh, via);
-		rtnl_route_add_nexthop(r, nh);
-		nh = NULL; /* the route owns it */
-		e = rtnl_route_add(sk, r, NLM_F_CREATE | NLM_F_EXCL);
-	}
-	if (nh)
-		rtnl_route_nh_free(nh);
-	nl_addr_put(dst);
-	nl_addr_put(via);
-	rtnl_route_put(r);
-	return e < 0 ? nl_fail(msg, ml, "default route", e) : 0;
-}
-
 /* ---- the hub ---- */
-
-static int write_file(const char *p, const char *v, char *msg, size_t ml)
-{
-	int fd = open(p, O_WRONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? write(fd, v, strlen(v)) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n != (ssize_t)strlen(v)) {
-		snprintf(msg, ml, "%s: %s", p, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
 
 /* In the hub: IPv4 forwarding on (this namespace's sysctl), the table. */
 static int hub_setup(void *arg, char *msg, size_t ml)
 {
 	(void)arg;
-	if (write_file("/proc/sys/net/ipv4/ip_forward", "1", msg, ml) < 0)
+	if (s0__gv_write_file("/proc/sys/net/ipv4/ip_forward", "1", msg, ml) < 0)
 		return -1;
 	s0_error *e = NULL;
 	char *base = s0__gv_nft_base();
@@ -229,7 +70,7 @@ static int hub_setup(void *arg, char *msg, size_t ml)
 static int host_sweep(void *arg, char *msg, size_t ml)
 {
 	(void)arg;
-	struct nl_sock *sk = nl_open(msg, ml);
+	struct nl_sock *sk = s0__gv_nl_open(msg, ml);
 	struct nl_cache *cache = NULL;
 	if (!sk)
 		return -1;
@@ -330,8 +171,8 @@ int s0__gv_hub_open(const char *dir, s0__gv_hub **out, s0_error **err)
 	remove_records(dir);
 	char msg[512] = "";
 	host_sweep(NULL, msg, sizeof msg); /* this thread is in the host's namespace */
-	if (new_ns(&h->fd, h->path, msg, sizeof msg) < 0 ||
-	    in_netns(h->fd, hub_setup, NULL, msg, sizeof msg) < 0) {
+	if (s0__gv_netns_new(&h->fd, h->path, msg, sizeof msg) < 0 ||
+	    s0__gv_in_netns(h->fd, hub_setup, NULL, msg, sizeof msg) < 0) {
 		s0__gv_hub_close(h);
 		return s0__error_set(err, S0_EUNAVAILABLE, "runtime_unavailable",
 		                     "cannot make the sandbox network hub: %s", msg);
@@ -375,7 +216,7 @@ static int hub_add(void *arg, char *msg, size_t ml)
 {
 	veth_job *j = arg;
 	s0__gv_net *n = j->n;
-	struct nl_sock *sk = nl_open(msg, ml);
+	struct nl_sock *sk = s0__gv_nl_open(msg, ml);
 	if (!sk)
 		return -1;
 	struct rtnl_link *veth = rtnl_link_veth_alloc();
@@ -390,11 +231,11 @@ static int hub_add(void *arg, char *msg, size_t ml)
 	if (peer)
 		rtnl_link_put(peer);
 	rtnl_link_veth_release(veth);
-	int rc = e < 0 ? nl_fail(msg, ml, "veth", e) : 0;
+	int rc = e < 0 ? s0__gv_nl_fail(msg, ml, "veth", e) : 0;
 	char cidr[24];
 	snprintf(cidr, sizeof cidr, "%s/30", n->gw);
 	if (rc == 0)
-		rc = link_setup(sk, n->ifname, cidr, NULL, msg, ml);
+		rc = s0__gv_link_setup(sk, n->ifname, cidr, NULL, msg, ml);
 	nl_socket_free(sk);
 	char *cmds = chain_cmds(n, true), *pol = s0__gv_nft_policy(n->slot, n->addr, n->hub->pool,
 	                                                         NULL);
@@ -425,7 +266,7 @@ static int hub_del(void *arg, char *msg, size_t ml)
 	}
 	s0_error_free(err);
 	free(cmds);
-	struct nl_sock *sk = nl_open(msg, ml);
+	struct nl_sock *sk = s0__gv_nl_open(msg, ml);
 	struct rtnl_link *l = NULL;
 	if (!sk)
 		return -1;
@@ -434,9 +275,9 @@ static int hub_del(void *arg, char *msg, size_t ml)
 		e = rtnl_link_delete(sk, l);
 		rtnl_link_put(l);
 		if (e < 0)
-			rc = nl_fail(msg, ml, "veth delete", e);
+			rc = s0__gv_nl_fail(msg, ml, "veth delete", e);
 	} else if (e != -NLE_OBJ_NOTFOUND && e != -NLE_NODEV) {
-		rc = nl_fail(msg, ml, "veth lookup", e);
+		rc = s0__gv_nl_fail(msg, ml, "veth lookup", e);
 	}
 	nl_socket_free(sk);
 	return rc;
@@ -448,14 +289,14 @@ static int hub_del(void *arg, char *msg, size_t ml)
 static int inner_setup(void *arg, char *msg, size_t ml)
 {
 	s0__gv_net *n = arg;
-	struct nl_sock *sk = nl_open(msg, ml);
+	struct nl_sock *sk = s0__gv_nl_open(msg, ml);
 	if (!sk)
 		return -1;
 	char cidr[24];
 	snprintf(cidr, sizeof cidr, "%s/30", n->addr);
-	int rc = link_up(sk, "lo", msg, ml);
+	int rc = s0__gv_link_up(sk, "lo", msg, ml);
 	if (rc == 0)
-		rc = link_setup(sk, "eth0", cidr, n->gw, msg, ml);
+		rc = s0__gv_link_setup(sk, "eth0", cidr, n->gw, msg, ml);
 	nl_socket_free(sk);
 	return rc;
 }
@@ -522,13 +363,13 @@ int s0__gv_net_prepare(s0__gv_hub *hub, const char *runtime_id, int slot, s0__gv
 		                   "cannot write the network record %s: %s", rec, strerror(errno));
 	veth_job j = {.n = n};
 	bool added = false;
-	if (rc == S0_OK && new_ns(&n->fd, n->path, msg, sizeof msg) < 0)
+	if (rc == S0_OK && s0__gv_netns_new(&n->fd, n->path, msg, sizeof msg) < 0)
 		rc = -1;
 	if (rc == S0_OK) {
 		j.peer_ns = n->fd;
 		added = true; /* a half-made pair is deleted below */
-		if (in_netns(hub->fd, hub_add, &j, msg, sizeof msg) < 0 ||
-		    in_netns(n->fd, inner_setup, n, msg, sizeof msg) < 0)
+		if (s0__gv_in_netns(hub->fd, hub_add, &j, msg, sizeof msg) < 0 ||
+		    s0__gv_in_netns(n->fd, inner_setup, n, msg, sizeof msg) < 0)
 			rc = -1;
 	}
 	if (rc == -1)
@@ -537,7 +378,7 @@ int s0__gv_net_prepare(s0__gv_hub *hub, const char *runtime_id, int slot, s0__gv
 	if (rc < 0) {
 		char m2[512];
 		if (added)
-			in_netns(hub->fd, hub_del, &j, m2, sizeof m2);
+			s0__gv_in_netns(hub->fd, hub_del, &j, m2, sizeof m2);
 		if (rec)
 			unlink(rec);
 		free(rec);
@@ -555,7 +396,7 @@ void s0__gv_net_free(s0__gv_net *n)
 		return;
 	veth_job j = {.n = n, .del = true};
 	char msg[512];
-	bool gone = in_netns(n->hub->fd, hub_del, &j, msg, sizeof msg) == 0;
+	bool gone = s0__gv_in_netns(n->hub->fd, hub_del, &j, msg, sizeof msg) == 0;
 	if (!gone)
 		fprintf(stderr, "gvisor: network of %s: %s\n", n->id, msg);
 	char *rec = record_path(n->hub->dir, n->id);
@@ -600,11 +441,15 @@ static int hub_apply(void *arg, char *msg, size_t ml)
 
 int s0__gv_net_apply(s0__gv_net *n, const s0__netpolicy *p, s0_error **err)
 {
+	if (!n)
+		return s0__error_set(err, S0_EUNAVAILABLE, "network_policy",
+		                     "the sandbox network policy could not be applied: the generation "
+		                     "has no network namespace");
 	apply_job j = {.cmds = s0__gv_nft_policy(n->slot, n->addr, n->hub->pool, p)};
 	if (!j.cmds)
 		return s0__error_nomem(err);
 	char msg[512] = "";
-	int rc = in_netns(n->hub->fd, hub_apply, &j, msg, sizeof msg);
+	int rc = s0__gv_in_netns(n->hub->fd, hub_apply, &j, msg, sizeof msg);
 	free(j.cmds);
 	if (rc < 0) {
 		if (j.err)
@@ -619,7 +464,7 @@ int s0__gv_net_apply(s0__gv_net *n, const s0__netpolicy *p, s0_error **err)
 
 cJSON *s0__gv_net_inspect(const s0__gv_net *n)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = n ? cJSON_CreateObject() : NULL;
 	if (!o)
 		return NULL;
 	char cidr[24];

@@ -31,6 +31,7 @@
 #define S0_RUNTIME_GVISOR_GV_NET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "common/internal.h"
 #include "local/runtime/netpolicy.h"
@@ -103,13 +104,15 @@ const char *s0__gv_net_gateway(const s0__gv_net *n);
  * Enforce @p p (borrowed; NULL = network down: nothing leaves) on the
  * hub's chain of this generation, replacing what it held, in one nftables
  * transaction (gv_nft.c: the mapping is documented there).
- * @retval S0_EUNAVAILABLE `network_policy`: nftables refused (its message).
+ * @retval S0_EUNAVAILABLE `network_policy`: nftables refused (its message),
+ *         or @p n is NULL (a generation without a network).
  */
 int s0__gv_net_apply(s0__gv_net *n, const s0__netpolicy *p, s0_error **err);
 
 /**
  * Inspection: {"interface", "address", "gateway", "namespace", "hub",
- * "mode", "rules"} (the namespaces as /proc/<pid>/fd/<fd> paths). @return (transfer full) NULL when OOM.
+ * "mode", "rules"} (the namespaces as /proc/<pid>/fd/<fd> paths).
+ * @return (transfer full) NULL when OOM or @p n is NULL.
  */
 cJSON *s0__gv_net_inspect(const s0__gv_net *n);
 
@@ -118,6 +121,37 @@ cJSON *s0__gv_net_inspect(const s0__gv_net *n);
  * under @p dir); @p what names it.
  */
 bool s0__gv_net_present(const char *dir, const char *runtime_id, char *what, size_t n);
+
+/* ---- gv_netns.c (used by gv_net.c) ---- */
+
+struct nl_sock;
+
+/**
+ * Run @p fn(@p arg, msg, ml) on a thread of its own in the network
+ * namespace @p fd (-1: a new one, unshared). @return 0, or -1 with the
+ * failure in @p msg (fn's own, or setns/unshare/thread). Blocks for fn.
+ */
+int s0__gv_in_netns(int fd, int (*fn)(void *arg, char *msg, size_t ml), void *arg, char *msg,
+                    size_t ml);
+/**
+ * A new network namespace held by descriptor @p fd (close-on-exec) and
+ * named @p path "/proc/<pid>/fd/<fd>". @return 0, or -1 (why in @p msg).
+ */
+int s0__gv_netns_new(int *fd, char path[64], char *msg, size_t ml);
+/** A NETLINK_ROUTE socket of the calling thread's namespace; NULL (why in @p msg). */
+struct nl_sock *s0__gv_nl_open(char *msg, size_t ml);
+/** "@p what: <libnl message of error @p e>" in @p msg. @return -1 */
+int s0__gv_nl_fail(char *msg, size_t ml, const char *what, int e);
+/** Link @p name up. @return 0 or -1 (why in @p msg). */
+int s0__gv_link_up(struct nl_sock *sk, const char *name, char *msg, size_t ml);
+/**
+ * Address @p cidr ("a.b.c.d/len") on link @p name, the link up, and with
+ * @p gw (nullable) a default route through it. @return 0 or -1 (why in @p msg).
+ */
+int s0__gv_link_setup(struct nl_sock *sk, const char *name, const char *cidr, const char *gw,
+                      char *msg, size_t ml);
+/** Write @p v to file @p p (a sysctl). @return 0 or -1 (why in @p msg). */
+int s0__gv_write_file(const char *p, const char *v, char *msg, size_t ml);
 
 /* ---- gv_nft.c (used by gv_net.c) ---- */
 

@@ -473,6 +473,59 @@ START_TEST(prepare_same_addresses)
 }
 END_TEST
 
+/* The hub's filter on its own, with the host kernel's stack in a
+ * generation's namespace instead of gVisor's (no runsc: the namespace of
+ * s0__gv_net_prepare()): under allow-all a connection from the
+ * generation's address reaches a peer, one from a forged source address
+ * does not, and a policy update applies to that namespace's next
+ * connection. python3 makes the connections (it can bind a source). */
+START_TEST(forged_source_dropped)
+{
+	gv_fix f;
+	fix_open(&f);
+	s0__gv_hub *hub = f.h->hub;
+	s0__gv_net *n = NULL;
+	s0_error *e = NULL;
+	ck_assert_int_eq(s0__gv_net_prepare(hub, "rt-spoof", -1, &n, &e), S0_OK);
+	gv_peer p;
+	gv_peer_start(s0__gv_hub_path(hub), 3, "ps", &p);
+	s0__netpolicy *pol = NULL;
+	cJSON *j = cJSON_Parse("{\"mode\":\"allow-all\"}");
+	ck_assert_int_eq(s0__netpolicy_compile(j, &pol, NULL), S0_OK);
+	cJSON_Delete(j);
+	ck_assert_int_eq(s0__gv_net_apply(n, pol, &e), S0_OK);
+	s0__netpolicy_free(pol);
+	gv_run_cmd("nsenter --net=%s ip addr add 10.9.9.9/32 dev eth0", s0__gv_net_path(n));
+	static const char *const py =
+		"import socket,sys\n"
+		"s=socket.socket(); s.settimeout(2)\n"
+		"s.bind((sys.argv[1],0))\n"
+		"try:\n s.connect((sys.argv[2],8080)); print(s.recv(64).decode().strip())\n"
+		"except OSError: print('refused')\n";
+	char script[256], cmd[1024];
+	snprintf(script, sizeof script, "%s/conn.py", f.dir);
+	FILE *fp = fopen(script, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs(py, fp);
+	fclose(fp);
+	const char *srcs[] = {s0__gv_net_addr(n), "10.9.9.9"};
+	const char *want[] = {"ps:8080", "refused"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof cmd, "nsenter --net=%s python3 %s %s %s", s0__gv_net_path(n),
+		         script, srcs[i], p.ip);
+		FILE *o = popen(cmd, "r");
+		char line[64] = "";
+		ck_assert_ptr_nonnull(fgets(line, sizeof line, o));
+		pclose(o);
+		line[strcspn(line, "\n")] = 0;
+		ck_assert_msg(!strcmp(line, want[i]), "from %s: %s", srcs[i], line);
+	}
+	gv_peer_stop(&p);
+	s0__gv_net_free(n);
+	fix_close(&f);
+}
+END_TEST
+
 /* kill -9 of a process running a sandbox with a policy: the next open of
  * the same state directory reclaims it, and its network namespace (held
  * by nothing then), veth pair and chain are gone with its processes. */
@@ -605,6 +658,7 @@ static Suite *gvisor_net_suite(void)
 	tcase_add_test(tc, host_unreachable);
 	tcase_add_test(tc, capabilities_documented_set);
 	tcase_add_test(tc, prepare_same_addresses);
+	tcase_add_test(tc, forged_source_dropped);
 	tcase_add_test(tc, reclaim_after_kill9);
 	suite_add_tcase(s, tc);
 	TCase *en = tcase_create("engine"); /* through the lifecycle engine and a carrier */

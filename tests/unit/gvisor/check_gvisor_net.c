@@ -4,10 +4,12 @@
  * peers in network namespaces this test makes and attaches to the hub
  * (a tiny TCP listener each, answering its name), never beyond the hub:
  * block-all blocks, allow lists let through only what they list, a live
- * update takes effect on the running sandbox, two sandboxes cannot reach
- * each other unless a rule names the other's address, the host's loopback
- * and addresses are out of reach, and stop leaves no namespace, veth or
- * chain behind. Also the capabilities of a sandbox (the documented set of
+ * update takes effect on the running sandbox (and cuts connections it
+ * denies), a forged source address gets nowhere, two sandboxes cannot
+ * reach each other unless a rule names the other's address, the host's
+ * loopback and addresses are out of reach, stop and kill -9 leave no
+ * namespace, veth or chain behind, and the restore hook re-makes the same
+ * addresses. Also the capabilities of a sandbox (the documented set of
  * docs/security.md, in the bundle and inside).
  */
 #include <arpa/inet.h>
@@ -526,6 +528,83 @@ START_TEST(forged_source_dropped)
 }
 END_TEST
 
+static void write_script(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/* A connection open before a tightening update is cut by it (every
+ * packet is judged, not only a connection's first): an echo server in a
+ * peer's namespace, a client in a generation's namespace (the host
+ * kernel's stack, as forged_source_dropped), block-all applied between
+ * two exchanges on the same connection. */
+START_TEST(update_cuts_open_connections)
+{
+	gv_fix f;
+	fix_open(&f);
+	s0__gv_hub *hub = f.h->hub;
+	s0__gv_net *n = NULL;
+	s0_error *e = NULL;
+	ck_assert_int_eq(s0__gv_net_prepare(hub, "rt-cut", -1, &n, &e), S0_OK);
+	gv_peer p;
+	gv_peer_start(s0__gv_hub_path(hub), 4, "pc", &p);
+	s0__netpolicy *pol = NULL;
+	cJSON *j = cJSON_Parse("{\"mode\":\"allow-all\"}");
+	ck_assert_int_eq(s0__netpolicy_compile(j, &pol, NULL), S0_OK);
+	cJSON_Delete(j);
+	ck_assert_int_eq(s0__gv_net_apply(n, pol, &e), S0_OK);
+	s0__netpolicy_free(pol);
+	char srv[256], cli[256], flag[256], cmd[1024], line[64];
+	snprintf(srv, sizeof srv, "%s/srv.py", f.dir);
+	snprintf(cli, sizeof cli, "%s/cli.py", f.dir);
+	snprintf(flag, sizeof flag, "%s/tightened", f.dir);
+	write_script(srv, "import socket\n"
+	                  "l=socket.socket(); l.bind(('0.0.0.0',7000)); l.listen(1)\n"
+	                  "print('ready', flush=True)\n"
+	                  "c,_=l.accept()\n"
+	                  "while True:\n"
+	                  " d=c.recv(64)\n"
+	                  " if not d: break\n"
+	                  " c.sendall(d)\n");
+	write_script(cli, "import os,socket,sys,time\n"
+	                  "s=socket.create_connection((sys.argv[1],7000),timeout=3)\n"
+	                  "s.sendall(b'one'); print(s.recv(64).decode(), flush=True)\n"
+	                  "for i in range(1000):\n"
+	                  " if os.path.exists(sys.argv[2]): break\n"
+	                  " time.sleep(0.01)\n"
+	                  "try:\n"
+	                  " s.settimeout(2); s.sendall(b'two'); d=s.recv(64)\n"
+	                  " print(d.decode() if d else 'cut')\n"
+	                  "except OSError: print('cut')\n");
+	snprintf(cmd, sizeof cmd, "exec timeout 30 nsenter --net=/proc/%d/ns/net python3 %s",
+	         (int)p.pid, srv);
+	FILE *so = popen(cmd, "r");
+	ck_assert_ptr_nonnull(fgets(line, sizeof line, so));
+	ck_assert_str_eq(line, "ready\n");
+	snprintf(cmd, sizeof cmd, "exec timeout 30 nsenter --net=%s python3 %s %s %s",
+	         s0__gv_net_path(n), cli, p.ip, flag);
+	FILE *co = popen(cmd, "r");
+	ck_assert_ptr_nonnull(fgets(line, sizeof line, co));
+	ck_assert_str_eq(line, "one\n"); /* the connection is open and allowed */
+	j = cJSON_Parse("{\"mode\":\"block-all\"}");
+	ck_assert_int_eq(s0__netpolicy_compile(j, &pol, NULL), S0_OK);
+	cJSON_Delete(j);
+	ck_assert_int_eq(s0__gv_net_apply(n, pol, &e), S0_OK);
+	s0__netpolicy_free(pol);
+	write_script(flag, "");
+	ck_assert_ptr_nonnull(fgets(line, sizeof line, co));
+	ck_assert_str_eq(line, "cut\n");
+	pclose(co);
+	gv_peer_stop(&p); /* the server's namespace goes with the peer; timeout ends it */
+	pclose(so);
+	s0__gv_net_free(n);
+	fix_close(&f);
+}
+END_TEST
+
 /* kill -9 of a process running a sandbox with a policy: the next open of
  * the same state directory reclaims it, and its network namespace (held
  * by nothing then), veth pair and chain are gone with its processes. */
@@ -659,6 +738,7 @@ static Suite *gvisor_net_suite(void)
 	tcase_add_test(tc, capabilities_documented_set);
 	tcase_add_test(tc, prepare_same_addresses);
 	tcase_add_test(tc, forged_source_dropped);
+	tcase_add_test(tc, update_cuts_open_connections);
 	tcase_add_test(tc, reclaim_after_kill9);
 	suite_add_tcase(s, tc);
 	TCase *en = tcase_create("engine"); /* through the lifecycle engine and a carrier */

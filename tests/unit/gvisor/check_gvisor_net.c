@@ -500,7 +500,7 @@ START_TEST(forged_source_dropped)
 	gv_run_cmd("nsenter --net=%s ip addr add 10.9.9.9/32 dev eth0", s0__gv_net_path(n));
 	static const char *const py =
 		"import socket,sys\n"
-		"s=socket.socket(); s.settimeout(2)\n"
+		"s=socket.socket(); s.settimeout(1)\n"
 		"s.bind((sys.argv[1],0))\n"
 		"try:\n s.connect((sys.argv[2],8080)); print(s.recv(64).decode().strip())\n"
 		"except OSError: print('refused')\n";

@@ -5,13 +5,16 @@
 # and makes a python3 root tree from the installed Debian packages
 # (scripts/gvisor-python-tree.sh; seconds, once). run: the meson suite `gvisor` (tests/unit/gvisor), then a check
 # that nothing is left on the host — runsc processes, null-netns mounts,
-# cgroups under s0-gvisor, loop devices over our files — which fails the
+# cgroups under s0-gvisor, loop devices over our files, network namespaces
+# (their holders), s0v/s0tp links, an nft table inet s0 — which fails the
 # part if anything is, after removing it.
 
 # The python3 root tree the tests use as a template (outside the clone).
 S0_GVISOR_PY_TREE=/var/cache/libsandbox0/trees/python3
 
 deps() {
+  # ip, nsenter and nft: the network tests' peers and checks (tests/unit/gvisor/check_gvisor_net.c)
+  s0_apt_install iproute2 util-linux nftables &&
   scripts/install-runsc.sh && scripts/gvisor-python-tree.sh "$S0_GVISOR_PY_TREE"
 }
 
@@ -43,6 +46,21 @@ s0_gvisor_leftovers() {
       rmdir "$cg" 2>/dev/null
     fi
   done
+  # network (gv_net.h): namespaces live only while a runsc or test process
+  # holds them (peers are children of unit-gvisor-net); our links and table
+  # never reach the host's namespace
+  for p in $(pgrep -f 'tests/unit/gvisor/unit-gvisor-net' 2>/dev/null); do
+    # a peer outliving its test (peers are children of the test: PPID not the test's)
+    pgrep -f 'tests/unit/gvisor/unit-gvisor-net' | grep -qx "$(ps -o ppid= -p "$p" | tr -d ' ')" && continue
+    echo "process $p (a test peer, holding a network namespace)"
+    [ "$mode" = clean ] && kill -9 "$p" 2>/dev/null
+  done
+  ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^s0(v|tp)[0-9]/ {sub(/@.*/, "", $2); print $2}' |
+    while read -r l; do echo "link $l"; [ "$mode" = clean ] && ip link del "$l" 2>/dev/null; done
+  if nft list table inet s0 >/dev/null 2>&1; then
+    echo "nft table inet s0 in the host's namespace"
+    [ "$mode" = clean ] && nft delete table inet s0
+  fi
   if [ "$mode" = clean ]; then
     rmdir /sys/fs/cgroup/*/s0-gvisor 2>/dev/null
   fi
@@ -66,7 +84,7 @@ run() {
     s0_gvisor_leftovers clean >/dev/null
     f=$((f+1)); rc=1
   else
-    echo "gvisor: nothing left on the host (processes, mounts, loop devices, cgroups)"
+    echo "gvisor: nothing left on the host (processes, mounts, loop devices, cgroups, network)"
     p=$((p+1))
   fi
   s0_tally gvisor "$p" "$f" "$s"

@@ -13,16 +13,8 @@
 
 #define MAX_NAME 253
 
-typedef struct np_cidr {
-	int family; /* AF_INET or AF_INET6 */
-	uint8_t addr[16];
-	int prefix;
-} np_cidr;
-
-typedef struct np_port {
-	int lo, hi;
-	int proto; /* 0 any, 1 tcp, 2 udp, 3 sctp */
-} np_port;
+typedef s0__netpolicy_cidr np_cidr;
+typedef s0__netpolicy_port np_port;
 
 typedef struct np_rule {
 	bool allow;
@@ -500,6 +492,22 @@ const char *s0__netpolicy_mode(const s0__netpolicy *p)
 size_t s0__netpolicy_rule_count(const s0__netpolicy *p)
 {
 	return p ? p->nrules : 0;
+}
+
+bool s0__netpolicy_rule_at(const s0__netpolicy *p, size_t i, s0__netpolicy_rule *out)
+{
+	size_t k = 0; /* denials first, as s0__netpolicy_allows() reads them */
+	for (int pass = 0; p && pass < 2; pass++)
+		for (size_t j = 0; j < p->nrules; j++) {
+			const np_rule *r = &p->rules[j];
+			if (r->allow != (pass == 1) || k++ != i)
+				continue;
+			*out = (s0__netpolicy_rule){r->allow, r->never, r->source, r->cidrs, r->ncidrs,
+			                            (const char *const *)r->domains, r->ndomains,
+			                            r->ports, r->nports};
+			return true;
+		}
+	return false;
 }
 
 /* ---- decisions ---- */

@@ -39,6 +39,8 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "common/internal.h"
 
@@ -64,6 +66,39 @@ int s0__netpolicy_validate(const cJSON *net, const char *what, s0_error **err);
  * @retval S0_EINVAL as s0__netpolicy_validate(). @retval S0_ENOMEM
  */
 int s0__netpolicy_compile(const cJSON *net, s0__netpolicy **out, s0_error **err);
+
+/** A CIDR of a compiled rule (address in network byte order). */
+typedef struct s0__netpolicy_cidr {
+	int family; /**< AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	int prefix;
+} s0__netpolicy_cidr;
+
+/** A port spec of a compiled rule: lo..hi, proto 0 any (TCP and UDP), 1 tcp, 2 udp, 3 sctp. */
+typedef struct s0__netpolicy_port {
+	int lo, hi;
+	int proto;
+} s0__netpolicy_port;
+
+/** One compiled rule, for a packet filter (every pointer borrowed from the policy). */
+typedef struct s0__netpolicy_rule {
+	bool allow;                      /**< allow, else deny */
+	bool never;                      /**< appProtocols: matches no raw connection */
+	const char *source;              /**< the field it came from (static) */
+	const s0__netpolicy_cidr *cidrs; /**< destinations: any when cidrs and domains are empty */
+	size_t ncidrs;
+	const char *const *domains;
+	size_t ndomains;
+	const s0__netpolicy_port *ports; /**< any port when empty */
+	size_t nports;
+} s0__netpolicy_rule;
+
+/**
+ * Rule @p i (0..s0__netpolicy_rule_count()-1) in the order
+ * s0__netpolicy_allows() reads them (denials before allowances).
+ * @return false when @p i is out of range.
+ */
+bool s0__netpolicy_rule_at(const s0__netpolicy *p, size_t i, s0__netpolicy_rule *out);
 
 /** Free a compiled policy. NULL-safe. */
 void s0__netpolicy_free(s0__netpolicy *p);

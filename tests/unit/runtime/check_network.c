@@ -9,7 +9,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "local/runtime/gvisor/gv_net.h"
 #include "local/runtime/netpolicy.h"
 
 static s0__netpolicy *compile(const char *json)
@@ -421,6 +423,62 @@ START_TEST(nc_usage_errors)
 }
 END_TEST
 
+/* The compiled rules as a packet filter reads them (netpolicy.h
+ * s0__netpolicy_rule_at): denials first, then allowances, each with its
+ * destinations and ports; and the nftables chain the gvisor runtime makes
+ * of them (gv_net.h s0__gv_nft_policy: domains fail closed, "any
+ * destination" excludes the sandbox pool). No root needed: text only. */
+START_TEST(rules_for_a_packet_filter)
+{
+	s0__netpolicy *p = compile(
+		"{\"mode\":\"block-all\",\"egress\":{\"allowedCidrs\":[\"10.9.8.7/24\"],"
+		"\"allowedDomains\":[\"pypi.org\"],\"allowedPorts\":[{\"port\":443,\"protocol\":\"tcp\"}],"
+		"\"deniedDomains\":[\"evil.example\"],\"deniedPorts\":[{\"port\":25,\"endPort\":26}]}}");
+	s0__netpolicy_rule r;
+	ck_assert(s0__netpolicy_rule_at(p, 0, &r));
+	ck_assert(!r.allow);
+	ck_assert_int_eq(r.ndomains, 1);
+	ck_assert_str_eq(r.domains[0], "evil.example");
+	ck_assert(s0__netpolicy_rule_at(p, 1, &r));
+	ck_assert(!r.allow);
+	ck_assert_int_eq(r.nports, 1);
+	ck_assert_int_eq(r.ports[0].lo, 25);
+	ck_assert_int_eq(r.ports[0].hi, 26);
+	ck_assert(s0__netpolicy_rule_at(p, 2, &r));
+	ck_assert(r.allow);
+	ck_assert_int_eq(r.ncidrs, 1);
+	ck_assert_int_eq(r.cidrs[0].prefix, 24);
+	ck_assert(!s0__netpolicy_rule_at(p, 3, &r));
+	char *t = s0__gv_nft_policy(7, "10.200.0.30", "10.200.0.0/16", p);
+	static const char *const want[] = {
+		"flush chain inet s0 sb7\n",
+		"add rule inet s0 sb7 ip saddr != 10.200.0.30 drop\n",
+		/* the denied domain: every destination */
+		"add rule inet s0 sb7 meta l4proto tcp reject with tcp reset\n"
+		"add rule inet s0 sb7 reject with icmpx type admin-prohibited\n"
+		"add rule inet s0 sb7 tcp dport 25-26 reject with tcp reset\n"
+		"add rule inet s0 sb7 udp dport 25-26 reject with icmpx type admin-prohibited\n"
+		/* host bits cleared; the allowed domain matches nothing */
+		"add rule inet s0 sb7 ip daddr { 10.9.8.0/24 } tcp dport 443 accept\n"
+		"add rule inet s0 sb7 meta l4proto tcp reject with tcp reset\n",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		ck_assert_msg(strstr(t, want[i]), "no [%s] in:\n%s", want[i], t);
+	ck_assert_msg(!strstr(t, "accept\nadd rule inet s0 sb7 ip daddr !="), "%s", t);
+	free(t);
+	s0__netpolicy_free(p);
+	p = compile("{\"mode\":\"allow-all\"}");
+	t = s0__gv_nft_policy(0, "10.200.0.2", "10.200.0.0/16", p);
+	ck_assert_msg(strstr(t, "add rule inet s0 sb0 ip daddr != 10.200.0.0/16 accept\n"), "%s", t);
+	free(t);
+	s0__netpolicy_free(p);
+	t = s0__gv_nft_policy(0, "10.200.0.2", "10.200.0.0/16", NULL); /* network down */
+	const char *reply = strstr(t, "ct direction reply accept\n");
+	ck_assert_msg(reply && !strstr(reply + 26, "accept"), "%s", t); /* replies only */
+	free(t);
+}
+END_TEST
+
 Suite *rt_network_suite(void)
 {
 	Suite *s = suite_create("runtime-network");
@@ -433,6 +491,7 @@ Suite *rt_network_suite(void)
 	tcase_add_test(p, numeric_host_forms_match_cidrs);
 	tcase_add_test(p, traffic_rules);
 	tcase_add_test(p, random_policies);
+	tcase_add_test(p, rules_for_a_packet_filter);
 	suite_add_tcase(s, p);
 	TCase *n = tcase_create("nc");
 	tcase_add_checked_fixture(n, setup, teardown);

@@ -177,6 +177,7 @@ static void drop_null_netns(s0__rt_host *h)
 static void host_free(s0__rt_host *h)
 {
 	drop_null_netns(h);
+	s0__gv_hub_close(h->hub);
 	s0__gv_cgroup_parent_remove();
 	if (h->own_dir && h->dir)
 		rm_rf(h->dir);
@@ -243,6 +244,13 @@ static int gv_open(const s0__rt_host_opts *o, s0__rt_host **out, s0_error **err)
 	}
 	s0__gv_subreaper();
 	reclaim(h);
+	char *netdir = s0__asprintf("%s/net", h->dir);
+	rc = netdir ? s0__gv_hub_open(netdir, &h->hub, err) : s0__error_nomem(err);
+	free(netdir);
+	if (rc < 0) {
+		host_free(h);
+		return rc;
+	}
 	*out = h;
 	return S0_OK;
 }
@@ -256,7 +264,8 @@ static void gv_close(s0__rt_host *h)
 static uint32_t gv_caps(s0__rt_host *h)
 {
 	(void)h;
-	return S0__RT_CAP_CONTEXTS | S0__RT_CAP_REAL_PROCESSES | S0__RT_CAP_KERNEL_FS;
+	return S0__RT_CAP_CONTEXTS | S0__RT_CAP_REAL_PROCESSES | S0__RT_CAP_KERNEL_FS |
+	       S0__RT_CAP_NETWORK;
 }
 
 /* The template tree of gv_root.c: $S0_GVISOR_TEMPLATE, else busybox. */
@@ -384,6 +393,8 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 	/* the tmpfs mounts first: the carrier's mount namespace copies them */
 	if (rc == S0_OK)
 		rc = s0__gv_tmpfs_make(g, r, err);
+	if (rc == S0_OK)
+		rc = s0__gv_net_prepare(h->hub, g->id, -1, &g->net, err);
 	const char *files_root = g->root;
 	if (rc == S0_OK && r->dev) { /* the RootFS branch as kernel ext4 */
 		s0__carrier_opts co = {.dev = r->dev, .state_dir = h->carriers, .id = g->id};
@@ -415,6 +426,7 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 			teardown(h, g->id, NULL);
 		carrier_end(g);
 		s0__gv_tmpfs_drop(g);
+		s0__gv_net_free(g->net);
 		if (g->bundle)
 			rm_rf(g->bundle);
 		gen_free(g);
@@ -460,6 +472,7 @@ static void gv_stop(s0__rt_gen *g)
 	teardown(h, g->id, NULL);
 	carrier_end(g); /* every byte on the branch, unmounted (runtime.h stop) */
 	s0__gv_tmpfs_drop(g); /* after the sandbox is gone: nothing holds them */
+	s0__gv_net_free(g->net);
 	rm_rf(g->bundle);
 	gen_free(g);
 	pthread_mutex_lock(&h->mu);
@@ -516,6 +529,14 @@ static bool carrier_left(s0__rt_host *h, const char *id, char *what, size_t n)
 	return left;
 }
 
+static bool net_left(s0__rt_host *h, const char *id, char *what, size_t n)
+{
+	char *dir = s0__asprintf("%s/net", h->dir);
+	bool left = dir && s0__gv_net_present(dir, id, what, n);
+	free(dir);
+	return left;
+}
+
 static int gv_terminal_proof(s0__rt_host *h, const char *runtime_id, s0_error **err)
 {
 	char what[600] = "";
@@ -535,6 +556,8 @@ static int gv_terminal_proof(s0__rt_host *h, const char *runtime_id, s0_error **
 		; /* a runtime tmpfs still mounted */
 	else if (carrier_left(h, runtime_id, what, sizeof what))
 		; /* its carrier (mount, loop device, FUSE server) still attached */
+	else if (net_left(h, runtime_id, what, sizeof what))
+		; /* its network namespace, veth pair and hub chain */
 	else if (exists(bundle))
 		snprintf(what, sizeof what, "bundle %s", bundle);
 	else if (!s0__gv_cgroup_present(runtime_id, what, sizeof what))
@@ -595,10 +618,9 @@ static const s0__files_ns *gv_files(s0__rt_gen *g)
 
 static int gv_network_apply(s0__rt_gen *g, s0__netpolicy *policy, s0_error **err)
 {
-	(void)g;
-	(void)err;
-	s0__netpolicy_free(policy); /* always none: runsc --network=none */
-	return S0_OK;
+	int rc = s0__gv_net_apply(g->net, policy, err); /* NULL: nothing leaves */
+	s0__netpolicy_free(policy);
+	return rc;
 }
 
 static void gv_clock_sync(s0__rt_gen *g, int64_t now_ms)
@@ -615,7 +637,9 @@ static cJSON *gv_inspect(s0__rt_gen *g)
 	cJSON_AddStringToObject(o, "runsc", g->h->version ? g->h->version : "");
 	cJSON_AddStringToObject(o, "container", g->id);
 	cJSON_AddStringToObject(o, "root", g->root);
-	cJSON_AddStringToObject(o, "network", "none");
+	cJSON *net = s0__gv_net_inspect(g->net);
+	if (!net || !cJSON_AddItemToObject(o, "network", net))
+		cJSON_Delete(net);
 	int running = s0__gv_ctxs_running(g->ctxs);
 	if (running >= 0) /* unknown while a contexts call runs */
 		cJSON_AddNumberToObject(o, "contexts_running", running);
@@ -695,7 +719,8 @@ static void gv_image_free(s0__rt_image *img)
 
 const s0__rt_driver s0__rt_gvisor_driver = {
 	.name = "gvisor",
-	.description = "gVisor (runsc, systrap): real programs in a sandbox kernel, no network",
+	.description = "gVisor (runsc, systrap): real programs in a sandbox kernel, network policies "
+	               "enforced by nftables in a private hub namespace",
 	.probe = gv_probe,
 	.open = gv_open,
 	.close = gv_close,

@@ -137,6 +137,8 @@ static int add_linux(cJSON *root, s0__rt_gen *g, const s0__rt_start *r)
 	for (size_t i = 0; ns && kinds[i]; i++) {
 		cJSON *n = cJSON_CreateObject();
 		rc |= !n || !cJSON_AddItemToArray(ns, n) || s0__json_add_str(n, "type", kinds[i]);
+		if (n && g->net && !strcmp(kinds[i], "network")) /* ours (gv_net.h) */
+			rc |= s0__json_add_str(n, "path", s0__gv_net_path(g->net));
 	}
 	cJSON *res = cJSON_AddObjectToObject(l, "resources");
 	cJSON *mem = res ? cJSON_AddObjectToObject(res, "memory") : NULL;

@@ -9,6 +9,8 @@
  *   bundles/<runtime_id> the OCI bundle (config.json) of one generation
  *   roots/<sandbox_id>   the root tree of a sandbox (plain-directory root)
  *   template/            the busybox template tree roots are copied from
+ *   net/<runtime_id>     a generation's network record (gv_net.h: s0__gv_net_prepare()
+ *                        is also the restore hook re-making its namespace)
  * and every generation's cgroup is /sys/fs/cgroup/<controller>/s0-gvisor/<runtime_id>.
  */
 #ifndef S0_RUNTIME_GVISOR_GV_INT_H
@@ -17,6 +19,7 @@
 #include <pthread.h>
 
 #include "local/runtime/carrier/carrier.h"
+#include "local/runtime/gvisor/gv_net.h"
 #include "local/runtime/gvisor/gv_proc.h"
 #include "local/runtime/gvisor/gvisor.h"
 #include "local/runtime/runtime.h"
@@ -58,6 +61,7 @@ struct s0__rt_host {
 	bool own_dir;     /**< dir is a private temporary directory (removed at close) */
 	pthread_mutex_t mu;
 	int live;         /**< generations started and not stopped */
+	s0__gv_hub *hub;  /**< the sandboxes' network hub (gv_net.h; records in dir/net) */
 };
 
 struct s0__rt_gen {
@@ -76,6 +80,8 @@ struct s0__rt_gen {
 	s0__gv_files files;
 	bool files_open;
 	s0__carrier *carrier; /**< (nullable) the RootFS branch mounted as the root tree */
+	s0__gv_net *net;      /**< its network namespace (gv_net.h; a restore makes it with
+	                           s0__gv_net_prepare() and the slot recorded at capture) */
 };
 
 /**

@@ -57,7 +57,7 @@ int s0__gv_find_runsc(char **out, s0_error **err)
 
 /* The global flags every runsc call of this driver carries. */
 static const char *const GLOBAL[] = {
-	"--platform=systrap", "--network=none", "--overlay2=none", "--file-access=shared",
+	"--platform=systrap", "--network=sandbox", "--overlay2=none", "--file-access=shared",
 };
 
 static int enter_carrier(const void *c)

@@ -1,9 +1,10 @@
 /*
  * The gvisor runtime driver (runtime.h; docs/local-backend.md "Runtime
- * gvisor"): each generation is a runsc sandbox (systrap platform, no
- * network, `--overlay2=none` so writes reach the root tree) on the
- * sandbox's root tree, made from an OCI bundle this driver writes, with
- * /tmp and the template's ephemeral mounts as tmpfs inside gVisor and a
+ * gvisor"): each generation is a runsc sandbox (systrap platform, its
+ * own network namespace on the hub of gv_net.h, `--overlay2=none` so
+ * writes reach the root tree) on the sandbox's root tree, made from an
+ * OCI bundle this driver writes, with /tmp and the template's ephemeral
+ * mounts as tmpfs inside gVisor and a
  * cgroup (v1: memory, pids, cpu) per generation holding the limits of the
  * sandbox's resources. PID 1 is a shell from the root tree that reaps its
  * children; contexts run real programs through `runsc exec` (a REPL is one

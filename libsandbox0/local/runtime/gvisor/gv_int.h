@@ -18,6 +18,7 @@
 
 #include "local/runtime/carrier/carrier.h"
 #include "local/runtime/gvisor/gv_proc.h"
+#include "local/runtime/gvisor/gv_procd.h"
 #include "local/runtime/gvisor/gvisor.h"
 #include "local/runtime/runtime.h"
 
@@ -58,6 +59,7 @@ struct s0__rt_host {
 	bool own_dir;     /**< dir is a private temporary directory (removed at close) */
 	pthread_mutex_t mu;
 	int live;         /**< generations started and not stopped */
+	char *procd;      /**< the procd binary (s0__gv_procd_find) */
 };
 
 struct s0__rt_gen {
@@ -76,7 +78,23 @@ struct s0__rt_gen {
 	s0__gv_files files;
 	bool files_open;
 	s0__carrier *carrier; /**< (nullable) the RootFS branch mounted as the root tree */
+	char *procd_dir;      /**< <bundle>/procd: procd's binary, bound at S0__GV_PROCD_DIR */
+	s0__gv_pd *procd;     /**< (nullable until started) the channel to procd, PID 1 */
 };
+
+/** Where procd's directory is bound inside a sandbox (read-only), and its file name. */
+#define S0__GV_PROCD_DIR "/dev/.s0"
+#define S0__GV_PROCD_NAME "s0-procd"
+
+/** Stage procd's binary in g->procd_dir (gv_init.c). @retval S0_EIO */
+int s0__gv_init_stage(s0__rt_gen *g, s0_error **err);
+
+/**
+ * `runsc @p args` (a `run --detach`) with procd's channel as the
+ * container's stdio, then wait for procd's hello (g->procd set).
+ * @retval S0_EUNAVAILABLE runsc failed, or `procd_not_ready`.
+ */
+int s0__gv_init_run(s0__rt_gen *g, const char *const *args, s0_error **err);
 
 /**
  * Run `runsc --root R <global flags> ARGS…` to its end (timeout in ms),
@@ -93,6 +111,14 @@ int s0__gv_runsc(s0__rt_host *h, const char *const *args, int64_t timeout_ms, bo
  */
 int s0__gv_runsc_in(s0__rt_host *h, const s0__carrier *in, const char *const *args,
                     int64_t timeout_ms, bool may_fail, s0__gv_result *res, s0_error **err);
+
+/**
+ * s0__gv_runsc_in() with `run`'s stdin on @p in_fd and stdout on @p out_fd
+ * (borrowed; -1: /dev/null): the container's init gets them (gv_procd.h).
+ */
+int s0__gv_runsc_io(s0__rt_host *h, const s0__carrier *in, const char *const *args, int in_fd,
+                    int out_fd, int64_t timeout_ms, bool may_fail, s0__gv_result *res,
+                    s0_error **err);
 
 /**
  * The argv (NULL-terminated; free with s0__gv_argv_free) of `runsc exec` of

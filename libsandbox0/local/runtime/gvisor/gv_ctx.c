@@ -196,12 +196,21 @@ static int start_process(struct s0__gv_ctxs *t, gv_ctx *c, s0_error **err)
 	char *repl_argv[] = {c->alias && !strcmp(c->alias, "bash") ? "/bin/bash" : "/bin/sh", NULL};
 	char *const *cmd = c->type == S0__CTX_REPL ? repl_argv : c->command;
 	c->ended = false;
-	int rc = s0__gv_pp_spawn(t->g->procd, cmd, c->env, c->cwd, true, 60000, &c->pp, err);
+	s0_error *why = NULL;
+	int rc = s0__gv_pp_spawn(t->g->procd, cmd, c->env, c->cwd, true, 60000, &c->pp, &why);
 	if (rc < 0) {
 		c->pp = NULL;
 		c->ended = true;
 	}
-	return rc;
+	if (rc == S0_EINVAL && !strcmp(s0_error_reason(why), "command_failed")) {
+		/* as a shell says it: the context ends at once with 127 */
+		c->status = 127 << 8;
+		s0__buf_puts(&c->err, s0_error_message(why));
+		s0__buf_puts(&c->err, "\n");
+		s0_error_free(why);
+		return S0_OK;
+	}
+	return rc < 0 ? s0__error_put(err, why) : S0_OK;
 }
 
 /* Wait until the cmd process ended (or timeout). */

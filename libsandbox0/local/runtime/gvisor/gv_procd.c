@@ -466,7 +466,7 @@ bool s0__gv_pp_exited(s0__gv_pp *pp, int *status_out)
 
 bool s0__gv_pp_stdin_open(const s0__gv_pp *pp)
 {
-	return pp->stdin_pipe && !pp->stdin_closed && !s0__gv_pp_exited((s0__gv_pp *)pp, NULL);
+	return pp && pp->stdin_pipe && !pp->stdin_closed && !s0__gv_pp_exited((s0__gv_pp *)pp, NULL);
 }
 
 int s0__gv_pp_write(s0__gv_pp *pp, const void *data, size_t len, s0_error **err)
@@ -486,7 +486,7 @@ int s0__gv_pp_write(s0__gv_pp *pp, const void *data, size_t len, s0_error **err)
 
 void s0__gv_pp_close_stdin(s0__gv_pp *pp)
 {
-	if (!pp->stdin_pipe || pp->stdin_closed)
+	if (!pp || !pp->stdin_pipe || pp->stdin_closed)
 		return;
 	pp->stdin_closed = true;
 	send_frame(pp->pd, S0__PD_INPUT, pp->id, NULL, 0);
@@ -494,7 +494,7 @@ void s0__gv_pp_close_stdin(s0__gv_pp *pp)
 
 int s0__gv_pp_signal(s0__gv_pp *pp, int signo, s0_error **err)
 {
-	if (s0__gv_pp_exited(pp, NULL))
+	if (!pp || s0__gv_pp_exited(pp, NULL))
 		return s0__error_set(err, S0_ECONFLICT, "process_not_running",
 		                     "process is not running");
 	unsigned char b[4];

@@ -88,22 +88,22 @@ size_t s0__gv_pp_read(s0__gv_pp *pp, s0__buf *out, s0__buf *err, int wait_ms);
  */
 bool s0__gv_pp_exited(s0__gv_pp *pp, int *status_out);
 
-/** Whether its stdin is open (a pipe, not closed, the process not ended). */
+/** Whether its stdin is open (a pipe, not closed, the process not ended); false for NULL. */
 bool s0__gv_pp_stdin_open(const s0__gv_pp *pp);
 
 /**
  * Queue @p len bytes for its stdin (procd never blocks on it).
- * @retval S0_EGONE `process_finished` ended or stdin closed.
+ * @retval S0_EGONE `process_finished` ended or stdin closed (or @p pp is NULL).
  * @retval S0_EUNAVAILABLE `procd_gone`.
  */
 int s0__gv_pp_write(s0__gv_pp *pp, const void *data, size_t len, s0_error **err);
 
-/** Close its stdin (end of file once the queued bytes were read). Idempotent. */
+/** Close its stdin (end of file once the queued bytes were read). Idempotent, NULL-safe. */
 void s0__gv_pp_close_stdin(s0__gv_pp *pp);
 
 /**
  * Send @p signo to the process's group.
- * @retval S0_ECONFLICT `process_not_running` it has exited.
+ * @retval S0_ECONFLICT `process_not_running` it has exited (or @p pp is NULL).
  * @retval S0_EUNAVAILABLE `procd_gone`.
  */
 int s0__gv_pp_signal(s0__gv_pp *pp, int signo, s0_error **err);

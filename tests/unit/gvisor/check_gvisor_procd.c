@@ -6,7 +6,11 @@
  * program that cannot start ends its context with 127, and 50 commands in
  * a row stay under a latency bound — measured against one `runsc exec`
  * per command, the channel procd replaced (the numbers are printed).
+ * Supervised sessions run real processes through procd: events, input,
+ * replay from a cursor, the restart policy, stop, and runtime_recovery
+ * across generations (SES-01..05).
  */
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +20,7 @@
 #include "check_main.h"
 #include "common/json.h"
 #include "local/runtime/gvisor/gv_int.h"
+#include "local/runtime/sim/sessions.h"
 #include "local/runtime/runtime.h"
 
 /** Median latency bounds of one command through procd, ms (measured: see
@@ -354,6 +359,246 @@ START_TEST(fifty_commands_under_a_latency_bound)
 }
 END_TEST
 
+/* ---- sessions ---- */
+
+static cJSON *ses_call(fix *f, s0__sessions *reg, int op, const char *id, const char *body,
+                       const char *after, int want_status)
+{
+	cJSON *b = body ? cJSON_Parse(body) : NULL;
+	ck_assert(!body || b);
+	s0__rt_proc_call c = {.op = op, .id = id, .body = b, .after = after, .sessions = reg};
+	cJSON *d = NULL;
+	int st = 0;
+	s0_error *e = NULL;
+	int rc = f->d->proc_call(f->g, &c, &d, &st, &e);
+	cJSON_Delete(b);
+	ck_assert_msg(rc == S0_OK, "sessions call %d: %s", op, e ? s0_error_message(e) : "?");
+	ck_assert_int_eq(st, want_status);
+	return d;
+}
+
+static char *ses_new(fix *f, s0__sessions *reg, const char *spec)
+{
+	cJSON *d = ses_call(f, reg, S0__RT_SES_CREATE, NULL, spec, NULL, 201);
+	char *id = strdup(s0__json_str(d, "id"));
+	cJSON_Delete(d);
+	return id;
+}
+
+/* The session's phase once it is @p want (GET until then; bounded at 6 s). */
+static cJSON *ses_wait(fix *f, s0__sessions *reg, const char *id, const char *want)
+{
+	for (int i = 0; i < 600; i++) {
+		cJSON *d = ses_call(f, reg, S0__RT_SES_GET, id, NULL, NULL, 200);
+		if (!strcmp(s0__json_str(d, "phase"), want))
+			return d;
+		cJSON_Delete(d);
+		usleep(10000); /* a real process's progress, bounded */
+	}
+	ck_abort_msg("session %s never reached %s", id, want);
+	return NULL;
+}
+
+/* Event types after @p after ("type" or "output:stream"), space-separated. */
+static void ses_types(fix *f, s0__sessions *reg, const char *id, const char *after, char *out,
+                      size_t n)
+{
+	cJSON *d = ses_call(f, reg, S0__RT_SES_EVENTS, id, NULL, after, 200);
+	out[0] = 0;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(d, "events"))
+	{
+		size_t len = strlen(out);
+		const char *st = s0__json_str(ev, "stream");
+		snprintf(out + len, n - len, "%s%s%s%s", len ? " " : "", s0__json_str(ev, "type"),
+		         st ? ":" : "", st ? st : "");
+	}
+	cJSON_Delete(d);
+}
+
+static s0__sessions *registry(fix *f)
+{
+	s0__sessions *reg = NULL;
+	ck_assert_int_eq(f->d->sessions_new(f->h, 1, &reg, NULL), S0_OK);
+	return reg;
+}
+
+/* A session runs a real process: output events by stream, stdin through
+ * an input, its exit code, replay from a cursor. */
+START_TEST(sessions_run_real_processes)
+{
+	fix f;
+	fix_start(&f, "pdses");
+	ck_assert(f.d->caps(f.h) & S0__RT_CAP_SESSIONS);
+	s0__sessions *reg = registry(&f);
+	char *id = ses_new(&f, reg,
+	                   "{\"command\":[\"/bin/sh\",\"-c\",\"echo hello; echo err >&2; read x; "
+	                   "echo got:$x; exit 3\"],\"lifecycle\":{\"restart\":{\"policy\":"
+	                   "\"never\"}}}");
+	cJSON *d = ses_call(&f, reg, S0__RT_SES_GET, id, NULL, NULL, 200);
+	int pid = (int)s0__json_i64(cJSON_GetObjectItem(d, "attempt"), "pid", 0);
+	ck_assert_int_gt(pid, 1); /* the PID inside the sandbox */
+	char *att = strdup(s0__json_str(cJSON_GetObjectItem(d, "attempt"), "id"));
+	cJSON_Delete(d);
+	char body[256];
+	snprintf(body, sizeof body,
+	         "{\"input_id\":\"in-1\",\"expected_attempt_id\":\"%s\",\"data_base64\":\"%s\"}",
+	         att, "d29ybGQK"); /* "world\n" */
+	d = ses_call(&f, reg, S0__RT_SES_INPUT, id, body, NULL, 202);
+	ck_assert(s0__json_bool(d, "accepted", false));
+	cJSON_Delete(d);
+	d = ses_wait(&f, reg, id, "exited");
+	ck_assert_int_eq(s0__json_i64(cJSON_GetObjectItem(d, "attempt"), "exit_code", -1), 3);
+	cJSON_Delete(d);
+	char types[1024];
+	ses_types(&f, reg, id, NULL, types, sizeof types);
+	ck_assert_msg(strstr(types, "session.created attempt.starting attempt.started "
+	                            "session.ready") == types, "%s", types);
+	ck_assert_msg(strstr(types, "output:stdout") && strstr(types, "output:stderr") &&
+	              strstr(types, "input.accepted") &&
+	              !strcmp(types + strlen(types) - strlen("attempt.exited"), "attempt.exited"),
+	              "%s", types);
+	/* every stdout byte, in order, from the events; replay after a cursor */
+	d = ses_call(&f, reg, S0__RT_SES_EVENTS, id, NULL, "0", 200);
+	char out[256] = "";
+	const cJSON *ev;
+	int64_t last_output = 0;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(d, "events"))
+	{
+		const char *st = s0__json_str(ev, "stream");
+		if (!st || strcmp(st, "stdout"))
+			continue;
+		unsigned char raw[128];
+		size_t n = 0;
+		ck_assert_int_eq(sodium_base642bin(raw, sizeof raw, s0__json_str(ev, "data_base64"),
+		                                   strlen(s0__json_str(ev, "data_base64")), NULL,
+		                                   &n, NULL, sodium_base64_VARIANT_ORIGINAL),
+		                 0);
+		strncat(out, (const char *)raw, n);
+		last_output = s0__json_i64(ev, "seq", 0);
+	}
+	cJSON_Delete(d);
+	ck_assert_str_eq(out, "hello\ngot:world\n");
+	char after[24];
+	snprintf(after, sizeof after, "%lld", (long long)last_output);
+	ses_types(&f, reg, id, after, types, sizeof types);
+	ck_assert_msg(!strstr(types, "output:stdout") &&
+	              !strcmp(types + strlen(types) - strlen("attempt.exited"), "attempt.exited"),
+	              "%s", types);
+	free(att);
+	free(id);
+	f.d->sessions_free(reg);
+	fix_end(&f);
+}
+END_TEST
+
+/* on_failure restarts a failing process with backoff until the limit;
+ * desired state stopped ends a running one with TERM (143). */
+START_TEST(sessions_restart_policy_and_stop)
+{
+	fix f;
+	fix_start(&f, "pdpol");
+	s0__sessions *reg = registry(&f);
+	char *id = ses_new(&f, reg,
+	                   "{\"command\":[\"/bin/sh\",\"-c\",\"exit 1\"],\"lifecycle\":{\"restart\":"
+	                   "{\"policy\":\"on_failure\",\"max_restarts\":2,\"initial_backoff_ms\":10,"
+	                   "\"max_backoff_ms\":20}}}");
+	cJSON *d = ses_wait(&f, reg, id, "failed");
+	ck_assert_int_eq(s0__json_i64(d, "restart_count", -1), 2);
+	ck_assert_int_eq(s0__json_i64(cJSON_GetObjectItem(d, "attempt"), "number", -1), 3);
+	ck_assert_int_eq(s0__json_i64(cJSON_GetObjectItem(d, "attempt"), "exit_code", -1), 1);
+	cJSON_Delete(d);
+	char types[2048];
+	ses_types(&f, reg, id, NULL, types, sizeof types);
+	ck_assert_msg(strstr(types, "session.backoff") && strstr(types, "session.failed"), "%s",
+	              types);
+	free(id);
+	id = ses_new(&f, reg, "{\"command\":[\"/bin/sleep\",\"100\"]}");
+	d = ses_wait(&f, reg, id, "running");
+	cJSON_Delete(d);
+	d = ses_call(&f, reg, S0__RT_SES_DESIRED, id, "{\"state\":\"stopped\"}", NULL, 200);
+	cJSON_Delete(d);
+	d = ses_wait(&f, reg, id, "stopped");
+	cJSON *a = cJSON_GetObjectItem(d, "attempt");
+	ck_assert_int_eq(s0__json_i64(a, "exit_code", -1), 128 + 15);
+	ck_assert_str_eq(s0__json_str(a, "reason"), "stopped");
+	cJSON_Delete(d);
+	free(id);
+	f.d->sessions_free(reg);
+	fix_end(&f);
+}
+END_TEST
+
+/* SES-01..05 with real processes: a new generation keeps ids and
+ * journals; an active `restart` session runs again under a new PID, an
+ * active `stop` one is stopped, an exited one stays exited. */
+START_TEST(sessions_recover_in_a_new_generation)
+{
+	fix f;
+	fix_start(&f, "pdrec");
+	s0__sessions *reg = registry(&f);
+	char *a = ses_new(&f, reg, "{\"command\":[\"/bin/sh\",\"-c\",\"echo gen-$$; exec sleep "
+	                           "100\"]}");
+	char *b = ses_new(&f, reg, "{\"command\":[\"/bin/sleep\",\"100\"],\"lifecycle\":"
+	                           "{\"runtime_recovery\":\"stop\"}}");
+	char *c = ses_new(&f, reg, "{\"command\":[\"/bin/true\"]}");
+	cJSON *d = ses_wait(&f, reg, c, "exited");
+	cJSON_Delete(d);
+	d = ses_wait(&f, reg, a, "running");
+	int pid1 = (int)s0__json_i64(cJSON_GetObjectItem(d, "attempt"), "pid", 0);
+	cJSON_Delete(d);
+	char types[2048];
+	for (int i = 0; i < 600; i++) { /* its first line is in the journal */
+		ses_types(&f, reg, a, NULL, types, sizeof types);
+		if (strstr(types, "output:stdout"))
+			break;
+		usleep(10000);
+	}
+	ck_assert_msg(strstr(types, "output:stdout"), "%s", types);
+	/* a new generation of the same sandbox (a filesystem-only replacement) */
+	f.d->stop(f.g);
+	ck_assert_int_eq(f.d->terminal_proof(f.h, f.rid, NULL), S0_OK); /* generation 1 gone */
+	s0__rt_start req = {.sandbox_id = "pdrec", .runtime_id = "rt-gvp-pdrec-2", .generation = 2,
+	                    .cpu_millis = 1000, .memory_bytes = 256LL << 20};
+	s0_error *e = NULL;
+	ck_assert_msg(f.d->start(f.h, &req, &f.g, &e) == S0_OK, "%s", s0_error_message(e));
+	ck_assert_int_eq(f.d->ready(f.g, NULL), S0_OK);
+	snprintf(f.rid, sizeof f.rid, "rt-gvp-pdrec-2");
+	f.d->sessions_adopt(f.g, reg, false);
+	d = ses_wait(&f, reg, a, "running");
+	cJSON *att = cJSON_GetObjectItem(d, "attempt");
+	ck_assert_int_eq(s0__json_i64(att, "number", -1), 2);
+	ck_assert_int_gt(s0__json_i64(att, "pid", 0), 1);
+	ck_assert_int_eq(s0__json_i64(att, "runtime_generation", -1), 2);
+	(void)pid1; /* PIDs restart with the sandbox: the attempt, not the number, is new */
+	cJSON_Delete(d);
+	ses_types(&f, reg, a, NULL, types, sizeof types);
+	const char *old_out = strstr(types, "output:stdout");
+	const char *replaced = strstr(types, "attempt.exited");
+	ck_assert_msg(old_out && replaced && old_out < replaced, "%s", types);
+	d = ses_call(&f, reg, S0__RT_SES_EVENTS, a, NULL, NULL, 200);
+	bool runtime_replaced = false;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(d, "events"))
+	{
+		const char *r = s0__json_str(ev, "reason");
+		runtime_replaced = runtime_replaced || (r && !strcmp(r, "runtime_replaced"));
+	}
+	cJSON_Delete(d);
+	ck_assert(runtime_replaced);
+	d = ses_wait(&f, reg, b, "stopped");
+	cJSON_Delete(d);
+	d = ses_wait(&f, reg, c, "exited");
+	ck_assert_int_eq(s0__json_i64(cJSON_GetObjectItem(d, "attempt"), "number", -1), 1);
+	cJSON_Delete(d);
+	free(a);
+	free(b);
+	free(c);
+	f.d->sessions_free(reg);
+	fix_end(&f);
+}
+END_TEST
+
 static Suite *procd_suite(void)
 {
 	Suite *s = suite_create("gvisor-procd");
@@ -365,6 +610,12 @@ static Suite *procd_suite(void)
 	tcase_add_test(tc, many_concurrent_commands);
 	tcase_add_test(tc, fifty_commands_under_a_latency_bound);
 	suite_add_tcase(s, tc);
+	TCase *ts = tcase_create("sessions");
+	tcase_set_timeout(ts, 300);
+	tcase_add_test(ts, sessions_run_real_processes);
+	tcase_add_test(ts, sessions_restart_policy_and_stop);
+	tcase_add_test(ts, sessions_recover_in_a_new_generation);
+	suite_add_tcase(s, ts);
 	return s;
 }
 

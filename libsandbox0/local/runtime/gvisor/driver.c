@@ -265,7 +265,8 @@ static void gv_close(s0__rt_host *h)
 static uint32_t gv_caps(s0__rt_host *h)
 {
 	(void)h;
-	return S0__RT_CAP_CONTEXTS | S0__RT_CAP_REAL_PROCESSES | S0__RT_CAP_KERNEL_FS;
+	return S0__RT_CAP_CONTEXTS | S0__RT_CAP_SESSIONS | S0__RT_CAP_REAL_PROCESSES |
+	       S0__RT_CAP_KERNEL_FS;
 }
 
 /* The template tree of gv_root.c: $S0_GVISOR_TEMPLATE, else busybox. */
@@ -294,6 +295,7 @@ static void gv_fingerprint(s0__rt_host *h, s0__rt_fp *out)
 static void gen_free(s0__rt_gen *g)
 {
 	s0__gv_ctxs_free(g->ctxs);
+	s0__gv_ses_free(g->ses);
 	s0__gv_pd_close(g->procd);
 	free(g->procd_dir);
 	free(g->id);
@@ -382,7 +384,9 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 	g->sandbox_id = s0__strdup(r->sandbox_id);
 	g->bundle = s0__asprintf("%s/bundles/%s", h->dir, r->runtime_id);
 	g->ctxs = s0__gv_ctxs_new(g);
-	int rc = g->id && g->sandbox_id && g->bundle && g->ctxs ? S0_OK : s0__error_nomem(err);
+	g->ses = s0__gv_ses_new(g); /* session attempts (gv_sessions.c) */
+	int rc = g->id && g->sandbox_id && g->bundle && g->ctxs && g->ses ? S0_OK
+	                                                                  : s0__error_nomem(err);
 	if (rc == S0_OK)
 		rc = env_from(r->env_vars, &g->env, err);
 	if (rc == S0_OK)
@@ -470,8 +474,10 @@ static void gv_stop(s0__rt_gen *g)
 	if (!g)
 		return;
 	s0__rt_host *h = g->h;
-	s0__gv_ctxs_free(g->ctxs); /* the runsc exec children first */
+	s0__gv_ctxs_free(g->ctxs); /* the contexts' and sessions' processes first */
 	g->ctxs = NULL;
+	s0__gv_ses_free(g->ses);
+	g->ses = NULL;
 	if (g->files_open)
 		s0__gv_files_close(&g->files);
 	if (!g->carrier)
@@ -645,19 +651,17 @@ static cJSON *gv_inspect(s0__rt_gen *g)
 static int gv_proc_call(s0__rt_gen *g, const s0__rt_proc_call *call, cJSON **data_out,
                         int *status_out, s0_error **err)
 {
-	if (call->op >= S0__RT_SES_CREATE)
-		return s0__error_set(err, S0_EUNAVAILABLE, "unsupported",
-		                     "the gvisor runtime has no sessions");
+	if (call->op >= S0__RT_SES_CREATE) /* sessions run by procd (gv_sessions.c) */
+		return s0__gv_ses_call(g->ses, call, data_out, status_out, err);
 	return s0__gv_ctx_call(g->ctxs, call, data_out, status_out, err);
 }
 
-/* Sessions: none on this runtime (no S0__RT_CAP_SESSIONS); the registry
- * calls keep the engine's bookkeeping working with an empty one. */
+/* Sessions: the simulated runtime's registry, attempts run by procd
+ * (gv_sessions.c); a new generation recovers them (SES-01..05). */
 static void gv_sessions_adopt(s0__rt_gen *g, s0__sessions *s, bool restored)
 {
-	(void)g;
-	(void)s;
-	(void)restored;
+	(void)restored; /* no memory restore on this runtime */
+	s0__gv_ses_adopt(g->ses, s);
 }
 
 static int gv_sessions_new(s0__rt_host *h, int64_t generation, s0__sessions **out,

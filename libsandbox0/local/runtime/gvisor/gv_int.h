@@ -29,6 +29,8 @@
 #define S0__GV_ID_MAX 100
 
 struct s0__gv_ctxs;
+struct s0__gv_ses;
+struct s0__sessions;
 
 
 /** The files view of a running generation (gv_files.c). */
@@ -80,7 +82,18 @@ struct s0__rt_gen {
 	s0__carrier *carrier; /**< (nullable) the RootFS branch mounted as the root tree */
 	char *procd_dir;      /**< <bundle>/procd: procd's binary, bound at S0__GV_PROCD_DIR */
 	s0__gv_pd *procd;     /**< (nullable until started) the channel to procd, PID 1 */
+	struct s0__gv_ses *ses; /**< the session attempts run by procd (gv_sessions.c) */
 };
+
+/** The session attempts of @p g (none yet). NULL when OOM. */
+struct s0__gv_ses *s0__gv_ses_new(s0__rt_gen *g);
+/** SIGKILL every attempt still running and free the table. NULL-safe. */
+void s0__gv_ses_free(struct s0__gv_ses *t);
+/** Bind registry @p s to this generation and apply runtime_recovery (SES-01..05). */
+void s0__gv_ses_adopt(struct s0__gv_ses *t, struct s0__sessions *s);
+/** A sessions call (runtime.h proc_call, S0__RT_SES_* only) on call->sessions. */
+int s0__gv_ses_call(struct s0__gv_ses *t, const s0__rt_proc_call *call, cJSON **data_out,
+                    int *status_out, s0_error **err);
 
 /** Where procd's directory is bound inside a sandbox (read-only), and its file name. */
 #define S0__GV_PROCD_DIR "/dev/.s0"

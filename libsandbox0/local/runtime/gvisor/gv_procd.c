@@ -304,6 +304,14 @@ void s0__gv_pd_close(s0__gv_pd *pd)
 	free(pd);
 }
 
+bool s0__gv_pd_gone(s0__gv_pd *pd)
+{
+	pthread_mutex_lock(&pd->mu);
+	bool g = pd->gone;
+	pthread_mutex_unlock(&pd->mu);
+	return g;
+}
+
 const char *s0__gv_pd_version(const s0__gv_pd *pd)
 {
 	return pd->version;

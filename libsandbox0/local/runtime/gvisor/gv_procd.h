@@ -49,6 +49,9 @@ int s0__gv_pd_open(int to_fd, int from_fd, int64_t timeout_ms, const char *log_p
  */
 void s0__gv_pd_close(s0__gv_pd *pd);
 
+/** Whether procd is gone (its channel ended). */
+bool s0__gv_pd_gone(s0__gv_pd *pd);
+
 /** procd's version from its hello. @return (transfer none) */
 const char *s0__gv_pd_version(const s0__gv_pd *pd);
 

@@ -172,6 +172,11 @@ START_TEST(procd_is_pid1_and_reaps_orphans)
 	out = sh(&f, repl, "grep -l 'State:.*Z' /proc/[0-9]*/status; echo end");
 	ck_assert_str_eq(out, "end\n");
 	free(out);
+	/* the channel is procd's alone: its pipes cannot be opened through /proc */
+	out = sh(&f, repl, "for fd in 0 1; do (: > /proc/1/fd/$fd) 2>/dev/null && echo open-$fd; "
+	                   "done; echo end");
+	ck_assert_str_eq(out, "end\n");
+	free(out);
 	free(repl);
 	fix_end(&f);
 }

@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -15,6 +17,9 @@
 
 #include "local/runtime/gvisor/procd/procd_path.h"
 #include "local/runtime/gvisor/procd/procd_proto.h"
+
+/** How long closing a channel waits for procd's end of file, ms. */
+#define CLOSE_WAIT_MS 10000
 
 struct s0__gv_pp {
 	s0__gv_pd *pd;
@@ -32,6 +37,7 @@ struct s0__gv_pp {
 
 struct s0__gv_pd {
 	int to_fd, from_fd;
+	int stop_fd;         /* eventfd: the reader stops when it is written */
 	pthread_t reader;
 	bool reader_started;
 	pthread_mutex_t mu;  /* everything below, and every s0__gv_pp of the channel */
@@ -82,10 +88,18 @@ static uint32_t get_u32(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static bool read_full(int fd, void *buf, size_t len)
+/* Read exactly @p len bytes, unless @p stop_fd becomes readable first. */
+static bool read_full(int fd, int stop_fd, void *buf, size_t len)
 {
 	char *p = buf;
 	while (len) {
+		struct pollfd pf[2] = {{.fd = fd, .events = POLLIN}, {.fd = stop_fd, .events = POLLIN}};
+		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+			return false;
+		if (pf[1].revents)
+			return false;
+		if (!pf[0].revents)
+			continue;
 		ssize_t n = read(fd, p, len);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -195,12 +209,12 @@ static void *reader_main(void *arg)
 	s0__gv_pd *pd = arg;
 	unsigned char *pl = malloc(S0__PD_FRAME_MAX);
 	unsigned char h[S0__PD_HDR];
-	while (pl && read_full(pd->from_fd, h, sizeof h)) {
+	while (pl && read_full(pd->from_fd, pd->stop_fd, h, sizeof h)) {
 		uint32_t flen = get_u32(h);
 		if (flen < 5 || flen > S0__PD_FRAME_MAX - 4)
 			break;
 		size_t len = flen - 5;
-		if (len && !read_full(pd->from_fd, pl, len))
+		if (len && !read_full(pd->from_fd, pd->stop_fd, pl, len))
 			break;
 		pthread_mutex_lock(&pd->mu);
 		dispatch(pd, h[4], get_u32(h + 5), pl, len);
@@ -242,6 +256,7 @@ int s0__gv_pd_open(int to_fd, int from_fd, int64_t timeout_ms, const char *log_p
 	}
 	pd->to_fd = to_fd;
 	pd->from_fd = from_fd;
+	pd->stop_fd = eventfd(0, EFD_CLOEXEC);
 	pthread_mutex_init(&pd->mu, NULL);
 	pthread_mutex_init(&pd->wmu, NULL);
 	pthread_condattr_t ca;
@@ -250,7 +265,7 @@ int s0__gv_pd_open(int to_fd, int from_fd, int64_t timeout_ms, const char *log_p
 	pthread_cond_init(&pd->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	signal(SIGPIPE, SIG_IGN); /* a dead procd must not kill the server */
-	if (pthread_create(&pd->reader, NULL, reader_main, pd) != 0) {
+	if (pd->stop_fd < 0 || pthread_create(&pd->reader, NULL, reader_main, pd) != 0) {
 		s0__gv_pd_close(pd);
 		return s0__error_nomem(err);
 	}
@@ -286,10 +301,22 @@ void s0__gv_pd_close(s0__gv_pd *pd)
 		close(pd->to_fd); /* procd sees end of file: it kills everything and exits */
 	pd->to_fd = -1;
 	if (pd->reader_started) {
-		/* the reader ends at procd's end of file; a sandbox torn down
-		 * without it (runsc delete) closes the pipe as well */
+		/* the reader ends at the end of file of procd's stdout — every
+		 * holder of the pipe gone: procd and the runsc sandbox process —
+		 * or, after CLOSE_WAIT_MS, now (a procd that never said hello) */
+		struct timespec dl;
+		deadline_after(&dl, CLOSE_WAIT_MS);
+		pthread_mutex_lock(&pd->mu);
+		while (!pd->gone && wait_until(pd, &dl))
+			;
+		pthread_mutex_unlock(&pd->mu);
+		uint64_t one = 1;
+		ssize_t w = write(pd->stop_fd, &one, sizeof one);
+		(void)w;
 		pthread_join(pd->reader, NULL);
 	}
+	if (pd->stop_fd >= 0)
+		close(pd->stop_fd);
 	close(pd->from_fd);
 	for (s0__gv_pp *p = pd->procs, *n; p; p = n) {
 		n = p->next;

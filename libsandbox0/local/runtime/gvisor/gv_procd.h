@@ -44,8 +44,10 @@ int s0__gv_pd_open(int to_fd, int from_fd, int64_t timeout_ms, const char *log_p
                    s0__gv_pd **out, s0_error **err);
 
 /**
- * Close the channel (procd then kills every process and exits), join the
- * reader thread and free @p pd. Processes still held are freed too. NULL-safe.
+ * Close the channel (procd then kills every process and exits), wait
+ * (up to 10 s) until procd's stdout reaches end of file — every process
+ * holding it, the runsc sandbox's too, is gone — join the reader thread
+ * and free @p pd. Processes still held are freed too. NULL-safe.
  */
 void s0__gv_pd_close(s0__gv_pd *pd);
 

@@ -2,7 +2,8 @@
  * procd, the init of every gVisor sandbox (local/runtime/gvisor/procd/),
  * for real, as root with runsc (part 45-gvisor): it is PID 1 and reaps
  * orphans (no zombies), a signal reaches a context's whole process group,
- * stdin reaches a program as it runs, many commands run at once, a
+ * stdin reaches a program as it runs (and its output streams from a
+ * cursor), many commands run at once, a
  * program that cannot start ends its context with 127, and 50 commands in
  * a row stay under a latency bound — measured against one `runsc exec`
  * per command, the channel procd replaced (the numbers are printed).
@@ -250,6 +251,17 @@ START_TEST(stdin_echo_and_bad_program)
 	ck_assert(echoed);
 	cJSON *d = call_ok(&f, S0__RT_CTX_EXEC, id, "{\"data\":\"second\\n\"}");
 	ck_assert_str_eq(s0__json_str(d, "stdout"), "first\nsecond\n");
+	ck_assert_int_eq(s0__json_i64(d, "exit_code", -1), 0);
+	cJSON_Delete(d);
+	/* the context stream (docs/wire.md §8.2) from a cursor: the rest, drained, done */
+	d = call_ok(&f, S0__RT_CTX_STREAM, id, "{\"cursor\":{\"stdout\":6,\"stderr\":0}}");
+	const cJSON *items = cJSON_GetObjectItem(d, "output");
+	ck_assert_int_eq(cJSON_GetArraySize(items), 1);
+	ck_assert_str_eq(s0__json_str(cJSON_GetArrayItem(items, 0), "source"), "stdout");
+	ck_assert_str_eq(s0__json_str(cJSON_GetArrayItem(items, 0), "data"), "second\n");
+	ck_assert_int_eq(s0__json_i64(cJSON_GetObjectItem(d, "cursor"), "stdout", -1), 13);
+	ck_assert(s0__json_bool(d, "drained", false));
+	ck_assert(!s0__json_bool(d, "running", true));
 	ck_assert_int_eq(s0__json_i64(d, "exit_code", -1), 0);
 	cJSON_Delete(d);
 	free(id);

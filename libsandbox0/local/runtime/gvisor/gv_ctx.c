@@ -521,9 +521,17 @@ int s0__gv_ctx_call(struct s0__gv_ctxs *t, const s0__rt_proc_call *call, cJSON *
 		rc = s0__error_set(err, S0_ECONFLICT, "pty_unavailable",
 		                   "the gvisor runtime gives contexts no terminal");
 		break;
+	case S0__RT_CTX_STREAM: /* output after a cursor (gv_ctx_stream.c) */
+		pump(c, 0);
+		*data_out = s0__gv_ctx_stream_render(
+			c->type == S0__CTX_CMD ? &c->out : &c->last_out,
+			c->type == S0__CTX_CMD ? &c->err : &c->last_err, call->body, c->ended,
+			s0__gv_exit_code(c->status), state_name(c));
+		if (!*data_out)
+			rc = s0__error_nomem(err);
+		break;
 	default:
-		rc = s0__error_set(err, S0_EUNAVAILABLE, "unsupported",
-		                   "the gvisor runtime has no sessions");
+		rc = s0__error_set(err, S0_EINVAL, "invalid_request", "not a contexts call");
 	}
 	pthread_mutex_unlock(&t->mu);
 	return rc;

@@ -186,6 +186,13 @@ void s0__gv_ctxs_free(struct s0__gv_ctxs *t);
 int s0__gv_ctx_call(struct s0__gv_ctxs *t, const s0__rt_proc_call *call, cJSON **data_out,
                     int *status_out, s0_error **err);
 /**
+ * The S0__RT_CTX_STREAM answer for a context whose output is @p out and
+ * @p err (gv_ctx_stream.c), after the request @p body's cursor.
+ * @return (transfer full) or NULL when out of memory.
+ */
+cJSON *s0__gv_ctx_stream_render(const s0__buf *out, const s0__buf *err, const cJSON *body,
+                                bool ended, int exit_code, const char *state);
+/**
  * Number of contexts whose process runs (inspection, called under the
  * engine's lock): -1 while a contexts call holds the table (never waits).
  */

@@ -8,8 +8,9 @@
  * a row stay under a latency bound — measured against one `runsc exec`
  * per command, the channel procd replaced (the numbers are printed).
  * Supervised sessions run real processes through procd: events, input,
- * replay from a cursor, the restart policy, stop, and runtime_recovery
- * across generations (SES-01..05).
+ * replay from a cursor, the restart policy, stop (KILL after the stop
+ * grace), the idle timeout, and runtime_recovery across generations
+ * (SES-01..05).
  */
 #include <sodium.h>
 #include <stdio.h>
@@ -546,6 +547,42 @@ START_TEST(sessions_restart_policy_and_stop)
 }
 END_TEST
 
+/* The stop grace: a process that ignores TERM gets KILL once the grace
+ * has passed (137); an idle one expires at its idle timeout. */
+START_TEST(sessions_stop_grace_and_idle_timeout)
+{
+	fix f;
+	fix_start(&f, "pddead");
+	s0__sessions *reg = registry(&f);
+	char *id = ses_new(&f, reg,
+	                   "{\"command\":[\"/bin/sh\",\"-c\",\"trap '' TERM; echo up; while :; do "
+	                   "sleep 0.05; done\"],\"lifecycle\":{\"stop_grace_period_seconds\":1}}");
+	cJSON *d = ses_wait(&f, reg, id, "running");
+	cJSON_Delete(d);
+	char types[2048] = "";
+	for (int i = 0; i < 600 && !strstr(types, "output"); i++) { /* the trap is set */
+		ses_types(&f, reg, id, NULL, types, sizeof types);
+		usleep(10000);
+	}
+	d = ses_call(&f, reg, S0__RT_SES_DESIRED, id, "{\"state\":\"stopped\"}", NULL, 200);
+	ck_assert_str_eq(s0__json_str(d, "phase"), "stopping"); /* TERM ignored */
+	cJSON_Delete(d);
+	d = ses_wait(&f, reg, id, "stopped");
+	ck_assert_int_eq(s0__json_i64(cJSON_GetObjectItem(d, "attempt"), "exit_code", -1), 128 + 9);
+	cJSON_Delete(d);
+	free(id);
+	id = ses_new(&f, reg, "{\"command\":[\"/bin/sleep\",\"100\"],\"lifecycle\":"
+	                      "{\"idle_timeout_seconds\":1}}");
+	d = ses_wait(&f, reg, id, "exited");
+	cJSON_Delete(d);
+	ses_types(&f, reg, id, NULL, types, sizeof types);
+	ck_assert_msg(strstr(types, "attempt.stopping attempt.exited session.expired"), "%s", types);
+	free(id);
+	f.d->sessions_free(reg);
+	fix_end(&f);
+}
+END_TEST
+
 /* SES-01..05 with real processes: a new generation keeps ids and
  * journals; an active `restart` session runs again under a new PID, an
  * active `stop` one is stopped, an exited one stays exited. */
@@ -631,6 +668,7 @@ static Suite *procd_suite(void)
 	tcase_set_timeout(ts, 300);
 	tcase_add_test(ts, sessions_run_real_processes);
 	tcase_add_test(ts, sessions_restart_policy_and_stop);
+	tcase_add_test(ts, sessions_stop_grace_and_idle_timeout);
 	tcase_add_test(ts, sessions_recover_in_a_new_generation);
 	suite_add_tcase(s, ts);
 	return s;

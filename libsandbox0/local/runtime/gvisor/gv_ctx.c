@@ -2,9 +2,9 @@
  * Contexts (docs/wire.md §8.1) of a gvisor generation (gv_int.h): each
  * context is one process started by the sandbox's procd (gv_procd.h) — a
  * `cmd` context runs its argv, a `repl` context a shell (/bin/sh; the
- * alias "bash" runs /bin/bash) that keeps its state between execs. Requests are parsed by
- * the simulated runtime's parser and answered in the same JSON shapes
- * (ContextResponse, ContextExecResponse).
+ * alias "bash" runs /bin/bash) that keeps its state between execs.
+ * Requests are parsed by the simulated runtime's parser and answered in
+ * the same JSON shapes (ContextResponse, ContextExecResponse).
  *
  * A REPL exec writes the code and then a marker line the shell prints on
  * stdout and stderr once the code finished; the output before the markers

@@ -1,7 +1,8 @@
 /*
  * Supervised sessions of docs/wire.md §8.3 (the minimum of §8.4): a sandbox
  * owns stable sessions; each OS process that runs one is an *attempt* in
- * the simulated guest (guest.h). A session's identity, spec and event
+ * the simulated guest (guest.h), or in a real runtime's init when the
+ * registry is given one (s0__sessions_set_procs: the gvisor runtime's procd). A session's identity, spec and event
  * journal live here, outside process memory, so they survive a
  * filesystem-only replacement; the lead persists them (the sink below and
  * s0__sessions_serialize()).

@@ -505,12 +505,13 @@ START_TEST(sessions_run_real_processes)
 	              "%s", types);
 	free(att);
 	free(id);
+	fix_end(&f); /* the generation first: it reconciles the registry until stopped */
 	f.d->sessions_free(reg);
-	fix_end(&f);
 }
 END_TEST
 
-/* on_failure restarts a failing process with backoff until the limit;
+/* on_failure restarts a failing process with backoff until the limit —
+ * also with no sessions call at all (the generation's supervisor);
  * desired state stopped ends a running one with TERM (143). */
 START_TEST(sessions_restart_policy_and_stop)
 {
@@ -531,6 +532,21 @@ START_TEST(sessions_restart_policy_and_stop)
 	ck_assert_msg(strstr(types, "session.backoff") && strstr(types, "session.failed"), "%s",
 	              types);
 	free(id);
+	/* supervised with nobody calling: the restarts happen, seen from inside */
+	id = ses_new(&f, reg,
+	             "{\"command\":[\"/bin/sh\",\"-c\",\"echo run >> /tmp/runs; exit 1\"],"
+	             "\"lifecycle\":{\"restart\":{\"policy\":\"on_failure\",\"max_restarts\":2,"
+	             "\"initial_backoff_ms\":10,\"max_backoff_ms\":20}}}");
+	char *repl = new_ctx(&f, "{\"type\":\"repl\"}");
+	char *runs = sh(&f, repl, "i=0; while [ \"$(wc -l < /tmp/runs)\" -lt 3 ] && [ $i -lt 100 ]; "
+	                          "do sleep 0.05; i=$((i+1)); done; wc -l < /tmp/runs");
+	ck_assert_int_eq(atoi(runs), 3);
+	free(runs);
+	free(repl);
+	d = ses_wait(&f, reg, id, "failed");
+	ck_assert_int_eq(s0__json_i64(d, "restart_count", -1), 2);
+	cJSON_Delete(d);
+	free(id);
 	id = ses_new(&f, reg, "{\"command\":[\"/bin/sleep\",\"100\"]}");
 	d = ses_wait(&f, reg, id, "running");
 	cJSON_Delete(d);
@@ -542,8 +558,8 @@ START_TEST(sessions_restart_policy_and_stop)
 	ck_assert_str_eq(s0__json_str(a, "reason"), "stopped");
 	cJSON_Delete(d);
 	free(id);
+	fix_end(&f); /* the generation first: it reconciles the registry until stopped */
 	f.d->sessions_free(reg);
-	fix_end(&f);
 }
 END_TEST
 
@@ -578,8 +594,8 @@ START_TEST(sessions_stop_grace_and_idle_timeout)
 	ses_types(&f, reg, id, NULL, types, sizeof types);
 	ck_assert_msg(strstr(types, "attempt.stopping attempt.exited session.expired"), "%s", types);
 	free(id);
+	fix_end(&f); /* the generation first: it reconciles the registry until stopped */
 	f.d->sessions_free(reg);
-	fix_end(&f);
 }
 END_TEST
 
@@ -648,8 +664,8 @@ START_TEST(sessions_recover_in_a_new_generation)
 	free(a);
 	free(b);
 	free(c);
+	fix_end(&f); /* the generation first: it reconciles the registry until stopped */
 	f.d->sessions_free(reg);
-	fix_end(&f);
 }
 END_TEST
 

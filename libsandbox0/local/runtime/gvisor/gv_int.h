@@ -87,11 +87,16 @@ struct s0__rt_gen {
 
 /** The session attempts of @p g (none yet). NULL when OOM. */
 struct s0__gv_ses *s0__gv_ses_new(s0__rt_gen *g);
-/** SIGKILL every attempt still running and free the table. NULL-safe. */
+/** End the supervisor thread, SIGKILL every attempt still running, free the table. NULL-safe. */
 void s0__gv_ses_free(struct s0__gv_ses *t);
-/** Bind registry @p s to this generation and apply runtime_recovery (SES-01..05). */
+/**
+ * Bind registry @p s to this generation (its attempts run by procd, a
+ * supervisor thread reconciling it until s0__gv_ses_free(): @p s must
+ * outlive the generation) and apply runtime_recovery (SES-01..05).
+ */
 void s0__gv_ses_adopt(struct s0__gv_ses *t, struct s0__sessions *s);
-/** A sessions call (runtime.h proc_call, S0__RT_SES_* only) on call->sessions. */
+/** A sessions call (runtime.h proc_call, S0__RT_SES_* only) on call->sessions (bound as by
+ * s0__gv_ses_adopt(), without the recovery). */
 int s0__gv_ses_call(struct s0__gv_ses *t, const s0__rt_proc_call *call, cJSON **data_out,
                     int *status_out, s0_error **err);
 

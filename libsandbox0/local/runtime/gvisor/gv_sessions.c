@@ -7,18 +7,23 @@
  * group; its PID is the one inside the sandbox.
  *
  * Time is the engine's clock (wall ms): backoff, restart windows, the
- * stop grace, idle and lifetime deadlines follow it. Like the simulated
- * runtime, the registry reconciles at each sessions call: output becomes
- * events, ended attempts are recorded and restarted, and a deadline (the
- * grace's KILL, an idle or lifetime expiry) is acted on at the first call
- * after it passed. No pty: a pty spec's output is stdout then stderr.
+ * stop grace, idle and lifetime deadlines follow it. The registry is
+ * reconciled at each sessions call, as in the simulated runtime, and by a
+ * supervisor thread of the generation every SUPERVISE_MS once a registry
+ * is bound: output becomes events, ended attempts are recorded and
+ * restarted by their policy, and a deadline (the grace's KILL, an idle or
+ * lifetime expiry) is acted on, with nobody calling. The thread ends in
+ * s0__gv_ses_free(), before anything it uses goes. No pty: a pty spec's
+ * output is stdout then stderr.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "local/runtime/gvisor/gv_int.h"
 #include "local/runtime/sim/sessions.h"
@@ -37,9 +42,17 @@ typedef struct gv_sp {
 	struct gv_sp *next;
 } gv_sp;
 
+/** How often the supervisor thread reconciles the bound registry, ms. */
+#define SUPERVISE_MS 100
+
 struct s0__gv_ses {
 	s0__rt_gen *g;
-	gv_sp *head;
+	gv_sp *head;          /* under the bound registry's lock */
+	pthread_mutex_t mu;   /* reg, run, started */
+	pthread_cond_t cv;
+	s0__sessions *reg;    /* the bound registry (the engine's: it outlives the generation) */
+	bool run, started;
+	pthread_t thr;
 };
 
 static int64_t now_ms(void *ctx)
@@ -258,27 +271,77 @@ static void sp_reap(void *ctx, int32_t pid)
 struct s0__gv_ses *s0__gv_ses_new(s0__rt_gen *g)
 {
 	struct s0__gv_ses *t = calloc(1, sizeof *t);
-	if (t)
-		t->g = g;
+	if (!t)
+		return NULL;
+	t->g = g;
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&t->cv, &ca);
+	pthread_condattr_destroy(&ca);
 	return t;
+}
+
+/* The supervisor: reconcile the bound registry every SUPERVISE_MS. */
+static void *supervise(void *arg)
+{
+	struct s0__gv_ses *t = arg;
+	pthread_mutex_lock(&t->mu);
+	while (t->run) {
+		struct timespec dl;
+		clock_gettime(CLOCK_MONOTONIC, &dl);
+		dl.tv_nsec += SUPERVISE_MS * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		while (t->run && pthread_cond_timedwait(&t->cv, &t->mu, &dl) != ETIMEDOUT)
+			;
+		if (!t->run)
+			break;
+		s0__sessions *reg = t->reg;
+		pthread_mutex_unlock(&t->mu);
+		s0__sessions_sync(reg, NULL, NULL); /* the registry's lock, then ours: never held together */
+		pthread_mutex_lock(&t->mu);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
 }
 
 void s0__gv_ses_free(struct s0__gv_ses *t)
 {
 	if (!t)
 		return;
+	pthread_mutex_lock(&t->mu);
+	t->run = false;
+	pthread_cond_broadcast(&t->cv);
+	bool started = t->started;
+	pthread_mutex_unlock(&t->mu);
+	if (started)
+		pthread_join(t->thr, NULL);
 	while (t->head)
 		drop(t, t->head); /* SIGKILL to what still runs */
+	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->mu);
 	free(t);
 }
 
-/* Hand registry @p s this generation's procd. */
+/* Hand registry @p s this generation's procd; the supervisor follows it. */
 static void bind(struct s0__gv_ses *t, s0__sessions *s)
 {
 	s0__ses_procs p = {.ctx = t, .vtime_ms = now_ms, .spawn = sp_spawn, .proc_get = sp_get,
 	                   .signal = sp_signal, .stop = sp_stop, .take_output = sp_output,
 	                   .write_input = sp_input, .reap = sp_reap};
 	s0__sessions_set_procs(s, &p);
+	pthread_mutex_lock(&t->mu);
+	t->reg = s;
+	if (!t->started) {
+		t->run = true;
+		t->started = pthread_create(&t->thr, NULL, supervise, t) == 0;
+		t->run = t->started;
+	}
+	pthread_mutex_unlock(&t->mu);
 }
 
 void s0__gv_ses_adopt(struct s0__gv_ses *t, s0__sessions *s)

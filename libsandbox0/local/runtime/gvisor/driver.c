@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "local/runtime/gvisor/gv_int.h"
+#include "local/runtime/gvisor/procd/procd_proto.h"
 #include "local/runtime/sim/sessions.h"
 
 /* Not used: this driver has no S0__RT_CAP_MEMORY, so no image reaches it. */
@@ -67,6 +68,11 @@ static int gv_probe(s0_error **err)
 			                     ctl[i], ctl[i]);
 	}
 	if ((rc = s0__carrier_probe(err)) < 0)
+		return rc;
+	char *procd = NULL; /* the sandbox's init */
+	rc = s0__gv_procd_find(&procd, err);
+	free(procd);
+	if (rc < 0)
 		return rc;
 	if (!getenv("S0_GVISOR_TEMPLATE") && !exists("/bin/busybox"))
 		return unavailable(err, "no /bin/busybox for the template tree (install "
@@ -186,6 +192,7 @@ static void host_free(s0__rt_host *h)
 	free(h->dir);
 	free(h->runsc_root);
 	free(h->carriers);
+	free(h->procd);
 	pthread_mutex_destroy(&h->mu);
 	free(h);
 }
@@ -211,6 +218,8 @@ static int gv_open(const s0__rt_host_opts *o, s0__rt_host **out, s0_error **err)
 		h->own_dir = h->dir != NULL;
 	}
 	rc = s0__gv_find_runsc(&h->runsc, err);
+	if (rc == S0_OK)
+		rc = s0__gv_procd_find(&h->procd, err);
 	if (rc == S0_OK && !h->dir)
 		rc = s0__error_set(err, S0_EIO, "runtime_unavailable",
 		                   "cannot make the gvisor state directory: %s", strerror(errno));
@@ -264,8 +273,8 @@ static void gv_close(s0__rt_host *h)
 static uint32_t gv_caps(s0__rt_host *h)
 {
 	(void)h;
-	return S0__RT_CAP_CONTEXTS | S0__RT_CAP_REAL_PROCESSES | S0__RT_CAP_KERNEL_FS |
-	       S0__RT_CAP_NETWORK;
+	return S0__RT_CAP_CONTEXTS | S0__RT_CAP_SESSIONS | S0__RT_CAP_REAL_PROCESSES |
+	       S0__RT_CAP_KERNEL_FS | S0__RT_CAP_NETWORK;
 }
 
 /* The template tree of gv_root.c: $S0_GVISOR_TEMPLATE, else busybox. */
@@ -294,6 +303,9 @@ static void gv_fingerprint(s0__rt_host *h, s0__rt_fp *out)
 static void gen_free(s0__rt_gen *g)
 {
 	s0__gv_ctxs_free(g->ctxs);
+	s0__gv_ses_free(g->ses);
+	s0__gv_pd_close(g->procd);
+	free(g->procd_dir);
 	free(g->id);
 	free(g->sandbox_id);
 	free(g->root);
@@ -380,7 +392,9 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 	g->sandbox_id = s0__strdup(r->sandbox_id);
 	g->bundle = s0__asprintf("%s/bundles/%s", h->dir, r->runtime_id);
 	g->ctxs = s0__gv_ctxs_new(g);
-	int rc = g->id && g->sandbox_id && g->bundle && g->ctxs ? S0_OK : s0__error_nomem(err);
+	g->ses = s0__gv_ses_new(g); /* session attempts (gv_sessions.c) */
+	int rc = g->id && g->sandbox_id && g->bundle && g->ctxs && g->ses ? S0_OK
+	                                                                  : s0__error_nomem(err);
 	if (rc == S0_OK)
 		rc = env_from(r->env_vars, &g->env, err);
 	if (rc == S0_OK)
@@ -404,6 +418,8 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 		files_root = rc == S0_OK ? s0__carrier_host_root(g->carrier) : NULL;
 	}
 	if (rc == S0_OK)
+		rc = s0__gv_init_stage(g, err); /* procd, PID 1 */
+	if (rc == S0_OK)
 		rc = s0__gv_bundle_write(g, r, err);
 	if (rc == S0_OK) {
 		rc = s0__gv_files_open(&g->files, files_root, (const char *const *)g->rt_paths,
@@ -413,10 +429,7 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 	if (rc == S0_OK) {
 		char *bflag = s0__asprintf("--bundle=%s", g->bundle);
 		const char *args[] = {"run", "--detach", bflag, g->id, NULL};
-		s0__gv_result res;
-		rc = bflag ? s0__gv_runsc_in(h, g->carrier, args, RUNSC_TIMEOUT_MS, false, &res, err)
-		           : s0__error_nomem(err);
-		s0__gv_result_clear(&res);
+		rc = bflag ? s0__gv_init_run(g, args, err) : s0__error_nomem(err);
 		free(bflag);
 	}
 	if (rc < 0) {
@@ -439,22 +452,31 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 	return S0_OK;
 }
 
+/* Readiness: a first command really runs through procd (gv_init.c). */
 static int gv_ready(s0__rt_gen *g, s0_error **err)
 {
 	char *cmd[] = {"/bin/sh", "-c", "echo s0-ready", NULL};
-	char **argv = s0__gv_exec_argv(g, "/", NULL, cmd);
-	if (!argv)
-		return s0__error_nomem(err);
-	s0__gv_result res;
-	int rc = s0__gv_run(argv, NULL, 0, RUNSC_TIMEOUT_MS, &res, NULL);
-	s0__gv_argv_free(argv);
-	bool ok = rc == S0_OK && res.status == 0 && res.out.data &&
-	          !strcmp(res.out.data, "s0-ready\n");
+	s0__gv_pp *pp = NULL;
+	s0_error *why = NULL;
+	int rc = s0__gv_pp_spawn(g->procd, cmd, NULL, "/", false, RUNSC_TIMEOUT_MS, &pp, &why);
+	s0__buf out = {0}, errb = {0};
+	int status = -1;
+	for (int i = 0; rc == S0_OK && i < RUNSC_TIMEOUT_MS / 100 && !s0__gv_pp_exited(pp, &status);
+	     i++)
+		s0__gv_pp_read(pp, &out, &errb, 100);
+	if (pp)
+		s0__gv_pp_read(pp, &out, &errb, 0);
+	s0__gv_pp_free(pp);
+	s0__buf_put(&out, "", 1);
+	s0__buf_put(&errb, "", 1);
+	bool ok = rc == S0_OK && status == 0 && !strcmp(out.data, "s0-ready\n");
 	if (!ok)
 		rc = s0__error_set(err, S0_EUNAVAILABLE, "procd_not_ready",
 		                   "sandbox runtime did not become ready: %.300s",
-		                   res.err.data ? res.err.data : "");
-	s0__gv_result_clear(&res);
+		                   why ? s0_error_message(why) : errb.data);
+	s0_error_free(why);
+	s0__buf_free(&out);
+	s0__buf_free(&errb);
 	return ok ? S0_OK : rc;
 }
 
@@ -463,8 +485,10 @@ static void gv_stop(s0__rt_gen *g)
 	if (!g)
 		return;
 	s0__rt_host *h = g->h;
-	s0__gv_ctxs_free(g->ctxs); /* the runsc exec children first */
+	s0__gv_ctxs_free(g->ctxs); /* the contexts' and sessions' processes first */
 	g->ctxs = NULL;
+	s0__gv_ses_free(g->ses);
+	g->ses = NULL;
 	if (g->files_open)
 		s0__gv_files_close(&g->files);
 	if (!g->carrier)
@@ -640,6 +664,7 @@ static cJSON *gv_inspect(s0__rt_gen *g)
 	cJSON *net = s0__gv_net_inspect(g->net);
 	if (!net || !cJSON_AddItemToObject(o, "network", net))
 		cJSON_Delete(net);
+	cJSON_AddStringToObject(o, "procd", g->procd ? s0__gv_pd_version(g->procd) : "");
 	int running = s0__gv_ctxs_running(g->ctxs);
 	if (running >= 0) /* unknown while a contexts call runs */
 		cJSON_AddNumberToObject(o, "contexts_running", running);
@@ -649,19 +674,17 @@ static cJSON *gv_inspect(s0__rt_gen *g)
 static int gv_proc_call(s0__rt_gen *g, const s0__rt_proc_call *call, cJSON **data_out,
                         int *status_out, s0_error **err)
 {
-	if (call->op >= S0__RT_SES_CREATE)
-		return s0__error_set(err, S0_EUNAVAILABLE, "unsupported",
-		                     "the gvisor runtime has no sessions");
+	if (call->op >= S0__RT_SES_CREATE) /* sessions run by procd (gv_sessions.c) */
+		return s0__gv_ses_call(g->ses, call, data_out, status_out, err);
 	return s0__gv_ctx_call(g->ctxs, call, data_out, status_out, err);
 }
 
-/* Sessions: none on this runtime (no S0__RT_CAP_SESSIONS); the registry
- * calls keep the engine's bookkeeping working with an empty one. */
+/* Sessions: the simulated runtime's registry, attempts run by procd
+ * (gv_sessions.c); a new generation recovers them (SES-01..05). */
 static void gv_sessions_adopt(s0__rt_gen *g, s0__sessions *s, bool restored)
 {
-	(void)g;
-	(void)s;
-	(void)restored;
+	(void)restored; /* no memory restore on this runtime */
+	s0__gv_ses_adopt(g->ses, s);
 }
 
 static int gv_sessions_new(s0__rt_host *h, int64_t generation, s0__sessions **out,
@@ -698,8 +721,7 @@ static int gv_capture(s0__rt_gen *g, s0__rt_image_src *out, s0_error **err)
 
 static const char *gv_procd_version(s0__rt_gen *g)
 {
-	(void)g;
-	return "s0-gvisor-sh/1";
+	return g && g->procd ? s0__gv_pd_version(g->procd) : S0__PD_VERSION;
 }
 
 static int gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d,

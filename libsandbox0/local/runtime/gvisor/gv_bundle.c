@@ -1,8 +1,8 @@
 /*
  * The OCI bundle of a generation (gv_int.h): config.json made with cJSON.
- * PID 1 is a shell loop from the root tree that reaps what is orphaned to
- * it and ends on TERM; /tmp and the template's ephemeral mounts are host
- * tmpfs bind-mounted in (gv_tmpfs.c; never on the root tree); the capabilities are Docker's
+ * PID 1 is procd (gv_init.c), bound read-only from the bundle; /tmp and
+ * the template's ephemeral mounts are host tmpfs bind-mounted in
+ * (gv_tmpfs.c; never on the root tree); the capabilities are Docker's
  * default set without CAP_NET_RAW (docs/security.md); the cgroup is
  * S0__GV_CGROUP_PARENT/<runtime id> with the lease's limits.
  */
@@ -19,10 +19,6 @@
 
 /** Processes a generation may hold at once (the pids cgroup). */
 #define S0__GV_PIDS_MAX 512
-
-/* PID 1: waits (and so reaps) forever, exits 0 on TERM or INT. */
-static const char PID1_SCRIPT[] =
-	"trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done";
 
 static const char *const CAPS[] = {
 	"CAP_CHOWN",  "CAP_DAC_OVERRIDE", "CAP_FSETID",     "CAP_FOWNER",
@@ -91,6 +87,10 @@ static int add_mounts(cJSON *root, s0__rt_gen *g)
 	static const char *const bind_o[] = {"rbind", "rw", "nosuid", "nodev", NULL};
 	for (size_t i = 0; rc == 0 && i < g->n_rt; i++)
 		rc |= add_mount(m, g->rt_paths[i], "bind", g->rt_dirs[i], bind_o);
+	/* procd's directory (gv_init.c), read-only, in the sandbox's own /dev */
+	static const char *const procd_o[] = {"rbind", "ro", "nosuid", "nodev", NULL};
+	if (rc == 0 && g->procd_dir)
+		rc |= add_mount(m, S0__GV_PROCD_DIR, "bind", g->procd_dir, procd_o);
 	return rc;
 }
 
@@ -99,7 +99,7 @@ static int add_process(cJSON *root, s0__rt_gen *g)
 	cJSON *p = cJSON_AddObjectToObject(root, "process");
 	if (!p)
 		return -1;
-	const char *args[] = {"/bin/sh", "-c", PID1_SCRIPT, NULL};
+	const char *args[] = {S0__GV_PROCD_DIR "/" S0__GV_PROCD_NAME, NULL}; /* PID 1: procd */
 	int rc = s0__json_add_bool(p, "terminal", false) | s0__json_add_str(p, "cwd", "/") |
 	         s0__json_add_bool(p, "noNewPrivileges", true);
 	cJSON *user = cJSON_AddObjectToObject(p, "user");

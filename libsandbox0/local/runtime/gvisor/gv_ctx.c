@@ -1,15 +1,15 @@
 /*
  * Contexts (docs/wire.md §8.1) of a gvisor generation (gv_int.h): each
- * context is one `runsc exec` child of the server — a `cmd` context runs
- * its argv, a `repl` context a shell (/bin/sh; the alias "bash" runs
- * /bin/bash) that keeps its state between execs. Requests are parsed by
- * the simulated runtime's parser and answered in the same JSON shapes
- * (ContextResponse, ContextExecResponse).
+ * context is one process started by the sandbox's procd (gv_procd.h) — a
+ * `cmd` context runs its argv, a `repl` context a shell (/bin/sh; the
+ * alias "bash" runs /bin/bash) that keeps its state between execs.
+ * Requests are parsed by the simulated runtime's parser and answered in
+ * the same JSON shapes (ContextResponse, ContextExecResponse).
  *
  * A REPL exec writes the code and then a marker line the shell prints on
  * stdout and stderr once the code finished; the output before the markers
- * is the exec's. Signals reach the program inside through `runsc kill
- * --pid` with the in-sandbox PID runsc exec records. No pty: resize
+ * is the exec's. Signals reach the process group of the program inside
+ * (procd sends them; each context leads its own group). No pty: resize
  * answers `pty_unavailable`. Calls on one generation's contexts are
  * serialised (one mutex).
  */
@@ -38,11 +38,9 @@ typedef struct gv_ctx {
 	char **env;       /* KEY=VALUE (NULL-terminated) */
 	s0__vars env_vars;
 	int64_t created_ms;
-	s0__gv_child child;
-	char *pidfile;    /* runsc exec --internal-pid-file */
-	int inner_pid;    /* its PID inside the sandbox (0 until known) */
+	s0__gv_pp *pp;    /* its process (procd's), NULL before the first start */
 	bool ended;
-	int status;       /* wait status of runsc exec once ended */
+	int status;       /* its wait status once ended */
 	s0__buf out, err; /* cmd: everything; repl: pending, not yet an exec's */
 	s0__buf last_out, last_err; /* repl: the last exec's output */
 	struct gv_ctx *next;
@@ -74,15 +72,15 @@ struct s0__gv_ctxs *s0__gv_ctxs_new(s0__rt_gen *g)
 
 static void ctx_end_process(gv_ctx *c)
 {
-	if (c->child.pid > 0) {
-		s0__gv_child_end(&c->child);
+	if (c->pp) {
 		if (!c->ended) {
 			c->ended = true;
-			c->status = c->child.status;
+			c->status = SIGKILL; /* s0__gv_pp_free kills it */
+			s0__gv_pp_exited(c->pp, &c->status);
 		}
+		s0__gv_pp_free(c->pp);
+		c->pp = NULL;
 	}
-	if (c->pidfile)
-		unlink(c->pidfile);
 }
 
 static void ctx_free(gv_ctx *c)
@@ -93,7 +91,6 @@ static void ctx_free(gv_ctx *c)
 	s0__gv_argv_free(c->command);
 	s0__gv_argv_free(c->env);
 	s0__vars_clear(&c->env_vars);
-	free(c->pidfile);
 	s0__buf_free(&c->out);
 	s0__buf_free(&c->err);
 	s0__buf_free(&c->last_out);
@@ -114,34 +111,16 @@ void s0__gv_ctxs_free(struct s0__gv_ctxs *t)
 	free(t);
 }
 
-/* Drain the child's pipes into c->out/err; note its end. */
+/* Take the process's output into c->out/err; note its end. */
 static void pump(gv_ctx *c, int wait_ms)
 {
-	if (c->child.pid <= 0)
+	if (!c->pp || c->ended)
 		return;
-	s0__gv_child_read(&c->child, &c->out, &c->err, wait_ms);
-	if (!c->ended && c->child.out_fd < 0 && c->child.err_fd < 0 &&
-	    s0__gv_child_exited(&c->child)) {
+	s0__gv_pp_read(c->pp, &c->out, &c->err, wait_ms);
+	if (s0__gv_pp_exited(c->pp, &c->status)) {
+		s0__gv_pp_read(c->pp, &c->out, &c->err, 0);
 		c->ended = true;
-		c->status = c->child.status;
-	} else if (!c->ended && s0__gv_child_exited(&c->child)) {
-		s0__gv_child_read(&c->child, &c->out, &c->err, 0);
-		c->ended = true;
-		c->status = c->child.status;
 	}
-}
-
-static int inner_pid(gv_ctx *c)
-{
-	if (c->inner_pid > 0 || !c->pidfile)
-		return c->inner_pid;
-	FILE *f = fopen(c->pidfile, "re");
-	if (f) {
-		if (fscanf(f, "%d", &c->inner_pid) != 1)
-			c->inner_pid = 0;
-		fclose(f);
-	}
-	return c->inner_pid;
 }
 
 static const char *state_name(const gv_ctx *c)
@@ -216,41 +195,22 @@ static int start_process(struct s0__gv_ctxs *t, gv_ctx *c, s0_error **err)
 {
 	char *repl_argv[] = {c->alias && !strcmp(c->alias, "bash") ? "/bin/bash" : "/bin/sh", NULL};
 	char *const *cmd = c->type == S0__CTX_REPL ? repl_argv : c->command;
-	free(c->pidfile);
-	c->pidfile = s0__asprintf("%s/%s.pid", t->g->bundle, c->id);
-	if (!c->pidfile)
-		return s0__error_nomem(err);
-	unlink(c->pidfile);
-	char **argv = s0__gv_exec_argv(t->g, c->cwd, c->env, cmd);
-	if (!argv)
-		return s0__error_nomem(err);
-	/* runsc exec [flags] -- ID CMD: the pid file flag goes before "--" */
-	size_t n = 0;
-	while (argv[n])
-		n++;
-	char **v = calloc(n + 2, sizeof *v);
-	char *pf = s0__asprintf("--internal-pid-file=%s", c->pidfile);
-	int rc = S0_OK;
-	if (!v || !pf) {
-		rc = s0__error_nomem(err);
-	} else {
-		size_t k = 0;
-		bool put = false;
-		for (size_t i = 0; i < n; i++) {
-			if (!put && !strcmp(argv[i], "--")) {
-				v[k++] = pf;
-				put = true;
-			}
-			v[k++] = argv[i];
-		}
-		rc = s0__gv_child_start(v, &c->child, err);
-	}
-	free(v);
-	free(pf);
-	s0__gv_argv_free(argv);
 	c->ended = false;
-	c->inner_pid = 0;
-	return rc;
+	s0_error *why = NULL;
+	int rc = s0__gv_pp_spawn(t->g->procd, cmd, c->env, c->cwd, true, 60000, &c->pp, &why);
+	if (rc < 0) {
+		c->pp = NULL;
+		c->ended = true;
+	}
+	if (rc == S0_EINVAL && !strcmp(s0_error_reason(why), "command_failed")) {
+		/* as a shell says it: the context ends at once with 127 */
+		c->status = 127 << 8;
+		s0__buf_puts(&c->err, s0_error_message(why));
+		s0__buf_puts(&c->err, "\n");
+		s0_error_free(why);
+		return S0_OK;
+	}
+	return rc < 0 ? s0__error_put(err, why) : S0_OK;
 }
 
 /* Wait until the cmd process ended (or timeout). */
@@ -292,15 +252,7 @@ static int repl_run(gv_ctx *c, const char *code, s0_error **err)
 		return s0__error_nomem(err);
 	s0__buf_reset(&c->out);
 	s0__buf_reset(&c->err);
-	size_t len = strlen(text), sent = 0;
-	while (sent < len) {
-		ssize_t w = write(c->child.in_fd, text + sent, len - sent);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		sent += (size_t)w;
-	}
+	s0__gv_pp_write(c->pp, text, strlen(text), NULL); /* a dead shell: c->ended below */
 	free(text);
 	int64_t deadline = mono_ms() + EXEC_TIMEOUT_MS;
 	bool o_done = false, e_done = false;
@@ -391,8 +343,7 @@ static int do_create(struct s0__gv_ctxs *t, const cJSON *body, cJSON **out, s0_e
 	}
 	if (rc == S0_OK && req.type == S0__CTX_CMD) {
 		if (req.wait) { /* run to its end: no one can give it input */
-			close(c->child.in_fd);
-			c->child.in_fd = -1;
+			s0__gv_pp_close_stdin(c->pp);
 			wait_end(c, EXEC_TIMEOUT_MS);
 		} else {
 			pump(c, 0);
@@ -440,19 +391,10 @@ static int do_input(gv_ctx *c, const cJSON *body, s0_error **err)
 	pump(c, 0);
 	if (c->ended)
 		return s0__error_set(err, S0_EGONE, "process_finished", "process has finished");
-	if (c->child.in_fd < 0)
+	if (!s0__gv_pp_stdin_open(c->pp))
 		return s0__error_set(err, S0_ECONFLICT, "process_not_running",
 		                     "the process's stdin is closed");
-	size_t len = strlen(data), sent = 0;
-	while (sent < len) {
-		ssize_t w = write(c->child.in_fd, data + sent, len - sent);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return s0__error_set(err, S0_EGONE, "process_finished", "process has finished");
-		sent += (size_t)w;
-	}
-	return S0_OK;
+	return s0__gv_pp_write(c->pp, data, strlen(data), err);
 }
 
 static int do_exec(struct s0__gv_ctxs *t, gv_ctx *c, const cJSON *body, cJSON **out,
@@ -478,7 +420,7 @@ static int do_exec(struct s0__gv_ctxs *t, gv_ctx *c, const cJSON *body, cJSON **
 		*out = o;
 		return S0_OK;
 	}
-	if (c->child.in_fd >= 0 && (rc = do_input(c, body, err)) < 0)
+	if (s0__gv_pp_stdin_open(c->pp) && (rc = do_input(c, body, err)) < 0)
 		return rc;
 	if (!wait_end(c, EXEC_TIMEOUT_MS))
 		return s0__error_set(err, S0_ETIMEDOUT, "exec_timeout", "execution timed out");
@@ -510,20 +452,8 @@ static int do_signal(struct s0__gv_ctxs *t, gv_ctx *c, const cJSON *body, s0_err
 	if (c->ended)
 		return s0__error_set(err, S0_ECONFLICT, "process_not_running",
 		                     "process is not running");
-	/* the in-sandbox PID appears once runsc exec started it */
-	int64_t deadline = mono_ms() + 5000;
-	while (inner_pid(c) <= 0 && !c->ended && mono_ms() < deadline)
-		pump(c, 20);
-	if (inner_pid(c) <= 0)
-		return s0__error_set(err, S0_ECONFLICT, "process_not_running",
-		                     "process is not running");
-	char pid[24], signo[16];
-	snprintf(pid, sizeof pid, "--pid=%d", c->inner_pid);
-	snprintf(signo, sizeof signo, "%d", sig);
-	const char *args[] = {"kill", pid, t->g->id, signo, NULL};
-	s0__gv_result res;
-	rc = s0__gv_runsc(t->g->h, args, 30000, false, &res, err);
-	s0__gv_result_clear(&res);
+	(void)t;
+	rc = s0__gv_pp_signal(c->pp, sig, err); /* to its process group */
 	if (rc == S0_OK && (sig == SIGKILL || sig == SIGTERM || sig == SIGINT))
 		wait_end(c, 2000); /* most signals that end a process do so at once */
 	return rc;
@@ -591,9 +521,17 @@ int s0__gv_ctx_call(struct s0__gv_ctxs *t, const s0__rt_proc_call *call, cJSON *
 		rc = s0__error_set(err, S0_ECONFLICT, "pty_unavailable",
 		                   "the gvisor runtime gives contexts no terminal");
 		break;
+	case S0__RT_CTX_STREAM: /* output after a cursor (gv_ctx_stream.c) */
+		pump(c, 0);
+		*data_out = s0__gv_ctx_stream_render(
+			c->type == S0__CTX_CMD ? &c->out : &c->last_out,
+			c->type == S0__CTX_CMD ? &c->err : &c->last_err, call->body, c->ended,
+			s0__gv_exit_code(c->status), state_name(c));
+		if (!*data_out)
+			rc = s0__error_nomem(err);
+		break;
 	default:
-		rc = s0__error_set(err, S0_EUNAVAILABLE, "unsupported",
-		                   "the gvisor runtime has no sessions");
+		rc = s0__error_set(err, S0_EINVAL, "invalid_request", "not a contexts call");
 	}
 	pthread_mutex_unlock(&t->mu);
 	return rc;

@@ -21,6 +21,7 @@
 #include "local/runtime/carrier/carrier.h"
 #include "local/runtime/gvisor/gv_net.h"
 #include "local/runtime/gvisor/gv_proc.h"
+#include "local/runtime/gvisor/gv_procd.h"
 #include "local/runtime/gvisor/gvisor.h"
 #include "local/runtime/runtime.h"
 
@@ -31,6 +32,8 @@
 #define S0__GV_ID_MAX 100
 
 struct s0__gv_ctxs;
+struct s0__gv_ses;
+struct s0__sessions;
 
 
 /** The files view of a running generation (gv_files.c). */
@@ -62,6 +65,7 @@ struct s0__rt_host {
 	pthread_mutex_t mu;
 	int live;         /**< generations started and not stopped */
 	s0__gv_hub *hub;  /**< the sandboxes' network hub (gv_net.h; records in dir/net) */
+	char *procd;      /**< the procd binary (s0__gv_procd_find) */
 };
 
 struct s0__rt_gen {
@@ -82,7 +86,39 @@ struct s0__rt_gen {
 	s0__carrier *carrier; /**< (nullable) the RootFS branch mounted as the root tree */
 	s0__gv_net *net;      /**< its network namespace (gv_net.h; a restore makes it with
 	                           s0__gv_net_prepare() and the slot recorded at capture) */
+	char *procd_dir;      /**< <bundle>/procd: procd's binary, bound at S0__GV_PROCD_DIR */
+	s0__gv_pd *procd;     /**< (nullable until started) the channel to procd, PID 1 */
+	struct s0__gv_ses *ses; /**< the session attempts run by procd (gv_sessions.c) */
 };
+
+/** The session attempts of @p g (none yet). NULL when OOM. */
+struct s0__gv_ses *s0__gv_ses_new(s0__rt_gen *g);
+/** End the supervisor thread, SIGKILL every attempt still running, free the table. NULL-safe. */
+void s0__gv_ses_free(struct s0__gv_ses *t);
+/**
+ * Bind registry @p s to this generation (its attempts run by procd, a
+ * supervisor thread reconciling it until s0__gv_ses_free(): @p s must
+ * outlive the generation) and apply runtime_recovery (SES-01..05).
+ */
+void s0__gv_ses_adopt(struct s0__gv_ses *t, struct s0__sessions *s);
+/** A sessions call (runtime.h proc_call, S0__RT_SES_* only) on call->sessions (bound as by
+ * s0__gv_ses_adopt(), without the recovery). */
+int s0__gv_ses_call(struct s0__gv_ses *t, const s0__rt_proc_call *call, cJSON **data_out,
+                    int *status_out, s0_error **err);
+
+/** Where procd's directory is bound inside a sandbox (read-only), and its file name. */
+#define S0__GV_PROCD_DIR "/dev/.s0"
+#define S0__GV_PROCD_NAME "s0-procd"
+
+/** Stage procd's binary in g->procd_dir (gv_init.c). @retval S0_EIO */
+int s0__gv_init_stage(s0__rt_gen *g, s0_error **err);
+
+/**
+ * `runsc @p args` (a `run --detach`) with procd's channel as the
+ * container's stdio, then wait for procd's hello (g->procd set).
+ * @retval S0_EUNAVAILABLE runsc failed, or `procd_not_ready`.
+ */
+int s0__gv_init_run(s0__rt_gen *g, const char *const *args, s0_error **err);
 
 /**
  * Run `runsc --root R <global flags> ARGS…` to its end (timeout in ms),
@@ -99,6 +135,14 @@ int s0__gv_runsc(s0__rt_host *h, const char *const *args, int64_t timeout_ms, bo
  */
 int s0__gv_runsc_in(s0__rt_host *h, const s0__carrier *in, const char *const *args,
                     int64_t timeout_ms, bool may_fail, s0__gv_result *res, s0_error **err);
+
+/**
+ * s0__gv_runsc_in() with `run`'s stdin on @p in_fd and stdout on @p out_fd
+ * (borrowed; -1: /dev/null): the container's init gets them (gv_procd.h).
+ */
+int s0__gv_runsc_io(s0__rt_host *h, const s0__carrier *in, const char *const *args, int in_fd,
+                    int out_fd, int64_t timeout_ms, bool may_fail, s0__gv_result *res,
+                    s0_error **err);
 
 /**
  * The argv (NULL-terminated; free with s0__gv_argv_free) of `runsc exec` of
@@ -152,6 +196,13 @@ void s0__gv_ctxs_free(struct s0__gv_ctxs *t);
 /** A contexts call (runtime.h proc_call, S0__RT_CTX_* only). */
 int s0__gv_ctx_call(struct s0__gv_ctxs *t, const s0__rt_proc_call *call, cJSON **data_out,
                     int *status_out, s0_error **err);
+/**
+ * The S0__RT_CTX_STREAM answer for a context whose output is @p out and
+ * @p err (gv_ctx_stream.c), after the request @p body's cursor.
+ * @return (transfer full) or NULL when out of memory.
+ */
+cJSON *s0__gv_ctx_stream_render(const s0__buf *out, const s0__buf *err, const cJSON *body,
+                                bool ended, int exit_code, const char *state);
 /**
  * Number of contexts whose process runs (inspection, called under the
  * engine's lock): -1 while a contexts call holds the table (never waits).

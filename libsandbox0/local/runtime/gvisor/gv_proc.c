@@ -187,6 +187,13 @@ int s0__gv_run_detached_pre(char *const *argv, const char *err_path, int64_t tim
                             int (*pre)(const void *arg), const void *arg, int *status,
                             s0_error **err)
 {
+	return s0__gv_run_detached_io(argv, -1, -1, err_path, timeout_ms, pre, arg, status, err);
+}
+
+int s0__gv_run_detached_io(char *const *argv, int in_fd, int out_fd, const char *err_path,
+                           int64_t timeout_ms, int (*pre)(const void *arg), const void *arg,
+                           int *status, s0_error **err)
+{
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int ef = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (nul < 0 || ef < 0) {
@@ -202,7 +209,7 @@ int s0__gv_run_detached_pre(char *const *argv, const char *err_path, int64_t tim
 	if (pid == 0) {
 		if (pre && pre(arg) != 0)
 			_exit(127);
-		child_exec(argv, nul, nul, ef);
+		child_exec(argv, in_fd >= 0 ? in_fd : nul, out_fd >= 0 ? out_fd : nul, ef);
 	}
 	int fork_errno = errno;
 	close(nul);

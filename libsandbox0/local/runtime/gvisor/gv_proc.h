@@ -65,6 +65,15 @@ int s0__gv_run_detached_pre(char *const *argv, const char *err_path, int64_t tim
                             int (*pre)(const void *arg), const void *arg, int *status,
                             s0_error **err);
 
+/**
+ * s0__gv_run_detached_pre() with the child's stdin on @p in_fd and stdout
+ * on @p out_fd (borrowed; -1: /dev/null): the channel of a sandbox's init
+ * (gv_procd.h) handed to `runsc run --detach`.
+ */
+int s0__gv_run_detached_io(char *const *argv, int in_fd, int out_fd, const char *err_path,
+                           int64_t timeout_ms, int (*pre)(const void *arg), const void *arg,
+                           int *status, s0_error **err);
+
 /** A child kept running with pipes (a REPL's shell). */
 typedef struct s0__gv_child {
 	pid_t pid;

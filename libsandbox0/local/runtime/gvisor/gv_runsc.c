@@ -74,6 +74,13 @@ int s0__gv_runsc(s0__rt_host *h, const char *const *args, int64_t timeout_ms, bo
 int s0__gv_runsc_in(s0__rt_host *h, const s0__carrier *in, const char *const *args,
                     int64_t timeout_ms, bool may_fail, s0__gv_result *res, s0_error **err)
 {
+	return s0__gv_runsc_io(h, in, args, -1, -1, timeout_ms, may_fail, res, err);
+}
+
+int s0__gv_runsc_io(s0__rt_host *h, const s0__carrier *in, const char *const *args, int in_fd,
+                    int out_fd, int64_t timeout_ms, bool may_fail, s0__gv_result *res,
+                    s0_error **err)
+{
 	size_t n = 0;
 	while (args[n])
 		n++;
@@ -99,8 +106,8 @@ int s0__gv_runsc_in(s0__rt_host *h, const s0__carrier *in, const char *const *ar
 		char *ep = s0__asprintf("%s/run-%d-%u.err", h->dir, (int)getpid(),
 		                        __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
 		memset(res, 0, sizeof *res);
-		rc = ep ? s0__gv_run_detached_pre((char *const *)argv, ep, timeout_ms,
-		                                  in ? enter_carrier : NULL, in, &res->status, err)
+		rc = ep ? s0__gv_run_detached_io((char *const *)argv, in_fd, out_fd, ep, timeout_ms,
+		                                 in ? enter_carrier : NULL, in, &res->status, err)
 		        : s0__error_nomem(err);
 		FILE *f = ep ? fopen(ep, "re") : NULL;
 		char chunk[4096];

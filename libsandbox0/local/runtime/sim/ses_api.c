@@ -58,9 +58,9 @@ int s0__sessions_desired_json(s0__sessions *s, s0__guest *g, const char *id, con
 static int do_signal(s0__sessions *s, ses *x, s0__guest *g, int sig, const char *name,
                      const char *expected, s0_error **err)
 {
-	int rc = s0__ses_need_running(x, g, expected, err);
+	int rc = s0__ses_need_running(s, x, g, expected, err);
 	if (rc == S0_OK)
-		rc = s0__guest_signal(g, x->att.pid, sig, err);
+		rc = s0__ses_p_signal(s, g, x->att.pid, sig, err);
 	if (rc < 0)
 		return rc;
 	s0__ses_event(s, x, "signal.sent", NULL, NULL, 0, NULL, name);

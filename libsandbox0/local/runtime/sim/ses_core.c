@@ -87,7 +87,7 @@ static void expire_lifetime(s0__sessions *s, ses *x)
 	s0__ses_changed(s, x);
 }
 
-static int spawn_attempt(ses *x, s0__guest *g, int64_t vt, int32_t *pid, s0_error **err)
+static int spawn_attempt(s0__sessions *s, ses *x, s0__guest *g, int64_t vt, int32_t *pid, s0_error **err)
 {
 	const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(x->spec.json, "cwd");
 	int64_t life = x->spec.max_life_s * 1000; /* counted from the session's creation */
@@ -99,7 +99,7 @@ static int spawn_attempt(ses *x, s0__guest *g, int64_t vt, int32_t *pid, s0_erro
 	                   .idle_timeout_ms = x->spec.idle_s * 1000,
 	                   .expire_signal = 15, /* an expiry is a stop: TERM, KILL after the grace */
 	                   .stop_grace_ms = x->spec.grace_s * 1000};
-	return s0__guest_spawn(g, &r, pid, err);
+	return s0__ses_p_spawn(s, g, &r, pid, err);
 }
 
 /* Readiness is met: the session is ready (phase running unless stopping). */
@@ -114,11 +114,11 @@ static void mark_ready(s0__sessions *s, ses *x)
 int s0__ses_start_attempt(s0__sessions *s, ses *x, s0__guest *g, s0_error **err)
 {
 	(void)err;
-	if (!g) {
+	if (!s0__ses_host(s, g)) {
 		x->phase = SES_PENDING;
 		return S0_OK;
 	}
-	int64_t vt = s0__guest_vtime_ms(g);
+	int64_t vt = s0__ses_p_vtime(s, g);
 	if (x->created_vt < 0)
 		x->created_vt = vt;
 	x->ending = END_NONE;
@@ -139,7 +139,7 @@ int s0__ses_start_attempt(s0__sessions *s, ses *x, s0__guest *g, s0_error **err)
 	x->phase = SES_STARTING;
 	s0__ses_event(s, x, "attempt.starting", NULL, NULL, 0, NULL, NULL);
 	s0_error *e = NULL;
-	if (spawn_attempt(x, g, vt, &x->att.pid, &e) < 0) {
+	if (spawn_attempt(s, x, g, vt, &x->att.pid, &e) < 0) {
 		x->att.finished = true;
 		x->att.finished_at_ms = s0__ses_now(s);
 		snprintf(x->att.reason, sizeof x->att.reason, "start_failed");
@@ -161,7 +161,7 @@ int s0__ses_start_attempt(s0__sessions *s, ses *x, s0__guest *g, s0_error **err)
 static void take_output(s0__sessions *s, ses *x, s0__guest *g)
 {
 	s0__buf out = S0__BUF_INIT, er = S0__BUF_INIT, raw = S0__BUF_INIT;
-	if (s0__guest_take_output(g, x->att.pid, x->spec.pty ? NULL : &out, x->spec.pty ? NULL : &er,
+	if (s0__ses_p_output(s, g, x->att.pid, x->spec.pty ? NULL : &out, x->spec.pty ? NULL : &er,
 	                          x->spec.pty ? &raw : NULL, NULL) == S0_OK) {
 		if (raw.len)
 			s0__ses_event(s, x, "output", "pty", raw.data, raw.len, NULL, NULL);
@@ -195,7 +195,7 @@ static void check_readiness(s0__sessions *s, ses *x, s0__guest *g, int64_t vt)
 		x->ending = END_READINESS;
 		x->phase = SES_STOPPING;
 		s0__ses_event(s, x, "attempt.stopping", NULL, NULL, 0, NULL, end_reason(x->ending));
-		s0__guest_stop(g, x->att.pid, sp->grace_s * 1000, false, NULL);
+		s0__ses_p_stop(s, g, x->att.pid, sp->grace_s * 1000, false, NULL);
 	}
 }
 
@@ -210,7 +210,7 @@ static void apply_policy(s0__sessions *s, ses *x, s0__guest *g, bool failed, con
 			s0__ses_event(s, x, "session.failed", NULL, NULL, 0, NULL, why);
 		return;
 	}
-	int64_t vt = s0__guest_vtime_ms(g), w = sp->window_s * 1000;
+	int64_t vt = s0__ses_p_vtime(s, g), w = sp->window_s * 1000;
 	size_t keep = 0;
 	for (size_t i = 0; i < x->nrestarts; i++)
 		if (!w || vt - x->restarts_vt[i] < w)
@@ -265,9 +265,9 @@ static void after_exit(s0__sessions *s, ses *x, s0__guest *g)
 
 void s0__ses_sync_one(s0__sessions *s, ses *x, s0__guest *g)
 {
-	if (!g)
+	if (!s0__ses_host(s, g))
 		return;
-	int64_t vt = s0__guest_vtime_ms(g);
+	int64_t vt = s0__ses_p_vtime(s, g);
 	if (x->created_vt < 0)
 		x->created_vt = vt;
 	if (x->phase == SES_BACKOFF && x->spec.want_running) {
@@ -284,11 +284,11 @@ void s0__ses_sync_one(s0__sessions *s, ses *x, s0__guest *g)
 	int phase0 = x->phase;
 	take_output(s, x, g);
 	s0__proc_info pi;
-	if (s0__guest_proc_get(g, x->att.pid, &pi, NULL) < 0)
+	if (s0__ses_p_get(s, g, x->att.pid, &pi, NULL) < 0)
 		return;
 	if (!pi.ended) {
 		check_readiness(s, x, g, vt);
-		if (s0__guest_proc_get(g, x->att.pid, &pi, NULL) < 0)
+		if (s0__ses_p_get(s, g, x->att.pid, &pi, NULL) < 0)
 			return;
 	}
 	if (pi.expired && !x->ending && x->phase != SES_STOPPING) {
@@ -312,17 +312,17 @@ void s0__ses_sync_one(s0__sessions *s, ses *x, s0__guest *g)
 	         : pi.state == S0__PS_KILLED ? "killed"
 	                                     : "exited");
 	s0__ses_event(s, x, "attempt.exited", NULL, NULL, 0, &x->att.exit_code, x->att.reason);
-	s0__guest_reap(g, x->att.pid);
+	s0__ses_p_reap(s, g, x->att.pid);
 	after_exit(s, x, g);
 	s0__ses_changed(s, x);
-	if (x->phase == SES_BACKOFF && x->next_start_vt <= s0__guest_vtime_ms(g))
+	if (x->phase == SES_BACKOFF && x->next_start_vt <= s0__ses_p_vtime(s, g))
 		s0__ses_sync_one(s, x, g);
 }
 
 void s0__ses_sync_all(s0__sessions *s, s0__guest *g)
 {
 	s0__proc_info procd;
-	if (!g || s0__guest_proc_get(g, 1, &procd, NULL) < 0 || procd.ended)
+	if (!s0__ses_host(s, g) || s0__ses_p_get(s, g, 1, &procd, NULL) < 0 || procd.ended)
 		return; /* no guest, or one being torn down: nothing is an exit */
 	for (size_t i = 0; i < s->n; i++)
 		s0__ses_sync_one(s, s->v[i], g);
@@ -330,16 +330,16 @@ void s0__ses_sync_all(s0__sessions *s, s0__guest *g)
 
 void s0__ses_stop(s0__sessions *s, ses *x, s0__guest *g, const char *reason)
 {
-	if (s0__ses_attempt_live(x) && g) {
+	if (s0__ses_attempt_live(x) && s0__ses_host(s, g)) {
 		x->ending = END_NONE; /* a request overrides an expiry in progress */
 		if (x->phase != SES_STOPPING) {
 			x->phase = SES_STOPPING;
 			s0__ses_event(s, x, "attempt.stopping", NULL, NULL, 0, NULL, reason);
-			s0__guest_stop(g, x->att.pid, x->spec.grace_s * 1000, false, NULL);
+			s0__ses_p_stop(s, g, x->att.pid, x->spec.grace_s * 1000, false, NULL);
 		}
 		s0__ses_sync_one(s, x, g);
 	}
-	if ((!g || !s0__ses_attempt_live(x)) && !s0__ses_terminal(x->phase))
+	if ((!s0__ses_host(s, g) || !s0__ses_attempt_live(x)) && !s0__ses_terminal(x->phase))
 		x->phase = SES_STOPPED;
 	s0__ses_changed(s, x);
 }

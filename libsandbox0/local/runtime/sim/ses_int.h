@@ -114,7 +114,35 @@ struct s0__sessions {
 	s0__sessions_sink sink;
 	ses **v;
 	size_t n, cap;
+	bool has_procs;        /**< attempts run on procs, not on the calls' guest */
+	s0__ses_procs procs;
 };
+
+/* ---- ses_procs.c: the process host of a call (the registry's procs, else the guest) ----
+ * Each s0__ses_p_* is its guest.h namesake on the registry's procs when
+ * set (sessions.h s0__sessions_set_procs), else on @p g; same errors. */
+/** Whether a process host is there (procs set, or @p g given). */
+bool s0__ses_host(const s0__sessions *s, const s0__guest *g);
+/** s0__guest_vtime_ms(). */
+int64_t s0__ses_p_vtime(s0__sessions *s, s0__guest *g);
+/** s0__guest_spawn(). */
+int s0__ses_p_spawn(s0__sessions *s, s0__guest *g, const s0__spawn_req *r, int32_t *pid,
+                    s0_error **err);
+/** s0__guest_proc_get(). */
+int s0__ses_p_get(s0__sessions *s, s0__guest *g, int32_t pid, s0__proc_info *out, s0_error **err);
+/** s0__guest_signal(). */
+int s0__ses_p_signal(s0__sessions *s, s0__guest *g, int32_t pid, int signo, s0_error **err);
+/** s0__guest_stop(). */
+int s0__ses_p_stop(s0__sessions *s, s0__guest *g, int32_t pid, int64_t grace_ms, bool disown,
+                   s0_error **err);
+/** s0__guest_take_output(). */
+int s0__ses_p_output(s0__sessions *s, s0__guest *g, int32_t pid, s0__buf *out, s0__buf *errb,
+                     s0__buf *raw, s0_error **err);
+/** s0__guest_write_input(). */
+int s0__ses_p_input(s0__sessions *s, s0__guest *g, int32_t pid, const void *data, size_t len,
+                    bool eof, s0_error **err);
+/** s0__guest_reap(). */
+void s0__ses_p_reap(s0__sessions *s, s0__guest *g, int32_t pid);
 
 /* ---- ses_spec.c ---- */
 /** Validate and normalise a spec body. @retval S0_EINVAL `invalid_request`. */
@@ -176,7 +204,8 @@ ses *s0__ses_lock_find(s0__sessions *s, s0__guest *g, const char *id, int *rc, s
  * S0_OK when the session's current attempt runs in @p g (and is
  * @p expected, nullable); else S0_ECONFLICT `session_conflict`.
  */
-int s0__ses_need_running(const ses *x, s0__guest *g, const char *expected, s0_error **err);
+int s0__ses_need_running(s0__sessions *s, const ses *x, s0__guest *g, const char *expected,
+                         s0_error **err);
 /** Free the second-tier state of a session (inputs). */
 void s0__ses_t2_free(ses *x);
 /** Write / read the second-tier state of a session (blob "S0SES002" on). */

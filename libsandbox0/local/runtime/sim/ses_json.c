@@ -165,7 +165,7 @@ int s0__sessions_create_json(s0__sessions *s, s0__guest *g, const cJSON *spec,
 	} else if (!(x = new_session(s, &sp, idempotency_key))) {
 		rc = s0__error_nomem(err);
 	} else {
-		x->created_vt = g ? s0__guest_vtime_ms(g) : -1; /* -1: at the first attempt */
+		x->created_vt = s0__ses_host(s, g) ? s0__ses_p_vtime(s, g) : -1; /* -1: at the first attempt */
 		s0__ses_event(s, x, "session.created", NULL, NULL, 0, NULL, NULL);
 		if (x->spec.want_running)
 			s0__ses_start_attempt(s, x, g, NULL);
@@ -218,8 +218,8 @@ int s0__sessions_delete_json(s0__sessions *s, s0__guest *g, const char *id, cJSO
 	ses *x = s0__ses_find(s, id, err);
 	bool found = x != NULL;
 	if (x) {
-		if (g && s0__ses_attempt_live(x)) /* TERM, KILL after the grace; nobody reaps it now */
-			s0__guest_stop(g, x->att.pid, x->spec.grace_s * 1000, true, NULL);
+		if (s0__ses_host(s, g) && s0__ses_attempt_live(x)) /* TERM, KILL after the grace; nobody reaps it now */
+			s0__ses_p_stop(s, g, x->att.pid, x->spec.grace_s * 1000, true, NULL);
 		size_t i = 0;
 		while (s->v[i] != x)
 			i++;

@@ -60,7 +60,7 @@ int s0__sessions_memory_restored(s0__sessions *s, s0__guest *g, int64_t generati
 		x->generation = generation;
 		s0__proc_info pi;
 		bool alive = x->has_attempt && !x->att.finished &&
-		             s0__guest_proc_get(g, x->att.pid, &pi, NULL) == S0_OK;
+		             s0__ses_p_get(s, g, x->att.pid, &pi, NULL) == S0_OK;
 		if (s0__ses_terminal(x->phase) || alive || x->phase == SES_BACKOFF)
 			s0__ses_changed(s, x);
 		else

@@ -15,9 +15,9 @@
 
 #define INPUT_ID_MAX 255
 
-int s0__ses_need_running(const ses *x, s0__guest *g, const char *expected, s0_error **err)
+int s0__ses_need_running(s0__sessions *s, const ses *x, s0__guest *g, const char *expected, s0_error **err)
 {
-	if (!g || !s0__ses_attempt_live(x))
+	if (!s0__ses_host(s, g) || !s0__ses_attempt_live(x))
 		return s0__error_set(err, S0_ECONFLICT, "session_conflict",
 		                     "session has no running attempt");
 	if (expected && strcmp(expected, x->att.id))
@@ -139,7 +139,7 @@ int s0__sessions_attempt_json(s0__sessions *s, s0__guest *g, const char *id, con
 	if (x && s0__ses_attempt_live(x) && !replace) {
 		rc = s0__error_set(err, S0_ECONFLICT, "session_conflict",
 		                   "session has a running attempt (replace_current replaces it)");
-	} else if (x && g && s0__ses_lifetime_over(x, s0__guest_vtime_ms(g))) {
+	} else if (x && s0__ses_host(s, g) && s0__ses_lifetime_over(x, s0__ses_p_vtime(s, g))) {
 		rc = s0__error_set(err, S0_ECONFLICT, "session_conflict",
 		                   "session reached lifecycle.max_lifetime_seconds");
 	} else if (x) {
@@ -238,10 +238,10 @@ static void remember_input(ses *x, const input_req *q)
 static int deliver(s0__sessions *s, ses *x, s0__guest *g, const input_req *q,
                    char attempt[S0__SES_ID_MAX], s0_error **err)
 {
-	int rc = s0__ses_need_running(x, g, q->expected, err);
+	int rc = s0__ses_need_running(s, x, g, q->expected, err);
 	s0__proc_info pi;
 	if (rc == S0_OK)
-		rc = s0__guest_proc_get(g, x->att.pid, &pi, err);
+		rc = s0__ses_p_get(s, g, x->att.pid, &pi, err);
 	if (rc < 0)
 		return rc;
 	if (pi.stdin_closed)
@@ -251,7 +251,7 @@ static int deliver(s0__sessions *s, ses *x, s0__guest *g, const input_req *q,
 		return s0__error_set(err, S0_ETHROTTLED, "input_buffer_full",
 		                     "input buffer is full (%zu bytes pending, limit %zu)",
 		                     pi.stdin_bytes, S0__SES_STDIN_MAX);
-	rc = s0__guest_write_input(g, x->att.pid, q->data, q->len, q->eof, err);
+	rc = s0__ses_p_input(s, g, x->att.pid, q->data, q->len, q->eof, err);
 	if (rc < 0)
 		return rc;
 	memcpy(attempt, x->att.id, S0__SES_ID_MAX);
@@ -314,7 +314,7 @@ static int dimension(const cJSON *b, const char *key, int32_t *out)
 static int resize(s0__sessions *s, ses *x, s0__guest *g, int32_t rows, int32_t cols,
                   const char *expected, s0_error **err)
 {
-	int rc = s0__ses_need_running(x, g, expected, err);
+	int rc = s0__ses_need_running(s, x, g, expected, err);
 	if (rc < 0)
 		return rc;
 	if (!x->spec.pty)
@@ -324,7 +324,7 @@ static int resize(s0__sessions *s, ses *x, s0__guest *g, int32_t rows, int32_t c
 	x->term_cols = cols;
 	int winch;
 	if (s0__signal_parse("WINCH", &winch, NULL) == S0_OK)
-		s0__guest_signal(g, x->att.pid, winch, NULL); /* the shell ignores it */
+		s0__ses_p_signal(s, g, x->att.pid, winch, NULL); /* the shell ignores it */
 	char size[32];
 	snprintf(size, sizeof size, "%dx%d", (int)rows, (int)cols);
 	s0__ses_event(s, x, "terminal.resized", NULL, NULL, 0, NULL, size);

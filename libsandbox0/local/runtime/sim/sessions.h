@@ -1,7 +1,8 @@
 /*
  * Supervised sessions of docs/wire.md §8.3 (the minimum of §8.4): a sandbox
  * owns stable sessions; each OS process that runs one is an *attempt* in
- * the simulated guest (guest.h). A session's identity, spec and event
+ * the simulated guest (guest.h), or in a real runtime's init when the
+ * registry is given one (s0__sessions_set_procs: the gvisor runtime's procd). A session's identity, spec and event
  * journal live here, outside process memory, so they survive a
  * filesystem-only replacement; the lead persists them (the sink below and
  * s0__sessions_serialize()).
@@ -115,6 +116,38 @@ typedef struct s0__sessions_sink {
 	void (*session)(void *payload, const char *session_id, const char *session_json);
 	void *payload;
 } s0__sessions_sink;
+
+/**
+ * A process host other than the simulated guest — a real runtime's init
+ * (the gvisor runtime's procd) — for the attempts of a registry
+ * (s0__sessions_set_procs). Each function has the meaning of its guest.h
+ * namesake (s0__guest_vtime_ms, s0__guest_spawn, s0__guest_proc_get
+ * (PID 1: the init itself), s0__guest_signal, s0__guest_stop,
+ * s0__guest_take_output, s0__guest_write_input, s0__guest_reap), with
+ * @p ctx for the guest. Called with the registry lock held.
+ */
+typedef struct s0__ses_procs {
+	void *ctx;
+	int64_t (*vtime_ms)(void *ctx);
+	int (*spawn)(void *ctx, const s0__spawn_req *r, int32_t *pid_out, s0_error **err);
+	int (*proc_get)(void *ctx, int32_t pid, s0__proc_info *out, s0_error **err);
+	int (*signal)(void *ctx, int32_t pid, int signo, s0_error **err);
+	int (*stop)(void *ctx, int32_t pid, int64_t grace_ms, bool disown, s0_error **err);
+	int (*take_output)(void *ctx, int32_t pid, s0__buf *out, s0__buf *errb, s0__buf *raw,
+	                   s0_error **err);
+	int (*write_input)(void *ctx, int32_t pid, const void *data, size_t len, bool eof,
+	                   s0_error **err);
+	void (*reap)(void *ctx, int32_t pid);
+} s0__ses_procs;
+
+/**
+ * Run the registry's attempts on @p p (copied; NULL: on the guest each
+ * call passes, the default). While set, every call below takes NULL for
+ * its guest and uses @p p instead; the caller keeps p->ctx valid until it
+ * sets another host (or NULL) and makes no call on the registry after.
+ * @threadsafety safe (under the registry lock).
+ */
+void s0__sessions_set_procs(s0__sessions *s, const s0__ses_procs *p);
 
 /** Options of s0__sessions_new(); zero fields mean the default. */
 typedef struct s0__sessions_opts {

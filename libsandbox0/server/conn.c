@@ -239,7 +239,11 @@ static enum MHD_Result begin(s0_server *s, struct MHD_Connection *conn, sreq *r)
 			return send_error(s, conn, r, 401, "unauthorized",
 			                  "the admin credential is required");
 		r->admin_keys = true;
-	} else if (!is_public(r->path)) {
+	} else if (!is_public(r->path) &&
+	           !(s->cfg.is_public_route &&
+	             s->cfg.is_public_route(s->cfg.handler_ctx, r->path,
+	                                    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	                                                                "Host")))) {
 		const char *msg = NULL;
 		team_sel sel = {NULL, false};
 		MHD_get_connection_values(conn, MHD_HEADER_KIND, one_selector, &sel);

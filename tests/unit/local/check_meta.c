@@ -902,7 +902,7 @@ START_TEST(sqlite_migrates_version_3)
 	s0__meta *m = NULL;
 	s0_error *err = NULL;
 	ck_assert_msg(s0__meta_open(dir, &m, &err) == S0_OK, "%s", err ? s0_error_message(err) : "");
-	ck_assert_int_eq(s0__meta_schema_version(m), 6);
+	ck_assert_int_eq(s0__meta_schema_version(m), 7);
 
 	/* a template of before schema 5 is public, with an empty spec */
 	s0__template_row tpl;
@@ -953,7 +953,7 @@ START_TEST(sqlite_migrates_version_3)
 
 	/* reopening a migrated store migrates nothing and keeps everything */
 	ck_assert_int_eq(s0__meta_open(dir, &m, NULL), S0_OK);
-	ck_assert_int_eq(s0__meta_schema_version(m), 6);
+	ck_assert_int_eq(s0__meta_schema_version(m), 7);
 	ck_assert_int_eq(s0__meta_apikey_get(m, "key_1", &k, NULL), S0_OK);
 	s0__meta_close(m);
 	s0_test_rmrf(dir);

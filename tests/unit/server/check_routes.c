@@ -466,4 +466,6 @@ static Suite *routes_suite(void)
 	return s;
 }
 
-S0_TEST_MAIN(routes_suite)
+Suite *s0_sse_suite(void); /* check_sse.c */
+
+S0_TEST_MAIN(routes_suite, s0_sse_suite)

@@ -232,8 +232,8 @@ static int ws_request(const s0__sreq *r, s0__http_request *req, char **path, s0_
 	char *after = r->query ? s0__query_get(r->query, "after", &present) : NULL;
 	const char *last = s0__headers_get(&r->hdrs, "Last-Event-ID");
 	int bad = !*path;
-	if (!bad && (present || last))
-		bad = s0__query_add(query, "after", present ? (after ? after : "") : last);
+	if (!bad && (present || last)) /* Last-Event-ID wins (the SDKs' reconnect) */
+		bad = s0__query_add(query, "after", last ? last : after ? after : "");
 	if (!bad)
 		bad = s0__buf_put(query, "", 1);
 	free(after);

@@ -1,6 +1,6 @@
 /*
  * The session event stream over server-sent events (docs/wire.md §8.4):
- * `GET …/sessions/{session_id}/events/stream?after=` (or Last-Event-ID)
+ * `GET …/sessions/{session_id}/events/stream?after=` (Last-Event-ID wins)
  * answers `text/event-stream`, one `id: <seq>` / `data: <event JSON>` block
  * per event, replayed from the cursor and then live, a `: keep-alive`
  * comment every S0__SSE_KEEPALIVE_MS while idle, and a clean end of the

@@ -3,7 +3,7 @@
 // updateServices and clearServices; the public URL answering GET and POST
 // from the sandbox's httpd; a paused sandbox woken by inbound HTTP at the
 // same URL; watchSessionEvents replaying from a cursor and from
-// Last-Event-ID, ending when the sandbox pauses (ROUTE-10, SSE-04).
+// Last-Event-ID, ending when the sandbox pauses (PUB-10, SSE-04).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 

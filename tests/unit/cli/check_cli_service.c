@@ -3,7 +3,7 @@
  * (--local): a YAML file of services applied, listed as a table and as
  * JSON, cleared; a refused file (resume: true without a restartable
  * runtime) exits 1 with the server's reason, a missing --file exits 2
- * (ROUTE-09). Golden transcript: golden/services.txt.
+ * (PUB-09). Golden transcript: golden/services.txt.
  */
 #include <check.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * services API of the official SDKs (GET/PUT …/services), the proxy at
  * /r/{public_id}/ and {public_id}.{domain} to the simulated runtime's
  * httpd, waking a paused sandbox for a `resume: true` route, a failed wake,
- * the auto_resume guard, team scoping and hostile input (ROUTE-01..08).
+ * the auto_resume guard, team scoping and hostile input (PUB-01..PUB-08).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,7 +128,7 @@ static cJSON *sandbox(const char *sb)
 	return j;
 }
 
-/* ROUTE-01: services as the SDKs define them: list, replace (create,
+/* PUB-01: services as the SDKs define them: list, replace (create,
  * update), clear; a stable public id; views; another team sees nothing. */
 START_TEST(services_replace_list_and_clear)
 {
@@ -184,7 +184,7 @@ START_TEST(services_replace_list_and_clear)
 }
 END_TEST
 
-/* ROUTE-02: bad services get a clear 400 and change nothing. */
+/* PUB-02: bad services get a clear 400 and change nothing. */
 START_TEST(services_bad_input)
 {
 	char *sb = claim(KEY_A, true), *off = claim(KEY_A, false);
@@ -239,7 +239,7 @@ START_TEST(services_bad_input)
 }
 END_TEST
 
-/* ROUTE-03: GET and POST with bodies reach the service in the sandbox,
+/* PUB-03: GET and POST with bodies reach the service in the sandbox,
  * path-based and by Host under the public domain; rewrite and methods. */
 START_TEST(proxy_get_and_post)
 {
@@ -317,7 +317,7 @@ START_TEST(proxy_get_and_post)
 }
 END_TEST
 
-/* ROUTE-04: hostile paths and unknown routes. */
+/* PUB-04: hostile paths and unknown routes. */
 START_TEST(proxy_refuses_hostile_targets)
 {
 	char *sb = claim(KEY_A, true);
@@ -333,6 +333,15 @@ START_TEST(proxy_refuses_hostile_targets)
 		cJSON_Delete(j);
 		th_resp_free(&r);
 	}
+	/* a body over the route limit (8 MiB) is refused before it is read whole */
+	size_t n = (8u << 20) + 1;
+	char *big = malloc(n + 1);
+	memset(big, 'x', n);
+	big[n] = 0;
+	route_do("POST", id, "/", NULL, big, &r);
+	ck_assert_int_eq(r.status, 413);
+	th_resp_free(&r);
+	free(big);
 	route_do("GET", "unknownpublicid", "/", NULL, NULL, &r);
 	ck_assert_int_eq(r.status, 404);
 	th_resp_free(&r);
@@ -346,7 +355,7 @@ START_TEST(proxy_refuses_hostile_targets)
 }
 END_TEST
 
-/* ROUTE-05: inbound HTTP to a paused sandbox's resume route wakes it and
+/* PUB-05: inbound HTTP to a paused sandbox's resume route wakes it and
  * gets the real answer (the service's command is run again in the new
  * generation); the public URL is the same across generations. */
 START_TEST(inbound_http_wakes_a_paused_sandbox)
@@ -380,7 +389,7 @@ START_TEST(inbound_http_wakes_a_paused_sandbox)
 }
 END_TEST
 
-/* ROUTE-06: a wake that fails answers 503 sandbox_resume_failed; a route
+/* PUB-06: a wake that fails answers 503 sandbox_resume_failed; a route
  * without resume does not wake (503 unavailable) and the sandbox stays paused. */
 START_TEST(failed_wake_and_no_resume_route)
 {
@@ -411,7 +420,7 @@ START_TEST(failed_wake_and_no_resume_route)
 }
 END_TEST
 
-/* ROUTE-07: auto_resume cannot be turned off while a resume route exists. */
+/* PUB-07: auto_resume cannot be turned off while a resume route exists. */
 START_TEST(auto_resume_guard)
 {
 	char *sb = claim(KEY_A, true);
@@ -430,7 +439,7 @@ START_TEST(auto_resume_guard)
 }
 END_TEST
 
-/* ROUTE-08: a port nothing listens on (manual runtime) is a 502. */
+/* PUB-08: a port nothing listens on (manual runtime) is a 502. */
 START_TEST(nothing_listening_is_bad_gateway)
 {
 	char *sb = claim(KEY_A, true);

@@ -2,7 +2,7 @@
  * The session event stream over server-sent events on `s0 serve`
  * (docs/wire.md §8.4, server/sse.h): replay from `after=` and from
  * Last-Event-ID, live events, a clean end of the body when the sandbox
- * pauses, team scoping and the errors of the events GET (SSE-01..03).
+ * pauses, team scoping and the errors of the events GET (SSE-01..SSE-03).
  */
 #include <curl/curl.h>
 #include <pthread.h>

@@ -302,6 +302,29 @@ int s0__engine_services_put(s0__engine *e, const char *team, const char *id,
 	return S0_OK;
 }
 
+int s0__services_validate(const cJSON *services, bool auto_resume, s0_error **err)
+{
+	if (!cJSON_IsArray(services) || cJSON_GetArraySize(services) > MAX_SERVICES)
+		return bad(err, "services must be an array of at most 16 services", "", "");
+	cJSON *copy = cJSON_Duplicate(services, 1), *s;
+	if (!copy)
+		return s0__error_nomem(err);
+	int rc = S0_OK, n = 0;
+	cJSON_ArrayForEach(s, copy)
+	{
+		if ((rc = check_service(s, auto_resume, err)) < 0)
+			break;
+		for (int j = 0; j < n && rc == S0_OK; j++)
+			if (!strcmp(str_of(cJSON_GetArrayItem(copy, j), "id"), str_of(s, "id")))
+				rc = bad(err, "service ids must be unique", "", "");
+		if (rc < 0)
+			break;
+		n++;
+	}
+	cJSON_Delete(copy);
+	return rc;
+}
+
 int s0__services_allow_auto_resume_off(s0__engine *e, const char *id, s0_error **err)
 {
 	cJSON *all = NULL;

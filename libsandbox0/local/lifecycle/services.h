@@ -41,6 +41,14 @@ int s0__engine_services_put(s0__engine *e, const char *team, const char *id,
                             const cJSON *services, cJSON **out, s0_error **err);
 
 /**
+ * Validate @p services (borrowed) as s0__engine_services_put() would for a
+ * sandbox whose auto_resume is @p auto_resume, storing nothing (a claim's
+ * `config.services`, checked before the sandbox exists).
+ * @retval S0_EINVAL `bad_request` naming the bad field. Thread-safe.
+ */
+int s0__services_validate(const cJSON *services, bool auto_resume, s0_error **err);
+
+/**
  * The auto_resume guard of an update: S0_ECONFLICT `conflict` when a route
  * of sandbox @p id has `resume: true` (auto_resume cannot be turned off
  * while it exists), else S0_OK. Call under the sandbox's lock.

@@ -12,6 +12,7 @@
 #include "check_main.h"
 #include "client_steps.h"
 #include "common/json.h"
+#include "local/lifecycle/engine_internal.h"
 #include "local_fixture.h"
 #include "sandbox0/sandbox0.h"
 #include "sandbox0/server.h"
@@ -383,6 +384,18 @@ START_TEST(inbound_http_wakes_a_paused_sandbox)
 	cJSON_Delete(j);
 	char *id2 = put_services(sb, WEB("[{\"id\":\"all\",\"resume\":true}]"));
 	ck_assert_str_eq(id2, id); /* same URL in the new generation */
+	/* deleting the sandbox takes its route with it */
+	char *del = s0__asprintf("/api/v1/sandboxes/%s", sb);
+	cJSON_Delete(call("DELETE", del, KEY_A, NULL, 202));
+	lf_quiesce(&f);
+	route_do("GET", id, "/", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 404);
+	th_resp_free(&r);
+	char *text = NULL;
+	char owner[S0__ID_MAX];
+	ck_assert_int_eq(s0__meta_services_get(f.engine->meta, sb, &text, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_route_find(f.engine->meta, id, owner, NULL), S0_ENOTFOUND);
+	free(del);
 	free(id2);
 	free(id);
 	free(sb);
@@ -439,6 +452,39 @@ START_TEST(auto_resume_guard)
 }
 END_TEST
 
+/* PUB-01: services given at claim (config.services, the SDKs' claim option)
+ * are checked before the sandbox exists and stored with it. */
+START_TEST(claim_with_services)
+{
+	cJSON *j = call("POST", "/api/v1/sandboxes", KEY_A,
+	                "{\"template\":\"default\",\"config\":{\"services\":[{\"id\":\"m\","
+	                "\"port\":9000,\"runtime\":{\"type\":\"manual\"},\"ingress\":{\"public\":"
+	                "true,\"routes\":[{\"id\":\"r\",\"resume\":true}]}}]}}",
+	                400);
+	ck_assert_ptr_nonnull(strstr(err_message(j), "restartable"));
+	cJSON_Delete(j);
+	j = call("GET", "/api/v1/sandboxes", KEY_A, NULL, 200);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"),
+	                                                        "sandboxes")), 0);
+	cJSON_Delete(j);
+	j = call("POST", "/api/v1/sandboxes", KEY_A,
+	         "{\"template\":\"default\",\"config\":{\"services\":[{\"id\":\"web\","
+	         "\"port\":8080,\"ingress\":{\"public\":true}}]}}",
+	         201);
+	char *sb = strdup(s0__json_str0(cJSON_GetObjectItem(j, "data"), "sandbox_id"));
+	cJSON_Delete(j);
+	char *p = s0__asprintf("/api/v1/sandboxes/%s/services", sb);
+	j = call("GET", p, KEY_A, NULL, 200);
+	const cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"),
+	                                                        "services"), 0);
+	ck_assert_str_eq(s0__json_str0(s, "id"), "web");
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(s, "publishable")));
+	cJSON_Delete(j);
+	free(p);
+	free(sb);
+}
+END_TEST
+
 /* PUB-08: a port nothing listens on (manual runtime) is a 502. */
 START_TEST(nothing_listening_is_bad_gateway)
 {
@@ -471,6 +517,7 @@ static Suite *routes_suite(void)
 	tcase_add_test(t, failed_wake_and_no_resume_route);
 	tcase_add_test(t, auto_resume_guard);
 	tcase_add_test(t, nothing_listening_is_bad_gateway);
+	tcase_add_test(t, claim_with_services);
 	suite_add_tcase(s, t);
 	return s;
 }

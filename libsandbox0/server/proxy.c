@@ -255,6 +255,12 @@ static int start_service(s0__runtime_access *a, const cJSON *rt, s0_error **err)
 	cJSON *data = NULL;
 	int status = 0;
 	int rc = s0__runtime_access_proc(a, &call, &data, &status, err);
+	/* a command that already failed will not listen: say so now */
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(data, "exit_code");
+	if (rc == S0_OK && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(data, "running")) &&
+	    cJSON_IsNumber(code) && code->valueint != 0)
+		rc = s0__error_set(err, S0_EUNAVAILABLE, "port_not_listening",
+		                   "the service's command exited with status %d", code->valueint);
 	cJSON_Delete(data);
 	cJSON_Delete(body);
 	return rc;

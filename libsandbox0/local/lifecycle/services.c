@@ -14,10 +14,11 @@
 #define MAX_ROUTES 32
 #define MAX_PREFIX 1024
 
-static int bad(s0_error **err, const char *fmt, const char *a, const char *b)
+/* "invalid services request: <a><b><msg>" */
+static int bad(s0_error **err, const char *msg, const char *a, const char *b)
 {
 	return s0__error_set(err, S0_EINVAL, "bad_request", "invalid services request: %s%s%s", a,
-	                     fmt, b);
+	                     b, msg);
 }
 
 static bool name_ok(const char *s, size_t max)

@@ -485,7 +485,8 @@ START_TEST(claim_with_services)
 }
 END_TEST
 
-/* PUB-08: a port nothing listens on (manual runtime) is a 502. */
+/* PUB-08: a port nothing listens on (manual runtime, or a cmd runtime whose
+ * command fails) is a 502. */
 START_TEST(nothing_listening_is_bad_gateway)
 {
 	char *sb = claim(KEY_A, true);
@@ -496,6 +497,17 @@ START_TEST(nothing_listening_is_bad_gateway)
 	ck_assert_int_eq(r.status, 502);
 	cJSON *j = resp_json(&r);
 	ck_assert_str_eq(err_code(j), "bad_gateway");
+	cJSON_Delete(j);
+	th_resp_free(&r);
+	free(id);
+	/* a cmd runtime whose command fails is a 502 at once, not a wait */
+	id = put_services(sb, "{\"services\":[{\"id\":\"f\",\"port\":9001,\"runtime\":{\"type\""
+	                      ":\"cmd\",\"command\":[\"false\"]},\"ingress\":{\"public\":true}}]}");
+	route_do("GET", id, "/", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 502);
+	j = resp_json(&r);
+	ck_assert_ptr_nonnull(strstr(err_message(j), "exited with status 1"));
+	ck_assert(r.seconds < 10);
 	cJSON_Delete(j);
 	th_resp_free(&r);
 	free(id);

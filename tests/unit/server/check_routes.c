@@ -349,6 +349,27 @@ START_TEST(proxy_refuses_hostile_targets)
 	route_do("GET", "UPPER", "/", NULL, NULL, &r);
 	ck_assert_int_eq(r.status, 404);
 	th_resp_free(&r);
+	/* Host: only one label of letters and digits directly under the domain names
+	 * a route; anything else is no route (the API's 401 without a key) */
+	ck_assert_int_eq(s0_server_set_public_domain(srv, "example.test", NULL), S0_OK);
+	ck_assert_int_eq(s0_server_set_public_domain(srv, "bad_name!", NULL), S0_EINVAL);
+	static const struct {
+		const char *host;
+		long status;
+	} hosts[] = {{"unknownid.example.test", 404}, {"a.b.example.test", 401},
+	             {"x_y.example.test", 401},      {"example.test", 401},
+	             {"x.example.test.evil.test", 401}, {"x.example.test:99999x", 401}};
+	char *u = th_url(port, "/api/v1/sandboxes");
+	for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
+		char *hh = s0__asprintf("Host: %s", hosts[i].host);
+		const char *h[] = {hh, NULL};
+		th_req q = {.url = u, .headers = h};
+		ck_assert_int_eq(th_do(&q, &r), 0);
+		ck_assert_msg(r.status == hosts[i].status, "%s: %ld", hosts[i].host, r.status);
+		th_resp_free(&r);
+		free(hh);
+	}
+	free(u);
 	/* no key needed on a route, and an API path is no route */
 	cJSON_Delete(call("GET", "/api/v1/sandboxes", NULL, NULL, 401));
 	free(id);

@@ -405,6 +405,17 @@ START_TEST(inbound_http_wakes_a_paused_sandbox)
 	cJSON_Delete(j);
 	char *id2 = put_services(sb, WEB("[{\"id\":\"all\",\"resume\":true}]"));
 	ck_assert_str_eq(id2, id); /* same URL in the new generation */
+	/* after a memory pause too: sockets never survive a checkpoint, so the
+	 * restored generation runs the service's command again */
+	s0_client *c = cs_client(srv, KEY_A, NULL);
+	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
+	wo.memory = S0_BOOL_TRUE;
+	ck_assert_int_eq(s0_sandbox_pause_and_wait(c, sb, &wo, NULL, NULL), S0_OK);
+	s0_client_free(c);
+	route_do("GET", id, "/", NULL, NULL, &r);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	ck_assert_str_eq(r.body, "persisted");
+	th_resp_free(&r);
 	/* deleting the sandbox takes its route with it */
 	char *del = s0__asprintf("/api/v1/sandboxes/%s", sb);
 	cJSON_Delete(call("DELETE", del, KEY_A, NULL, 202));

@@ -22,5 +22,6 @@
 #include "sandbox0/keys.h"
 #include "sandbox0/templates.h"
 #include "sandbox0/streams.h"
+#include "sandbox0/services.h"
 
 #endif

@@ -189,6 +189,21 @@ S0_API int s0_server_new(s0_local *local, const s0_server_options *opts, s0_serv
 S0_API int s0_server_port(const s0_server *srv);
 
 /**
+ * Serve public routes by Host under @p domain as well (docs/wire.md
+ * "Public routes"): a request whose Host is `{public_id}.{domain}[:port]`
+ * goes to that service, and services report `http://{public_id}.{domain}/`
+ * as their public_url. Path-based `/r/{public_id}/` always works. The API
+ * itself must not be reached under a name in @p domain.
+ *
+ * @param[in] srv a server of s0_server_new().
+ * @param[in] domain (copied) a host name: letters, digits, '-' and '.'.
+ * @return S0_OK; S0_EINVAL a bad name; S0_ECONFLICT set already.
+ * @threadsafety safe; requests see it from the next one on.
+ * @since 0.4
+ */
+S0_API int s0_server_set_public_domain(s0_server *srv, const char *domain, s0_error **err);
+
+/**
  * Stop the server cleanly: stop accepting connections, answer new
  * requests on open connections with 503 `unavailable`, let requests in
  * flight finish (up to the options' drain_timeout_ms), then close every

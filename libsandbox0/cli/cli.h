@@ -157,6 +157,7 @@ extern const cli_cmd cmd_sandbox_files;
 extern const cli_cmd cmd_files_watch; /* cmd_watch.c */
 extern const cli_cmd cmd_sandbox_exec, cmd_sandbox_run;
 extern const cli_cmd cmd_sandbox_attach; /* cmd_attach.c */
+extern const cli_cmd cmd_sandbox_service; /* cmd_service.c */
 extern const cli_cmd cmd_serve, cmd_demo;
 extern const cli_cmd cmd_serve_keys, cmd_template;
 

@@ -60,6 +60,8 @@ static const cli_flag serve_flags[] = {
 	                                "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"},
 	{"key-file", 0, FLAG_STR, "FILE", "installation key file (default DATA/installation.key); "
 	                                  "nodes sharing a bucket share one"},
+	{"public-domain", 0, FLAG_STR, "DOMAIN", "also serve public routes by Host, "
+	                                         "{public_id}.DOMAIN (path /r/{public_id}/ always)"},
 	{"quiet", 'q', FLAG_BOOL, NULL, "no access log on stderr"},
 	{0},
 };
@@ -343,6 +345,8 @@ static int run_serve(cli *c)
 	memcpy(admin, "s0admin", 7); /* never taken for a team key ("s0_…") */
 	so.admin_token = admin;
 	rc = s0_server_new(local, &so, &srv, &err);
+	if (rc == S0_OK && opt_str(c, "public-domain"))
+		rc = s0_server_set_public_domain(srv, opt_str(c, "public-domain"), &err);
 	if (rc < 0) {
 		rc = cli_fail("starting the server", err, rc);
 		goto out;

@@ -45,10 +45,9 @@ static const cli_cmd cmd_sandbox = {
 		&cmd_sandbox_create, &cmd_sandbox_get, &cmd_sandbox_list, &cmd_sandbox_status,
 		&cmd_sandbox_update, &cmd_sandbox_delete, &cmd_sandbox_pause, &cmd_sandbox_resume,
 		&cmd_sandbox_refresh, &cmd_sandbox_snapshot, &cmd_sandbox_fork, &cmd_sandbox_files,
-		&cmd_sandbox_exec, &cmd_sandbox_run, &cmd_sandbox_attach, NULL},
-	.details = "Not in this build: context, session, logs, events, metrics, network and\n"
-	           "service commands (contexts and sessions are reachable through exec/run and\n"
-	           "the API).\n",
+		&cmd_sandbox_exec, &cmd_sandbox_run, &cmd_sandbox_attach, &cmd_sandbox_service, NULL},
+	.details = "Not in this build: context, session, logs, events, metrics and network\n"
+	           "commands (contexts and sessions are reachable through exec/run and the API).\n",
 };
 
 static int run_help(cli *c);

@@ -13,6 +13,7 @@
 #include "local/api/router.h"
 #include "server/request.h"
 #include "server/workers.h"
+#include "server/sse.h"
 #include "server/ws.h"
 
 /*
@@ -85,14 +86,19 @@ static enum MHD_Result send_response(s0_server *s, struct MHD_Connection *conn, 
 	size_t len = 0;
 	struct s0__ws *ws = r->ws;
 	r->ws = NULL; /* the upgrade handler's from here (or freed below) */
+	struct s0__sse *sse = resp->status == 200 ? r->sse : NULL;
+	if (sse)
+		r->sse = NULL; /* the response's from here (sse.h) */
 	char *data = !ws && resp->body.len ? s0__buf_detach(&resp->body, &len) : NULL;
 	struct MHD_Response *mr =
 		ws     ? MHD_create_response_for_upgrade(s0__ws_upgraded, ws)
+		: sse  ? s0__sse_response(sse)
 		: data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
 		       : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 	if (!mr) {
 		free(data);
 		s0__ws_discard(ws);
+		s0__sse_discard(sse);
 		s0__http_response_free(resp);
 		return MHD_NO;
 	}
@@ -239,7 +245,11 @@ static enum MHD_Result begin(s0_server *s, struct MHD_Connection *conn, sreq *r)
 			return send_error(s, conn, r, 401, "unauthorized",
 			                  "the admin credential is required");
 		r->admin_keys = true;
-	} else if (!is_public(r->path)) {
+	} else if (!is_public(r->path) &&
+	           !(s->cfg.is_public_route &&
+	             s->cfg.is_public_route(s->cfg.handler_ctx, r->path,
+	                                    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	                                                                "Host")))) {
 		const char *msg = NULL;
 		team_sel sel = {NULL, false};
 		MHD_get_connection_values(conn, MHD_HEADER_KIND, one_selector, &sel);
@@ -356,6 +366,7 @@ void s0__server_on_completed(void *cls, struct MHD_Connection *conn, void **con_
 	s0__headers_free(&r->hdrs);
 	s0__http_response_free(&r->resp);
 	s0__ws_discard(r->ws); /* an upgrade never sent */
+	s0__sse_discard(r->sse); /* an event stream never sent */
 	free(r->path);
 	free(r->query);
 	if (r->counted) {

@@ -14,6 +14,7 @@
 #include "local/api/router.h"
 #include "server/request.h"
 #include "server/workers.h"
+#include "server/sse.h"
 #include "server/ws.h"
 
 int s0__server_call_handler(s0_server *s, s0__sreq *r, s0__http_response *resp)
@@ -223,8 +224,11 @@ void s0__server_run(void *arg)
 {
 	s0__sreq *r = arg;
 	s0_server *s = r->s;
-	if (s->cfg.streams && !r->wait_s && s0__ws_is_upgrade(r->method, &r->hdrs) &&
-	    run_upgrade(r)) {
+	bool sse = s->cfg.streams && r->team && !r->wait_s && s0__sse_is_route(r->method, r->path);
+	if (sse)
+		s0__sse_run(r); /* the session event stream (sse.h) */
+	if (sse || (s->cfg.streams && !r->wait_s && s0__ws_is_upgrade(r->method, &r->hdrs) &&
+	            run_upgrade(r))) {
 		r->done = true;
 		MHD_resume_connection(r->conn);
 		return;

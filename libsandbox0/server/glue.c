@@ -1,4 +1,7 @@
 /* s0_server_new: the server core over the router and an s0_local backend. */
+#include <ctype.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +11,7 @@
 #include "local/lifecycle/watch.h"
 #include "local/local_internal.h"
 #include "sandbox0/keys.h"
+#include "server/proxy.h"
 #include "server/server_internal.h"
 
 typedef struct glue {
@@ -17,6 +21,7 @@ typedef struct glue {
 	s0__server_admin_ops admin;
 	s0__server_watch_ops watch;
 	s0__server_stream_ops streams;
+	_Atomic(char *) public_domain; /* s0_server_set_public_domain (NULL: none) */
 } glue;
 
 /* ---- WebSocket routes (local/api/stream_route.h) ---- */
@@ -116,13 +121,57 @@ static int route(void *ctx, const s0__server_call *call, const s0__http_request 
 	s0__router_opts o = g->base;
 	o.team_id = call->team_id;
 	o.request_id = call->request_id;
+	const char *host = s0__headers_get(&req->headers, "Host");
+	o.public_domain = atomic_load(&g->public_domain);
+	if (s0__route_is_public(req->path, host, o.public_domain))
+		return s0__route_proxy(g->engine, o.public_domain, req, call->request_id, resp);
+	char base[280];
+	size_t hl = host ? strlen(host) : 0;
+	if (hl && hl < 256 && strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                                   "0123456789.-:[]") == hl) {
+		snprintf(base, sizeof base, "http://%s", host);
+		o.public_base = base;
+	}
 	return s0__router_handle_raw(g->engine, &o, req, resp);
+}
+
+static bool public_route(void *ctx, const char *raw_path, const char *host)
+{
+	glue *g = ctx;
+	return s0__route_is_public(raw_path, host, atomic_load(&g->public_domain));
+}
+
+int s0_server_set_public_domain(s0_server *srv, const char *domain, s0_error **err)
+{
+	size_t n = domain ? strlen(domain) : 0;
+	bool ok = srv && n && n < 200 && domain[0] != '.' && domain[n - 1] != '.' &&
+	          srv->cfg.handler == route;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = isalnum((unsigned char)domain[i]) || domain[i] == '-' || domain[i] == '.';
+	if (!ok)
+		return s0__error_set(err, S0_EINVAL, "invalid_argument",
+		                     "a public domain is a host name of letters, digits, '-' and '.'");
+	char *copy = s0__strdup(domain), *none = NULL;
+	if (!copy)
+		return s0__error_nomem(err);
+	for (char *c = copy; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	glue *g = srv->cfg.handler_ctx;
+	if (!atomic_compare_exchange_strong(&g->public_domain, &none, copy)) {
+		free(copy);
+		return s0__error_set(err, S0_ECONFLICT, "conflict", "the public domain is set already");
+	}
+	return S0_OK;
 }
 
 static size_t limit(void *ctx, const char *method, const char *raw_path, const char **wire)
 {
 	(void)ctx;
 	char *path = NULL;
+	if (!strncmp(raw_path, "/r/", 3)) { /* a public route (proxy.h) */
+		*wire = "request_too_large";
+		return S0__ROUTE_BODY_MAX;
+	}
 	if (s0__router_decode_path(raw_path, &path) < 0) {
 		*wire = "request_too_large";
 		return S0__ROUTER_JSON_BODY_MAX;
@@ -180,6 +229,8 @@ static int key_revoke(void *ctx, const char *id, char **json, s0_error **err)
 
 static void glue_free(void *ctx)
 {
+	glue *g = ctx;
+	free(atomic_load(&g->public_domain));
 	free(ctx);
 }
 
@@ -204,7 +255,8 @@ int s0_server_new(s0_local *local, const s0_server_options *opts, s0_server **ou
 	s0__server_config cfg = {.opts = opts, .handler = route, .handler_ctx = g,
 	                         .body_limit = limit, .admin = &g->admin, .watch = &g->watch,
 	                         .streams = &g->streams, .on_free = glue_free,
-	                         .key_lookup = key_team, .key_lookup_ctx = g};
+	                         .key_lookup = key_team, .key_lookup_ctx = g,
+	                         .is_public_route = public_route};
 	int rc = s0__server_new(&cfg, out, err);
 	if (rc < 0)
 		free(g);

@@ -150,6 +150,9 @@ typedef struct s0__server_config {
 	void *key_lookup_ctx;
 	const s0__server_watch_ops *watch; /* nullable: no long-poll (Prefer: wait ignored) */
 	const s0__server_stream_ops *streams; /* nullable: no WebSocket routes */
+	/* Whether a request is public-route traffic: no API key, the handler
+	 * answers it (nullable: none is; glue.c, server/proxy.h). */
+	bool (*is_public_route)(void *handler_ctx, const char *raw_path, const char *host);
 	/* Called once from s0_server_free() after the last request (nullable). */
 	void (*on_free)(void *handler_ctx);
 } s0__server_config;

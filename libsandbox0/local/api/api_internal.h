@@ -121,6 +121,8 @@ void s0__ep_files_list(s0__rctx *c);
 void s0__ep_files_move(s0__rctx *c);
 void s0__ep_not_implemented(s0__rctx *c);
 /* ep_templates.c: templates of the team (docs/local-backend.md "Templates") */
+void s0__ep_services_get(s0__rctx *c); /* ep_services.c */
+void s0__ep_services_put(s0__rctx *c);
 void s0__ep_template_create(s0__rctx *c);
 void s0__ep_template_list(s0__rctx *c);
 void s0__ep_template_get(s0__rctx *c);

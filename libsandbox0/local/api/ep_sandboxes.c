@@ -5,6 +5,7 @@
 
 #include "common/json.h"
 #include "local/api/api_internal.h"
+#include "local/lifecycle/services.h"
 
 /* Go strings.ToLower(strings.TrimSpace(s)) for ASCII. */
 static char *normalise_template(const char *s)
@@ -85,15 +86,26 @@ static void claim(s0__rctx *c, const cJSON *body)
 		c->oom = true;
 		return;
 	}
-	if (template_ok(c, t)) {
+	/* config.services (the SDKs' claim option): checked first, stored after */
+	const cJSON *svc = cJSON_GetObjectItemCaseSensitive(config, "services");
+	bool ar = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(config, "auto_resume"));
+	s0_error *err = NULL;
+	if (cJSON_GetArraySize(svc) > 0 && s0__services_validate(svc, ar, &err) < 0)
+		s0__reply_error(c, err);
+	else if (template_ok(c, t)) {
 		s0__claim_req req = {.template_id = t, .snapshot_id = snap && *snap ? snap : NULL,
 		                     .config = config};
 		s0__sandbox_rec rec = {0};
-		s0_error *err = NULL;
-		if (s0__engine_claim(c->e, c->team, &req, &rec, &err) < 0)
+		cJSON *stored = NULL;
+		if (s0__engine_claim(c->e, c->team, &req, &rec, &err) < 0 ||
+		    (cJSON_GetArraySize(svc) > 0 &&
+		     s0__engine_services_put(c->e, c->team, rec.id, svc, &stored, &err) < 0)) {
+			s0__sandbox_rec_clear(&rec);
 			s0__reply_error(c, err);
-		else
+		} else {
 			reply_rec(c, 201, claim_response(&rec), &rec);
+		}
+		cJSON_Delete(stored);
 	}
 	free(t);
 }

@@ -37,6 +37,8 @@ static const route routes[] = {
 	{SB "/*/snapshots", "GET", s0__ep_snapshot_list, R_AUTH},
 	{SB "/*/rootfs/restore", "POST", s0__ep_restore, R_AUTH},
 	{SB "/*/fork", "POST", s0__ep_fork, R_AUTH},
+	{SB "/*/services", "GET", s0__ep_services_get, R_AUTH},
+	{SB "/*/services", "PUT", s0__ep_services_put, R_AUTH},
 	{SB "/*/files", "GET", s0__ep_files_read, R_AUTH},
 	{SB "/*/files", "POST", s0__ep_files_write, R_AUTH},
 	{SB "/*/files", "DELETE", s0__ep_files_delete, R_AUTH},

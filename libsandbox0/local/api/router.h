@@ -46,6 +46,11 @@ typedef struct s0__router_opts {
 	/* Wake budget of runtime requests in ms; 0 = S0__ROUTER_WAKE_BUDGET_MS.
 	 * Callers with their own deadline pass min(45 s, deadline). */
 	int64_t wake_budget_ms;
+	/* Public routes (docs/wire.md "Public routes"), both nullable: the
+	 * domain services are served under by Host ({public_id}.{domain}), and
+	 * the "scheme://host[:port]" path-based URLs (/r/{public_id}/) start with. */
+	const char *public_domain;
+	const char *public_base;
 } s0__router_opts;
 
 /*
@@ -82,6 +87,9 @@ size_t s0__router_body_limit(const char *method, const char *path, const char **
  */
 int s0__router_reply_error(s0__http_response *resp, const char *request_id, int status,
                            const char *wire_code, const char *message);
+/* The same for an engine error (taken; NULL: 500), with its status, wire
+ * code and Retry-After as the API answers it (reply_route.c). */
+int s0__router_reply_s0_error(s0__http_response *resp, const char *request_id, s0_error *err);
 
 /*
  * Percent-decode a raw URL path. Returns 0 and a malloc'd string, -1 when

@@ -42,11 +42,12 @@ static int record_delete(s0__engine *e, s0__sandbox_row *row, s0__op_kind kind, 
 	return rc;
 }
 
-/* In the done transaction: identity, configuration and head go. */
+/* In the done transaction: identity, configuration, head and public routes go. */
 static int drop_row(s0__engine *e, s0__op_row *op, void *ctx, s0_error **err)
 {
 	(void)ctx;
-	return s0__meta_sandbox_delete(e->meta, op->sandbox_id, err);
+	int rc = s0__meta_services_put(e->meta, op->sandbox_id, NULL, NULL, 0, err);
+	return rc < 0 ? rc : s0__meta_sandbox_delete(e->meta, op->sandbox_id, err);
 }
 
 static int finish_delete_locked(s0__engine *e, s0__op_row *op)

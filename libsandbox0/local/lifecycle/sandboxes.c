@@ -4,6 +4,7 @@
 
 #include "common/json.h"
 #include "local/lifecycle/engine_internal.h"
+#include "local/lifecycle/services.h"
 
 static int copy_out(s0__sandbox_row *row, s0__sandbox_rec *out)
 {
@@ -110,6 +111,8 @@ int s0__engine_update(s0__engine *e, const char *team, const char *id, const cJS
 		rc = s0__error_set(err, S0_ENOTFOUND, "not_found", "sandbox not found");
 	if (rc == S0_OK)
 		rc = s0__config_apply(config, true, &row, s0__engine_now(e), err);
+	if (rc == S0_OK && !row.rec.auto_resume) /* services.h: resume routes need it */
+		rc = s0__services_allow_auto_resume_off(e, id, err);
 	if (rc == S0_OK)
 		rc = s0__engine_save(e, &row, err);
 	const cJSON *net = cJSON_GetObjectItemCaseSensitive(config, "network");

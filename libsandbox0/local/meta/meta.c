@@ -249,6 +249,26 @@ int s0__meta_sessions_delete(s0__meta *m, const char *sandbox_id, s0_error **err
 	return m->ops->sessions_delete(m, sandbox_id, err);
 }
 
+int s0__meta_services_get(s0__meta *m, const char *sandbox_id, char **json, s0_error **err)
+{
+	NEED(sandbox_id && json, "services_get: sandbox id and output are required");
+	return m->ops->services_get(m, sandbox_id, json, err);
+}
+
+int s0__meta_services_put(s0__meta *m, const char *sandbox_id, const char *json,
+                          const char *const *public_ids, size_t n, s0_error **err)
+{
+	NEED(sandbox_id && (public_ids || !n), "services_put: sandbox id and ids are required");
+	return m->ops->services_put(m, sandbox_id, json, json ? public_ids : NULL, json ? n : 0,
+	                            err);
+}
+
+int s0__meta_route_find(s0__meta *m, const char *public_id, char *sandbox_id, s0_error **err)
+{
+	NEED(public_id && sandbox_id, "route_find: public id and output are required");
+	return m->ops->route_find(m, public_id, sandbox_id, err);
+}
+
 int s0__meta_fork_key_get(s0__meta *m, const char *sandbox_id, const char *key, char **child,
                           char **error_json, s0_error **err)
 {

@@ -96,6 +96,10 @@ struct s0__meta_ops {
 	int (*sessions_put)(s0__meta *m, const char *sandbox_id, const void *blob, size_t len,
 	                    s0_error **err);
 	int (*sessions_delete)(s0__meta *m, const char *sandbox_id, s0_error **err);
+	int (*services_get)(s0__meta *m, const char *sandbox_id, char **json, s0_error **err);
+	int (*services_put)(s0__meta *m, const char *sandbox_id, const char *json,
+	                    const char *const *public_ids, size_t n, s0_error **err);
+	int (*route_find)(s0__meta *m, const char *public_id, char *sandbox_id, s0_error **err);
 	int (*fork_key_get)(s0__meta *m, const char *sandbox_id, const char *key, char **child,
 	                    char **error_json, s0_error **err);
 	int (*fork_key_put)(s0__meta *m, const char *sandbox_id, const char *key,
@@ -274,6 +278,19 @@ int s0__meta_sessions_get(s0__meta *m, const char *sandbox_id, void **blob, size
 int s0__meta_sessions_put(s0__meta *m, const char *sandbox_id, const void *blob, size_t len,
                           s0_error **err);
 int s0__meta_sessions_delete(s0__meta *m, const char *sandbox_id, s0_error **err);
+
+/* The public services of a sandbox (docs/wire.md "Public routes"): get
+ * answers the stored services JSON array text (*json malloc'd) or
+ * S0_ENOTFOUND (no error object) when none is stored. put replaces them
+ * and the public ids that route to the sandbox (public_ids[0..n), each
+ * globally unique: a taken one fails the put); json NULL
+ * removes both. route_find copies the sandbox of a public id into
+ * sandbox_id (S0__ID_MAX bytes), S0_ENOTFOUND (no error object) when no
+ * sandbox has it. */
+int s0__meta_services_get(s0__meta *m, const char *sandbox_id, char **json, s0_error **err);
+int s0__meta_services_put(s0__meta *m, const char *sandbox_id, const char *json,
+                          const char *const *public_ids, size_t n, s0_error **err);
+int s0__meta_route_find(s0__meta *m, const char *public_id, char *sandbox_id, s0_error **err);
 
 /* Fork idempotency (API 6.7): the child or the recorded failure of a key
  * (either may be NULL; both malloc'd). S0_ENOTFOUND (no error object) for

@@ -324,6 +324,14 @@ typedef struct s0__rt_driver {
 	                     const s0__rt_restore_opts *o, s0__rt_image **out, s0_error **err);
 	/** Free a restored image start() did not take. NULL-safe. */
 	void (*image_free)(s0__rt_image *img);
+	/**
+	 * Connect to TCP @p port inside the generation (public routes, docs/wire.md
+	 * "Public routes"). NULL: the runtime cannot (routes answer `unsupported`).
+	 * @param[out] fd_out a connected stream socket, the caller's to close().
+	 * @retval S0_EUNAVAILABLE `port_not_listening` when nothing listens there.
+	 * Blocks for the connect only; any thread while the generation is pinned.
+	 */
+	int (*connect_port)(s0__rt_gen *g, int port, int *fd_out, s0_error **err);
 } s0__rt_driver;
 
 /**

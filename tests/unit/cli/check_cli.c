@@ -965,5 +965,6 @@ static Suite *cli_suite(void)
 }
 
 Suite *cli_teams_suite(void); /* check_cli_teams.c */
+Suite *cli_service_suite(void); /* check_cli_service.c */
 
-S0_TEST_MAIN(cli_suite, cli_teams_suite)
+S0_TEST_MAIN(cli_suite, cli_teams_suite, cli_service_suite)

@@ -77,7 +77,7 @@ START_TEST(fs02_identity_and_config_survive_cycle)
 	cfg.memory = "256Mi";
 	cfg.env_vars = env;
 	cfg.extra_json = "{\"network\":{\"mode\":\"block-all\"},"
-	                 "\"services\":[{\"id\":\"web\",\"port\":8080}]}";
+	                 "\"services\":[{\"id\":\"web\",\"port\":8080,\"ingress\":{\"public\":false}}]}";
 	char *id = lt_claim(&t, NULL, &cfg);
 	s0_sandbox_info *before = lt_get(&t, id);
 	cJSON *ib = lt_inspect(&t, id);

@@ -457,6 +457,46 @@ START_TEST(meta_kv_sessions_forks)
 }
 END_TEST
 
+/* Services and their public ids (docs/wire.md "Public routes"): replace,
+ * find, a rolled-back put, a taken public id, removal. */
+START_TEST(meta_services_routes)
+{
+	fx f = open_fx(_i);
+	char *json = NULL, sb[S0__ID_MAX];
+	ck_assert_int_eq(s0__meta_services_get(f.m, "sb_1", &json, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_route_find(f.m, "pubaaa", sb, NULL), S0_ENOTFOUND);
+	const char *ids[] = {"pubaaa", "pubbbb"};
+	ck_assert_int_eq(s0__meta_begin(f.m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_services_put(f.m, "sb_1", "[{\"id\":\"a\"}]", ids, 2, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_commit(f.m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_services_get(f.m, "sb_1", &json, NULL), S0_OK);
+	ck_assert_str_eq(json, "[{\"id\":\"a\"}]");
+	free(json);
+	ck_assert_int_eq(s0__meta_route_find(f.m, "pubbbb", sb, NULL), S0_OK);
+	ck_assert_str_eq(sb, "sb_1");
+	/* a rolled-back replace leaves the old rows */
+	ck_assert_int_eq(s0__meta_begin(f.m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_services_put(f.m, "sb_1", "[]", NULL, 0, NULL), S0_OK);
+	s0__meta_rollback(f.m);
+	ck_assert_int_eq(s0__meta_route_find(f.m, "pubaaa", sb, NULL), S0_OK);
+	/* another sandbox cannot take a public id */
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__meta_begin(f.m, NULL), S0_OK);
+	ck_assert_int_lt(s0__meta_services_put(f.m, "sb_2", "[]", ids, 1, &err), 0);
+	s0_error_free(err);
+	s0__meta_rollback(f.m);
+	/* replace with one id, then remove */
+	ck_assert_int_eq(s0__meta_begin(f.m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_services_put(f.m, "sb_1", "[1]", ids + 1, 1, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_commit(f.m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_route_find(f.m, "pubaaa", sb, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_services_put(f.m, "sb_1", NULL, NULL, 0, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_services_get(f.m, "sb_1", &json, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_route_find(f.m, "pubbbb", sb, NULL), S0_ENOTFOUND);
+	close_fx(&f);
+}
+END_TEST
+
 static s0__apikey_row key_of(fx *f, const char *id, const char *team, const char *secret)
 {
 	s0__apikey_row k = {0};
@@ -902,7 +942,7 @@ START_TEST(sqlite_migrates_version_3)
 	s0__meta *m = NULL;
 	s0_error *err = NULL;
 	ck_assert_msg(s0__meta_open(dir, &m, &err) == S0_OK, "%s", err ? s0_error_message(err) : "");
-	ck_assert_int_eq(s0__meta_schema_version(m), 6);
+	ck_assert_int_eq(s0__meta_schema_version(m), 7);
 
 	/* a template of before schema 5 is public, with an empty spec */
 	s0__template_row tpl;
@@ -953,7 +993,7 @@ START_TEST(sqlite_migrates_version_3)
 
 	/* reopening a migrated store migrates nothing and keeps everything */
 	ck_assert_int_eq(s0__meta_open(dir, &m, NULL), S0_OK);
-	ck_assert_int_eq(s0__meta_schema_version(m), 6);
+	ck_assert_int_eq(s0__meta_schema_version(m), 7);
 	ck_assert_int_eq(s0__meta_apikey_get(m, "key_1", &k, NULL), S0_OK);
 	s0__meta_close(m);
 	s0_test_rmrf(dir);
@@ -1161,6 +1201,7 @@ static Suite *meta_suite(void)
 	tcase_add_loop_test(c, meta_transactions, 0, (int)n);
 	tcase_add_loop_test(c, meta_snapshots_templates, 0, (int)n);
 	tcase_add_loop_test(c, meta_kv_sessions_forks, 0, (int)n);
+	tcase_add_loop_test(c, meta_services_routes, 0, (int)n);
 	tcase_add_loop_test(c, meta_team_templates, 0, (int)n);
 	tcase_add_loop_test(c, meta_teams_and_keys, 0, (int)n);
 	tcase_add_loop_test(c, meta_keys_bad_input, 0, (int)n);

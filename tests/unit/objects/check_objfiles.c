@@ -520,8 +520,10 @@ START_TEST(test_refused_open_keeps_metadata_schema)
 	s0_error *err = NULL;
 	ck_assert_int_eq(s0_local_open(dir, &o, &l, &err), S0_OK);
 	s0_local_close(l);
-	/* back to schema 3: undo migrations 6 (nodes, gen_owners), 5 (templates of teams) and 4 (teams, api_keys) */
-	ck_assert_int_eq(meta_version(dir, "DROP TABLE gen_owners; DROP TABLE nodes;"
+	/* back to schema 3: undo migrations 7 (services, public_routes), 6 (nodes,
+	 * gen_owners), 5 (templates of teams) and 4 (teams, api_keys) */
+	ck_assert_int_eq(meta_version(dir, "DROP TABLE public_routes; DROP TABLE services;"
+	                                   "DROP TABLE gen_owners; DROP TABLE nodes;"
 	                                   "ALTER TABLE templates DROP COLUMN team_id;"
 	                                   "ALTER TABLE templates DROP COLUMN spec;"
 	                                   "ALTER TABLE templates DROP COLUMN created_at;"

@@ -43,6 +43,7 @@ typedef enum mpg_stmt {
 	Q_SNAP_PUT, Q_SNAP_GET, Q_SNAP_DEL, Q_SNAP_LIST, Q_SNAP_EXPIRE,
 	Q_TMPL_GET, Q_TMPL_PUT, Q_TMPL_LIST, Q_TMPL_DEL, Q_TMPL_USERS, Q_KV_GET, Q_KV_PUT,
 	Q_SES_GET, Q_SES_PUT, Q_SES_DEL, Q_FK_GET, Q_FK_PUT,
+	Q_SVC_GET, Q_SVC_DEL, Q_SVC_PUT, Q_RT_DEL, Q_RT_PUT, Q_RT_FIND,
 	Q_TEAM_PUT, Q_TEAM_GET, Q_TEAM_LIST,
 	Q_KEY_CREATE, Q_KEY_GET, Q_KEY_BYHASH, Q_KEY_LIST, Q_KEY_REVOKE,
 	Q_VERSION,
@@ -169,6 +170,10 @@ int s0__mpg_sessions_get(s0__meta *m, const char *sandbox_id, void **blob, size_
 int s0__mpg_sessions_put(s0__meta *m, const char *sandbox_id, const void *blob, size_t len,
                          s0_error **err);
 int s0__mpg_sessions_delete(s0__meta *m, const char *sandbox_id, s0_error **err);
+int s0__mpg_services_get(s0__meta *m, const char *sandbox_id, char **json, s0_error **err);
+int s0__mpg_services_put(s0__meta *m, const char *sandbox_id, const char *json,
+                         const char *const *public_ids, size_t n, s0_error **err);
+int s0__mpg_route_find(s0__meta *m, const char *public_id, char *sandbox_id, s0_error **err);
 int s0__mpg_fork_key_get(s0__meta *m, const char *sandbox_id, const char *key, char **child,
                          char **error_json, s0_error **err);
 int s0__mpg_fork_key_put(s0__meta *m, const char *sandbox_id, const char *key,

@@ -60,6 +60,11 @@ const char *const s0__mpg_migrations[] = {
 	"ALTER TABLE templates ADD COLUMN created_at BIGINT NOT NULL DEFAULT 0;"
 	"ALTER TABLE templates ADD COLUMN updated_at BIGINT NOT NULL DEFAULT 0;"
 	"CREATE INDEX sandboxes_template ON sandboxes(template_id);",
+	/* 4: public services of sandboxes (their wire JSON) and the public ids
+	 * of their routes (docs/wire.md "Public routes") */
+	"CREATE TABLE services(sandbox_id TEXT PRIMARY KEY, spec TEXT NOT NULL);"
+	"CREATE TABLE public_routes(public_id TEXT PRIMARY KEY, sandbox_id TEXT NOT NULL);"
+	"CREATE INDEX public_routes_sandbox ON public_routes(sandbox_id);",
 };
 
 const int s0__mpg_migration_count =

@@ -96,6 +96,12 @@ const char *const s0__mpg_sql[Q_COUNT] = {
 	[Q_SES_PUT] = "INSERT INTO sessions(sandbox_id, blob) VALUES($1,$2)"
 	              " ON CONFLICT(sandbox_id) DO UPDATE SET blob=excluded.blob",
 	[Q_SES_DEL] = "DELETE FROM sessions WHERE sandbox_id=$1",
+	[Q_SVC_GET] = "SELECT spec FROM services WHERE sandbox_id=$1",
+	[Q_SVC_DEL] = "DELETE FROM services WHERE sandbox_id=$1",
+	[Q_SVC_PUT] = "INSERT INTO services(sandbox_id, spec) VALUES($1,$2)",
+	[Q_RT_DEL] = "DELETE FROM public_routes WHERE sandbox_id=$1",
+	[Q_RT_PUT] = "INSERT INTO public_routes(public_id, sandbox_id) VALUES($1,$2)",
+	[Q_RT_FIND] = "SELECT sandbox_id FROM public_routes WHERE public_id=$1",
 	[Q_FK_GET] = "SELECT child, error FROM fork_keys WHERE sandbox_id=$1 AND key=$2",
 	[Q_FK_PUT] = "INSERT INTO fork_keys(sandbox_id, key, child, error) VALUES($1,$2,$3,$4)"
 	             " ON CONFLICT(sandbox_id, key) DO UPDATE SET child=excluded.child,"

@@ -101,6 +101,10 @@ int s0__msql_sessions_get(s0__meta *m, const char *sandbox_id, void **blob, size
 int s0__msql_sessions_put(s0__meta *m, const char *sandbox_id, const void *blob, size_t len,
                           s0_error **err);
 int s0__msql_sessions_delete(s0__meta *m, const char *sandbox_id, s0_error **err);
+int s0__msql_services_get(s0__meta *m, const char *sandbox_id, char **json, s0_error **err);
+int s0__msql_services_put(s0__meta *m, const char *sandbox_id, const char *json,
+                          const char *const *public_ids, size_t n, s0_error **err);
+int s0__msql_route_find(s0__meta *m, const char *public_id, char *sandbox_id, s0_error **err);
 int s0__msql_fork_key_get(s0__meta *m, const char *sandbox_id, const char *key, char **child,
                           char **error_json, s0_error **err);
 int s0__msql_fork_key_put(s0__meta *m, const char *sandbox_id, const char *key,

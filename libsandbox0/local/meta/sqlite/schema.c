@@ -60,6 +60,11 @@ const char *const s0__msql_migrations[] = {
 	" lease_until INTEGER NOT NULL);"
 	"CREATE TABLE gen_owners(sandbox_id TEXT PRIMARY KEY, generation INTEGER NOT NULL,"
 	" node_id TEXT NOT NULL, epoch INTEGER NOT NULL);",
+	/* 7: public services of sandboxes (their wire JSON) and the public ids
+	 * of their routes (docs/wire.md "Public routes") */
+	"CREATE TABLE services(sandbox_id TEXT PRIMARY KEY, spec TEXT NOT NULL);"
+	"CREATE TABLE public_routes(public_id TEXT PRIMARY KEY, sandbox_id TEXT NOT NULL);"
+	"CREATE INDEX public_routes_sandbox ON public_routes(sandbox_id);",
 };
 
 const int s0__msql_migration_count =

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "local/runtime/netpolicy.h"
+#include "local/runtime/sim/httpd.h"
 
 typedef struct nc_args {
 	bool udp, verbose;
@@ -73,9 +74,38 @@ static int bi_nc(sh_cmdctx *x, int argc, char **argv)
 	return 0;
 }
 
+/* httpd [-f] -p PORT [-h DIR]: serve DIR (default: the cwd) on PORT (httpd.h). */
+static int bi_httpd(sh_cmdctx *x, int argc, char **argv)
+{
+	long port = 0;
+	const char *dir = ".";
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-p") && i + 1 < argc)
+			port = strtol(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "-h") && i + 1 < argc)
+			dir = argv[++i];
+		else if (strcmp(argv[i], "-f"))
+			port = 0, i = argc;
+	}
+	if (port < 1 || port > 65535) {
+		s0__sh_errf(x, "httpd: usage: httpd [-f] -p PORT (1..65535) [-h DIR]");
+		return 2;
+	}
+	char *root = s0__sh_path(x, "httpd", dir);
+	if (!root)
+		return 1;
+	s0_error *e = NULL;
+	int rc = s0__sim_httpd_start(x->r->g, (uint32_t)port, strcmp(root, "/") ? root : "", &e);
+	if (rc < 0)
+		s0__sh_errf(x, "httpd: bind: %s", e ? s0_error_message(e) : "out of memory");
+	s0_error_free(e);
+	free(root);
+	return rc < 0 ? 1 : 0;
+}
+
 const sh_bi *s0__bi_net(size_t *n)
 {
-	static const sh_bi t[] = {{"nc", bi_nc}};
+	static const sh_bi t[] = {{"nc", bi_nc}, {"httpd", bi_httpd}};
 	*n = sizeof t / sizeof t[0];
 	return t;
 }

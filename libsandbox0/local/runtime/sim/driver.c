@@ -12,6 +12,7 @@
 #include "local/fsview/router.h"
 #include "local/fsview/tmpfs.h"
 #include "local/runtime/sim/guest.h"
+#include "local/runtime/sim/httpd.h"
 #include "local/runtime/sim/image.h"
 #include "local/runtime/sim/sessions.h"
 #include "local/runtime/sim/sim_int.h"
@@ -172,6 +173,7 @@ static void gen_free(s0__rt_gen *g)
 {
 	if (g->guest) /* graceful shutdown: procd first, then its children (SES-04) */
 		s0__guest_shutdown(g->guest);
+	s0__sim_httpd_forget(g->guest);
 	s0__guest_free(g->guest);
 	if (g->ns_ready)
 		s0__files_ns_clear(&g->ns);
@@ -356,6 +358,11 @@ s0__guest *s0__sim_guest(s0__rt_gen *g)
 	return g->guest;
 }
 
+static int sim_connect_port(s0__rt_gen *g, int port, int *fd_out, s0_error **err)
+{
+	return s0__sim_httpd_connect(g->guest, &g->ns, (uint32_t)port, fd_out, err);
+}
+
 static void sim_sessions_adopt(s0__rt_gen *g, s0__sessions *s, bool restored)
 {
 	if (!s)
@@ -447,4 +454,5 @@ const s0__rt_driver s0__rt_sim_driver = {
 	.procd_version = sim_procd_version,
 	.image_restore = sim_image_restore,
 	.image_free = sim_image_free,
+	.connect_port = sim_connect_port,
 };

@@ -64,6 +64,10 @@
  *   memtouch OFF LEN    overwrite heap bytes with fresh content (dirties chunks)
  *   memhash             print "<16 hex digits> <bytes>": the heap's fingerprint
  *   listen PORT         open a listening socket (dropped by any checkpoint)
+ *   httpd [-f] -p PORT [-h DIR]
+ *                       serve DIR (default: the cwd) over HTTP on PORT as a
+ *                       daemon (procd holds the socket until the generation
+ *                       ends; sim/httpd.h): GET/HEAD files, POST/PUT echo
  *   trap '' SIGS        ignore the signals (names or numbers; a job inherits it);
  *   trap - SIGS         back to the default; bare `trap` lists the ignored ones
  *                       ("trap -- '' N"). KILL and STOP cannot be trapped (status

@@ -1,0 +1,400 @@
+/* Public routes: the request's public id and route, the wake, the connect
+ * through the runtime seam and the relay through libcurl (proxy.h). */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/json.h"
+#include "local/api/router.h"
+#include "local/lifecycle/services.h"
+#include "local/runtime/runtime.h"
+#include "server/proxy.h"
+#include "server/proxy_http.h"
+
+#define LABEL_MAX S0__PUBLIC_ID_MAX
+#define DEFAULT_TIMEOUT_S 60
+#define LISTEN_POLL_MS 20
+
+/* The name of a Host value without its port; false when it is no host name. */
+static bool host_name(const char *host, char *out, size_t n)
+{
+	size_t len = strcspn(host, ":");
+	if (!len || len >= n)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)host[i]) && host[i] != '.' && host[i] != '-')
+			return false;
+	const char *port = host + len;
+	if (*port && (!port[1] || strspn(port + 1, "0123456789") != strlen(port + 1)))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		out[i] = (char)tolower((unsigned char)host[i]);
+	out[len] = 0;
+	return true;
+}
+
+/* The label of a host name directly under domain, or NULL. */
+static const char *label_under(const char *name, const char *domain, char *label)
+{
+	size_t n = strlen(name), d = strlen(domain);
+	if (!d || n <= d + 1 || name[n - d - 1] != '.' || strcasecmp(name + n - d, domain))
+		return NULL;
+	if (n - d - 1 >= LABEL_MAX || memchr(name, '.', n - d - 1))
+		return NULL;
+	memcpy(label, name, n - d - 1);
+	label[n - d - 1] = 0;
+	return label;
+}
+
+bool s0__route_is_public(const char *raw_path, const char *host, const char *domain)
+{
+	if (raw_path && !strncmp(raw_path, "/r/", 3))
+		return true;
+	char name[256], label[LABEL_MAX];
+	return domain && host && host_name(host, name, sizeof name) &&
+	       label_under(name, domain, label);
+}
+
+/* A public id: lowercase letters and digits. */
+static bool id_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (!n || n >= LABEL_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* A path the service may see: printable, no dot segments, no encoded
+ * slash, backslash or dot (so prefix matching means what it says). */
+static bool path_ok(const char *p)
+{
+	if (p[0] != '/')
+		return false;
+	for (const char *c = p; *c; c++) {
+		if ((unsigned char)*c <= 0x20 || *c == 0x7f || *c == '\\')
+			return false;
+		if (*c == '%' && c[1] && c[2] &&
+		    (!strncasecmp(c, "%2f", 3) || !strncasecmp(c, "%5c", 3) ||
+		     !strncasecmp(c, "%2e", 3) || !strncmp(c, "%00", 3)))
+			return false;
+	}
+	for (const char *s = p; s; s = strchr(s + 1, '/')) {
+		size_t n = strcspn(s + 1, "/");
+		if ((n == 1 && s[1] == '.') || (n == 2 && s[1] == '.' && s[2] == '.'))
+			return false;
+	}
+	return true;
+}
+
+static const char *str_of(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Whether prefix matches path at a segment boundary. */
+static bool prefix_matches(const char *prefix, const char *path)
+{
+	size_t n = strlen(prefix);
+	return !strncmp(prefix, path, n) &&
+	       (!path[n] || path[n] == '/' || (n && prefix[n - 1] == '/'));
+}
+
+/* The route of a service for path and method: longest matching prefix.
+ * *method_ok false when a route matches the path but not the method. */
+static const cJSON *pick_route(const cJSON *service, const char *path, const char *method,
+                               bool *method_ok)
+{
+	const cJSON *routes =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(service, "ingress"),
+	                                         "routes");
+	const cJSON *best = NULL, *r;
+	size_t best_len = 0;
+	bool path_hit = false;
+	*method_ok = true;
+	cJSON_ArrayForEach(r, routes)
+	{
+		const char *pp = str_of(r, "path_prefix") ? str_of(r, "path_prefix") : "/";
+		if (!prefix_matches(pp, path))
+			continue;
+		path_hit = true;
+		const cJSON *ms = cJSON_GetObjectItemCaseSensitive(r, "methods"), *m;
+		bool allowed = !cJSON_GetArraySize(ms);
+		cJSON_ArrayForEach(m, ms) allowed = allowed || !strcmp(m->valuestring, method) ||
+		                                    (!strcmp(method, "HEAD") &&
+		                                     !strcmp(m->valuestring, "GET"));
+		if (allowed && (!best || strlen(pp) > best_len)) {
+			best = r;
+			best_len = strlen(pp);
+		}
+	}
+	if (!best && path_hit)
+		*method_ok = false;
+	return best;
+}
+
+static bool hop_by_hop(const char *name)
+{
+	static const char *const drop[] = {"connection", "keep-alive", "transfer-encoding",
+	                                   "te",         "upgrade",    "proxy-authorization",
+	                                   "proxy-authenticate", "trailer", "content-length",
+	                                   "host",       "expect"};
+	for (size_t i = 0; i < sizeof drop / sizeof drop[0]; i++)
+		if (!strcasecmp(name, drop[i]))
+			return true;
+	return false;
+}
+
+static int fail(s0__http_response *resp, const char *rid, int status, const char *wire,
+                const char *msg)
+{
+	return s0__router_reply_error(resp, rid, status, wire, msg);
+}
+
+/* The request's headers for the service, plus Host and X-Forwarded-*. */
+static int request_headers(const s0__http_request *req, int port, const char *fwd_prefix,
+                           s0__headers *h)
+{
+	const char *host = s0__headers_get(&req->headers, "Host");
+	char local[32];
+	snprintf(local, sizeof local, "127.0.0.1:%d", port);
+	int bad = s0__headers_add(h, "Host", host ? host : local);
+	for (size_t i = 0; !bad && i < req->headers.len; i++) {
+		const s0__header *x = &req->headers.items[i];
+		if (!hop_by_hop(x->name) && strncasecmp(x->name, "X-Forwarded-", 12))
+			bad = s0__headers_add(h, x->name, x->value);
+	}
+	if (!bad && host)
+		bad = s0__headers_add(h, "X-Forwarded-Host", host);
+	if (!bad)
+		bad = s0__headers_add(h, "X-Forwarded-Proto", "http");
+	if (!bad && fwd_prefix)
+		bad = s0__headers_add(h, "X-Forwarded-Prefix", fwd_prefix);
+	return bad ? S0_ENOMEM : S0_OK;
+}
+
+/* Relay the request over fd (closed here) into resp. */
+static int relay_http(int fd, int port, const char *path, const s0__http_request *req,
+                      const char *fwd_prefix, long timeout_s, const char *rid,
+                      s0__http_response *resp)
+{
+	s0__headers h = {0};
+	char *target = s0__asprintf("%s%s%s", path, req->query ? "?" : "",
+	                            req->query ? req->query : "");
+	int rc = target ? request_headers(req, port, fwd_prefix, &h) : S0_ENOMEM;
+	s0__http_response got = {0};
+	const char *why = "out of memory";
+	if (rc == S0_OK) {
+		s0__proxy_req pr = {.method = req->method, .target = target, .headers = &h,
+		                    .body = req->body, .body_len = req->body_len,
+		                    .has_body = req->has_body,
+		                    .response_max = S0__ROUTE_RESPONSE_MAX,
+		                    .timeout_ms = (int64_t)timeout_s * 1000};
+		rc = s0__proxy_exchange(fd, &pr, &got, &why);
+	}
+	close(fd);
+	s0__headers_free(&h);
+	free(target);
+	if (rc == S0_OK) {
+		resp->status = got.status;
+		for (size_t i = 0; rc == S0_OK && i < got.headers.len; i++)
+			if (!hop_by_hop(got.headers.items[i].name) &&
+			    s0__headers_add(&resp->headers, got.headers.items[i].name,
+			                    got.headers.items[i].value) < 0)
+				rc = S0_ENOMEM;
+		if (rc == S0_OK && rid && s0__headers_add(&resp->headers, "X-Request-ID", rid) < 0)
+			rc = S0_ENOMEM;
+		resp->body = got.body;
+		got.body = (s0__buf){0};
+	} else if (rc != S0_ENOMEM) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "the service did not answer: %s", why);
+		rc = fail(resp, rid, rc == S0_ETIMEDOUT ? 504 : 502,
+		          rc == S0_ETIMEDOUT ? "gateway_timeout" : "bad_gateway", msg);
+	}
+	s0__http_response_free(&got);
+	return rc;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec t = {0, ms * 1000000L};
+	nanosleep(&t, NULL);
+}
+
+/* Start a cmd runtime's command in the sandbox (a cmd context). */
+static int start_service(s0__runtime_access *a, const cJSON *rt, s0_error **err)
+{
+	cJSON *body = cJSON_CreateObject();
+	cJSON *cmd = body ? cJSON_AddObjectToObject(body, "cmd") : NULL;
+	cJSON *argv = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(rt, "command"), 1);
+	bool ok = cmd && argv && cJSON_AddItemToObject(cmd, "command", argv);
+	if (!ok)
+		cJSON_Delete(argv);
+	const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(rt, "cwd");
+	const cJSON *env = cJSON_GetObjectItemCaseSensitive(rt, "env_vars");
+	cJSON *env2 = ok && cJSON_IsObject(env) ? cJSON_Duplicate(env, 1) : NULL;
+	ok = ok && s0__json_add_str(body, "type", "cmd") == 0 &&
+	     (!cJSON_IsString(cwd) || s0__json_add_str(body, "cwd", cwd->valuestring) == 0);
+	if (env2 && !(ok && cJSON_AddItemToObject(body, "env_vars", env2))) {
+		cJSON_Delete(env2);
+		ok = false;
+	}
+	if (!ok || (cJSON_IsObject(env) && !env2)) {
+		cJSON_Delete(body);
+		return s0__error_nomem(err);
+	}
+	s0__rt_proc_call call = {.op = S0__RT_CTX_CREATE, .body = body};
+	cJSON *data = NULL;
+	int status = 0;
+	int rc = s0__runtime_access_proc(a, &call, &data, &status, err);
+	/* a command that already failed will not listen: say so now */
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(data, "exit_code");
+	if (rc == S0_OK && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(data, "running")) &&
+	    cJSON_IsNumber(code) && code->valueint != 0)
+		rc = s0__error_set(err, S0_EUNAVAILABLE, "port_not_listening",
+		                   "the service's command exited with status %d", code->valueint);
+	cJSON_Delete(data);
+	cJSON_Delete(body);
+	return rc;
+}
+
+/* Connect to the service's port; a cmd runtime is started when nothing
+ * listens, then the port is polled until budget_ms (real time) passes. */
+static int connect_service(s0__runtime_access *a, const cJSON *service, int port,
+                           int64_t budget_ms, int *fd, s0_error **err)
+{
+	int rc = s0__runtime_access_connect(a, port, fd, err);
+	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(service, "runtime");
+	const char *type = str_of(rt, "type");
+	if (rc != S0_EUNAVAILABLE || !err || !*err ||
+	    strcmp(s0_error_reason(*err) ? s0_error_reason(*err) : "", "port_not_listening") ||
+	    !type || strcmp(type, "cmd"))
+		return rc;
+	s0_error_free(*err);
+	*err = NULL;
+	if ((rc = start_service(a, rt, err)) < 0)
+		return rc;
+	for (int64_t waited = 0;; waited += LISTEN_POLL_MS) {
+		rc = s0__runtime_access_connect(a, port, fd, err);
+		if (rc != S0_EUNAVAILABLE || waited >= budget_ms)
+			return rc;
+		s0_error_free(*err);
+		*err = NULL;
+		nap_ms(LISTEN_POLL_MS);
+	}
+}
+
+/* The public id and the path after it; false: the target is hostile. */
+static bool split_target(const s0__http_request *req, const char *domain, char *id,
+                         const char **rest, bool *by_host)
+{
+	const char *host = s0__headers_get(&req->headers, "Host");
+	char name[256];
+	*by_host = false;
+	if (domain && host && host_name(host, name, sizeof name) && label_under(name, domain, id)) {
+		*by_host = true;
+		*rest = req->path;
+		return true;
+	}
+	const char *p = req->path + 3; /* "/r/" */
+	size_t n = strcspn(p, "/");
+	if (!n || n >= LABEL_MAX)
+		return false;
+	memcpy(id, p, n);
+	id[n] = 0;
+	*rest = p[n] ? p + n : "/";
+	return true;
+}
+
+int s0__route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,
+                    const char *rid, s0__http_response *resp)
+{
+	char id[LABEL_MAX], prefix[LABEL_MAX + 4];
+	const char *rest;
+	bool by_host;
+	if (!split_target(req, domain, id, &rest, &by_host) || !id_ok(id))
+		return fail(resp, rid, 404, "not_found", "route not found");
+	if (!path_ok(rest))
+		return fail(resp, rid, 400, "bad_request",
+		            "invalid route path: dot segments, encoded slashes and control "
+		            "characters are refused");
+	if (req->has_body && req->body_len > S0__ROUTE_BODY_MAX)
+		return fail(resp, rid, 413, "request_too_large", "request body is too large");
+	s0_error *err = NULL;
+	s0__route_target t;
+	if (s0__engine_route_resolve(e, id, &t, &err) < 0) {
+		s0__route_target_clear(&t);
+		return s0__router_reply_s0_error(resp, rid, err);
+	}
+	bool method_ok;
+	const cJSON *route = pick_route(t.service, rest, req->method, &method_ok);
+	const cJSON *ports = cJSON_GetObjectItemCaseSensitive(t.service, "port");
+	int port = cJSON_IsNumber(ports) ? ports->valueint : 0;
+	bool no_routes = !cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(t.service, "ingress"), "routes"));
+	int rc;
+	if (!port) {
+		rc = fail(resp, rid, 404, "not_found", "route not found: the service has no port");
+	} else if (!route && !no_routes) {
+		rc = method_ok ? fail(resp, rid, 404, "not_found", "no route of the service matches")
+		               : fail(resp, rid, 405, "method_not_allowed",
+		                      "the route does not allow this method");
+	} else {
+		bool resume = route && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(route, "resume"));
+		const cJSON *to = route ? cJSON_GetObjectItemCaseSensitive(route, "timeout_seconds")
+		                        : NULL;
+		long timeout_s = cJSON_IsNumber(to) ? (long)to->valuedouble : DEFAULT_TIMEOUT_S;
+		s0__runtime_access *a = NULL;
+		rc = resume ? s0__engine_runtime_begin(e, t.team, t.sandbox_id,
+		                                       S0__ROUTER_WAKE_BUDGET_MS, &a, &err)
+		            : s0__engine_runtime_pin_running(e, t.team, t.sandbox_id, &a, &err);
+		int fd = -1;
+		if (rc == S0_OK)
+			rc = connect_service(a, t.service, port, S0__ROUTER_WAKE_BUDGET_MS, &fd, &err);
+		char *path = NULL;
+		const char *pp = route && str_of(route, "path_prefix") ? str_of(route, "path_prefix")
+		                                                        : "/";
+		const char *rw = route ? str_of(route, "rewrite_prefix") : NULL;
+		if (rc == S0_OK && rw) {
+			const char *tail = rest + strlen(pp);
+			if (rw[strlen(rw) - 1] == '/' && *tail == '/')
+				tail++;
+			path = s0__asprintf("%s%s%s", rw, *tail && *tail != '/' && rw[strlen(rw) - 1] != '/'
+			                                          ? "/"
+			                                          : "",
+			                    tail);
+		}
+		snprintf(prefix, sizeof prefix, "/r/%s", id);
+		if (rc == S0_OK && rw && !path) {
+			close(fd);
+			rc = S0_ENOMEM;
+		} else if (rc == S0_OK) {
+			rc = relay_http(fd, port, path ? path : rest, req, by_host ? NULL : prefix,
+			                timeout_s, rid, resp);
+		} else if (rc == S0_EUNAVAILABLE && err && s0_error_reason(err) &&
+		           !strcmp(s0_error_reason(err), "not_running")) {
+			s0_error_free(err);
+			rc = fail(resp, rid, 503, "unavailable",
+			          "sandbox is not running and this route does not resume it");
+		} else if (rc == S0_EUNAVAILABLE && err && s0_error_reason(err) &&
+		           !strcmp(s0_error_reason(err), "port_not_listening")) {
+			rc = s0__router_reply_error(resp, rid, 502, "bad_gateway", s0_error_message(err));
+			s0_error_free(err);
+		} else {
+			rc = s0__router_reply_s0_error(resp, rid, err);
+		}
+		free(path);
+		if (a)
+			s0__engine_runtime_end(a);
+	}
+	s0__route_target_clear(&t);
+	return rc == S0_ENOMEM ? S0_ENOMEM : S0_OK;
+}

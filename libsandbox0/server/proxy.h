@@ -1,0 +1,40 @@
+/*
+ * Public routes of `s0 serve` (docs/wire.md "Public routes"): which
+ * requests are public-route traffic (no API key: the route is the
+ * credential), and the proxy that answers them from the service listening
+ * inside the sandbox, waking a paused sandbox for a `resume: true` route.
+ */
+#ifndef S0_SERVER_PROXY_H
+#define S0_SERVER_PROXY_H
+
+#include <stdbool.h>
+
+#include "common/http.h"
+#include "local/lifecycle/engine.h"
+
+/* Largest request body a public route takes, and response it relays. */
+#define S0__ROUTE_BODY_MAX ((size_t)8 << 20)
+#define S0__ROUTE_RESPONSE_MAX ((size_t)16 << 20)
+
+/*
+ * Whether a request is for a public route: its raw path starts with /r/,
+ * or its Host (nullable) is a name under @p domain (nullable: none).
+ */
+bool s0__route_is_public(const char *raw_path, const char *host, const char *domain);
+
+/*
+ * Answer a public-route request into @p resp (zeroed): find the service of
+ * the public id (Host label under @p domain, else the /r/{id} segment),
+ * pick its route by path prefix and method, pin the running sandbox (or,
+ * for a `resume: true` route, wake a paused one within the 45 s gateway
+ * budget), connect to the service's port through the runtime seam (running
+ * a `cmd` runtime's command first when nothing listens), and relay the
+ * request and the answer through libcurl. Errors are JSON envelopes: 400
+ * hostile path or Host, 404 unknown route, 405 method, 413 body, 502 the
+ * service failed, 503 `unavailable` / `sandbox_resume_failed`.
+ * Returns S0_OK, or S0_ENOMEM. Blocks (a handler thread); thread-safe.
+ */
+int s0__route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,
+                    const char *request_id, s0__http_response *resp);
+
+#endif

@@ -1,0 +1,191 @@
+/* One HTTP/1.1 exchange over a connected socket (proxy_http.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <http_parser.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "common/internal.h"
+#include "server/proxy_http.h"
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Wait for ev on fd until deadline: 1 ready, 0 timed out, -1 error. */
+static int wait_fd(int fd, short ev, int64_t deadline)
+{
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		if (left <= 0)
+			return 0;
+		struct pollfd p = {fd, ev, 0};
+		int n = poll(&p, 1, left > 1000000 ? 1000000 : (int)left);
+		if (n > 0)
+			return 1;
+		if (n < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+static int send_all(int fd, const char *p, size_t n, int64_t deadline, const char **why)
+{
+	while (n) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+		if (k > 0) {
+			p += k;
+			n -= (size_t)k;
+			continue;
+		}
+		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			*why = "the service closed the connection";
+			return S0_ETRANSPORT;
+		}
+		int w = wait_fd(fd, POLLOUT, deadline);
+		if (w <= 0) {
+			*why = w ? "the connection failed" : "the service did not take the request in time";
+			return w ? S0_ETRANSPORT : S0_ETIMEDOUT;
+		}
+	}
+	return S0_OK;
+}
+
+typedef struct answer {
+	s0__http_response *resp;
+	size_t max;
+	char *field;
+	bool head_done, done, too_large, oom, head_only;
+} answer;
+
+static int on_field(http_parser *p, const char *at, size_t n)
+{
+	answer *a = p->data;
+	free(a->field);
+	a->field = s0__strndup(at, n);
+	a->oom = !a->field;
+	return a->oom ? -1 : 0;
+}
+
+static int on_value(http_parser *p, const char *at, size_t n)
+{
+	answer *a = p->data;
+	char *v = s0__strndup(at, n);
+	int rc = v && a->field ? s0__headers_add(&a->resp->headers, a->field, v) : -1;
+	free(v);
+	a->oom = rc < 0;
+	return rc < 0 ? -1 : 0;
+}
+
+static int on_head(http_parser *p)
+{
+	answer *a = p->data;
+	a->head_done = true;
+	a->resp->status = (int)p->status_code;
+	return a->head_only ? 1 : 0; /* 1: no body follows (HEAD) */
+}
+
+static int on_body(http_parser *p, const char *at, size_t n)
+{
+	answer *a = p->data;
+	if (a->resp->body.len + n > a->max) {
+		a->too_large = true;
+		return -1;
+	}
+	if (s0__buf_put(&a->resp->body, at, n) < 0) {
+		a->oom = true;
+		return -1;
+	}
+	return 0;
+}
+
+static int on_done(http_parser *p)
+{
+	((answer *)p->data)->done = true;
+	return 0;
+}
+
+/* The request head; NULL when out of memory. */
+static char *head_of(const s0__proxy_req *r)
+{
+	s0__buf b = {0};
+	int bad = s0__buf_printf(&b, "%s %s HTTP/1.1\r\n", r->method, r->target);
+	for (size_t i = 0; !bad && r->headers && i < r->headers->len; i++)
+		bad = s0__buf_printf(&b, "%s: %s\r\n", r->headers->items[i].name,
+		                     r->headers->items[i].value);
+	if (!bad && r->has_body)
+		bad = s0__buf_printf(&b, "Content-Length: %zu\r\n", r->body_len);
+	if (!bad)
+		bad = s0__buf_printf(&b, "Connection: close\r\n\r\n");
+	if (!bad)
+		bad = s0__buf_put(&b, "", 1); /* NUL */
+	if (bad) {
+		s0__buf_free(&b);
+		return NULL;
+	}
+	size_t n;
+	return s0__buf_detach(&b, &n);
+}
+
+int s0__proxy_exchange(int fd, const s0__proxy_req *r, s0__http_response *out, const char **why)
+{
+	int64_t deadline = now_ms() + r->timeout_ms;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	char *head = head_of(r);
+	if (!head) {
+		*why = "out of memory";
+		return S0_ENOMEM;
+	}
+	int rc = send_all(fd, head, strlen(head), deadline, why);
+	free(head);
+	if (rc == S0_OK && r->has_body && r->body_len)
+		rc = send_all(fd, r->body, r->body_len, deadline, why);
+	if (rc < 0)
+		return rc;
+	static const http_parser_settings cbs = {.on_header_field = on_field,
+	                                         .on_header_value = on_value,
+	                                         .on_headers_complete = on_head,
+	                                         .on_body = on_body,
+	                                         .on_message_complete = on_done};
+	answer a = {.resp = out, .max = r->response_max, .head_only = !strcmp(r->method, "HEAD")};
+	http_parser p;
+	http_parser_init(&p, HTTP_RESPONSE);
+	p.data = &a;
+	char buf[16384];
+	while (rc == S0_OK && !a.done) {
+		ssize_t n = recv(fd, buf, sizeof buf, 0);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+			int w = wait_fd(fd, POLLIN, deadline);
+			if (w <= 0) {
+				*why = w ? "the connection failed" : "the service did not answer in time";
+				rc = w ? S0_ETRANSPORT : S0_ETIMEDOUT;
+			}
+			continue;
+		}
+		if (n < 0) {
+			*why = "the connection to the service failed";
+			rc = S0_ETRANSPORT;
+			break;
+		}
+		size_t used = http_parser_execute(&p, &cbs, buf, (size_t)n);
+		if (a.oom) {
+			*why = "out of memory";
+			rc = S0_ENOMEM;
+		} else if (a.too_large) {
+			*why = "the service's answer is too large";
+			rc = S0_ETOOLARGE;
+		} else if (!a.done && (used != (size_t)n || p.http_errno != HPE_OK || n == 0)) {
+			*why = a.head_done ? "the service's answer ended early"
+			                   : "the service's answer is not HTTP";
+			rc = S0_ETRANSPORT;
+		}
+	}
+	free(a.field);
+	return rc;
+}

@@ -1,0 +1,571 @@
+/*
+ * Public routes over `s0 serve` (docs/wire.md "Public routes"): the
+ * services API of the official SDKs (GET/PUT …/services), the proxy at
+ * /r/{public_id}/ and {public_id}.{domain} to the simulated runtime's
+ * httpd, waking a paused sandbox for a `resume: true` route, a failed wake,
+ * the auto_resume guard, team scoping and hostile input (PUB-01..PUB-08).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "client_steps.h"
+#include "common/json.h"
+#include "local/lifecycle/engine_internal.h"
+#include "local_fixture.h"
+#include "sandbox0/sandbox0.h"
+#include "sandbox0/server.h"
+#include "server_test.h"
+
+static lf f;
+static s0_server *srv;
+static int port;
+
+static void setup(void)
+{
+	lf_open(&f, false);
+	srv = cs_serve_keys(f.local);
+	port = s0_server_port(srv);
+}
+
+static void teardown(void)
+{
+	s0_server_free(srv);
+	srv = NULL;
+	lf_close(&f);
+}
+
+/* method path with key and JSON body; the parsed answer (asserts status). */
+static cJSON *call(const char *method, const char *path, const char *key, const char *body,
+                   long status)
+{
+	th_resp r;
+	ck_assert_int_eq(th_simple(port, method, path, key, body, &r), 0);
+	ck_assert_msg(r.status == status, "%s %s: %ld %s", method, path, r.status, r.body);
+	cJSON *j = resp_json(&r);
+	th_resp_free(&r);
+	return j;
+}
+
+static char *claim(const char *key, bool auto_resume)
+{
+	cJSON *j = call("POST", "/api/v1/sandboxes", key,
+	                auto_resume ? "{\"template\":\"default\"}"
+	                            : "{\"template\":\"default\",\"config\":{\"auto_resume\":false}}",
+	                201);
+	char *id = strdup(s0__json_str0(cJSON_GetObjectItem(j, "data"), "sandbox_id"));
+	cJSON_Delete(j);
+	return id;
+}
+
+static void write_file(const char *sb, const char *path, const char *text)
+{
+	char *p = s0__asprintf("/api/v1/sandboxes/%s/files?path=%s", sb, path);
+	char *u = th_url(port, p);
+	const char *h[] = {"Authorization: Bearer " KEY_A, NULL};
+	th_req q = {.method = "POST", .url = u, .headers = h, .body = text, .body_len = strlen(text)};
+	th_resp r;
+	ck_assert_int_eq(th_do(&q, &r), 0);
+	ck_assert_msg(r.status == 200, "write: %ld %s", r.status, r.body);
+	th_resp_free(&r);
+	free(u);
+	free(p);
+}
+
+/* A web service on 8080 serving /www (httpd started by the route). */
+#define WEB(routes)                                                                       \
+	"{\"services\":[{\"id\":\"web\",\"port\":8080,\"runtime\":{\"type\":\"cmd\","           \
+	"\"command\":[\"httpd\",\"-p\",\"8080\",\"-h\",\"/www\"]},\"ingress\":{\"public\":true," \
+	"\"routes\":" routes "}}]}"
+
+/* PUT the services of sb; the public id of the first (the caller's). */
+static char *put_services(const char *sb, const char *json)
+{
+	char *p = s0__asprintf("/api/v1/sandboxes/%s/services", sb);
+	cJSON *j = call("PUT", p, KEY_A, json, 200);
+	const cJSON *s0 = cJSON_GetArrayItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "services"), 0);
+	const char *url = s0__json_str0(s0, "public_url");
+	char *id = NULL;
+	const char *r = url ? strstr(url, "/r/") : NULL;
+	if (r) /* http://127.0.0.1:PORT/r/{id}/ */
+		id = strndup(r + 3, strlen(r + 3) - 1);
+	else if (url) /* http://{id}.{domain}/ */
+		id = strndup(url + 7, strcspn(url + 7, "."));
+	cJSON_Delete(j);
+	free(p);
+	return id;
+}
+
+/* GET (or method) /r/{id}{rest} without a key; the response. */
+static void route_do(const char *method, const char *id, const char *rest, const char *host,
+                     const char *body, th_resp *r)
+{
+	char *p = s0__asprintf("/r/%s%s", id, rest);
+	char *u = th_url(port, p);
+	char *hh = host ? s0__asprintf("Host: %s", host) : NULL;
+	const char *h[] = {"Content-Type: text/plain", hh, NULL};
+	th_req q = {.method = method, .url = u, .headers = h, .body = body,
+	            .body_len = body ? strlen(body) : 0};
+	ck_assert_int_eq(th_do(&q, r), 0);
+	free(hh);
+	free(u);
+	free(p);
+}
+
+static void pause_sb(const char *sb)
+{
+	s0_client *c = cs_client(srv, KEY_A, NULL);
+	ck_assert_int_eq(s0_sandbox_pause_and_wait(c, sb, NULL, NULL, NULL), S0_OK);
+	s0_client_free(c);
+}
+
+static cJSON *sandbox(const char *sb)
+{
+	char *p = s0__asprintf("/api/v1/sandboxes/%s", sb);
+	cJSON *j = call("GET", p, KEY_A, NULL, 200);
+	free(p);
+	return j;
+}
+
+/* PUB-01: services as the SDKs define them: list, replace (create,
+ * update), clear; a stable public id; views; another team sees nothing. */
+START_TEST(services_replace_list_and_clear)
+{
+	char *sb = claim(KEY_A, true);
+	char *p = s0__asprintf("/api/v1/sandboxes/%s/services", sb);
+	cJSON *j = call("GET", p, KEY_A, NULL, 200);
+	cJSON *d = cJSON_GetObjectItem(j, "data");
+	ck_assert_str_eq(s0__json_str0(d, "sandbox_id"), sb);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "services")), 0);
+	cJSON_Delete(j);
+
+	char *id = put_services(sb, WEB("[{\"id\":\"all\",\"path_prefix\":\"/\",\"resume\":true}]"));
+	ck_assert_ptr_nonnull(id);
+	j = call("GET", p, KEY_A, NULL, 200);
+	const cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"),
+	                                                        "services"), 0);
+	ck_assert_str_eq(s0__json_str0(s, "id"), "web");
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(s, "publishable")));
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(s, "publish_blockers")), 0);
+	ck_assert_ptr_null(cJSON_GetObjectItem(s, "public_id")); /* ours, not the wire's */
+	char want[128];
+	snprintf(want, sizeof want, "http://127.0.0.1:%d/r/%s/", port, id);
+	ck_assert_str_eq(s0__json_str0(s, "public_url"), want);
+	cJSON_Delete(j);
+
+	/* an update keeps the service's public id; a private service has none */
+	char *id2 = put_services(sb, WEB("[{\"id\":\"api\",\"path_prefix\":\"/api\"}]"));
+	ck_assert_str_eq(id2, id);
+	j = call("PUT", p, KEY_A,
+	         "{\"services\":[{\"id\":\"db\",\"port\":5432,\"ingress\":{\"public\":false}}]}", 200);
+	s = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "services"), 0);
+	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(s, "publishable")));
+	ck_assert_ptr_null(cJSON_GetObjectItem(s, "public_url"));
+	cJSON_Delete(j);
+	th_resp r;
+	route_do("GET", id, "/", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 404); /* the old public id routes nowhere now */
+	th_resp_free(&r);
+
+	/* team scoping: team B neither sees nor replaces A's services */
+	cJSON_Delete(call("GET", p, KEY_B, NULL, 404));
+	cJSON_Delete(call("PUT", p, KEY_B, "{\"services\":[]}", 404));
+	cJSON_Delete(call("GET", p, NULL, NULL, 401));
+	/* clear */
+	j = call("PUT", p, KEY_A, "{\"services\":[]}", 200);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"),
+	                                                        "services")), 0);
+	cJSON_Delete(j);
+	free(id2);
+	free(id);
+	free(p);
+	free(sb);
+}
+END_TEST
+
+/* PUB-02: bad services get a clear 400 and change nothing. */
+START_TEST(services_bad_input)
+{
+	char *sb = claim(KEY_A, true), *off = claim(KEY_A, false);
+	char *p = s0__asprintf("/api/v1/sandboxes/%s/services", sb);
+	char *poff = s0__asprintf("/api/v1/sandboxes/%s/services", off);
+	static const struct {
+		const char *body, *msg;
+	} bad[] = {
+		{"{}", "services must be an array"},
+		{"{\"services\":[{\"port\":80,\"ingress\":{\"public\":true}}]}", "needs an id"},
+		{"{\"services\":[{\"id\":\"a\",\"port\":80}]}", "ingress"},
+		{"{\"services\":[{\"id\":\"a\",\"port\":70000,\"ingress\":{\"public\":true}}]}", "port"},
+		{"{\"services\":[{\"id\":\"a\",\"ingress\":{\"public\":true}},{\"id\":\"a\","
+		 "\"ingress\":{\"public\":true}}]}",
+		 "unique"},
+		{"{\"services\":[{\"id\":\"a\",\"runtime\":{\"type\":\"manual\"},\"ingress\":{\"public\""
+		 ":true,\"routes\":[{\"id\":\"r\",\"resume\":true}]}}]}",
+		 "restartable cmd or function runtime"},
+		{"{\"services\":[{\"id\":\"a\",\"runtime\":{\"type\":\"cmd\"},\"ingress\":{\"public\":"
+		 "true}}]}",
+		 "needs runtime.command"},
+		{"{\"services\":[{\"id\":\"a\",\"ingress\":{\"public\":true,\"routes\":[{\"id\":\"r\","
+		 "\"path_prefix\":\"/a/../b\"}]}}]}",
+		 "path_prefix"},
+		{"{\"services\":[{\"id\":\"a\",\"ingress\":{\"public\":true,\"routes\":[{\"id\":\"r\","
+		 "\"auth\":{\"mode\":\"bearer\"}}]}}]}",
+		 "auth modes"},
+		{"{\"services\":[{\"id\":\"a\",\"ingress\":{\"public\":true,\"routes\":[{\"id\":\"r\","
+		 "\"methods\":[\"get\"]}]}}]}",
+		 "methods"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cJSON *j = call("PUT", p, KEY_A, bad[i].body, 400);
+		ck_assert_msg(strstr(err_message(j), bad[i].msg), "%s: %s", bad[i].body,
+		              err_message(j));
+		cJSON_Delete(j);
+	}
+	/* resume: true needs the sandbox's auto_resume */
+	cJSON *j = call("PUT", poff, KEY_A, WEB("[{\"id\":\"r\",\"resume\":true}]"), 400);
+	ck_assert_ptr_nonnull(strstr(err_message(j), "auto_resume: true"));
+	cJSON_Delete(j);
+	j = call("GET", p, KEY_A, NULL, 200);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"),
+	                                                        "services")), 0);
+	cJSON_Delete(j);
+	cJSON_Delete(call("PUT", "/api/v1/sandboxes/sb_nope/services", KEY_A, "{\"services\":[]}",
+	                  404));
+	free(poff);
+	free(p);
+	free(off);
+	free(sb);
+}
+END_TEST
+
+/* PUB-03: GET and POST with bodies reach the service in the sandbox,
+ * path-based and by Host under the public domain; rewrite and methods. */
+START_TEST(proxy_get_and_post)
+{
+	ck_assert_int_eq(s0_server_set_public_domain(srv, "Example.TEST", NULL), S0_OK);
+	ck_assert_int_eq(s0_server_set_public_domain(srv, "other.test", NULL), S0_ECONFLICT);
+	char *sb = claim(KEY_A, true);
+	write_file(sb, "/www/index.html", "<h1>hello</h1>");
+	write_file(sb, "/www/data.json", "{\"n\":1}");
+	char *id = put_services(sb, WEB("[{\"id\":\"api\",\"path_prefix\":\"/api\","
+	                                "\"rewrite_prefix\":\"/v1\",\"methods\":[\"POST\"]},"
+	                                "{\"id\":\"site\",\"path_prefix\":\"/\",\"methods\":[\"GET\"]}]"));
+	th_resp r;
+	route_do("GET", id, "/", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "<h1>hello</h1>");
+	char *ct = th_header(&r, "Content-Type");
+	ck_assert_str_eq(ct, "text/html");
+	free(ct);
+	th_resp_free(&r);
+	route_do("GET", id, "/data.json?x=1", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "{\"n\":1}");
+	th_resp_free(&r);
+	route_do("GET", id, "/missing", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 404); /* the service's own 404 */
+	th_resp_free(&r);
+
+	/* a POST body of 1 MiB round-trips; the prefix is rewritten */
+	size_t n = 1 << 20;
+	char *big = malloc(n + 1);
+	for (size_t i = 0; i < n; i++)
+		big[i] = (char)('a' + i % 26);
+	big[n] = 0;
+	route_do("POST", id, "/api/items", NULL, big, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_uint_eq(r.body_len, n);
+	ck_assert(!memcmp(r.body, big, n));
+	char *m = th_header(&r, "X-Sim-Method"), *path = th_header(&r, "X-Sim-Path");
+	ck_assert_str_eq(m, "POST");
+	ck_assert_str_eq(path, "/v1/items");
+	free(m);
+	free(path);
+	th_resp_free(&r);
+	free(big);
+	route_do("POST", id, "/index.html", NULL, "x", &r);
+	ck_assert_int_eq(r.status, 405);
+	th_resp_free(&r);
+
+	/* by Host: {id}.example.test, any port, any case */
+	char *host = s0__asprintf("%s.EXAMPLE.test:%d", id, port);
+	char *u = th_url(port, "/index.html");
+	char *hh = s0__asprintf("Host: %s", host);
+	const char *h[] = {hh, NULL};
+	th_req q = {.url = u, .headers = h};
+	ck_assert_int_eq(th_do(&q, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "<h1>hello</h1>");
+	th_resp_free(&r);
+	char *p = s0__asprintf("/api/v1/sandboxes/%s/services", sb);
+	cJSON *j = call("GET", p, KEY_A, NULL, 200);
+	char *want = s0__asprintf("http://%s.example.test/", id);
+	const cJSON *d = cJSON_GetObjectItem(j, "data");
+	ck_assert_str_eq(s0__json_str0(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "services"), 0),
+	                               "public_url"),
+	                 want);
+	ck_assert_str_eq(s0__json_str0(d, "exposure_domain"), "example.test");
+	cJSON_Delete(j);
+	free(want);
+	free(p);
+	free(hh);
+	free(u);
+	free(host);
+	free(id);
+	free(sb);
+}
+END_TEST
+
+/* PUB-04: hostile paths and unknown routes. */
+START_TEST(proxy_refuses_hostile_targets)
+{
+	char *sb = claim(KEY_A, true);
+	char *id = put_services(sb, WEB("[{\"id\":\"all\"}]"));
+	static const char *const hostile[] = {"/a/%2e%2e/b", "/a/%2E./b", "/a%2fb", "/a%5cb",
+	                                      "/a/%00"};
+	th_resp r;
+	for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+		route_do("GET", id, hostile[i], NULL, NULL, &r);
+		ck_assert_msg(r.status == 400, "%s: %ld", hostile[i], r.status);
+		cJSON *j = resp_json(&r);
+		ck_assert_str_eq(err_code(j), "bad_request");
+		cJSON_Delete(j);
+		th_resp_free(&r);
+	}
+	/* a body over the route limit (8 MiB) is refused before it is read whole */
+	size_t n = (8u << 20) + 1;
+	char *big = malloc(n + 1);
+	memset(big, 'x', n);
+	big[n] = 0;
+	route_do("POST", id, "/", NULL, big, &r);
+	ck_assert_int_eq(r.status, 413);
+	th_resp_free(&r);
+	free(big);
+	route_do("GET", "unknownpublicid", "/", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 404);
+	th_resp_free(&r);
+	route_do("GET", "UPPER", "/", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 404);
+	th_resp_free(&r);
+	/* Host: only one label of letters and digits directly under the domain names
+	 * a route; anything else is no route (the API's 401 without a key) */
+	ck_assert_int_eq(s0_server_set_public_domain(srv, "example.test", NULL), S0_OK);
+	ck_assert_int_eq(s0_server_set_public_domain(srv, "bad_name!", NULL), S0_EINVAL);
+	static const struct {
+		const char *host;
+		long status;
+	} hosts[] = {{"unknownid.example.test", 404}, {"a.b.example.test", 401},
+	             {"x_y.example.test", 401},      {"example.test", 401},
+	             {"x.example.test.evil.test", 401}, {"x.example.test:99999x", 401}};
+	char *u = th_url(port, "/api/v1/sandboxes");
+	for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
+		char *hh = s0__asprintf("Host: %s", hosts[i].host);
+		const char *h[] = {hh, NULL};
+		th_req q = {.url = u, .headers = h};
+		ck_assert_int_eq(th_do(&q, &r), 0);
+		ck_assert_msg(r.status == hosts[i].status, "%s: %ld", hosts[i].host, r.status);
+		th_resp_free(&r);
+		free(hh);
+	}
+	free(u);
+	/* no key needed on a route, and an API path is no route */
+	cJSON_Delete(call("GET", "/api/v1/sandboxes", NULL, NULL, 401));
+	free(id);
+	free(sb);
+}
+END_TEST
+
+/* PUB-05: inbound HTTP to a paused sandbox's resume route wakes it and
+ * gets the real answer (the service's command is run again in the new
+ * generation); the public URL is the same across generations. */
+START_TEST(inbound_http_wakes_a_paused_sandbox)
+{
+	char *sb = claim(KEY_A, true);
+	write_file(sb, "/www/index.html", "persisted");
+	char *id = put_services(sb, WEB("[{\"id\":\"all\",\"resume\":true}]"));
+	th_resp r;
+	route_do("GET", id, "/", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 200);
+	th_resp_free(&r);
+	cJSON *j = sandbox(sb);
+	int64_t gen = (int64_t)cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"),
+	                                           "runtime_generation")->valuedouble;
+	cJSON_Delete(j);
+	pause_sb(sb);
+	route_do("GET", id, "/", NULL, NULL, &r);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	ck_assert_str_eq(r.body, "persisted");
+	th_resp_free(&r);
+	j = sandbox(sb);
+	const cJSON *d = cJSON_GetObjectItem(j, "data");
+	ck_assert_str_eq(s0__json_str0(d, "status"), "running");
+	ck_assert_int_gt((int64_t)cJSON_GetObjectItem(d, "runtime_generation")->valuedouble, gen);
+	cJSON_Delete(j);
+	char *id2 = put_services(sb, WEB("[{\"id\":\"all\",\"resume\":true}]"));
+	ck_assert_str_eq(id2, id); /* same URL in the new generation */
+	/* after a memory pause too: sockets never survive a checkpoint, so the
+	 * restored generation runs the service's command again */
+	s0_client *c = cs_client(srv, KEY_A, NULL);
+	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
+	wo.memory = S0_BOOL_TRUE;
+	ck_assert_int_eq(s0_sandbox_pause_and_wait(c, sb, &wo, NULL, NULL), S0_OK);
+	s0_client_free(c);
+	route_do("GET", id, "/", NULL, NULL, &r);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	ck_assert_str_eq(r.body, "persisted");
+	th_resp_free(&r);
+	/* deleting the sandbox takes its route with it */
+	char *del = s0__asprintf("/api/v1/sandboxes/%s", sb);
+	cJSON_Delete(call("DELETE", del, KEY_A, NULL, 202));
+	lf_quiesce(&f);
+	route_do("GET", id, "/", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 404);
+	th_resp_free(&r);
+	char *text = NULL;
+	char owner[S0__ID_MAX];
+	ck_assert_int_eq(s0__meta_services_get(f.engine->meta, sb, &text, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_route_find(f.engine->meta, id, owner, NULL), S0_ENOTFOUND);
+	free(del);
+	free(id2);
+	free(id);
+	free(sb);
+}
+END_TEST
+
+/* PUB-06: a wake that fails answers 503 sandbox_resume_failed; a route
+ * without resume does not wake (503 unavailable) and the sandbox stays paused. */
+START_TEST(failed_wake_and_no_resume_route)
+{
+	char *sb = claim(KEY_A, true);
+	char *id = put_services(sb, WEB("[{\"id\":\"wake\",\"path_prefix\":\"/wake\",\"resume\":true},"
+	                                "{\"id\":\"nowake\",\"path_prefix\":\"/\"}]"));
+	pause_sb(sb);
+	th_resp r;
+	route_do("GET", id, "/", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 503);
+	cJSON *j = resp_json(&r);
+	ck_assert_str_eq(err_code(j), "unavailable");
+	cJSON_Delete(j);
+	th_resp_free(&r);
+	ck_assert_int_eq(s0_local_fault_arm(f.local, "capacity", S0_FAULT_FAIL, 0, 0, NULL), S0_OK);
+	route_do("GET", id, "/wake", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 503);
+	j = resp_json(&r);
+	ck_assert_str_eq(err_code(j), "sandbox_resume_failed");
+	cJSON_Delete(j);
+	th_resp_free(&r);
+	ck_assert_int_eq(s0_local_fault_release(f.local, "capacity", NULL), S0_OK);
+	j = sandbox(sb);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "paused")));
+	cJSON_Delete(j);
+	free(id);
+	free(sb);
+}
+END_TEST
+
+/* PUB-07: auto_resume cannot be turned off while a resume route exists. */
+START_TEST(auto_resume_guard)
+{
+	char *sb = claim(KEY_A, true);
+	free(put_services(sb, WEB("[{\"id\":\"all\",\"resume\":true}]")));
+	char *p = s0__asprintf("/api/v1/sandboxes/%s", sb);
+	cJSON *j = call("PUT", p, KEY_A, "{\"config\":{\"auto_resume\":false}}", 409);
+	ck_assert_ptr_nonnull(strstr(err_message(j), "resume: true"));
+	cJSON_Delete(j);
+	j = sandbox(sb);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "auto_resume")));
+	cJSON_Delete(j);
+	free(put_services(sb, WEB("[{\"id\":\"all\",\"resume\":false}]")));
+	cJSON_Delete(call("PUT", p, KEY_A, "{\"config\":{\"auto_resume\":false}}", 200));
+	free(p);
+	free(sb);
+}
+END_TEST
+
+/* PUB-01: services given at claim (config.services, the SDKs' claim option)
+ * are checked before the sandbox exists and stored with it. */
+START_TEST(claim_with_services)
+{
+	cJSON *j = call("POST", "/api/v1/sandboxes", KEY_A,
+	                "{\"template\":\"default\",\"config\":{\"services\":[{\"id\":\"m\","
+	                "\"port\":9000,\"runtime\":{\"type\":\"manual\"},\"ingress\":{\"public\":"
+	                "true,\"routes\":[{\"id\":\"r\",\"resume\":true}]}}]}}",
+	                400);
+	ck_assert_ptr_nonnull(strstr(err_message(j), "restartable"));
+	cJSON_Delete(j);
+	j = call("GET", "/api/v1/sandboxes", KEY_A, NULL, 200);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"),
+	                                                        "sandboxes")), 0);
+	cJSON_Delete(j);
+	j = call("POST", "/api/v1/sandboxes", KEY_A,
+	         "{\"template\":\"default\",\"config\":{\"services\":[{\"id\":\"web\","
+	         "\"port\":8080,\"ingress\":{\"public\":true}}]}}",
+	         201);
+	char *sb = strdup(s0__json_str0(cJSON_GetObjectItem(j, "data"), "sandbox_id"));
+	cJSON_Delete(j);
+	char *p = s0__asprintf("/api/v1/sandboxes/%s/services", sb);
+	j = call("GET", p, KEY_A, NULL, 200);
+	const cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"),
+	                                                        "services"), 0);
+	ck_assert_str_eq(s0__json_str0(s, "id"), "web");
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(s, "publishable")));
+	cJSON_Delete(j);
+	free(p);
+	free(sb);
+}
+END_TEST
+
+/* PUB-08: a port nothing listens on (manual runtime, or a cmd runtime whose
+ * command fails) is a 502. */
+START_TEST(nothing_listening_is_bad_gateway)
+{
+	char *sb = claim(KEY_A, true);
+	char *id = put_services(sb, "{\"services\":[{\"id\":\"m\",\"port\":9000,\"runtime\":{\"type\""
+	                            ":\"manual\"},\"ingress\":{\"public\":true}}]}");
+	th_resp r;
+	route_do("GET", id, "/", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 502);
+	cJSON *j = resp_json(&r);
+	ck_assert_str_eq(err_code(j), "bad_gateway");
+	cJSON_Delete(j);
+	th_resp_free(&r);
+	free(id);
+	/* a cmd runtime whose command fails is a 502 at once, not a wait */
+	id = put_services(sb, "{\"services\":[{\"id\":\"f\",\"port\":9001,\"runtime\":{\"type\""
+	                      ":\"cmd\",\"command\":[\"false\"]},\"ingress\":{\"public\":true}}]}");
+	route_do("GET", id, "/", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 502);
+	j = resp_json(&r);
+	ck_assert_ptr_nonnull(strstr(err_message(j), "exited with status 1"));
+	ck_assert(r.seconds < 10);
+	cJSON_Delete(j);
+	th_resp_free(&r);
+	free(id);
+	free(sb);
+}
+END_TEST
+
+static Suite *routes_suite(void)
+{
+	Suite *s = suite_create("routes");
+	TCase *t = tcase_create("routes");
+	tcase_set_timeout(t, 120);
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_test(t, services_replace_list_and_clear);
+	tcase_add_test(t, services_bad_input);
+	tcase_add_test(t, proxy_get_and_post);
+	tcase_add_test(t, proxy_refuses_hostile_targets);
+	tcase_add_test(t, inbound_http_wakes_a_paused_sandbox);
+	tcase_add_test(t, failed_wake_and_no_resume_route);
+	tcase_add_test(t, auto_resume_guard);
+	tcase_add_test(t, nothing_listening_is_bad_gateway);
+	tcase_add_test(t, claim_with_services);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+Suite *s0_sse_suite(void); /* check_sse.c */
+
+S0_TEST_MAIN(routes_suite, s0_sse_suite)

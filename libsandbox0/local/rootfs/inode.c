@@ -79,7 +79,8 @@ errcode_t s0__rfs_touch(s0__rootfs *r, ext2_ino_t dir)
 	return s0__rfs_write_inode(r, dir, &in);
 }
 
-errcode_t s0__rfs_new_inode(s0__rootfs *r, ext2_ino_t dir, uint32_t mode, ext2_ino_t *ino_out)
+errcode_t s0__rfs_new_inode(s0__rootfs *r, ext2_ino_t dir, uint32_t mode, uint64_t bytes,
+                            ext2_ino_t *ino_out)
 {
 	ext2_filsys fs = r->fs;
 	ext2_ino_t ino;
@@ -97,7 +98,8 @@ errcode_t s0__rfs_new_inode(s0__rootfs *r, ext2_ino_t dir, uint32_t mode, ext2_i
 	if (size > EXT2_GOOD_OLD_INODE_SIZE)
 		in->i_extra_isize = sizeof(struct ext2_inode_large) - EXT2_GOOD_OLD_INODE_SIZE;
 	s0__rfs_stamp(r, in, true);
-	if (ext2fs_has_feature_extents(fs->super) && LINUX_S_ISREG(mode)) {
+	ec = ext2fs_inode_size_set(fs, (struct ext2_inode *)in, bytes);
+	if (!ec && ext2fs_has_feature_extents(fs->super) && LINUX_S_ISREG(mode)) {
 		ext2_extent_handle_t h;
 		ec = ext2fs_extent_open2(fs, ino, (struct ext2_inode *)in, &h);
 		if (!ec)

@@ -9,19 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Set the size of inode @p ino to @p len. */
-static errcode_t set_size(s0__rootfs *r, ext2_ino_t ino, size_t len)
-{
-	struct ext2_inode_large in;
-	errcode_t ec = s0__rfs_read_inode(r, ino, &in);
-	if (!ec)
-		ec = ext2fs_inode_size_set(r->fs, (struct ext2_inode *)&in, len);
-	if (!ec)
-		ec = s0__rfs_write_inode(r, ino, &in);
-	return ec;
-}
-
-/* Write @p len bytes into the empty inode @p ino and set its size. */
+/* Write @p len bytes into the empty inode @p ino (its size already @p len). */
 static errcode_t fill_inode(s0__rootfs *r, ext2_ino_t ino, const char *data, size_t len)
 {
 	ext2_filsys fs = r->fs;
@@ -34,8 +22,6 @@ static errcode_t fill_inode(s0__rootfs *r, ext2_ino_t ino, const char *data, siz
 		ec = s0__rfs_read_inode(r, ino, &in);
 	if (!ec) { /* one device request per extent run */
 		ec = s0__rfs_write_runs(r, ino, &in, data, len);
-		if (!ec)
-			return set_size(r, ino, len);
 		if (ec != EXT2_ET_OP_NOT_SUPPORTED)
 			return ec;
 		ec = 0;
@@ -69,7 +55,7 @@ static errcode_t fill_inode(s0__rootfs *r, ext2_ino_t ino, const char *data, siz
 		if (!ec)
 			ec = ec2;
 	}
-	return ec ? ec : set_size(r, ino, len);
+	return ec;
 }
 
 /* Put inode @p ino at w->name in w->dir, releasing what was there. */
@@ -114,7 +100,7 @@ static int write_locked(s0__rootfs *r, const char *p, const void *data, size_t l
 	}
 	ext2_ino_t ino = 0;
 	bool linked = false;
-	ec = s0__rfs_new_inode(r, w.dir, LINUX_S_IFREG | 0644, &ino);
+	ec = s0__rfs_new_inode(r, w.dir, LINUX_S_IFREG | 0644, len, &ino);
 	if (!ec && len)
 		ec = fill_inode(r, ino, data, len);
 	if (!ec)

@@ -9,14 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Write @p len bytes into the empty inode @p ino (its size already @p len). */
-static errcode_t fill_inode(s0__rootfs *r, ext2_ino_t ino, const char *data, size_t len)
+/* Write @p len bytes into the new inode @p ino (its size already @p len;
+ * its blocks allocated when @p mapped, by ext2fs_fallocate here if not). */
+static errcode_t fill_inode(s0__rootfs *r, ext2_ino_t ino, bool mapped, const char *data,
+                            size_t len)
 {
 	ext2_filsys fs = r->fs;
 	size_t bs = fs->blocksize;
 	blk64_t nblocks = (len + bs - 1) / bs;
-	errcode_t ec = ext2fs_fallocate(fs, EXT2_FALLOCATE_FORCE_INIT | EXT2_FALLOCATE_INIT_BEYOND_EOF,
-	                                ino, NULL, ~0ULL, 0, nblocks);
+	errcode_t ec = mapped ? 0
+	                      : ext2fs_fallocate(fs, EXT2_FALLOCATE_FORCE_INIT |
+	                                                 EXT2_FALLOCATE_INIT_BEYOND_EOF,
+	                                         ino, NULL, ~0ULL, 0, nblocks);
 	struct ext2_inode_large in;
 	if (!ec)
 		ec = s0__rfs_read_inode(r, ino, &in);
@@ -99,10 +103,10 @@ static int write_locked(s0__rootfs *r, const char *p, const void *data, size_t l
 		return rc;
 	}
 	ext2_ino_t ino = 0;
-	bool linked = false;
-	ec = s0__rfs_new_inode(r, w.dir, LINUX_S_IFREG | 0644, len, &ino);
+	bool linked = false, mapped = false;
+	ec = s0__rfs_new_inode(r, w.dir, LINUX_S_IFREG | 0644, len, &ino, &mapped);
 	if (!ec && len)
-		ec = fill_inode(r, ino, data, len);
+		ec = fill_inode(r, ino, mapped, data, len);
 	if (!ec)
 		ec = install(r, &w, ino, &linked);
 	if (ec) {

@@ -79,6 +79,29 @@ errcode_t s0__rfs_touch(s0__rootfs *r, ext2_ino_t dir)
 	return s0__rfs_write_inode(r, dir, &in);
 }
 
+/* The first run of @p n free blocks in [lo, hi] of the block bitmap, in
+ * *start; false when there is none. Bounded: each step skips a whole free or
+ * used run. (ext2fs_alloc_range is not used: libext2fs 1.47.0's
+ * ext2fs_new_range loops forever when no run of the length exists, as
+ * tests/unit/rootfs/check_rootfs_files.c's fragmented-space test showed.) */
+static bool free_run_in(ext2_filsys fs, blk64_t lo, blk64_t hi, blk64_t n, blk64_t *start)
+{
+	blk64_t pos = lo;
+	while (pos <= hi && hi - pos + 1 >= n) {
+		blk64_t z, used;
+		if (ext2fs_find_first_zero_block_bitmap2(fs->block_map, pos, hi, &z) != 0)
+			return false;
+		if (hi - z + 1 < n)
+			return false;
+		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, z, z + n - 1, &used) != 0) {
+			*start = z;
+			return true;
+		}
+		pos = used + 1;
+	}
+	return false;
+}
+
 /* Map blocks [0, n) of the new inode @p in (extent header set, no
  * extents) to one free run near its group, allocated and counted: *pblk is
  * the run's first block; 0 (nothing changed) when no run of n free blocks
@@ -93,16 +116,21 @@ static errcode_t map_one_run(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode_l
 	    !(in->i_flags & EXT4_EXTENTS_FL) || ext2fs_le16_to_cpu(eh->eh_magic) != EXT3_EXT_MAGIC ||
 	    eh->eh_entries != 0 || ext2fs_le16_to_cpu(eh->eh_max) < 1)
 		return 0;
+	if (!fs->block_map)
+		return 0;
+	blk64_t first = fs->super->s_first_data_block, last = ext2fs_blocks_count(fs->super) - 1;
 	blk64_t goal = ext2fs_find_inode_goal(fs, ino, (struct ext2_inode *)in, 0), pblk = 0;
-	errcode_t ec = ext2fs_alloc_range(fs, 0, goal, (blk_t)n, &pblk);
-	if (ec == EXT2_ET_BLOCK_ALLOC_FAIL)
+	if (goal < first || goal > last)
+		goal = first;
+	/* runs starting from the goal to the end, then before the goal */
+	blk64_t wrap_hi = goal - 1 + (n - 1) < last ? goal - 1 + (n - 1) : last;
+	if (!free_run_in(fs, goal, last, n, &pblk) &&
+	    !(goal > first && free_run_in(fs, first, wrap_hi, n, &pblk)))
 		return 0; /* fragmented: the caller's fallocate finds several runs */
+	errcode_t ec = ext2fs_iblk_set(fs, (struct ext2_inode *)in, n);
 	if (ec)
 		return ec;
-	if ((ec = ext2fs_iblk_set(fs, (struct ext2_inode *)in, n)) != 0) {
-		ext2fs_block_alloc_stats_range(fs, pblk, (blk_t)n, -1);
-		return ec;
-	}
+	ext2fs_block_alloc_stats_range(fs, pblk, (blk_t)n, +1);
 	struct ext3_extent *ex = (struct ext3_extent *)(eh + 1);
 	ex->ee_block = 0;
 	ex->ee_len = ext2fs_cpu_to_le16((__u16)n);

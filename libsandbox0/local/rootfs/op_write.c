@@ -102,6 +102,14 @@ static int write_locked(s0__rootfs *r, const char *p, const void *data, size_t l
 		s0__walk_clear(&w);
 		return rc;
 	}
+	/* Space first: a write the free blocks cannot hold fails here, before
+	 * anything is allocated (ext2fs_fallocate running out midway leaves
+	 * blocks no inode owns). The margin covers extent tree blocks. */
+	blk64_t need = (len + r->fs->blocksize - 1) / r->fs->blocksize;
+	if (need && ext2fs_free_blocks_count(r->fs->super) < need + need / 300 + 4) {
+		s0__walk_clear(&w);
+		return s0__rfs_fail(r, EXT2_ET_BLOCK_ALLOC_FAIL, "write file", err);
+	}
 	ext2_ino_t ino = 0;
 	bool linked = false, mapped = false;
 	ec = s0__rfs_new_inode(r, w.dir, LINUX_S_IFREG | 0644, len, &ino, &mapped);

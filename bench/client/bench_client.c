@@ -30,6 +30,14 @@ static double now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+/* This process's CPU time (all threads, user + system), microseconds. */
+static double cpu_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
 static void die(const char *what, s0_error *e)
 {
 	fprintf(stderr, "bench_client: %s: %s\n", what, e ? s0_error_message(e) : "failed");
@@ -115,10 +123,10 @@ int main(int argc, char **argv)
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 
-	double cs[ROUNDS], rs[ROUNDS];
+	double cs[ROUNDS], rs[ROUNDS], c_cpu = 0, r_cpu = 0;
 	long per = n / ROUNDS > 0 ? n / ROUNDS : 1;
 	for (int r = -1; r < ROUNDS; r++) { /* round -1 warms both connections up */
-		double t0 = now_us();
+		double t0 = now_us(), u0 = cpu_us();
 		for (long i = 0; i < per; i++) {
 			s0_sandbox_info *sb = NULL;
 			s0_error *e = NULL;
@@ -126,7 +134,7 @@ int main(int argc, char **argv)
 				die("s0_sandbox_get", e);
 			s0_sandbox_info_free(sb);
 		}
-		double t1 = now_us();
+		double t1 = now_us(), u1 = cpu_us();
 		for (long i = 0; i < per; i++) {
 			b.n = 0;
 			long code = 0;
@@ -134,15 +142,19 @@ int main(int argc, char **argv)
 			    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code) != CURLE_OK || code != 200)
 				die("raw GET", NULL);
 		}
-		double t2 = now_us();
+		double t2 = now_us(), u2 = cpu_us();
 		if (r >= 0) {
 			cs[r] = (t1 - t0) / (double)per;
 			rs[r] = (t2 - t1) / (double)per;
+			c_cpu += u1 - u0;
+			r_cpu += u2 - u1;
 		}
 	}
 	qsort(cs, ROUNDS, sizeof *cs, cmp_d);
 	qsort(rs, ROUNDS, sizeof *rs, cmp_d);
 	printf("c_client_us %.1f\nraw_curl_us %.1f\n", cs[ROUNDS / 2], rs[ROUNDS / 2]);
+	printf("c_client_cpu %.1f\nraw_curl_cpu %.1f\n", c_cpu / (double)(per * ROUNDS),
+	       r_cpu / (double)(per * ROUNDS));
 	curl_slist_free_all(hd);
 	curl_easy_cleanup(h);
 	free(b.p);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,35 +199,116 @@ static void floors(const speeds *s, double *fl)
 	fl[ST_DELETE] = 2 * s->fsync_ms;
 }
 
-static void session(s0_client *c, const char *small, const char *large, double *t)
+/* This process's CPU time in ms (all threads: on the embedded backend, the
+ * step's own work and the engine's threads). */
+static double cpu_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Per-step CPU, and with BENCH_WORKLOAD_MARKS set, each step's end on
+ * stderr with the wall clock (CLOCK_REALTIME, as `strace -ttt` and
+ * `perf script` print it) so a trace of the run splits by step. */
+typedef struct stepper {
+	const char *backend;
+	double *cpu, *server_cpu;
+	double c_prev, s_prev;
+	pid_t server;
+	bool marks;
+} stepper;
+
+/* CPU time of process @p pid in ms (utime + stime of /proc/PID/stat), 0
+ * when unreadable. */
+static double proc_cpu_ms(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+	unsigned long ut = 0, st = 0;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) * 1e3 / (double)sysconf(_SC_CLK_TCK);
+}
+
+static void step_begin(stepper *sp, const char *backend, double *cpu, pid_t server,
+                       double *server_cpu)
+{
+	sp->backend = backend;
+	sp->cpu = cpu;
+	sp->server = server;
+	sp->server_cpu = server_cpu;
+	sp->s_prev = server ? proc_cpu_ms(server) : 0;
+	sp->marks = getenv("BENCH_WORKLOAD_MARKS") != NULL;
+	sp->c_prev = cpu_ms();
+	if (sp->marks) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		fprintf(stderr, "mark %s start %ld.%06ld\n", backend, (long)ts.tv_sec, ts.tv_nsec / 1000);
+	}
+}
+
+static void step_end(stepper *sp, int st)
+{
+	double c = cpu_ms();
+	sp->cpu[st] = c - sp->c_prev;
+	sp->c_prev = c;
+	if (sp->server) {
+		double sc = proc_cpu_ms(sp->server);
+		sp->server_cpu[st] = sc - sp->s_prev;
+		sp->s_prev = sc;
+	}
+	if (sp->marks) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		fprintf(stderr, "mark %s %s %ld.%06ld\n", sp->backend, step_name[st], (long)ts.tv_sec,
+		        ts.tv_nsec / 1000);
+	}
+}
+
+static void session(s0_client *c, const char *backend, pid_t server, const char *small,
+                    const char *large, double *t, double *cpu, double *server_cpu)
 {
 	s0_sandbox_info *sb = NULL, *child = NULL;
 	char path[64];
 	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
+	stepper sp;
+	step_begin(&sp, backend, cpu, server, server_cpu);
 	double t0 = now_ms();
 	CHECK(s0_sandbox_claim(c, "default", NULL, NULL, &sb, &e_), "claim");
 	char *id = strdup(s0_sandbox_info_id(sb));
 	s0_sandbox_info_free(sb);
 	double t1 = now_ms();
 	t[ST_CLAIM] = t1 - t0;
+	step_end(&sp, ST_CLAIM);
 	for (int i = 0; i < SMALL_N; i++) {
 		snprintf(path, sizeof path, "/workspace/small/f%03d.txt", i);
 		CHECK(s0_files_write(c, id, path, small + i, SMALL_SIZE, &e_), "small write");
 	}
 	double t2 = now_ms();
 	t[ST_SMALL] = t2 - t1;
+	step_end(&sp, ST_SMALL);
 	for (int i = 0; i < LARGE_N; i++) {
 		snprintf(path, sizeof path, "/workspace/large/blob%d.bin", i);
 		CHECK(s0_files_write(c, id, path, large + i, LARGE_SIZE, &e_), "large write");
 	}
 	double t3 = now_ms();
 	t[ST_LARGE] = t3 - t2;
+	step_end(&sp, ST_LARGE);
 	CHECK(s0_sandbox_pause_and_wait(c, id, &wo, NULL, &e_), "pause_and_wait");
 	double t4 = now_ms();
 	t[ST_PAUSE] = t4 - t3;
+	step_end(&sp, ST_PAUSE);
 	CHECK(s0_sandbox_resume_and_wait(c, id, &wo, NULL, &e_), "resume_and_wait");
 	double t5 = now_ms();
 	t[ST_RESUME] = t5 - t4;
+	step_end(&sp, ST_RESUME);
 	for (int i = 0; i < SMALL_N + LARGE_N; i++) {
 		if (i < SMALL_N)
 			snprintf(path, sizeof path, "/workspace/small/f%03d.txt", i);
@@ -242,16 +324,20 @@ static void session(s0_client *c, const char *small, const char *large, double *
 	}
 	double t6 = now_ms();
 	t[ST_READ] = t6 - t5;
+	step_end(&sp, ST_READ);
 	s0_snapshot_info *snap = NULL;
 	CHECK(s0_snapshot_create(c, id, "bench", NULL, 0, &snap, &e_), "snapshot");
 	double t7 = now_ms();
 	t[ST_SNAP] = t7 - t6;
+	step_end(&sp, ST_SNAP);
 	CHECK(s0_sandbox_fork(c, id, NULL, &child, &e_), "fork");
 	double t8 = now_ms();
 	t[ST_FORK] = t8 - t7;
+	step_end(&sp, ST_FORK);
 	CHECK(s0_sandbox_delete(c, s0_sandbox_info_id(child), &e_), "delete child");
 	CHECK(s0_sandbox_delete(c, id, &e_), "delete");
 	t[ST_DELETE] = now_ms() - t8;
+	step_end(&sp, ST_DELETE);
 	s0_snapshot_info_free(snap);
 	s0_sandbox_info_free(child);
 	free(id);
@@ -267,13 +353,13 @@ static s0_local *open_local(const char *dir)
 	return l;
 }
 
-static void run_embedded(const char *small, const char *large, double *t)
+static void run_embedded(const char *small, const char *large, double *t, double *cpu)
 {
 	char *dir = mkscratch("embedded");
 	s0_local *l = open_local(dir);
 	s0_client *c = NULL;
 	CHECK(s0_client_new_local(l, NULL, &c, &e_), "client");
-	session(c, small, large, t);
+	session(c, "embedded", 0, small, large, t, cpu, NULL);
 	s0_client_free(c);
 	s0_local_close(l);
 	rmrf(dir);
@@ -313,7 +399,8 @@ static char *start_server(const char *dir, const char *token, pid_t *pid)
 	return url;
 }
 
-static void run_served(const char *small, const char *large, double *t)
+static void run_served(const char *small, const char *large, double *t, double *cpu,
+                       double *server_cpu)
 {
 	char *dir = mkscratch("served");
 	const char *token = "s0_bench_workload_token";
@@ -324,7 +411,7 @@ static void run_served(const char *small, const char *large, double *t)
 	o.token = token;
 	s0_client *c = NULL;
 	CHECK(s0_client_new(&o, &c, &e_), "client");
-	session(c, small, large, t);
+	session(c, "served", pid, small, large, t, cpu, server_cpu);
 	s0_client_free(c);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
@@ -399,26 +486,28 @@ int main(int argc, char **argv)
 	speeds sp;
 	measure_speeds(&sp);
 	double seal_ms = measure_seal_ms(small, large);
-	double fl[ST_N], te[ST_N], ts[ST_N];
+	double fl[ST_N], te[ST_N], ts[ST_N], ce[ST_N], cs[ST_N], sv[ST_N];
 	floors(&sp, fl);
-	run_embedded(small, large, te);
-	run_served(small, large, ts);
+	run_embedded(small, large, te, ce);
+	run_served(small, large, ts, cs, sv);
 	double client_ms, engine_ms;
 	pause_resume_pair(large, &client_ms, &engine_ms);
 
 	printf("This machine, same run: fsync (4 KiB overwrite + fdatasync) %.2f ms; durable write %.0f MB/s;\n"
 	       "page-cache write %.0f MB/s, read %.0f MB/s (scratch: %s)\n\n",
 	       sp.fsync_ms, sp.durable_mbs, sp.cache_write_mbs, sp.cache_read_mbs, scratch);
-	printf("| step | floor ms | embedded ms | x floor | s0 serve ms | x floor |\n"
-	       "|---|---|---|---|---|---|\n");
-	double fsum = 0, esum = 0, ssum = 0;
+	printf("| step | floor ms | embedded ms | x floor | embedded CPU ms | s0 serve ms | x floor "
+	       "| client + server CPU ms |\n"
+	       "|---|---|---|---|---|---|---|---|\n");
+	double fsum = 0, esum = 0, ssum = 0, cesum = 0, cssum = 0, svsum = 0;
 	for (int i = 0; i < ST_N; i++) {
-		printf("| %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", step_name[i], fl[i], te[i],
-		       te[i] / fl[i], ts[i], ts[i] / fl[i]);
-		fsum += fl[i], esum += te[i], ssum += ts[i];
+		printf("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f + %.0f |\n", step_name[i],
+		       fl[i], te[i], te[i] / fl[i], ce[i], ts[i], ts[i] / fl[i], cs[i], sv[i]);
+		fsum += fl[i], esum += te[i], ssum += ts[i], cesum += ce[i], cssum += cs[i];
+		svsum += sv[i];
 	}
-	printf("| **total** | %.1f | %.1f | %.2f | %.1f | %.2f |\n\n", fsum, esum, esum / fsum, ssum,
-	       ssum / fsum);
+	printf("| **total** | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f | %.1f + %.0f |\n\n", fsum,
+	       esum, esum / fsum, cesum, ssum, ssum / fsum, cssum, svsum);
 	printf("Sealing the session's %.1f MiB (hash, compress, encrypt, one batch + sync) on one\n"
 	       "thread, same run: %.1f ms (the CPU part of pause_and_wait the floor leaves out).\n\n",
 	       (SMALL_N * (double)SMALL_SIZE + LARGE_N * (double)LARGE_SIZE) / MiB, seal_ms);

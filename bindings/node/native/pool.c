@@ -1,10 +1,13 @@
 /* Blocking library calls on threads the addon owns.
  *
- * Every call gets a promise and a threadsafe function (TSFN). A call starts
- * its own thread while fewer than the cap (default 128, env
- * SANDBOX0_NODE_MAX_THREADS, setMaxThreads()) run; beyond the cap it waits
- * in a FIFO queue and the next thread to finish a call takes it. A thread
- * that finds the queue empty exits, so no thread idles. Results, progress
+ * Every call gets a promise and a threadsafe function (TSFN). A call runs
+ * on its own thread while fewer than the cap (default 128, env
+ * SANDBOX0_NODE_MAX_THREADS, setMaxThreads()) are busy; beyond the cap it
+ * waits in a FIFO queue and the next thread to finish a call takes it. A
+ * thread that finds the queue empty stays for up to IDLE_LINGER_MS for the
+ * next call (at most IDLE_MAX such threads), then exits: a sequence of calls
+ * reuses one thread instead of creating one per call (bench/client/README.md),
+ * and an idle process has no addon thread left after a second. Results, progress
  * events and predicate questions reach the JS thread through the call's
  * TSFN; the TSFN keeps the event loop alive exactly while the call is in
  * flight, and is released when the call ends, so an idle process exits.
@@ -28,8 +31,17 @@ static nx_msg done_msg = {MSG_DONE, NULL, 0};
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static nx_job *queue_head, *queue_tail;
-static int pool_threads, pool_queued, pool_inflight, pool_peak;
+static int pool_threads, pool_queued, pool_inflight, pool_peak; /* pool_threads: busy ones */
 static int pool_cap = 128;
+
+enum { IDLE_MAX = 4, IDLE_LINGER_MS = 1000 };
+/* Threads waiting for a call, and the calls handed to them: pool_idle plus
+ * the handoff list's length is the number of waiting threads (a submitter
+ * that pushes a call takes one from pool_idle; a thread whose wait ends with
+ * the list empty takes itself off). */
+static pthread_cond_t idle_cv = PTHREAD_COND_INITIALIZER;
+static nx_job *handoff_head, *handoff_tail;
+static int pool_idle;
 
 int nx_pool_cap(void)
 {
@@ -60,6 +72,32 @@ void nx_pool_stats(int *threads, int *queued, int *inflight, int *peak)
 	*inflight = pool_inflight;
 	*peak = pool_peak;
 	pthread_mutex_unlock(&pool_mu);
+}
+
+static int handoff_count_locked(void)
+{
+	int n = 0;
+	for (nx_job *j = handoff_head; j; j = j->next)
+		n++;
+	return n;
+}
+
+/* Give @p j to a waiting thread, counted busy; false when none waits. */
+static bool handoff_locked(nx_job *j)
+{
+	if (pool_idle == 0)
+		return false;
+	pool_idle--;
+	if (handoff_tail)
+		handoff_tail->next = j;
+	else
+		handoff_head = j;
+	handoff_tail = j;
+	pool_threads++;
+	if (pool_threads > pool_peak)
+		pool_peak = pool_threads;
+	pthread_cond_signal(&idle_cv);
+	return true;
 }
 
 static nx_job *dequeue_locked(void)
@@ -97,6 +135,37 @@ static void orphan_free(nx_job *j)
 	job_free(NULL, j);
 }
 
+/* Under pool_mu, with no call queued: wait up to IDLE_LINGER_MS for a
+ * handed-off call (already counted busy by its submitter); NULL when none
+ * came (or IDLE_MAX threads already wait): the thread exits. */
+static nx_job *idle_wait_locked(void)
+{
+	if (pool_idle + handoff_count_locked() >= IDLE_MAX)
+		return NULL;
+	pool_idle++;
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += IDLE_LINGER_MS / 1000;
+	dl.tv_nsec += (long)(IDLE_LINGER_MS % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	int rc = 0;
+	while (!handoff_head && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&idle_cv, &pool_mu, &dl);
+	nx_job *j = handoff_head;
+	if (!j) {
+		pool_idle--;
+		return NULL;
+	}
+	handoff_head = j->next;
+	if (!handoff_head)
+		handoff_tail = NULL;
+	j->next = NULL;
+	return j;
+}
+
 static void *worker_main(void *arg)
 {
 	nx_job *j = arg;
@@ -121,8 +190,10 @@ static void *worker_main(void *arg)
 		}
 		pthread_mutex_lock(&pool_mu);
 		j = dequeue_locked();
-		if (!j)
+		if (!j) {
 			pool_threads--;
+			j = idle_wait_locked();
+		}
 		pthread_mutex_unlock(&pool_mu);
 	}
 	return NULL;
@@ -149,7 +220,7 @@ static void spawn_queued_locked(void)
 {
 	while (queue_head && pool_threads < pool_cap) {
 		nx_job *j = dequeue_locked();
-		if (!start_thread_locked(j)) {
+		if (!handoff_locked(j) && !start_thread_locked(j)) {
 			/* put it back; a finishing thread will take it */
 			j->next = queue_head;
 			queue_head = j;
@@ -401,7 +472,7 @@ napi_value nx_job_submit(napi_env env, nx_job *j)
 		nx_obj_ref(j->token);
 	pthread_mutex_lock(&pool_mu);
 	pool_inflight++;
-	if (pool_threads >= pool_cap || !start_thread_locked(j))
+	if (pool_threads >= pool_cap || (!handoff_locked(j) && !start_thread_locked(j)))
 		enqueue_locked(j);
 	pthread_mutex_unlock(&pool_mu);
 	return promise;

@@ -82,8 +82,18 @@ export interface NetworkPolicy {
 
 const ZERO_TIME = /^0001-01-01T00:00:00(\.0+)?Z$/;
 
+/* Keys seen so far (the wire's fixed names and a response's own map keys),
+ * so each is converted once per process, not once per response; bounded. */
+const camelSeen = new Map<string, string>();
+
 function camel(key: string): string {
-	return key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+	let c = camelSeen.get(key);
+	if (c === undefined) {
+		c = key.replace(/_([a-z0-9])/g, (_m, ch: string) => ch.toUpperCase());
+		if (camelSeen.size < 4096)
+			camelSeen.set(key, c);
+	}
+	return c;
 }
 
 /** snake_case of a camelCase key (for request bodies). */

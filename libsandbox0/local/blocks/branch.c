@@ -146,7 +146,19 @@ int s0__branch_read(s0__branch *b, uint64_t off, void *buf, size_t len, s0_error
 	while (len && rc == S0_OK) {
 		uint32_t in = (uint32_t)(off % cs);
 		size_t n = cs - in < len ? cs - in : len;
-		rc = read_chunk(b, off / cs, in, dst, n, err);
+		uint64_t slot;
+		if (s0__u64map_get(&b->dirty, off / cs, &slot) && slot != S0__SLOT_ZERO) {
+			/* later chunks in the next slots: one read for the run */
+			uint64_t k = 1, next;
+			while (n < len && s0__u64map_get(&b->dirty, off / cs + k, &next) &&
+			       next == slot + k) {
+				n += cs < len - n ? cs : len - n;
+				k++;
+			}
+			rc = s0__spill_read(b, slot, in, dst, n, err);
+		} else {
+			rc = read_chunk(b, off / cs, in, dst, n, err);
+		}
 		off += n;
 		dst += n;
 		len -= n;

@@ -79,10 +79,74 @@ errcode_t s0__rfs_touch(s0__rootfs *r, ext2_ino_t dir)
 	return s0__rfs_write_inode(r, dir, &in);
 }
 
-errcode_t s0__rfs_new_inode(s0__rootfs *r, ext2_ino_t dir, uint32_t mode, ext2_ino_t *ino_out)
+/* The first run of @p n free blocks in [lo, hi] of the block bitmap, in
+ * *start; false when there is none. Bounded: each step skips a whole free or
+ * used run. (ext2fs_alloc_range is not used: libext2fs 1.47.0's
+ * ext2fs_new_range loops forever when no run of the length exists, as
+ * tests/unit/rootfs/check_rootfs_files.c's fragmented-space test showed.) */
+static bool free_run_in(ext2_filsys fs, blk64_t lo, blk64_t hi, blk64_t n, blk64_t *start)
+{
+	blk64_t pos = lo;
+	while (pos <= hi && hi - pos + 1 >= n) {
+		blk64_t z, used;
+		if (ext2fs_find_first_zero_block_bitmap2(fs->block_map, pos, hi, &z) != 0)
+			return false;
+		if (hi - z + 1 < n)
+			return false;
+		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, z, z + n - 1, &used) != 0) {
+			*start = z;
+			return true;
+		}
+		pos = used + 1;
+	}
+	return false;
+}
+
+/* Map blocks [0, n) of the new inode @p in (extent header set, no
+ * extents) to one free run near its group, allocated and counted: *pblk is
+ * the run's first block; 0 (nothing changed) when no run of n free blocks
+ * is found or the layout does not allow one in-inode extent (block 0 is
+ * never a file's: it holds the boot block and superblock). */
+static errcode_t map_one_run(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode_large *in,
+                             blk64_t n, blk64_t *pblk_out)
+{
+	*pblk_out = 0;
+	struct ext3_extent_header *eh = (struct ext3_extent_header *)in->i_block;
+	if (!n || n > EXT_INIT_MAX_LEN || ext2fs_has_feature_bigalloc(fs->super) ||
+	    !(in->i_flags & EXT4_EXTENTS_FL) || ext2fs_le16_to_cpu(eh->eh_magic) != EXT3_EXT_MAGIC ||
+	    eh->eh_entries != 0 || ext2fs_le16_to_cpu(eh->eh_max) < 1)
+		return 0;
+	if (!fs->block_map)
+		return 0;
+	blk64_t first = fs->super->s_first_data_block, last = ext2fs_blocks_count(fs->super) - 1;
+	blk64_t goal = ext2fs_find_inode_goal(fs, ino, (struct ext2_inode *)in, 0), pblk = 0;
+	if (goal < first || goal > last)
+		goal = first;
+	/* runs starting from the goal to the end, then before the goal */
+	blk64_t wrap_hi = goal - 1 + (n - 1) < last ? goal - 1 + (n - 1) : last;
+	if (!free_run_in(fs, goal, last, n, &pblk) &&
+	    !(goal > first && free_run_in(fs, first, wrap_hi, n, &pblk)))
+		return 0; /* fragmented: the caller's fallocate finds several runs */
+	errcode_t ec = ext2fs_iblk_set(fs, (struct ext2_inode *)in, n);
+	if (ec)
+		return ec;
+	ext2fs_block_alloc_stats_range(fs, pblk, (blk_t)n, +1);
+	struct ext3_extent *ex = (struct ext3_extent *)(eh + 1);
+	ex->ee_block = 0;
+	ex->ee_len = ext2fs_cpu_to_le16((__u16)n);
+	ex->ee_start = ext2fs_cpu_to_le32((__u32)(pblk & 0xFFFFFFFFu));
+	ex->ee_start_hi = ext2fs_cpu_to_le16((__u16)(pblk >> 32));
+	eh->eh_entries = ext2fs_cpu_to_le16(1);
+	*pblk_out = pblk;
+	return 0;
+}
+
+errcode_t s0__rfs_new_inode(s0__rootfs *r, ext2_ino_t dir, uint32_t mode, uint64_t bytes,
+                            ext2_ino_t *ino_out, bool *mapped)
 {
 	ext2_filsys fs = r->fs;
 	ext2_ino_t ino;
+	*mapped = false;
 	errcode_t ec = ext2fs_new_inode(fs, dir, (int)mode, NULL, &ino);
 	if (ec)
 		return ec;
@@ -97,19 +161,26 @@ errcode_t s0__rfs_new_inode(s0__rootfs *r, ext2_ino_t dir, uint32_t mode, ext2_i
 	if (size > EXT2_GOOD_OLD_INODE_SIZE)
 		in->i_extra_isize = sizeof(struct ext2_inode_large) - EXT2_GOOD_OLD_INODE_SIZE;
 	s0__rfs_stamp(r, in, true);
-	if (ext2fs_has_feature_extents(fs->super) && LINUX_S_ISREG(mode)) {
+	ec = ext2fs_inode_size_set(fs, (struct ext2_inode *)in, bytes);
+	blk64_t nblocks = (bytes + fs->blocksize - 1) / fs->blocksize, run = 0;
+	if (!ec && ext2fs_has_feature_extents(fs->super) && LINUX_S_ISREG(mode)) {
 		ext2_extent_handle_t h;
 		ec = ext2fs_extent_open2(fs, ino, (struct ext2_inode *)in, &h);
 		if (!ec)
 			ext2fs_extent_free(h);
+		if (!ec)
+			ec = map_one_run(fs, ino, in, nblocks, &run);
 	}
 	if (!ec)
 		ec = ext2fs_write_inode_full(fs, ino, (struct ext2_inode *)in, (int)size);
+	if (ec && run) /* the inode was not written: give its blocks back */
+		ext2fs_block_alloc_stats_range(fs, run, (blk_t)nblocks, -1);
 	free(buf);
 	if (ec)
 		return ec;
 	ext2fs_inode_alloc_stats2(fs, ino, +1, LINUX_S_ISDIR(mode));
 	*ino_out = ino;
+	*mapped = run != 0;
 	return 0;
 }
 

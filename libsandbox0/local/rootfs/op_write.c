@@ -9,33 +9,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Set the size of inode @p ino to @p len. */
-static errcode_t set_size(s0__rootfs *r, ext2_ino_t ino, size_t len)
-{
-	struct ext2_inode_large in;
-	errcode_t ec = s0__rfs_read_inode(r, ino, &in);
-	if (!ec)
-		ec = ext2fs_inode_size_set(r->fs, (struct ext2_inode *)&in, len);
-	if (!ec)
-		ec = s0__rfs_write_inode(r, ino, &in);
-	return ec;
-}
-
-/* Write @p len bytes into the empty inode @p ino and set its size. */
-static errcode_t fill_inode(s0__rootfs *r, ext2_ino_t ino, const char *data, size_t len)
+/* Write @p len bytes into the new inode @p ino (its size already @p len;
+ * its blocks allocated when @p mapped, by ext2fs_fallocate here if not). */
+static errcode_t fill_inode(s0__rootfs *r, ext2_ino_t ino, bool mapped, const char *data,
+                            size_t len)
 {
 	ext2_filsys fs = r->fs;
 	size_t bs = fs->blocksize;
 	blk64_t nblocks = (len + bs - 1) / bs;
-	errcode_t ec = ext2fs_fallocate(fs, EXT2_FALLOCATE_FORCE_INIT | EXT2_FALLOCATE_INIT_BEYOND_EOF,
-	                                ino, NULL, ~0ULL, 0, nblocks);
+	errcode_t ec = mapped ? 0
+	                      : ext2fs_fallocate(fs, EXT2_FALLOCATE_FORCE_INIT |
+	                                                 EXT2_FALLOCATE_INIT_BEYOND_EOF,
+	                                         ino, NULL, ~0ULL, 0, nblocks);
 	struct ext2_inode_large in;
 	if (!ec)
 		ec = s0__rfs_read_inode(r, ino, &in);
 	if (!ec) { /* one device request per extent run */
 		ec = s0__rfs_write_runs(r, ino, &in, data, len);
-		if (!ec)
-			return set_size(r, ino, len);
 		if (ec != EXT2_ET_OP_NOT_SUPPORTED)
 			return ec;
 		ec = 0;
@@ -69,7 +59,7 @@ static errcode_t fill_inode(s0__rootfs *r, ext2_ino_t ino, const char *data, siz
 		if (!ec)
 			ec = ec2;
 	}
-	return ec ? ec : set_size(r, ino, len);
+	return ec;
 }
 
 /* Put inode @p ino at w->name in w->dir, releasing what was there. */
@@ -112,11 +102,19 @@ static int write_locked(s0__rootfs *r, const char *p, const void *data, size_t l
 		s0__walk_clear(&w);
 		return rc;
 	}
+	/* Space first: a write the free blocks cannot hold fails here, before
+	 * anything is allocated (ext2fs_fallocate running out midway leaves
+	 * blocks no inode owns). The margin covers extent tree blocks. */
+	blk64_t need = (len + r->fs->blocksize - 1) / r->fs->blocksize;
+	if (need && ext2fs_free_blocks_count(r->fs->super) < need + need / 300 + 4) {
+		s0__walk_clear(&w);
+		return s0__rfs_fail(r, EXT2_ET_BLOCK_ALLOC_FAIL, "write file", err);
+	}
 	ext2_ino_t ino = 0;
-	bool linked = false;
-	ec = s0__rfs_new_inode(r, w.dir, LINUX_S_IFREG | 0644, &ino);
+	bool linked = false, mapped = false;
+	ec = s0__rfs_new_inode(r, w.dir, LINUX_S_IFREG | 0644, len, &ino, &mapped);
 	if (!ec && len)
-		ec = fill_inode(r, ino, data, len);
+		ec = fill_inode(r, ino, mapped, data, len);
 	if (!ec)
 		ec = install(r, &w, ino, &linked);
 	if (ec) {

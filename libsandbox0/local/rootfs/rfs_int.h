@@ -99,10 +99,16 @@ errcode_t s0__rfs_touch(s0__rootfs *r, ext2_ino_t dir);
 
 /*
  * Allocate and initialise a new, unlinked inode of @p mode (type | perms)
- * near @p dir: links_count 1, extent header when the fs has extents, times
- * now, written to disk and counted as used. Undo with s0__rfs_free_inode.
+ * near @p dir: links_count 1, i_size @p size (bytes), extent header when
+ * the fs has extents, times now, written to disk and counted as used. For
+ * a regular file with extents, the blocks for @p size are allocated too
+ * when one free run holds them (*mapped true: one initialised extent, the
+ * blocks' contents not written); otherwise *mapped is false and the caller
+ * allocates them (ext2fs_fallocate). Either way the caller writes the data
+ * before the inode is linked. Undo with s0__rfs_free_inode.
  */
-errcode_t s0__rfs_new_inode(s0__rootfs *r, ext2_ino_t dir, uint32_t mode, ext2_ino_t *ino);
+errcode_t s0__rfs_new_inode(s0__rootfs *r, ext2_ino_t dir, uint32_t mode, uint64_t size,
+                            ext2_ino_t *ino, bool *mapped);
 
 /* Release the blocks and the inode of an inode with no links left. */
 errcode_t s0__rfs_free_inode(s0__rootfs *r, ext2_ino_t ino);

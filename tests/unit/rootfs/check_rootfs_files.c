@@ -121,6 +121,70 @@ START_TEST(test_overwrite_frees_space)
 }
 END_TEST
 
+/* A new file's blocks come as one free run with its inode; when no run
+ * holds them (free space only in holes), ext2fs_fallocate spreads them, and
+ * a write the space cannot hold fails without leaking blocks. */
+START_TEST(test_write_into_fragmented_space)
+{
+	rt_fs t;
+	rt_open_fresh(&t, 32 * MiB);
+	char *chunk = malloc(64 * 1024), *big = malloc(MiB);
+	rt_fill(chunk, 64 * 1024, 3);
+	rt_fill(big, MiB, 4);
+	char p[64];
+	int n = 0;
+	s0_error *e = NULL;
+	rt_mkdir_p(&t, "/workspace/frag");
+	for (; n < 1000; n++) { /* 64 KiB each until the blocks run out */
+		snprintf(p, sizeof p, "/workspace/frag/f%04d", n);
+		int rc = s0__rootfs_write(t.fs, p, strlen(p), chunk, 64 * 1024, NULL, &e);
+		if (rc < 0) {
+			/* the RootFS layer's full-disk error (errmap.c) */
+			ck_assert_msg(strstr(s0_error_message(e), "no space left on device"), "file %d: %s",
+			              n, s0_error_message(e));
+			s0_error_free(e);
+			e = NULL;
+			break;
+		}
+	}
+	ck_assert_int_lt(n, 1000);
+	ck_assert_int_gt(n, 100);
+	s0__rootfs_usage u0, u1, u2, u3;
+	s0__rootfs_get_usage(t.fs, &u0);
+	ck_assert_int_lt(s0__rootfs_write(t.fs, P("/workspace/frag/again"), chunk, 64 * 1024, NULL,
+	                                  NULL),
+	                 0);
+	s0__rootfs_get_usage(t.fs, &u1);
+	ck_assert_uint_eq(u1.free_bytes, u0.free_bytes); /* the failed write kept nothing */
+	ck_assert_uint_eq(u1.free_inodes, u0.free_inodes);
+	for (int i = 0; i < n; i += 2) { /* holes of 16 blocks: no run of 256 */
+		snprintf(p, sizeof p, "/workspace/frag/f%04d", i);
+		ck_assert_int_eq(s0__rootfs_delete(t.fs, p, strlen(p), NULL, NULL), S0_OK);
+	}
+	s0__rootfs_get_usage(t.fs, &u2);
+	ck_assert_uint_ge(u2.free_bytes - u1.free_bytes, (uint64_t)(n / 2) * 64 * 1024);
+	rt_write(&t, "/workspace/big", big, MiB);
+	s0__rootfs_get_usage(t.fs, &u3);
+	ck_assert_uint_ge(u2.free_bytes - u3.free_bytes, MiB);
+	size_t got;
+	char *d = rt_read(&t, "/workspace/big", &got);
+	ck_assert_uint_eq(got, MiB);
+	ck_assert(memcmp(d, big, MiB) == 0);
+	free(d);
+	for (int i = 1; i < n; i += 2) { /* the survivors are intact */
+		snprintf(p, sizeof p, "/workspace/frag/f%04d", i);
+		d = rt_read(&t, p, &got);
+		ck_assert_uint_eq(got, 64 * 1024);
+		ck_assert(memcmp(d, chunk, got) == 0);
+		free(d);
+	}
+	RT_ASSERT_FSCK(&t);
+	free(chunk);
+	free(big);
+	rt_close(&t);
+}
+END_TEST
+
 START_TEST(test_dirs_list_delete)
 {
 	rt_fs t;
@@ -620,6 +684,7 @@ static Suite *files_suite(void)
 	tcase_add_test(tc, test_roundtrip_sizes);
 	tcase_add_test(tc, test_range_read);
 	tcase_add_test(tc, test_overwrite_frees_space);
+	tcase_add_test(tc, test_write_into_fragmented_space);
 	tcase_add_test(tc, test_dirs_list_delete);
 	tcase_add_test(tc, test_mkdir_semantics);
 	tcase_add_test(tc, test_many_small_files);

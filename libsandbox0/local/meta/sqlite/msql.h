@@ -20,6 +20,9 @@ typedef struct s0__msql {
 	s0__meta base; /* first: a s0__meta * is a s0__msql * */
 	sqlite3 *db;
 	pthread_mutex_t mu; /* recursive */
+	/* The sandbox read every runtime request makes (sandbox.c), prepared
+	 * on first use and reset after each; finalized by s0__msql_close. */
+	sqlite3_stmt *sandbox_get;
 } s0__msql;
 
 #define MSQL(m) ((s0__msql *)(m))

@@ -127,6 +127,7 @@ void s0__msql_close(s0__meta *m)
 {
 	if (!m)
 		return;
+	sqlite3_finalize(MSQL(m)->sandbox_get);
 	sqlite3_close_v2(MSQL(m)->db);
 	pthread_mutex_destroy(&MSQL(m)->mu);
 	free(MSQL(m));

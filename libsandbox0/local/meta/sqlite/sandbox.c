@@ -41,10 +41,14 @@ static int read_row(sqlite3_stmt *st, s0__sandbox_row *o, s0_error **err)
 int s0__msql_sandbox_get(s0__meta *m, const char *team, const char *id, s0__sandbox_row *out,
                          s0_error **err)
 {
-	sqlite3_stmt *st = NULL;
 	s0__msql_lock(m);
-	int rc = s0__sql_prepare(m, "SELECT " SANDBOX_COLS " FROM sandboxes WHERE id=?1"
-	                            " AND (?2 IS NULL OR team_id=?2)", &st, err);
+	/* Kept prepared (parsing it was most of a files request's metadata
+	 * cost, bench/workload/README.md); reset so no read stays open. */
+	int rc = S0_OK;
+	if (!MSQL(m)->sandbox_get)
+		rc = s0__sql_prepare(m, "SELECT " SANDBOX_COLS " FROM sandboxes WHERE id=?1"
+		                        " AND (?2 IS NULL OR team_id=?2)", &MSQL(m)->sandbox_get, err);
+	sqlite3_stmt *st = MSQL(m)->sandbox_get;
 	if (rc == S0_OK) {
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
 		if (team)
@@ -56,7 +60,8 @@ int s0__msql_sandbox_get(s0__meta *m, const char *team, const char *id, s0__sand
 			rc = s0__error_set(err, S0_ENOTFOUND, "not_found", "sandbox not found");
 		else
 			rc = s0__msql_fail(m, err, "read sandbox");
-		sqlite3_finalize(st);
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
 	}
 	s0__msql_unlock(m);
 	return rc;

@@ -84,11 +84,12 @@ int s0__engine_resume(s0__engine *e, const char *team, const char *id, bool memo
 
 /*
  * The automatic wake of access.c (TTL-05..TTL-11): a resume of the committed
- * state (memory restored when retained) that waits, on the engine clock up
- * to S0__RESUME_WAIT_MS, for a just-committed pause's runtime to be released
- * instead of answering 503: the requests that joined the wake must not see
- * a failure their next look would not. Blocks; same errors and state as
- * s0__engine_resume otherwise.
+ * state (memory restored when retained) that keeps waiting for a pause in
+ * progress to commit and for its runtime to be released (until the engine
+ * stops) instead of answering 503: each request bounds its own wait by its
+ * budget, and the requests that joined this wake must not see a failure
+ * their next look would not (a pause outlasting one request's budget is not
+ * a failed resume). Blocks; other errors and state as s0__engine_resume.
  */
 int s0__engine_resume_wake(s0__engine *e, const char *id, s0__resume_reply *out);
 

@@ -255,15 +255,13 @@ int s0__engine_resume(s0__engine *e, const char *team, const char *id, bool memo
 
 int s0__engine_resume_wake(s0__engine *e, const char *id, s0__resume_reply *out)
 {
-	int64_t until = s0__engine_now(e) + S0__RESUME_WAIT_MS;
 	for (;;) {
 		memset(out, 0, sizeof *out);
 		s0__sandbox_row row = {0};
 		settle st;
 		s0__sblock *l = lock_settled(e, id, S0__RESUME_WAIT_MS, &st);
 		int rc = s0__engine_load(e, NULL, id, &row, NULL);
-		bool again = rc == S0_OK && st == RELEASING && s0__engine_now(e) < until &&
-		             !e->stopping;
+		bool again = rc == S0_OK && (st == WAIT || st == RELEASING) && !e->stopping;
 		if (rc == S0_OK && !again)
 			rc = resume_locked(e, &row, st, true, out, NULL);
 		s0__engine_unlock(e, l);

@@ -41,12 +41,26 @@ void lt_expect_err(int rc, s0_error *err, int code, const char *reason, const ch
 	s0_error_free(err);
 }
 
+const char *lt_test_runtime(void)
+{
+	const char *r = getenv("S0_TEST_RUNTIME");
+	return r && *r ? r : NULL;
+}
+
+bool lt_runtime_is_sim(void)
+{
+	const char *r = lt_test_runtime();
+	return !r || !strcmp(r, "sim");
+}
+
 static void open_on(lt *t)
 {
 	s0_error *err = NULL;
 	static char url[1024]; /* borrowed by s0_local_open() for the call */
 	if (!t->opts.object_store) /* the backend of a parametrised run (unit-local-files) */
 		t->opts.object_store = getenv("S0_TEST_OBJECT_STORE");
+	if (!t->opts.runtime) /* the runtime of a parametrised run (unit-conform-gvisor) */
+		t->opts.runtime = lt_test_runtime();
 	if (!t->meta) /* the metadata store of a parametrised run (S0_TEST_META) */
 		t->meta = s0_test_meta_url(t->dir);
 	if (!t->opts.meta)

@@ -3,7 +3,8 @@
 # /var/cache/libsandbox0/runsc (scripts/install-runsc.sh; ~1.5 min on 2 idle
 # cores the first time, nothing after), installs busybox-static and fuse3,
 # and makes a python3 root tree from the installed Debian packages
-# (scripts/gvisor-python-tree.sh; seconds, once). run: the meson suite `gvisor` (tests/unit/gvisor), then a check
+# (scripts/gvisor-python-tree.sh; seconds, once). run: the meson suite `gvisor` (tests/unit/gvisor, and
+# unit-local-gvisor: the lifecycle cases tagged "runtimes" on gvisor, counts per runtime printed), then a check
 # that nothing is left on the host — runsc processes, null-netns mounts,
 # cgroups under s0-gvisor, loop devices over our files — which fails the
 # part if anything is, after removing it.
@@ -58,6 +59,7 @@ run() {
   local rc=0 left
   trap 's0_gvisor_leftovers clean >/dev/null' RETURN
   S0_TEST_PYTHON_TREE=$S0_GVISOR_PY_TREE s0_meson_suites gvisor build gvisor || rc=1
+  scripts/gvisor-conformance-counts.sh build # the same rows on sim and on gvisor
   left=$(s0_gvisor_leftovers list)
   local p f s
   read -r p f s < "$S0_RESULTS/gvisor" 2>/dev/null || { p=0; f=1; s=0; }

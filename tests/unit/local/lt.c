@@ -1,6 +1,7 @@
 /* Test support for the lifecycle-engine suites (see lt.h). */
 #include "lt.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,9 +124,39 @@ void lt_reopen(lt *t)
 	open_on(t);
 }
 
+/* Host processes whose command line names @p dir (runsc's state under the
+ * data directory): their number. */
+static int host_procs_naming(const char *dir)
+{
+	int n = 0;
+	DIR *d = opendir("/proc");
+	for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		char path[300], cmd[4096];
+		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+		FILE *f = fopen(path, "r");
+		size_t len = f ? fread(cmd, 1, sizeof cmd - 1, f) : 0;
+		if (f)
+			fclose(f);
+		for (size_t i = 0; i < len; i++)
+			if (!cmd[i])
+				cmd[i] = ' ';
+		cmd[len] = 0;
+		n += len && strstr(cmd, dir) && strstr(cmd, "runsc");
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
 void lt_close(lt *t)
 {
 	lt_shutdown(t);
+	/* a closed backend leaves no runtime of a real runtime behind */
+	if (!lt_runtime_is_sim() && !t->keep_dir)
+		ck_assert_msg(host_procs_naming(t->dir) == 0, "runsc processes of %s outlive the close",
+		              t->dir);
 	if (!t->keep_dir) {
 		s0_test_meta_drop(t->dir);
 		s0_test_rmrf(t->dir);

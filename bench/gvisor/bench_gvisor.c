@@ -17,7 +17,8 @@
  * scripts/gvisor-python-tree.sh (io.py needs python3).
  * Sandboxes ask for 4 GiB (a 1024-millicore CPU lease: one core; the
  * default 512 MiB gets 150m, which throttles CPU-bound programs 7x).
- * Medians of N rounds (3; 1 with --fast). Prints a table; never a test.
+ * Medians of N rounds (3; 1 with --fast; --rounds N), the three setups
+ * interleaved. Prints a table; never a test.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,8 @@ static void die(const char *what, int rc, s0_error *e)
 		if (rc_ != S0_OK)                                                                     \
 			die(what, rc_, e_);                                                               \
 	} while (0)
+
+#define MAX_ROUNDS 15
 
 typedef struct run {
 	double pause_ms, resume_ms;
@@ -189,15 +192,22 @@ static run round_once(const char *runtime, uint64_t size)
 	return r;
 }
 
-static run measure(const char *runtime, uint64_t size, int n)
+/* Rounds of gvisor 1 GiB, gvisor 16 GiB and sim 1 GiB, interleaved (the
+ * load of a shared machine drifts); medians into g1, g16, s1. */
+static void measure(int n, run *g1, run *g16, run *s1)
 {
-	double p[8], q[8];
-	for (int i = 0; i < n; i++) {
-		run r = round_once(runtime, size);
-		p[i] = r.pause_ms;
-		q[i] = r.resume_ms;
-	}
-	return (run){median(p, n), median(q, n)};
+	double p[3][MAX_ROUNDS], q[3][MAX_ROUNDS];
+	const char *rt[3] = {"gvisor", "gvisor", "sim"};
+	const uint64_t size[3] = {1ull << 30, 16ull << 30, 1ull << 30};
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < 3; k++) {
+			run r = round_once(rt[k], size[k]);
+			p[k][i] = r.pause_ms;
+			q[k][i] = r.resume_ms;
+		}
+	run *out[3] = {g1, g16, s1};
+	for (int k = 0; k < 3; k++)
+		*out[k] = (run){median(p[k], n), median(q[k], n)};
 }
 
 /* plain_runsc.sh's key=value output for the tree at @p size, @p rounds. */
@@ -225,7 +235,15 @@ static double key_ms(const char *text, const char *key)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 && !strcmp(argv[1], "--fast") ? 1 : 3;
+	int n = 3;
+	if (argc > 1 && !strcmp(argv[1], "--fast"))
+		n = 1;
+	else if (argc > 2 && !strcmp(argv[1], "--rounds"))
+		n = atoi(argv[2]);
+	if (n < 1 || n > MAX_ROUNDS) {
+		fprintf(stderr, "usage: bench_gvisor [--fast | --rounds 1..%d]\n", MAX_ROUNDS);
+		return 2;
+	}
 	uint64_t gib = 1ull << 30;
 	tree_dir = getenv("S0_GVISOR_TEMPLATE");
 	if (!tree_dir) {
@@ -237,8 +255,8 @@ int main(int argc, char **argv)
 		        tree_dir, tree_dir);
 		return 1;
 	}
-	run g1 = measure("gvisor", gib, n), g16 = measure("gvisor", 16 * gib, n);
-	run s1 = measure("sim", gib, n);
+	run g1, g16, s1;
+	measure(n, &g1, &g16, &s1);
 	char *plain = plain_runsc(gib, n);
 	double run_true = key_ms(plain, "run_true_ms="), detach_exec = key_ms(plain, "detach_exec_ms=");
 	double del = key_ms(plain, "delete_ms="), unmount = key_ms(plain, "unmount_ms=");

@@ -6,7 +6,7 @@
 set -uo pipefail
 s0=${S0_CLI:?S0_CLI names the s0 program}
 [ -n "${S0_TEST_PYTHON_TREE:-}" ] && export S0_GVISOR_TEMPLATE=$S0_TEST_PYTHON_TREE
-tmp=$(mktemp -d /tmp/s0-demo-test-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/s0-demo-test-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 out=$tmp/out
 TMPDIR=$tmp "$s0" demo --runtime gvisor >"$out" 2>&1

@@ -320,7 +320,7 @@ int demo_step_open(demo *d)
 		                                                   : "busybox");
 	else
 		demo_say(d, "data directory %s; runtime %s (simulated; RootFS and storage are real)%s%s",
-		         d->data_dir, name, why ? ": gvisor passed over: " : "", why ? why : "");
+		         d->data_dir, name, why ? ", chosen by auto because " : "", why ? why : "");
 	free(name);
 	free(why);
 	return STEP_OK;

@@ -914,6 +914,17 @@ START_TEST(demo_runs)
 	ck_assert_msg(strstr(r.out, "ok   /tmp/scratch survived"), "%s", r.out);
 	ck_assert_msg(!strstr(r.out, "not available"), "%s", r.out);
 	h_run_free(&r);
+	/* the default is auto: where gvisor cannot run (runsc made missing), sim, saying why */
+	h_env_set("S0_RUNTIME", NULL);
+	h_env_set("S0_RUNSC", "/nonexistent/runsc");
+	char *data2 = path_in("demo-auto");
+	r = h_run(A("demo", "--data", data2), NULL);
+	expect_exit(&r, 0);
+	ck_assert_msg(strstr(r.out, "runtime sim (simulated; RootFS and storage are real), chosen by "
+	                            "auto because gvisor: "),
+	              "%s", r.out);
+	h_run_free(&r);
+	free(data2);
 	free(data);
 }
 END_TEST

@@ -21,9 +21,11 @@ void lt_ok(int rc, s0_error **errp, const char *where)
 {
 	s0_error *err = *errp; /* read after the call (argument order is unspecified) */
 	*errp = NULL;
+	const s0_error *cause = err ? s0_error_cause(err) : NULL; /* e.g. the runtime's own error */
 	if (rc != S0_OK)
-		ck_abort_msg("%s: %s (%s, reason %s)", where, err ? s0_error_message(err) : "",
-		             s0_code_name(rc), err ? s0_error_reason(err) : "");
+		ck_abort_msg("%s: %s (%s, reason %s)%s%s", where, err ? s0_error_message(err) : "",
+		             s0_code_name(rc), err ? s0_error_reason(err) : "",
+		             cause ? "; cause: " : "", cause ? s0_error_message(cause) : "");
 	s0_error_free(err);
 }
 

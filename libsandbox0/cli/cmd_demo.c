@@ -42,7 +42,7 @@
 #define TREE_BUDGET_BYTES (24ll << 20) /* well under the 32 MiB the brief allows */
 
 
-void demo_say(demo *d, const char *fmt, ...)
+void say(demo *d, const char *fmt, ...)
 {
 	va_list ap;
 	(void)d;
@@ -54,7 +54,7 @@ void demo_say(demo *d, const char *fmt, ...)
 	fflush(stdout);
 }
 
-void demo_expect(demo *d, bool ok, const char *what)
+void expect(demo *d, bool ok, const char *what)
 {
 	printf("             %s %s\n", ok ? "ok  " : "FAIL", what);
 	fflush(stdout);
@@ -63,7 +63,7 @@ void demo_expect(demo *d, bool ok, const char *what)
 }
 
 /* A library failure inside a step: report and fail the step. */
-int demo_step_error(demo *d, const char *what, s0_error *err, int rc)
+int step_error(demo *d, const char *what, s0_error *err, int rc)
 {
 	char *text = cli_error_text(err, rc);
 	printf("             FAIL %s: %s\n", what, text);
@@ -73,10 +73,10 @@ int demo_step_error(demo *d, const char *what, s0_error *err, int rc)
 	return STEP_FAILED;
 }
 
-void demo_show(demo *d, const s0_sandbox_info *sb)
+void show(demo *d, const s0_sandbox_info *sb)
 {
 	const char *rid = s0_sandbox_info_runtime_id(sb);
-	demo_say(d, "%s: status=%s paused=%s runtime_id=%s runtime_generation=%lld",
+	say(d, "%s: status=%s paused=%s runtime_id=%s runtime_generation=%lld",
 	    s0_sandbox_info_id(sb), s0_status_name(s0_sandbox_info_status(sb)),
 	    s0_sandbox_info_paused(sb) ? "true" : "false", *rid ? rid : "\"\"",
 	    (long long)s0_sandbox_info_runtime_generation(sb));
@@ -85,14 +85,14 @@ void demo_show(demo *d, const s0_sandbox_info *sb)
 static int observe(const s0_sandbox_info *sb, int64_t elapsed_ms, void *payload)
 {
 	demo *d = payload;
-	demo_say(d, "  observed at %4lld ms: status=%s paused=%s generation=%lld",
+	say(d, "  observed at %4lld ms: status=%s paused=%s generation=%lld",
 	    (long long)elapsed_ms, s0_status_name(s0_sandbox_info_status(sb)),
 	    s0_sandbox_info_paused(sb) ? "true" : "false",
 	    (long long)s0_sandbox_info_runtime_generation(sb));
 	return 0;
 }
 
-s0_wait_options demo_wait_opts(demo *d, int32_t memory)
+s0_wait_options wait_opts(demo *d, int32_t memory)
 {
 	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
 	wo.memory = memory;
@@ -101,7 +101,7 @@ s0_wait_options demo_wait_opts(demo *d, int32_t memory)
 	return wo;
 }
 
-bool demo_file_is(demo *d, const char *id, const char *path, const void *want, size_t len)
+bool file_is(demo *d, const char *id, const char *path, const void *want, size_t len)
 {
 	void *data = NULL;
 	size_t got = 0;
@@ -113,7 +113,7 @@ bool demo_file_is(demo *d, const char *id, const char *path, const void *want, s
 	return ok;
 }
 
-bool demo_file_missing(demo *d, const char *id, const char *path)
+bool file_missing(demo *d, const char *id, const char *path)
 {
 	s0_file_info *fi = NULL;
 	s0_error *err = NULL;
@@ -295,7 +295,7 @@ static void rm_rf(const char *path)
 
 /* ---- the steps ---- */
 
-int demo_step_open(demo *d)
+int step_open(demo *d)
 {
 	s0_error *err = NULL;
 	s0_local_options lo = S0_LOCAL_OPTIONS_INIT;
@@ -307,19 +307,19 @@ int demo_step_open(demo *d)
 		setenv("S0_GVISOR_TEMPLATE", DEMO_PYTHON_TREE, 0);
 	int rc = s0_local_open(d->data_dir, &lo, &d->local, &err);
 	if (rc < 0)
-		return demo_step_error(d, "open the backend", err, rc);
+		return step_error(d, "open the backend", err, rc);
 	rc = s0_client_new_local(d->local, NULL, &d->client, &err);
 	if (rc < 0)
-		return demo_step_error(d, "make a client", err, rc);
+		return step_error(d, "make a client", err, rc);
 	char *why = NULL, *name = cli_runtime_chosen(d->local, &why);
 	d->gvisor = !strcmp(name, "gvisor");
 	if (d->gvisor)
-		demo_say(d, "data directory %s; runtime gvisor: real programs in runsc sandboxes on "
+		say(d, "data directory %s; runtime gvisor: real programs in runsc sandboxes on "
 		            "the RootFS (root tree %s)",
 		         d->data_dir, getenv("S0_GVISOR_TEMPLATE") ? getenv("S0_GVISOR_TEMPLATE")
 		                                                   : "busybox");
 	else
-		demo_say(d, "data directory %s; runtime %s (simulated; RootFS and storage are real)%s%s",
+		say(d, "data directory %s; runtime %s (simulated; RootFS and storage are real)%s%s",
 		         d->data_dir, name, why ? ", chosen by auto because " : "", why ? why : "");
 	free(name);
 	free(why);
@@ -337,16 +337,16 @@ static int step_template(demo *d)
 		rm_rf(d->stage);
 		if (stage_tree(d) == 0 && d->tree_files) {
 			dir = d->stage;
-			demo_say(d, "staged %lld files (%.1f MiB) from %s", d->tree_files,
+			say(d, "staged %lld files (%.1f MiB) from %s", d->tree_files,
 			    (double)d->tree_bytes / (1 << 20), d->source);
 		}
 	}
 	if (!dir)
-		demo_say(d, "no source tree (%s): building the template from an empty tree",
+		say(d, "no source tree (%s): building the template from an empty tree",
 		    d->source ? d->source : "none");
 	int rc = s0_local_template_build(d->local, "demo", dir, NULL, &err);
 	if (rc < 0)
-		return demo_step_error(d, "build the template", err, rc);
+		return step_error(d, "build the template", err, rc);
 	if (d->stage) {
 		rm_rf(d->stage); /* the template holds its own copy now */
 	}
@@ -359,27 +359,27 @@ static int step_claim(demo *d)
 	s0_error *err = NULL;
 	int rc = s0_sandbox_claim(d->client, "demo", NULL, NULL, &sb, &err);
 	if (rc < 0)
-		return demo_step_error(d, "claim", err, rc);
+		return step_error(d, "claim", err, rc);
 	snprintf(d->sid, sizeof d->sid, "%s", s0_sandbox_info_id(sb));
 	s0_sandbox_info_free(sb);
 	rc = s0_sandbox_get(d->client, d->sid, &sb, &err);
 	if (rc < 0)
-		return demo_step_error(d, "get", err, rc);
-	demo_show(d, sb);
+		return step_error(d, "get", err, rc);
+	show(d, sb);
 	d->gen0 = s0_sandbox_info_runtime_generation(sb);
 	snprintf(d->rt0, sizeof d->rt0, "%s", s0_sandbox_info_runtime_id(sb));
-	demo_expect(d, s0_sandbox_info_status(sb) == S0_STATUS_RUNNING, "running after claim");
+	expect(d, s0_sandbox_info_status(sb) == S0_STATUS_RUNNING, "running after claim");
 	s0_sandbox_info_free(sb);
 	if (*d->sample) {
 		size_t len;
 		char *want = read_all(d->sample_host, &len);
 		if (want)
-			demo_expect(d, demo_file_is(d, d->sid, d->sample, want, len),
+			expect(d, file_is(d, d->sid, d->sample, want, len),
 			       "a template file reads back byte for byte from the sandbox");
 		free(want);
 		s0_file_list *l = NULL;
 		if (s0_files_list(d->client, d->sid, d->source, &l, &err) == S0_OK)
-			demo_say(d, "%s in the sandbox has %zu entries", d->source, s0_file_list_length(l));
+			say(d, "%s in the sandbox has %zu entries", d->source, s0_file_list_length(l));
 		s0_error_free(err);
 		s0_file_list_free(l);
 	}
@@ -393,8 +393,8 @@ static int step_write(demo *d)
 	if ((rc = s0_files_write(d->client, d->sid, "/workspace/notes.md", "# kept\n", 7, &err)) < 0 ||
 	    (rc = s0_files_write(d->client, d->sid, "/var/tmp/cache", "cache", 5, &err)) < 0 ||
 	    (rc = s0_files_write(d->client, d->sid, "/tmp/scratch", "scratch", 7, &err)) < 0)
-		return demo_step_error(d, "write", err, rc);
-	demo_say(d, "wrote /workspace/notes.md, /var/tmp/cache (RootFS) and /tmp/scratch (tmpfs)");
+		return step_error(d, "write", err, rc);
+	say(d, "wrote /workspace/notes.md, /var/tmp/cache (RootFS) and /tmp/scratch (tmpfs)");
 	return STEP_OK;
 }
 
@@ -402,20 +402,20 @@ static int step_pause(demo *d)
 {
 	s0_sandbox_info *sb = NULL;
 	s0_error *err = NULL;
-	s0_wait_options wo = demo_wait_opts(d, S0_BOOL_UNSET);
+	s0_wait_options wo = wait_opts(d, S0_BOOL_UNSET);
 	int rc = s0_sandbox_pause_and_wait(d->client, d->sid, &wo, &sb, &err);
 	if (rc < 0)
-		return demo_step_error(d, "pause_and_wait", err, rc);
-	demo_show(d, sb);
-	demo_expect(d, s0_sandbox_info_paused(sb) && !*s0_sandbox_info_runtime_id(sb),
+		return step_error(d, "pause_and_wait", err, rc);
+	show(d, sb);
+	expect(d, s0_sandbox_info_paused(sb) && !*s0_sandbox_info_runtime_id(sb),
 	       "paused: RootFS committed, compute released (empty runtime_id)");
 	s0_sandbox_info_free(sb);
 	rc = s0_sandbox_update_network_policy(
 		d->client, d->sid,
 		"{\"mode\":\"block-all\",\"egress\":{\"allowedDomains\":[\"pypi.org\"]}}", NULL, &err);
 	if (rc < 0)
-		return demo_step_error(d, "set the network policy", err, rc);
-	demo_say(d, "while paused: network policy block-all, egress allowed to pypi.org only");
+		return step_error(d, "set the network policy", err, rc);
+	say(d, "while paused: network policy block-all, egress allowed to pypi.org only");
 	return STEP_OK;
 }
 
@@ -423,18 +423,18 @@ static int step_resume(demo *d)
 {
 	s0_sandbox_info *sb = NULL;
 	s0_error *err = NULL;
-	s0_wait_options wo = demo_wait_opts(d, S0_BOOL_UNSET);
+	s0_wait_options wo = wait_opts(d, S0_BOOL_UNSET);
 	int rc = s0_sandbox_resume_and_wait(d->client, d->sid, &wo, &sb, &err);
 	if (rc < 0)
-		return demo_step_error(d, "resume_and_wait", err, rc);
-	demo_show(d, sb);
-	demo_expect(d, s0_sandbox_info_runtime_generation(sb) == d->gen0 + 1,
+		return step_error(d, "resume_and_wait", err, rc);
+	show(d, sb);
+	expect(d, s0_sandbox_info_runtime_generation(sb) == d->gen0 + 1,
 	       "runtime_generation advanced by one");
-	demo_expect(d, strcmp(s0_sandbox_info_runtime_id(sb), d->rt0) != 0, "runtime_id changed");
-	demo_expect(d, demo_file_is(d, d->sid, "/workspace/notes.md", "# kept\n", 7),
+	expect(d, strcmp(s0_sandbox_info_runtime_id(sb), d->rt0) != 0, "runtime_id changed");
+	expect(d, file_is(d, d->sid, "/workspace/notes.md", "# kept\n", 7),
 	       "/workspace/notes.md survived");
-	demo_expect(d, demo_file_is(d, d->sid, "/var/tmp/cache", "cache", 5), "/var/tmp/cache survived");
-	demo_expect(d, demo_file_missing(d, d->sid, "/tmp/scratch"),
+	expect(d, file_is(d, d->sid, "/var/tmp/cache", "cache", 5), "/var/tmp/cache survived");
+	expect(d, file_missing(d, d->sid, "/tmp/scratch"),
 	       "/tmp/scratch is gone (runtime tmpfs, not in the RootFS)");
 	s0_sandbox_info_free(sb);
 	return STEP_OK;
@@ -443,7 +443,7 @@ static int step_resume(demo *d)
 /* ---- the memory step: a REPL context whose state lives in process memory ---- */
 
 /* Run @p input in context @p ctx; *stdout_out (transfer full) is its stdout. */
-int demo_ctx_run(demo *d, const char *ctx, const char *input, char **stdout_out,
+int ctx_run(demo *d, const char *ctx, const char *input, char **stdout_out,
                    s0_error **err)
 {
 	char *res = NULL;
@@ -460,7 +460,7 @@ int demo_ctx_run(demo *d, const char *ctx, const char *input, char **stdout_out,
 }
 
 /* @p text without its trailing newlines, for one-line display. */
-const char *demo_chomp(char *text)
+const char *chomp(char *text)
 {
 	size_t n = strlen(text);
 	while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
@@ -469,7 +469,7 @@ const char *demo_chomp(char *text)
 }
 
 /* Whether `ps` output @p ps lists PID @p pid on a line mentioning `sleep`. */
-bool demo_ps_lists(const char *ps, long pid)
+bool ps_lists(const char *ps, long pid)
 {
 	for (const char *line = ps; line && *line;) {
 		const char *nl = strchr(line, '\n');
@@ -496,20 +496,20 @@ bool demo_ps_lists(const char *ps, long pid)
  * skipped, not failed.
  */
 /* A new REPL context; its id in ctx. STEP_OK or the step's failure. */
-int demo_new_repl(demo *d, char ctx[128])
+int new_repl(demo *d, char ctx[128])
 {
 	char *created = NULL;
 	s0_error *err = NULL;
 	int rc = s0_context_create(d->client, d->sid, "{\"type\":\"repl\"}", &created, &err);
 	if (rc < 0)
-		return demo_step_error(d, "create a REPL context", err, rc);
+		return step_error(d, "create a REPL context", err, rc);
 	cj *v = cj_parse(created, strlen(created), NULL);
 	const char *cid = v ? cj_get_str(v, "id") : NULL;
 	snprintf(ctx, 128, "%s", cid ? cid : "");
 	cj_free(v);
 	s0_free(created);
 	if (!*ctx) {
-		demo_expect(d, false, "the new context has an id");
+		expect(d, false, "the new context has an id");
 		return STEP_FAILED;
 	}
 	return STEP_OK;
@@ -521,109 +521,109 @@ static int step_network(demo *d)
 {
 	char ctx[128], *out = NULL;
 	s0_error *err = NULL;
-	int rc = demo_new_repl(d, ctx);
+	int rc = new_repl(d, ctx);
 	if (rc != STEP_OK)
 		return rc;
-	if ((rc = demo_ctx_run(d, ctx, "nc -z example.com 443; echo $?", &out, &err)) < 0)
-		return demo_step_error(d, "exec nc -z example.com 443", err, rc);
-	demo_expect(d, !strcmp(demo_chomp(out), "1"), "nc example.com:443 is denied (block-all)");
+	if ((rc = ctx_run(d, ctx, "nc -z example.com 443; echo $?", &out, &err)) < 0)
+		return step_error(d, "exec nc -z example.com 443", err, rc);
+	expect(d, !strcmp(chomp(out), "1"), "nc example.com:443 is denied (block-all)");
 	free(out);
-	if ((rc = demo_ctx_run(d, ctx, "nc -z pypi.org 443; echo $?", &out, &err)) < 0)
-		return demo_step_error(d, "exec nc -z pypi.org 443", err, rc);
-	demo_expect(d, !strcmp(demo_chomp(out), "0"), "nc pypi.org:443 connects (the allow list)");
+	if ((rc = ctx_run(d, ctx, "nc -z pypi.org 443; echo $?", &out, &err)) < 0)
+		return step_error(d, "exec nc -z pypi.org 443", err, rc);
+	expect(d, !strcmp(chomp(out), "0"), "nc pypi.org:443 connects (the allow list)");
 	free(out);
 	return STEP_OK;
 }
 
-int demo_step_memory(demo *d)
+int step_memory(demo *d)
 {
 	s0_sandbox_info *sb = NULL;
 	s0_error *err = NULL;
 	char *out = NULL, *ps = NULL;
 	char ctx[128] = "";
-	int rc = demo_new_repl(d, ctx);
+	int rc = new_repl(d, ctx);
 	if (rc != STEP_OK)
 		return rc;
-	if ((rc = demo_ctx_run(d, ctx, "GREETING=hello", &out, &err)) < 0)
-		return demo_step_error(d, "exec GREETING=hello", err, rc);
+	if ((rc = ctx_run(d, ctx, "GREETING=hello", &out, &err)) < 0)
+		return step_error(d, "exec GREETING=hello", err, rc);
 	free(out);
-	if ((rc = demo_ctx_run(d, ctx, "sleep 100000 &", &out, &err)) < 0)
-		return demo_step_error(d, "exec sleep 100000 &", err, rc);
+	if ((rc = ctx_run(d, ctx, "sleep 100000 &", &out, &err)) < 0)
+		return step_error(d, "exec sleep 100000 &", err, rc);
 	free(out);
-	if ((rc = demo_ctx_run(d, ctx, "echo $!", &out, &err)) < 0)
-		return demo_step_error(d, "exec echo $!", err, rc);
+	if ((rc = ctx_run(d, ctx, "echo $!", &out, &err)) < 0)
+		return step_error(d, "exec echo $!", err, rc);
 	long pid = strtol(out, NULL, 10);
 	free(out);
-	if ((rc = demo_ctx_run(d, ctx, "echo 'kept in tmpfs' > /tmp/scratch", &out, &err)) < 0)
-		return demo_step_error(d, "exec echo > /tmp/scratch", err, rc);
+	if ((rc = ctx_run(d, ctx, "echo 'kept in tmpfs' > /tmp/scratch", &out, &err)) < 0)
+		return step_error(d, "exec echo > /tmp/scratch", err, rc);
 	free(out);
-	demo_say(d, "REPL context %s: GREETING=hello, `sleep 100000 &` is PID %ld, wrote /tmp/scratch",
+	say(d, "REPL context %s: GREETING=hello, `sleep 100000 &` is PID %ld, wrote /tmp/scratch",
 	    ctx, pid);
-	demo_expect(d, pid > 1, "the background job has a PID");
+	expect(d, pid > 1, "the background job has a PID");
 
 	rc = s0_sandbox_get(d->client, d->sid, &sb, &err);
 	if (rc < 0)
-		return demo_step_error(d, "get", err, rc);
+		return step_error(d, "get", err, rc);
 	int64_t gen = s0_sandbox_info_runtime_generation(sb);
 	char rt[128];
 	snprintf(rt, sizeof rt, "%s", s0_sandbox_info_runtime_id(sb));
 	s0_sandbox_info_free(sb);
 	sb = NULL;
 
-	s0_wait_options wo = demo_wait_opts(d, S0_BOOL_TRUE);
+	s0_wait_options wo = wait_opts(d, S0_BOOL_TRUE);
 	wo.timeout_ms = 30000;
 	rc = s0_sandbox_pause_and_wait(d->client, d->sid, &wo, &sb, &err);
 	if (rc == S0_EUNAVAILABLE || rc == S0_EUNSUPPORTED) {
-		demo_say(d, "memory checkpoints are not available from this backend (it answered %s: %s)",
+		say(d, "memory checkpoints are not available from this backend (it answered %s: %s)",
 		    s0_code_name(rc), err ? s0_error_message(err) : "");
 		s0_error_free(err);
 		err = NULL;
 		rc = s0_sandbox_get(d->client, d->sid, &sb, &err);
 		if (rc < 0)
-			return demo_step_error(d, "get", err, rc);
-		demo_expect(d, s0_sandbox_info_status(sb) == S0_STATUS_RUNNING,
+			return step_error(d, "get", err, rc);
+		expect(d, s0_sandbox_info_status(sb) == S0_STATUS_RUNNING,
 		       "the refused memory pause left the sandbox running");
 		s0_sandbox_info_free(sb);
 		s0_context_delete(d->client, d->sid, ctx, NULL);
 		return STEP_SKIPPED;
 	}
 	if (rc < 0)
-		return demo_step_error(d, "memory pause_and_wait", err, rc);
-	demo_show(d, sb);
-	demo_expect(d, s0_sandbox_info_paused(sb) && !*s0_sandbox_info_runtime_id(sb),
+		return step_error(d, "memory pause_and_wait", err, rc);
+	show(d, sb);
+	expect(d, s0_sandbox_info_paused(sb) && !*s0_sandbox_info_runtime_id(sb),
 	       "memory paused: image retained, compute released (empty runtime_id)");
 	s0_sandbox_info_free(sb);
 	sb = NULL;
 	rc = s0_sandbox_resume_and_wait(d->client, d->sid, &wo, &sb, &err);
 	if (rc < 0)
-		return demo_step_error(d, "memory resume_and_wait", err, rc);
-	demo_show(d, sb);
-	demo_expect(d, s0_sandbox_info_runtime_generation(sb) == gen + 1,
+		return step_error(d, "memory resume_and_wait", err, rc);
+	show(d, sb);
+	expect(d, s0_sandbox_info_runtime_generation(sb) == gen + 1,
 	       "runtime_generation advanced by one");
-	demo_expect(d, *s0_sandbox_info_runtime_id(sb) && strcmp(s0_sandbox_info_runtime_id(sb), rt),
+	expect(d, *s0_sandbox_info_runtime_id(sb) && strcmp(s0_sandbox_info_runtime_id(sb), rt),
 	       "runtime_id changed (a new runtime, restored from the image)");
 	s0_sandbox_info_free(sb);
 
-	if ((rc = demo_ctx_run(d, ctx, "echo $GREETING", &out, &err)) < 0)
-		return demo_step_error(d, "exec echo $GREETING after resume", err, rc);
-	demo_say(d, "echo $GREETING -> %s", demo_chomp(out));
-	demo_expect(d, !strcmp(out, "hello"), "the REPL variable GREETING survived");
+	if ((rc = ctx_run(d, ctx, "echo $GREETING", &out, &err)) < 0)
+		return step_error(d, "exec echo $GREETING after resume", err, rc);
+	say(d, "echo $GREETING -> %s", chomp(out));
+	expect(d, !strcmp(out, "hello"), "the REPL variable GREETING survived");
 	free(out);
-	if ((rc = demo_ctx_run(d, ctx, "ps", &ps, &err)) < 0)
-		return demo_step_error(d, "exec ps after resume", err, rc);
-	demo_expect(d, demo_ps_lists(ps, pid), "the background `sleep 100000` kept its PID");
-	demo_say(d, "ps after resume:");
+	if ((rc = ctx_run(d, ctx, "ps", &ps, &err)) < 0)
+		return step_error(d, "exec ps after resume", err, rc);
+	expect(d, ps_lists(ps, pid), "the background `sleep 100000` kept its PID");
+	say(d, "ps after resume:");
 	for (char *line = strtok(ps, "\n"); line; line = strtok(NULL, "\n"))
-		demo_say(d, "  %s", line);
+		say(d, "  %s", line);
 	free(ps);
-	demo_expect(d, demo_file_is(d, d->sid, "/tmp/scratch", "kept in tmpfs\n", 14),
+	expect(d, file_is(d, d->sid, "/tmp/scratch", "kept in tmpfs\n", 14),
 	       "/tmp/scratch survived (tmpfs is in the memory image)");
 	if ((rc = s0_context_delete(d->client, d->sid, ctx, &err)) < 0)
-		return demo_step_error(d, "delete the context", err, rc);
+		return step_error(d, "delete the context", err, rc);
 	return STEP_OK;
 }
 
-int demo_step_snapshot_fork(demo *d)
+int step_snapshot_fork(demo *d)
 {
 	s0_snapshot_info *snap = NULL;
 	s0_sandbox_info *child = NULL;
@@ -631,25 +631,25 @@ int demo_step_snapshot_fork(demo *d)
 	int rc = s0_snapshot_create(d->client, d->sid, "milestone", "after the first cycle", 0,
 	                            &snap, &err);
 	if (rc < 0)
-		return demo_step_error(d, "snapshot", err, rc);
+		return step_error(d, "snapshot", err, rc);
 	snprintf(d->snap_id, sizeof d->snap_id, "%s", s0_snapshot_info_id(snap));
 	s0_snapshot_info_free(snap);
-	demo_say(d, "snapshot %s \"milestone\" taken while running", d->snap_id);
+	say(d, "snapshot %s \"milestone\" taken while running", d->snap_id);
 	rc = s0_files_write(d->client, d->sid, "/workspace/notes.md", "# changed\n", 10, &err);
 	if (rc < 0)
-		return demo_step_error(d, "write", err, rc);
+		return step_error(d, "write", err, rc);
 	rc = s0_sandbox_fork(d->client, d->sid, NULL, &child, &err);
 	if (rc < 0)
-		return demo_step_error(d, "fork", err, rc);
+		return step_error(d, "fork", err, rc);
 	snprintf(d->fork_id, sizeof d->fork_id, "%s", s0_sandbox_info_id(child));
-	demo_say(d, "changed notes.md, then forked:");
-	demo_show(d, child);
-	demo_expect(d, s0_sandbox_info_paused(child), "the fork is a new paused sandbox");
+	say(d, "changed notes.md, then forked:");
+	show(d, child);
+	expect(d, s0_sandbox_info_paused(child), "the fork is a new paused sandbox");
 	s0_sandbox_info_free(child);
 	return STEP_OK;
 }
 
-int demo_step_restore(demo *d)
+int step_restore(demo *d)
 {
 	s0_sandbox_info *sb = NULL;
 	s0_lifecycle_result *lr = NULL;
@@ -657,55 +657,55 @@ int demo_step_restore(demo *d)
 	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
 	int rc = s0_sandbox_pause_and_wait(d->client, d->sid, &wo, &sb, &err);
 	if (rc < 0)
-		return demo_step_error(d, "pause", err, rc);
+		return step_error(d, "pause", err, rc);
 	s0_sandbox_info_free(sb);
 	sb = NULL;
 	rc = s0_sandbox_restore(d->client, d->sid, d->snap_id, &lr, &err);
 	if (rc < 0)
-		return demo_step_error(d, "restore", err, rc);
+		return step_error(d, "restore", err, rc);
 	s0_lifecycle_result_free(lr);
 	rc = s0_sandbox_resume_and_wait(d->client, d->sid, &wo, &sb, &err);
 	if (rc < 0)
-		return demo_step_error(d, "resume", err, rc);
+		return step_error(d, "resume", err, rc);
 	s0_sandbox_info_free(sb);
-	demo_say(d, "paused, restored \"milestone\", resumed");
-	demo_expect(d, demo_file_is(d, d->sid, "/workspace/notes.md", "# kept\n", 7),
+	say(d, "paused, restored \"milestone\", resumed");
+	expect(d, file_is(d, d->sid, "/workspace/notes.md", "# kept\n", 7),
 	       "restore brought back the snapshot's notes.md");
 	sb = NULL;
 	rc = s0_sandbox_resume_and_wait(d->client, d->fork_id, &wo, &sb, &err);
 	if (rc < 0)
-		return demo_step_error(d, "resume the fork", err, rc);
+		return step_error(d, "resume the fork", err, rc);
 	s0_sandbox_info_free(sb);
-	demo_expect(d, demo_file_is(d, d->fork_id, "/workspace/notes.md", "# changed\n", 10),
+	expect(d, file_is(d, d->fork_id, "/workspace/notes.md", "# changed\n", 10),
 	       "the fork kept the state at fork time");
 	return STEP_OK;
 }
 
-int demo_step_cleanup(demo *d)
+int step_cleanup(demo *d)
 {
 	s0_error *err = NULL;
 	int rc;
 	if ((rc = s0_sandbox_delete(d->client, d->sid, &err)) < 0 ||
 	    (rc = s0_sandbox_delete(d->client, d->fork_id, &err)) < 0 ||
 	    (rc = s0_snapshot_delete(d->client, d->snap_id, &err)) < 0)
-		return demo_step_error(d, "delete", err, rc);
-	demo_say(d, "deleted both sandboxes and the snapshot");
+		return step_error(d, "delete", err, rc);
+	say(d, "deleted both sandboxes and the snapshot");
 	return STEP_OK;
 }
 
 /* The demo, in order; a step that fails ends the run (later ones depend on it). */
 static const demo_step demo_steps[] = {
-	{"open the embedded backend", demo_step_open},
+	{"open the embedded backend", step_open},
 	{"build template \"demo\" from a real tree", step_template},
 	{"claim a sandbox from \"demo\"", step_claim},
 	{"write workspace, /var/tmp and /tmp files", step_write},
 	{"pause (filesystem-only)", step_pause},
 	{"resume", step_resume},
 	{"egress under the network policy", step_network},
-	{"REPL context, memory pause and resume", demo_step_memory},
-	{"snapshot, change, fork", demo_step_snapshot_fork},
-	{"pause, restore, resume; resume the fork", demo_step_restore},
-	{"delete everything", demo_step_cleanup},
+	{"REPL context, memory pause and resume", step_memory},
+	{"snapshot, change, fork", step_snapshot_fork},
+	{"pause, restore, resume; resume the fork", step_restore},
+	{"delete everything", step_cleanup},
 };
 
 #define NSTEPS (sizeof demo_steps / sizeof demo_steps[0])
@@ -829,6 +829,7 @@ static int run_demo(cli *c)
 			nsteps = demo_gvisor_nsteps;
 		}
 	}
+
 	double total = (mono_now_s() - d.t0) * 1000.0;
 	printf("\nTimeline:\n");
 	tbl t;

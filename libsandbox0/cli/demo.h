@@ -41,35 +41,35 @@ typedef struct demo_step {
 } demo_step;
 
 /** One line of narration, indented under the step's title. */
-void demo_say(demo *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void say(demo *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** "ok"/"FAIL" and @p what; a failure counts in d->failures. */
-void demo_expect(demo *d, bool ok, const char *what);
+void expect(demo *d, bool ok, const char *what);
 /** Report a library failure @p err (taken) of @p what; returns STEP_FAILED. */
-int demo_step_error(demo *d, const char *what, s0_error *err, int rc);
+int step_error(demo *d, const char *what, s0_error *err, int rc);
 /** One line with the sandbox's status, paused, runtime_id and generation. */
-void demo_show(demo *d, const s0_sandbox_info *sb);
+void show(demo *d, const s0_sandbox_info *sb);
 /** Wait options printing each observed state (memory: S0_BOOL_*). */
-s0_wait_options demo_wait_opts(demo *d, int32_t memory);
+s0_wait_options wait_opts(demo *d, int32_t memory);
 /** Whether file @p path of sandbox @p id holds exactly @p len bytes @p want. */
-bool demo_file_is(demo *d, const char *id, const char *path, const void *want, size_t len);
+bool file_is(demo *d, const char *id, const char *path, const void *want, size_t len);
 /** Whether @p path of sandbox @p id does not exist (stat answers not found). */
-bool demo_file_missing(demo *d, const char *id, const char *path);
+bool file_missing(demo *d, const char *id, const char *path);
 /** Run @p input in context @p ctx of d->sid; *stdout_out (malloc'd) is its stdout. */
-int demo_ctx_run(demo *d, const char *ctx, const char *input, char **stdout_out,
+int ctx_run(demo *d, const char *ctx, const char *input, char **stdout_out,
                  s0_error **err);
 /** @p text without trailing newlines (edited in place); returns @p text. */
-const char *demo_chomp(char *text);
+const char *chomp(char *text);
 /** Whether `ps` output @p ps lists PID @p pid on a line mentioning `sleep`. */
-bool demo_ps_lists(const char *ps, long pid);
+bool ps_lists(const char *ps, long pid);
 /** A new REPL context of d->sid; its id in @p ctx. STEP_OK or STEP_FAILED. */
-int demo_new_repl(demo *d, char ctx[128]);
+int new_repl(demo *d, char ctx[128]);
 
 /* Steps both runtimes share (cmd_demo.c). */
-int demo_step_open(demo *d);
-int demo_step_memory(demo *d);
-int demo_step_snapshot_fork(demo *d);
-int demo_step_restore(demo *d);
-int demo_step_cleanup(demo *d);
+int step_open(demo *d);
+int step_memory(demo *d);
+int step_snapshot_fork(demo *d);
+int step_restore(demo *d);
+int step_cleanup(demo *d);
 
 /** The steps on the gvisor runtime after the open (cmd_demo_gvisor.c). */
 extern const demo_step demo_gvisor_steps[];

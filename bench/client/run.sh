@@ -20,7 +20,7 @@ bc=$B/bench/client/bench_client
 
 tmp=$(mktemp -d /tmp/s0-bench-client.XXXXXX)
 token="s0_bench_$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-"$s0" serve --data "$tmp/data" --listen 127.0.0.1:0 --token "$token" -q &
+"$s0" serve --data "$tmp/data" --listen 127.0.0.1:0 --token "$token" --runtime sim -q &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 for _ in $(seq 200); do [ -s "$tmp/data/server.json" ] && break; sleep 0.05; done

@@ -65,7 +65,7 @@ func startServer(t testing.TB, extra ...string) *server {
 	t.Helper()
 	data := filepath.Join(t.TempDir(), "data")
 	token := fmt.Sprintf("s0_gotest%d", time.Now().UnixNano())
-	args := append([]string{"serve", "--data", data, "--listen", "127.0.0.1:0", "--token", token, "--quiet"}, extra...)
+	args := append([]string{"serve", "--data", data, "--listen", "127.0.0.1:0", "--token", token, "--quiet", "--runtime", "sim"}, extra...)
 	cmd := exec.Command(s0Bin(t), args...)
 	var log strings.Builder
 	cmd.Stdout, cmd.Stderr = &log, &log

@@ -90,11 +90,14 @@ typedef struct s0_local_options {
 	 * Runtime that runs the sandboxes, by name (borrowed; read by
 	 * s0_local_open() only). NULL or "sim" = the simulated runtime: a
 	 * guest with a built-in shell and virtual time, no host processes,
-	 * real RootFS and tmpfs data. A name no runtime is registered under
-	 * makes s0_local_open() fail with S0_EINVAL naming it; a runtime that
-	 * cannot run on this machine fails it with S0_EUNAVAILABLE naming the
-	 * missing piece. The admin inspection reports the runtime and its
-	 * capabilities (node.runtime).
+	 * real RootFS and tmpfs data. "gvisor" = real programs in runsc
+	 * sandboxes (as root). "auto" = gvisor where it can run, else sim; the
+	 * reason the others could not run is reported by /healthz and the
+	 * admin inspection (node.runtime: name, requested "auto", reason). A
+	 * name no runtime is registered under makes s0_local_open() fail with
+	 * S0_EINVAL naming it; a runtime that cannot run on this machine fails
+	 * it with S0_EUNAVAILABLE naming the missing piece. The admin
+	 * inspection reports the runtime and its capabilities (node.runtime).
 	 * @since 0.2
 	 */
 	const char *runtime;

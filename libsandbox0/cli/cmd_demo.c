@@ -34,38 +34,15 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "demo.h"
+#include "runtime_opt.h"
 
+/* The python3 root tree part gvisor of scripts/test and scripts/demo make. */
+#define DEMO_PYTHON_TREE "/var/cache/libsandbox0/trees/python3"
 #define TREE_BUDGET_BYTES (24ll << 20) /* well under the 32 MiB the brief allows */
 
-enum { STEP_OK, STEP_SKIPPED, STEP_FAILED };
 
-typedef struct demo {
-	cli *c;
-	char *data_dir;
-	bool temp_dir;
-	const char *source;       /* tree the template is built from */
-	dev_t source_dev;         /* its filesystem: the copy stays on it */
-	char *stage;              /* the copied subset */
-	long long tree_files, tree_bytes;
-	char sample[PATH_MAX];    /* a file of the tree, path inside the sandbox */
-	char sample_host[PATH_MAX];
-	s0_local *local;
-	s0_client *client;
-	char sid[128], fork_id[128], snap_id[128];
-	int64_t gen0;
-	char rt0[128];
-	int failures;
-	double t0;
-} demo;
-
-typedef struct demo_step {
-	const char *title;
-	int (*run)(demo *d);
-} demo_step;
-
-static void say(demo *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void say(demo *d, const char *fmt, ...)
+void say(demo *d, const char *fmt, ...)
 {
 	va_list ap;
 	(void)d;
@@ -77,7 +54,7 @@ static void say(demo *d, const char *fmt, ...)
 	fflush(stdout);
 }
 
-static void expect(demo *d, bool ok, const char *what)
+void expect(demo *d, bool ok, const char *what)
 {
 	printf("             %s %s\n", ok ? "ok  " : "FAIL", what);
 	fflush(stdout);
@@ -86,7 +63,7 @@ static void expect(demo *d, bool ok, const char *what)
 }
 
 /* A library failure inside a step: report and fail the step. */
-static int step_error(demo *d, const char *what, s0_error *err, int rc)
+int step_error(demo *d, const char *what, s0_error *err, int rc)
 {
 	char *text = cli_error_text(err, rc);
 	printf("             FAIL %s: %s\n", what, text);
@@ -96,7 +73,7 @@ static int step_error(demo *d, const char *what, s0_error *err, int rc)
 	return STEP_FAILED;
 }
 
-static void show(demo *d, const s0_sandbox_info *sb)
+void show(demo *d, const s0_sandbox_info *sb)
 {
 	const char *rid = s0_sandbox_info_runtime_id(sb);
 	say(d, "%s: status=%s paused=%s runtime_id=%s runtime_generation=%lld",
@@ -115,7 +92,7 @@ static int observe(const s0_sandbox_info *sb, int64_t elapsed_ms, void *payload)
 	return 0;
 }
 
-static s0_wait_options wait_opts(demo *d, int32_t memory)
+s0_wait_options wait_opts(demo *d, int32_t memory)
 {
 	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
 	wo.memory = memory;
@@ -124,7 +101,7 @@ static s0_wait_options wait_opts(demo *d, int32_t memory)
 	return wo;
 }
 
-static bool file_is(demo *d, const char *id, const char *path, const void *want, size_t len)
+bool file_is(demo *d, const char *id, const char *path, const void *want, size_t len)
 {
 	void *data = NULL;
 	size_t got = 0;
@@ -136,7 +113,7 @@ static bool file_is(demo *d, const char *id, const char *path, const void *want,
 	return ok;
 }
 
-static bool file_missing(demo *d, const char *id, const char *path)
+bool file_missing(demo *d, const char *id, const char *path)
 {
 	s0_file_info *fi = NULL;
 	s0_error *err = NULL;
@@ -318,17 +295,34 @@ static void rm_rf(const char *path)
 
 /* ---- the steps ---- */
 
-static int step_open(demo *d)
+int step_open(demo *d)
 {
 	s0_error *err = NULL;
-	int rc = s0_local_open(d->data_dir, NULL, &d->local, &err);
+	s0_local_options lo = S0_LOCAL_OPTIONS_INIT;
+	lo.runtime = d->runtime;
+	/* programs on gvisor come from the template's root tree: python3's when
+	 * it was made (scripts/gvisor-python-tree.sh), unless one is named */
+	struct stat st;
+	if (!getenv("S0_GVISOR_TEMPLATE") && stat(DEMO_PYTHON_TREE "/usr/bin/python3", &st) == 0)
+		setenv("S0_GVISOR_TEMPLATE", DEMO_PYTHON_TREE, 0);
+	int rc = s0_local_open(d->data_dir, &lo, &d->local, &err);
 	if (rc < 0)
 		return step_error(d, "open the backend", err, rc);
 	rc = s0_client_new_local(d->local, NULL, &d->client, &err);
 	if (rc < 0)
 		return step_error(d, "make a client", err, rc);
-	say(d, "data directory %s (the runtime is simulated; RootFS and storage are real)",
-	    d->data_dir);
+	char *why = NULL, *name = cli_runtime_chosen(d->local, &why);
+	d->gvisor = !strcmp(name, "gvisor");
+	if (d->gvisor)
+		say(d, "data directory %s; runtime gvisor: real programs in runsc sandboxes on "
+		            "the RootFS (root tree %s)",
+		         d->data_dir, getenv("S0_GVISOR_TEMPLATE") ? getenv("S0_GVISOR_TEMPLATE")
+		                                                   : "busybox");
+	else
+		say(d, "data directory %s; runtime %s (simulated; RootFS and storage are real)%s%s",
+		         d->data_dir, name, why ? ", chosen by auto because " : "", why ? why : "");
+	free(name);
+	free(why);
 	return STEP_OK;
 }
 
@@ -449,7 +443,7 @@ static int step_resume(demo *d)
 /* ---- the memory step: a REPL context whose state lives in process memory ---- */
 
 /* Run @p input in context @p ctx; *stdout_out (transfer full) is its stdout. */
-static int ctx_run(demo *d, const char *ctx, const char *input, char **stdout_out,
+int ctx_run(demo *d, const char *ctx, const char *input, char **stdout_out,
                    s0_error **err)
 {
 	char *res = NULL;
@@ -466,7 +460,7 @@ static int ctx_run(demo *d, const char *ctx, const char *input, char **stdout_ou
 }
 
 /* @p text without its trailing newlines, for one-line display. */
-static const char *chomp(char *text)
+const char *chomp(char *text)
 {
 	size_t n = strlen(text);
 	while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
@@ -475,7 +469,7 @@ static const char *chomp(char *text)
 }
 
 /* Whether `ps` output @p ps lists PID @p pid on a line mentioning `sleep`. */
-static bool ps_lists(const char *ps, long pid)
+bool ps_lists(const char *ps, long pid)
 {
 	for (const char *line = ps; line && *line;) {
 		const char *nl = strchr(line, '\n');
@@ -502,7 +496,7 @@ static bool ps_lists(const char *ps, long pid)
  * skipped, not failed.
  */
 /* A new REPL context; its id in ctx. STEP_OK or the step's failure. */
-static int new_repl(demo *d, char ctx[128])
+int new_repl(demo *d, char ctx[128])
 {
 	char *created = NULL;
 	s0_error *err = NULL;
@@ -541,7 +535,7 @@ static int step_network(demo *d)
 	return STEP_OK;
 }
 
-static int step_memory(demo *d)
+int step_memory(demo *d)
 {
 	s0_sandbox_info *sb = NULL;
 	s0_error *err = NULL;
@@ -629,7 +623,7 @@ static int step_memory(demo *d)
 	return STEP_OK;
 }
 
-static int step_snapshot_fork(demo *d)
+int step_snapshot_fork(demo *d)
 {
 	s0_snapshot_info *snap = NULL;
 	s0_sandbox_info *child = NULL;
@@ -655,7 +649,7 @@ static int step_snapshot_fork(demo *d)
 	return STEP_OK;
 }
 
-static int step_restore(demo *d)
+int step_restore(demo *d)
 {
 	s0_sandbox_info *sb = NULL;
 	s0_lifecycle_result *lr = NULL;
@@ -687,7 +681,7 @@ static int step_restore(demo *d)
 	return STEP_OK;
 }
 
-static int step_cleanup(demo *d)
+int step_cleanup(demo *d)
 {
 	s0_error *err = NULL;
 	int rc;
@@ -715,12 +709,15 @@ static const demo_step demo_steps[] = {
 };
 
 #define NSTEPS (sizeof demo_steps / sizeof demo_steps[0])
+#define MAX_STEPS 24 /* the longest table of steps */
 
 static const cli_flag demo_flags[] = {
 	{"data", 0, FLAG_STR, "DIR", "data directory (default: a fresh temporary one, removed "
 	                             "afterwards)"},
 	{"source", 0, FLAG_STR, "DIR", "tree to build the template from (default /usr/share/doc; "
 	                               "up to 24 MiB of its regular files, one filesystem)"},
+	{"runtime", 0, FLAG_STR, "NAME", "auto (default, or $S0_RUNTIME: gvisor where it can run, "
+	                                 "else sim), sim or gvisor"},
 	{0},
 };
 
@@ -811,20 +808,28 @@ static int run_demo(cli *c)
 	pthread_t watcher;
 	bool watching = pthread_create(&watcher, NULL, demo_watch, &sigs) == 0;
 	printf("libsandbox0 %s: s0 demo on an embedded local backend\n\n", s0_version_string());
-	double ms[NSTEPS];
-	int outcome[NSTEPS];
+	d.runtime = cli_runtime_wanted(c);
+	const demo_step *steps = demo_steps;
+	size_t nsteps = NSTEPS;
+	double ms[MAX_STEPS];
+	int outcome[MAX_STEPS];
 	size_t done = 0;
 	d.t0 = mono_now_s();
-	for (size_t i = 0; i < NSTEPS; i++) {
+	for (size_t i = 0; i < nsteps; i++) {
 		double start = mono_now_s();
-		printf("[%8.1f ms] %s\n", (start - d.t0) * 1000.0, demo_steps[i].title);
+		printf("[%8.1f ms] %s\n", (start - d.t0) * 1000.0, steps[i].title);
 		fflush(stdout);
-		outcome[i] = demo_steps[i].run(&d);
+		outcome[i] = steps[i].run(&d);
 		ms[i] = (mono_now_s() - start) * 1000.0;
 		done = i + 1;
 		if (outcome[i] == STEP_FAILED)
 			break;
+		if (i == 0 && d.gvisor) { /* after the open: the steps of the real runtime */
+			steps = demo_gvisor_steps;
+			nsteps = demo_gvisor_nsteps;
+		}
 	}
+
 	double total = (mono_now_s() - d.t0) * 1000.0;
 	printf("\nTimeline:\n");
 	tbl t;
@@ -832,7 +837,7 @@ static int run_demo(cli *c)
 	for (size_t i = 0; i < done; i++) {
 		char took[32];
 		snprintf(took, sizeof took, "%9.1f ms", ms[i]);
-		tbl_add(&t, took, demo_steps[i].title,
+		tbl_add(&t, took, steps[i].title,
 		        outcome[i] == STEP_OK ? "ok" : outcome[i] == STEP_SKIPPED ? "not available"
 		                                                                 : "FAILED");
 	}

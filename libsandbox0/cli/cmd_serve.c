@@ -27,6 +27,7 @@
 
 #include "cli.h"
 #include "localsrv.h"
+#include "runtime_opt.h"
 
 /* Team of the keys `s0 serve` makes: the team of s0_client_new_local()
  * clients, so `--local DIR` and the server on DIR see the same sandboxes. */
@@ -46,9 +47,10 @@ static const cli_flag serve_flags[] = {
 	                                   "pauses (published Python SDK)"},
 	{"carriers", 0, FLAG_INT, "N", "warm carrier pool size, the most sandboxes running at "
 	                               "once (default 16)"},
-	{"runtime", 0, FLAG_STR, "NAME", "runtime running the sandboxes: sim (default, simulated), "
-	                                 "gvisor (runsc, as root) or auto (gvisor where it can "
-	                                 "run, else sim); another name is refused"},
+	{"runtime", 0, FLAG_STR, "NAME", "runtime running the sandboxes: auto (default, or "
+	                                 "$S0_RUNTIME: gvisor where it can run, else sim, saying "
+	                                 "why), sim (simulated) or gvisor (runsc, as root); "
+	                                 "another name is refused"},
 	{"object-store", 0, FLAG_STR, "NAME", "object store backend: pack (default) or files; a data "
 	                                      "directory keeps the one it was made with"},
 	{"run-limit", 0, FLAG_INT, "SECONDS", "longest continuous run of a sandbox before its timeout "
@@ -287,11 +289,7 @@ static int run_serve(cli *c)
 	s0_local_options lo = S0_LOCAL_OPTIONS_INIT;
 	lo.manual_clock = opt_bool(c, "manual-clock");
 	lo.warm_carriers = (int32_t)carriers; /* 0 = the default */
-	lo.runtime = opt_str(c, "runtime"); /* NULL = sim; an unknown one fails the open */
-	/* auto: gvisor where it can run, else sim, saying why */
-	bool auto_rt = lo.runtime && !strcmp(lo.runtime, "auto");
-	if (auto_rt)
-		lo.runtime = "gvisor";
+	lo.runtime = cli_runtime_wanted(c); /* auto by default; an unknown one fails the open */
 	lo.object_store = opt_str(c, "object-store"); /* NULL: as recorded, pack when new */
 	lo.continuous_run_limit_ms = run_limit * 1000; /* 0 = no limit */
 	lo.meta = opt_str(c, "meta"); /* NULL: SQLite in the data directory */
@@ -303,22 +301,19 @@ static int run_serve(cli *c)
 		lo.object_store = opt_str(c, "objects");
 	lo.key_file = opt_str(c, "key-file");
 	rc = s0_local_open(data, &lo, &local, &err);
-	if (rc == S0_EUNAVAILABLE && auto_rt) {
-		printf("s0 serve: runtime auto: sim (%s)\n", s0_error_message(err));
-		s0_error_free(err);
-		err = NULL;
-		lo.runtime = "sim";
-		rc = s0_local_open(data, &lo, &local, &err);
-	}
 	if (rc < 0) {
 		bool locked = rc == S0_ECONFLICT && !strcmp(s0_error_reason(err), "data_dir_locked");
 		cli_fail("opening the data directory", err, rc);
 		rc = locked ? SERVE_EXIT_LOCKED : CLI_EXIT_FAIL;
 		goto out;
 	}
-	printf("s0 serve: data in %s (opened in %.0f ms, runtime %s)%s\n", data,
-	       (mono_now_s() - t0) * 1000, lo.runtime && *lo.runtime ? lo.runtime : "sim",
+	double open_ms = (mono_now_s() - t0) * 1000;
+	cli_runtime_say("s0 serve", lo.runtime, local); /* auto: which one and why */
+	char *why = NULL, *rt_name = cli_runtime_chosen(local, &why);
+	printf("s0 serve: data in %s (opened in %.0f ms, runtime %s)%s\n", data, open_ms, rt_name,
 	       lo.manual_clock ? "; manual clock" : "");
+	free(rt_name);
+	free(why);
 	rc = setup_keys(c, data, keys, &nkeys, &store, &made);
 	if (rc)
 		goto out;

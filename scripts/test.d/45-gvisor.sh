@@ -3,11 +3,12 @@
 # /var/cache/libsandbox0/runsc (scripts/install-runsc.sh; ~1.5 min on 2 idle
 # cores the first time, nothing after), installs busybox-static and fuse3,
 # and makes a python3 root tree from the installed Debian packages
-# (scripts/gvisor-python-tree.sh; seconds, once). run: the meson suite `gvisor` (tests/unit/gvisor), then a check
-# that nothing is left on the host — runsc processes, null-netns mounts,
-# cgroups under s0-gvisor, loop devices over our files, network namespaces
-# (their holders), s0v/s0tp links, an nft table inet s0 — which fails the
-# part if anything is, after removing it.
+# (scripts/gvisor-python-tree.sh; seconds, once). run: the meson suite `gvisor` (tests/unit/gvisor, and
+# unit-local-gvisor: the lifecycle cases tagged "runtimes" on gvisor, counts per runtime printed), then a check
+# that nothing of this run is left on the host — runsc processes, null-netns
+# mounts, cgroups under s0-gvisor, loop devices over our files, all under the
+# run's own $TMPDIR; network namespaces (their holders), s0v/s0tp links, an
+# nft table inet s0 — which fails the part if anything is, after removing it.
 
 # The python3 root tree the tests use as a template (outside the clone).
 S0_GVISOR_PY_TREE=/var/cache/libsandbox0/trees/python3
@@ -19,27 +20,31 @@ deps() {
 }
 
 # What a gvisor test run may leave on a failure: listed (and removed with
-# "clean"). Prints one line per leftover.
+# "clean"). Prints one line per leftover. Only what names this run's own
+# temporary directory $S0_GVISOR_TMP (the tests make their data directories
+# under $TMPDIR), so gvisor tests of other checkouts running on the same
+# machine are neither reported nor touched.
 s0_gvisor_leftovers() {
-  local mode=${1:-list} m p cg
-  # runsc daemons of a test state directory (/tmp/s0-*/…/gvisor/runsc)
-  for p in $(pgrep -f -- '--root=/tmp/s0-[^ ]*/gvisor/runsc' 2>/dev/null); do
+  local mode=${1:-list} m p cg root=${S0_GVISOR_TMP:?}
+  # runsc daemons of a test state directory ($root/s0-*/…/gvisor/runsc)
+  for p in $(pgrep -f -- "--root=$root/[^ ]*/gvisor/runsc" 2>/dev/null); do
     echo "process $p: $(tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null | cut -c1-120)"
     [ "$mode" = clean ] && kill -9 "$p" 2>/dev/null
   done
   # runsc's empty-netns bind mounts and the runtime tmpfs mounts of those directories
-  for m in $(awk '$2 ~ "^/tmp/s0-.*/gvisor/" {print $2}' /proc/mounts); do
+  for m in $(awk -v r="$root/" 'index($2, r) == 1 && $2 ~ "/gvisor/" {print $2}' /proc/mounts); do
     echo "mount $m"
     [ "$mode" = clean ] && umount -l "$m" 2>/dev/null
   done
   # loop devices over files of those directories
-  losetup -a 2>/dev/null | grep '/tmp/s0-.*/gvisor/' | while IFS=: read -r dev _; do
+  losetup -a 2>/dev/null | grep -F "$root/" | grep '/gvisor/' | while IFS=: read -r dev _; do
     echo "loop $dev"
     [ "$mode" = clean ] && losetup -d "$dev" 2>/dev/null
   done
-  # generation cgroups
+  # generation cgroups of a runtime whose bundle (named by the runtime id) is still there
   for cg in /sys/fs/cgroup/*/s0-gvisor/*/; do
     [ -d "$cg" ] || continue
+    compgen -G "$root/*/gvisor/bundles/$(basename "$cg")" >/dev/null || continue
     echo "cgroup $cg"
     if [ "$mode" = clean ]; then
       for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
@@ -74,8 +79,10 @@ run() {
     return 1
   fi
   local rc=0 left
-  trap 's0_gvisor_leftovers clean >/dev/null' RETURN
-  S0_TEST_PYTHON_TREE=$S0_GVISOR_PY_TREE s0_meson_suites gvisor build gvisor || rc=1
+  S0_GVISOR_TMP=$(mktemp -d /tmp/s0-gvpart-XXXXXX)
+  trap 's0_gvisor_leftovers clean >/dev/null; rm -rf "$S0_GVISOR_TMP"' RETURN
+  TMPDIR=$S0_GVISOR_TMP S0_TEST_PYTHON_TREE=$S0_GVISOR_PY_TREE s0_meson_suites gvisor build gvisor || rc=1
+  scripts/gvisor-conformance-counts.sh build # the same rows on sim and on gvisor
   left=$(s0_gvisor_leftovers list)
   local p f s
   read -r p f s < "$S0_RESULTS/gvisor" 2>/dev/null || { p=0; f=1; s=0; }

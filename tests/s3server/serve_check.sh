@@ -24,7 +24,7 @@ no_secrets() {
 }
 
 AWS_SECRET_ACCESS_KEY=wrong-secret-5d2e "$s0" serve --data "$dir/a" --objects "$url" \
-  --key-file "$dir/key" --listen 127.0.0.1:0 --quiet >"$dir/out" 2>&1 </dev/null
+  --key-file "$dir/key" --listen 127.0.0.1:0 --runtime sim --quiet >"$dir/out" 2>&1 </dev/null
 rc=$?
 [ "$rc" -ne 0 ] || fail "a wrong secret was accepted"
 grep -q "refused the credentials" "$dir/out" || fail "no clear error for a wrong secret"
@@ -32,7 +32,7 @@ no_secrets "$dir/out" || fail "a credential was printed"
 echo "ok: a wrong secret stops s0 serve: $(grep -m1 refused "$dir/out")"
 
 "$s0" serve --data "$dir/b" --objects "$url" --key-file "$dir/key" --listen 127.0.0.1:0 \
-  >"$dir/out" 2>&1 </dev/null &
+  --runtime sim >"$dir/out" 2>&1 </dev/null &
 pid=$!
 for _ in $(seq 1 300); do
   grep -q '^Listening on' "$dir/out" && break

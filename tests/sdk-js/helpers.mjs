@@ -42,7 +42,7 @@ export async function startServer(extraArgs = []) {
 	const data = join(root, "data");
 	const token = `s0_sdkjs${randomBytes(12).toString("hex")}`;
 	const child = spawn(bin, ["serve", "--data", data, "--listen", "127.0.0.1:0", "--token", token,
-		"--quiet", ...extraArgs], { stdio: ["ignore", "pipe", "pipe"] });
+		"--quiet", "--runtime", "sim", ...extraArgs], { stdio: ["ignore", "pipe", "pipe"] });
 	let log = "";
 	child.stdout.on("data", (b) => { log += b; });
 	child.stderr.on("data", (b) => { log += b; });

@@ -86,7 +86,7 @@ def start_server(extra_args: tuple[str, ...] = ()) -> Server:
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [binary, "serve", "--data", str(data), "--listen", "127.0.0.1:0", "--token", token,
-             "--quiet", *extra_args],
+             "--quiet", "--runtime", "sim", *extra_args],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     server = Server(url="", token=token, data=data, proc=proc, root=root, log_path=log_path)
     try:

@@ -128,7 +128,7 @@ static double start_server(void)
 			close(null);
 		}
 		execl(s0_bin, s0_bin, "serve", "--data", data_dir, "--listen", listen, "--carriers",
-		      "32", "--token", TOKEN, "--quiet", (char *)NULL);
+		      "32", "--token", TOKEN, "--quiet", "--runtime", "sim", (char *)NULL);
 		_exit(127);
 	}
 	pthread_mutex_lock(&mu);

@@ -51,7 +51,7 @@ export async function startServer(extra: string[] = []): Promise<Server> {
 	const root = await mkdtemp(join(tmpdir(), "s0-node-test-"));
 	const data = join(root, "data");
 	const token = `s0_nodetest${randomBytes(12).toString("hex")}`;
-	const child = spawn(S0_BIN, ["serve", "--data", data, "--listen", "127.0.0.1:0", "--token", token, "--quiet", ...extra],
+	const child = spawn(S0_BIN, ["serve", "--data", data, "--listen", "127.0.0.1:0", "--token", token, "--quiet", "--runtime", "sim", ...extra],
 		{ stdio: ["ignore", "ignore", "pipe"] });
 	let log = "";
 	child.stderr.on("data", (b: Buffer) => { log += b.toString(); });

@@ -116,6 +116,8 @@ struct s0__engine {
 	const s0__rt_driver *rt_drv;    /* the runtime driver (runtime_start.c) */
 	s0__rt_host *rt_host;           /* ... opened for this engine */
 	uint32_t rt_caps;               /* its capabilities (s0__rt_caps) */
+	bool rt_auto;                   /* chosen by "auto" (runtime_start.c) */
+	char rt_why[512];               /* ... why not another: "" when none failed */
 	s0__engine_watch *watch;        /* change notification (watch.h) */
 };
 

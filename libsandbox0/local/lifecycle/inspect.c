@@ -10,6 +10,9 @@ cJSON *s0__engine_runtime_json(s0__engine *e)
 	cJSON *o = cJSON_CreateObject();
 	cJSON *caps = o ? s0__rt_caps_json(e->rt_caps) : NULL;
 	if (!caps || s0__json_add_str(o, "name", e->rt_drv ? e->rt_drv->name : "") < 0 ||
+	    s0__json_add_str(o, "requested", e->rt_auto ? "auto" : e->rt_drv ? e->rt_drv->name
+	                                                                     : "") < 0 ||
+	    (e->rt_auto && *e->rt_why && s0__json_add_str(o, "reason", e->rt_why) < 0) ||
 	    !cJSON_AddItemToObject(o, "capabilities", caps)) {
 		cJSON_Delete(caps);
 		cJSON_Delete(o);
@@ -34,6 +37,9 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 	if (drv && e->rt_drv) {
 		cJSON_AddStringToObject(drv, "name", e->rt_drv->name);
 		cJSON_AddStringToObject(drv, "description", e->rt_drv->description);
+		cJSON_AddStringToObject(drv, "requested", e->rt_auto ? "auto" : e->rt_drv->name);
+		if (e->rt_auto && *e->rt_why)
+			cJSON_AddStringToObject(drv, "reason", e->rt_why);
 		cJSON *caps = s0__rt_caps_json(e->rt_caps);
 		if (!cJSON_AddItemToObject(drv, "capabilities", caps))
 			cJSON_Delete(caps);

@@ -22,12 +22,10 @@
 
 #define DEFAULT_MEMORY (512LL << 20)
 
-int s0__engine_rt_open(s0__engine *e, s0_error **err)
+/* Probe and open driver @p d for @p e. */
+static int rt_open_one(s0__engine *e, const s0__rt_driver *d, s0_error **err)
 {
-	const s0__rt_driver *d;
-	int rc = s0__rt_driver_find(e->opt.runtime, &d, err);
-	if (rc == S0_OK)
-		rc = d->probe(err);
+	int rc = d->probe(err);
 	s0__rt_host_opts ho = {.clock = &e->opt.clock, .state_dir = e->dir,
 	                       .no_memory = e->opt.no_memory};
 	if (rc == S0_OK)
@@ -38,6 +36,35 @@ int s0__engine_rt_open(s0__engine *e, s0_error **err)
 	e->rt_caps = d->caps(e->rt_host);
 	e->opt.runtime = d->name; /* the caller's string is not kept */
 	return S0_OK;
+}
+
+/* "auto": the first runtime that probes and opens, else sim; e->rt_why
+ * says why the others were passed over (/healthz, inspection). */
+static int rt_open_auto(s0__engine *e, s0_error **err)
+{
+	const s0__rt_driver *d;
+	e->rt_auto = true;
+	s0__rt_driver_auto(&d, e->rt_why, sizeof e->rt_why);
+	if (strcmp(d->name, "sim")) {
+		s0_error *why = NULL;
+		if (rt_open_one(e, d, &why) == S0_OK)
+			return S0_OK;
+		snprintf(e->rt_why, sizeof e->rt_why, "%s: %s", d->name,
+		         why ? s0_error_message(why) : "unavailable");
+		s0_error_free(why);
+		e->rt_host = NULL;
+		s0__rt_driver_find("sim", &d, NULL);
+	}
+	return rt_open_one(e, d, err);
+}
+
+int s0__engine_rt_open(s0__engine *e, s0_error **err)
+{
+	if (e->opt.runtime && !strcmp(e->opt.runtime, "auto"))
+		return rt_open_auto(e, err);
+	const s0__rt_driver *d;
+	int rc = s0__rt_driver_find(e->opt.runtime, &d, err);
+	return rc < 0 ? rc : rt_open_one(e, d, err);
 }
 
 void s0__engine_rt_close(s0__engine *e)

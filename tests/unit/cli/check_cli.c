@@ -693,14 +693,18 @@ START_TEST(serve_bad_token)
 }
 END_TEST
 
-/* --runtime: sim is the default and can be named; an unknown runtime is a
- * clear error naming it (and the known ones), and nothing is served. */
+/* --runtime: sim can be named; an unknown runtime is a clear error naming
+ * it (and the known ones), and nothing is served. Without --runtime (and
+ * $S0_RUNTIME) the server asks for auto: where gvisor cannot run (here: runsc
+ * made missing with S0_RUNSC) it serves sim and says why on stderr, and
+ * asking for gvisor there fails naming the missing piece. */
 START_TEST(serve_runtime_choice)
 {
 	char *data = path_in("served");
 	cli_run r = h_run(A("serve", "--data", data, "--runtime", "gvisor-nope"), NULL);
 	ck_assert_msg(r.status != 0, "accepted an unknown runtime: %s", r.out);
-	ck_assert_msg(strstr(r.err, "unknown runtime \"gvisor-nope\"") && strstr(r.err, "sim"),
+	ck_assert_msg(strstr(r.err, "unknown runtime \"gvisor-nope\"") && strstr(r.err, "sim") &&
+	                  strstr(r.err, "gvisor"),
 	              "%s", r.err);
 	h_run_free(&r);
 	char *sj = path_in("served/server.json");
@@ -711,12 +715,35 @@ START_TEST(serve_runtime_choice)
 	ck_assert_msg(strstr(s.out, "runtime sim"), "%s", s.out);
 	ck_assert_int_eq(h_serve_stop(&s), 0);
 	free(s.out);
-	/* an empty name is the default, and the banner says which (it said
-	 * "runtime )") */
+	/* an empty name is the default ($S0_RUNTIME, sim in these tests), and the
+	 * banner says which (it said "runtime )") */
 	serve_start(&s, data, A("--runtime", ""));
 	ck_assert_msg(strstr(s.out, "runtime sim)"), "%s", s.out);
 	ck_assert_int_eq(h_serve_stop(&s), 0);
 	free(s.out);
+	/* the default is auto: gvisor cannot run without runsc, so sim, and why */
+	h_env_set("S0_RUNTIME", NULL);
+	h_env_set("S0_RUNSC", "/nonexistent/runsc");
+	serve_start(&s, data, NULL);
+	ck_assert_msg(strstr(s.out, "runtime sim)"), "%s", s.out);
+	ck_assert_int_eq(h_serve_stop(&s), 0);
+	free(s.out);
+	char *err_path = path_in("served.serve-stderr");
+	FILE *f = fopen(err_path, "r");
+	ck_assert_ptr_nonnull(f);
+	char line[1024] = "";
+	bool said = false;
+	while (!said && fgets(line, sizeof line, f))
+		said = strstr(line, "s0 serve: runtime auto: sim (gvisor: ") != NULL;
+	fclose(f);
+	ck_assert_msg(said, "no \"runtime auto: sim (gvisor: …)\" line on stderr");
+	free(err_path);
+	/* asking for gvisor where it cannot run: an error naming the piece */
+	r = h_run(A("serve", "--data", data, "--runtime", "gvisor"), NULL);
+	ck_assert_msg(r.status != 0, "gvisor served without runsc: %s", r.out);
+	ck_assert_msg(strstr(r.err, geteuid() == 0 ? "S0_RUNSC=/nonexistent/runsc" : "root"), "%s",
+	              r.err);
+	h_run_free(&r);
 	free(data);
 }
 END_TEST
@@ -887,6 +914,17 @@ START_TEST(demo_runs)
 	ck_assert_msg(strstr(r.out, "ok   /tmp/scratch survived"), "%s", r.out);
 	ck_assert_msg(!strstr(r.out, "not available"), "%s", r.out);
 	h_run_free(&r);
+	/* the default is auto: where gvisor cannot run (runsc made missing), sim, saying why */
+	h_env_set("S0_RUNTIME", NULL);
+	h_env_set("S0_RUNSC", "/nonexistent/runsc");
+	char *data2 = path_in("demo-auto");
+	r = h_run(A("demo", "--data", data2), NULL);
+	expect_exit(&r, 0);
+	ck_assert_msg(strstr(r.out, "runtime sim (simulated; RootFS and storage are real), chosen by "
+	                            "auto because gvisor: "),
+	              "%s", r.out);
+	h_run_free(&r);
+	free(data2);
 	free(data);
 }
 END_TEST

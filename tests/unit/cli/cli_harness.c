@@ -99,6 +99,10 @@ void h_env_reset(const char *home)
 	free(home_dir);
 	home_dir = strdup(home);
 	h_env_set("HOME", home);
+	/* s0 serve, the per-user server and s0 demo default to --runtime auto;
+	 * these tests mean the simulated runtime (its shell, faults, manual
+	 * clock), wherever gvisor could run. Tests of the choice unset it. */
+	h_env_set("S0_RUNTIME", "sim");
 	char *data = fmt("%s/data", home);
 	h_env_set("S0_DATA_DIR", data);
 	free(data);

@@ -678,6 +678,7 @@ Suite *s0_local_fs_suite(void)
 	Suite *s = suite_create("local-fs");
 	TCase *tc = tcase_create("fs");
 	tcase_set_timeout(tc, 120);
+	tcase_set_tags(tc, LT_TAG_RUNTIMES); /* also on gvisor (unit-local-gvisor) */
 	tcase_add_test(tc, fs01_pause_releases_runtime_and_commits_files);
 	tcase_add_test(tc, fs02_identity_and_config_survive_cycle);
 	tcase_add_test(tc, fs03_rootfs_is_latest_committed_generation);
@@ -685,8 +686,12 @@ Suite *s0_local_fs_suite(void)
 	tcase_add_test(tc, fs07_snapshots_independent_of_sandbox);
 	tcase_add_test(tc, fs07_snapshots_of_running_sandbox_under_traffic);
 	tcase_add_test(tc, fs08_delete_removes_everything_but_snapshots);
-	tcase_add_test(tc, fs_mod_time_follows_backend_clock);
 	suite_add_tcase(s, tc);
+	/* sim only: on gvisor the kernel inside stamps real time, not the
+	 * backend's manual clock (docs/behaviours.md "Runtimes") */
+	TCase *clk = tcase_create("fs-clock");
+	tcase_add_test(clk, fs_mod_time_follows_backend_clock);
+	suite_add_tcase(s, clk);
 	TCase *eph = tcase_create("eph");
 	tcase_set_timeout(eph, 120);
 	tcase_add_test(eph, eph01_eph02_ordinary_paths_persist_tmp_recreated);

@@ -313,6 +313,7 @@ Suite *s0_local_model_suite(void)
 	Suite *s = suite_create("local-model");
 	TCase *tc = tcase_create("model");
 	tcase_set_timeout(tc, 600);
+	tcase_set_tags(tc, LT_TAG_RUNTIMES); /* also on gvisor: one seed, 40 steps there */
 	tcase_add_test(tc, model_random_lifecycles);
 	suite_add_tcase(s, tc);
 	return s;

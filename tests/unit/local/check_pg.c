@@ -323,7 +323,7 @@ static pid_t spawn_serve(const char *dir, const char *url, int *fd)
 		dup2(p[1], 2);
 		close(p[0]);
 		execl(getenv("S0_CLI"), "s0", "serve", "--data", dir, "--meta", url, "--quiet",
-		      (char *)NULL);
+		      "--runtime", "sim", (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);

@@ -920,6 +920,7 @@ Suite *s0_local_rec_suite(void)
 	Suite *s = suite_create("local-rec");
 	TCase *tc = tcase_create("rec");
 	tcase_set_timeout(tc, 120);
+	tcase_set_tags(tc, LT_TAG_RUNTIMES); /* also on gvisor (unit-local-gvisor) */
 	tcase_add_test(tc, rec01_rec03_rec09_crash_recovers_from_committed_head);
 	tcase_add_test(tc, ttl09_auto_resume_false_keeps_crash_fencing);
 	tcase_add_test(tc, rec01_failed_until_a_replacement_fits);

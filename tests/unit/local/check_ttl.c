@@ -577,6 +577,7 @@ Suite *s0_local_ttl_suite(void)
 	Suite *s = suite_create("local-ttl");
 	TCase *tc = tcase_create("ttl");
 	tcase_set_timeout(tc, 120);
+	tcase_set_tags(tc, LT_TAG_RUNTIMES); /* also on gvisor (unit-local-gvisor) */
 	tcase_add_test(tc, ttl01_soft_ttl_runs_planned_pause);
 	tcase_add_test(tc, ttl02_expiry_arithmetic_and_validation);
 	tcase_add_test(tc, ttl03_refresh);

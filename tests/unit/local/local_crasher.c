@@ -94,6 +94,7 @@ static void open_backend(const char *dir, s0_local **l, s0_client **c)
 	o.manual_clock = 1;
 	o.manual_clock_start_unix_ms = T0;
 	o.object_store = getenv("S0_TEST_OBJECT_STORE"); /* NULL: as recorded (pack when new) */
+	o.runtime = getenv("S0_TEST_RUNTIME"); /* NULL: sim; gvisor in unit-local-gvisor */
 	char *meta = s0_test_meta_url(dir); /* S0_TEST_META: the directory's database */
 	o.meta = meta;
 	char *url = o.object_store && !strcmp(o.object_store, "s3") ? objenv_s3_url(dir) : NULL;

@@ -1,6 +1,7 @@
 /* Test support for the lifecycle-engine suites (see lt.h). */
 #include "lt.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +21,11 @@ void lt_ok(int rc, s0_error **errp, const char *where)
 {
 	s0_error *err = *errp; /* read after the call (argument order is unspecified) */
 	*errp = NULL;
+	const s0_error *cause = err ? s0_error_cause(err) : NULL; /* e.g. the runtime's own error */
 	if (rc != S0_OK)
-		ck_abort_msg("%s: %s (%s, reason %s)", where, err ? s0_error_message(err) : "",
-		             s0_code_name(rc), err ? s0_error_reason(err) : "");
+		ck_abort_msg("%s: %s (%s, reason %s)%s%s", where, err ? s0_error_message(err) : "",
+		             s0_code_name(rc), err ? s0_error_reason(err) : "",
+		             cause ? "; cause: " : "", cause ? s0_error_message(cause) : "");
 	s0_error_free(err);
 }
 
@@ -41,12 +44,26 @@ void lt_expect_err(int rc, s0_error *err, int code, const char *reason, const ch
 	s0_error_free(err);
 }
 
+const char *lt_test_runtime(void)
+{
+	const char *r = getenv("S0_TEST_RUNTIME");
+	return r && *r ? r : NULL;
+}
+
+bool lt_runtime_is_sim(void)
+{
+	const char *r = lt_test_runtime();
+	return !r || !strcmp(r, "sim");
+}
+
 static void open_on(lt *t)
 {
 	s0_error *err = NULL;
 	static char url[1024]; /* borrowed by s0_local_open() for the call */
 	if (!t->opts.object_store) /* the backend of a parametrised run (unit-local-files) */
 		t->opts.object_store = getenv("S0_TEST_OBJECT_STORE");
+	if (!t->opts.runtime) /* the runtime of a parametrised run (unit-conform-gvisor) */
+		t->opts.runtime = lt_test_runtime();
 	if (!t->meta) /* the metadata store of a parametrised run (S0_TEST_META) */
 		t->meta = s0_test_meta_url(t->dir);
 	if (!t->opts.meta)
@@ -109,9 +126,39 @@ void lt_reopen(lt *t)
 	open_on(t);
 }
 
+/* Host processes whose command line names @p dir (runsc's state under the
+ * data directory): their number. */
+static int host_procs_naming(const char *dir)
+{
+	int n = 0;
+	DIR *d = opendir("/proc");
+	for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		char path[300], cmd[4096];
+		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+		FILE *f = fopen(path, "r");
+		size_t len = f ? fread(cmd, 1, sizeof cmd - 1, f) : 0;
+		if (f)
+			fclose(f);
+		for (size_t i = 0; i < len; i++)
+			if (!cmd[i])
+				cmd[i] = ' ';
+		cmd[len] = 0;
+		n += len && strstr(cmd, dir) && strstr(cmd, "runsc");
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
 void lt_close(lt *t)
 {
 	lt_shutdown(t);
+	/* a closed backend leaves no runtime of a real runtime behind */
+	if (!lt_runtime_is_sim() && !t->keep_dir)
+		ck_assert_msg(host_procs_naming(t->dir) == 0, "runsc processes of %s outlive the close",
+		              t->dir);
 	if (!t->keep_dir) {
 		s0_test_meta_drop(t->dir);
 		s0_test_rmrf(t->dir);

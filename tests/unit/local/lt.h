@@ -29,6 +29,15 @@ typedef struct lt {
 } lt;
 
 /* Open a manual-clock backend on a fresh directory (opts nullable). */
+/* The runtime of a parametrised run: $S0_TEST_RUNTIME ("sim", "gvisor"), or
+ * NULL when unset (the library's default, sim). lt_open() and friends use it
+ * when the options name no runtime (docs/behaviours.md "Runtimes"). */
+const char *lt_test_runtime(void);
+/* The check tag of the test cases that run on every runtime: the
+ * registration unit-local-gvisor runs only those (CK_INCLUDE_TAGS). */
+#define LT_TAG_RUNTIMES "runtimes"
+/* Whether the parametrised run is on the simulated runtime (unset or "sim"). */
+bool lt_runtime_is_sim(void);
 void lt_open(lt *t, const s0_local_options *opts);
 /* Open on an existing directory (manual clock). */
 void lt_open_dir(lt *t, const char *dir);

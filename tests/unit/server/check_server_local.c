@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "common/json.h"
+#include "local/local_internal.h"
 #include "local_fixture.h"
 #include "sandbox0/sandbox0.h"
 #include "sandbox0/server.h"
@@ -344,6 +346,47 @@ START_TEST(waking_requests_do_not_block_the_server)
 }
 END_TEST
 
+/* /healthz names the runtime: with "auto" where gvisor cannot run (runsc
+ * made missing through S0_RUNSC), sim, requested "auto", and the reason. */
+START_TEST(healthz_says_why_auto_chose_sim)
+{
+	lf_close(&f);
+	setenv("S0_RUNSC", "/nonexistent/runsc", 1);
+	f.dir = s0_test_tmpdir("srv-auto");
+	ck_assert_ptr_nonnull(f.dir);
+	s0_local_options lo = S0_LOCAL_OPTIONS_INIT;
+	lo.manual_clock = 1;
+	lo.runtime = "auto";
+	s0_error *err = NULL;
+	int rc = s0_local_open(f.dir, &lo, &f.local, &err);
+	unsetenv("S0_RUNSC");
+	ck_assert_msg(rc == S0_OK, "open auto: %s", err ? s0_error_message(err) : "?");
+	f.engine = s0__local_engine(f.local);
+	start(0);
+	cJSON *j = NULL;
+	ck_assert_int_eq(raw_status("GET", "/healthz", NULL, NULL, &j), 200);
+	const cJSON *rt = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "runtime");
+	ck_assert_str_eq(s0__json_str0(rt, "name"), "sim");
+	ck_assert_str_eq(s0__json_str0(rt, "requested"), "auto");
+	const char *why = s0__json_str0(rt, "reason");
+	ck_assert_msg(!strncmp(why, "gvisor: ", 8) &&
+	                  strstr(why, geteuid() == 0 ? "S0_RUNSC=/nonexistent/runsc" : "root"),
+	              "reason: %s", why);
+	cJSON_Delete(j);
+	/* an explicit runtime has no reason */
+	s0_server_free(srv);
+	srv = NULL;
+	lf_close(&f);
+	lf_open(&f, false);
+	start(0);
+	ck_assert_int_eq(raw_status("GET", "/healthz", NULL, NULL, &j), 200);
+	rt = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "runtime");
+	ck_assert_str_eq(s0__json_str0(rt, "requested"), "sim");
+	ck_assert_ptr_null(cJSON_GetObjectItem(rt, "reason"));
+	cJSON_Delete(j);
+}
+END_TEST
+
 Suite *s0_server_local_suite(void)
 {
 	Suite *s = suite_create("server_local");
@@ -356,6 +399,7 @@ Suite *s0_server_local_suite(void)
 	tcase_add_test(tc, unknown_process_fields_refused_over_http);
 	tcase_add_test(tc, admin_routes_reach_the_backend);
 	tcase_add_test(tc, waking_requests_do_not_block_the_server);
+	tcase_add_test(tc, healthz_says_why_auto_chose_sim);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,181 @@
+/*
+ * `s0 demo` on the gvisor runtime (docs/local-backend.md "Runtime gvisor"):
+ * the steps after the open when the backend runs real programs in runsc
+ * sandboxes. A sandbox of the default template (the python3 root tree when
+ * it was made) runs python3; a file written inside and one written through
+ * the files API survive a filesystem-only pause, a background process and
+ * /tmp do not; then the memory step (its own place, below), a snapshot, a
+ * fork and a restore as on sim.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "demo.h"
+
+/* Run @p cmd in a new REPL context; its stdout without trailing newlines
+ * (malloc'd) or NULL after reporting the failure. */
+static char *run_once(demo *d, const char *cmd)
+{
+	char ctx[128], *out = NULL;
+	s0_error *err = NULL;
+	if (new_repl(d, ctx) != STEP_OK)
+		return NULL;
+	int rc = ctx_run(d, ctx, cmd, &out, &err);
+	s0_context_delete(d->client, d->sid, ctx, NULL);
+	if (rc < 0) {
+		char *what = xasprintf("exec %s", cmd);
+		step_error(d, what, err, rc);
+		free(what);
+		return NULL;
+	}
+	chomp(out);
+	return out;
+}
+
+static int gv_claim(demo *d)
+{
+	s0_sandbox_info *sb = NULL;
+	s0_error *err = NULL;
+	int rc = s0_sandbox_claim(d->client, "default", NULL, NULL, &sb, &err);
+	if (rc < 0)
+		return step_error(d, "claim", err, rc);
+	snprintf(d->sid, sizeof d->sid, "%s", s0_sandbox_info_id(sb));
+	s0_sandbox_info_free(sb);
+	sb = NULL;
+	rc = s0_sandbox_get(d->client, d->sid, &sb, &err); /* as it runs now */
+	if (rc < 0)
+		return step_error(d, "get", err, rc);
+	show(d, sb);
+	d->gen0 = s0_sandbox_info_runtime_generation(sb);
+	snprintf(d->rt0, sizeof d->rt0, "%s", s0_sandbox_info_runtime_id(sb));
+	expect(d, s0_sandbox_info_status(sb) == S0_STATUS_RUNNING,
+	            "running after claim (readiness: a first command really executed)");
+	s0_sandbox_info_free(sb);
+	char *k = run_once(d, "uname -sr");
+	if (!k)
+		return STEP_FAILED;
+	say(d, "uname -sr inside -> %s (gVisor's own kernel)", k);
+	free(k);
+	return STEP_OK;
+}
+
+static int gv_python(demo *d)
+{
+	char *has = run_once(d, "command -v python3 || echo none");
+	if (!has)
+		return STEP_FAILED;
+	bool none = !strcmp(has, "none");
+	free(has);
+	if (none) {
+		say(d, "no python3 in this root tree: make one with scripts/gvisor-python-tree.sh "
+		            "/var/cache/libsandbox0/trees/python3 (scripts/demo does, as root)");
+		return STEP_SKIPPED;
+	}
+	static const char prog[] = "import platform, sys\n"
+	                           "print(platform.python_implementation(), platform.python_version(),"
+	                           " sum(range(10)))\n";
+	s0_error *err = NULL;
+	int rc = s0_files_write(d->client, d->sid, "/workspace/hello.py", prog, sizeof prog - 1, &err);
+	if (rc < 0)
+		return step_error(d, "write /workspace/hello.py", err, rc);
+	char *out = run_once(d, "python3 /workspace/hello.py");
+	if (!out)
+		return STEP_FAILED;
+	say(d, "wrote /workspace/hello.py through the files API; python3 /workspace/hello.py -> %s",
+	         out);
+	expect(d, !strncmp(out, "CPython 3.", 10) && strstr(out, " 45"),
+	            "python3 ran the script inside the sandbox");
+	free(out);
+	return STEP_OK;
+}
+
+static int gv_write(demo *d)
+{
+	s0_error *err = NULL;
+	int rc;
+	if ((rc = s0_files_write(d->client, d->sid, "/workspace/notes.md", "# kept\n", 7, &err)) < 0 ||
+	    (rc = s0_files_write(d->client, d->sid, "/tmp/scratch", "scratch", 7, &err)) < 0)
+		return step_error(d, "write", err, rc);
+	char *out = run_once(d, "echo written inside > /workspace/inside.txt; "
+	                        "sleep 100000 & echo $!");
+	if (!out)
+		return STEP_FAILED;
+	say(d, "wrote /workspace/notes.md and /tmp/scratch through the files API, "
+	            "/workspace/inside.txt from a shell inside; `sleep 100000 &` is PID %s",
+	         out);
+	free(out);
+	out = run_once(d, "ps | grep -c 'sleep 10000[0]'");
+	if (!out)
+		return STEP_FAILED;
+	expect(d, !strcmp(out, "1"), "the background sleep runs");
+	free(out);
+	return STEP_OK;
+}
+
+static int gv_pause(demo *d)
+{
+	s0_sandbox_info *sb = NULL;
+	s0_error *err = NULL;
+	s0_wait_options wo = wait_opts(d, S0_BOOL_UNSET);
+	int rc = s0_sandbox_pause_and_wait(d->client, d->sid, &wo, &sb, &err);
+	if (rc < 0)
+		return step_error(d, "pause_and_wait", err, rc);
+	show(d, sb);
+	expect(d, s0_sandbox_info_paused(sb) && !*s0_sandbox_info_runtime_id(sb),
+	            "paused: runsc sandbox, processes, mount and loop device gone; RootFS committed");
+	s0_sandbox_info_free(sb);
+	expect(d, file_is(d, d->sid, "/workspace/inside.txt", "written inside\n", 15),
+	            "while paused, /workspace/inside.txt reads from the committed RootFS");
+	return STEP_OK;
+}
+
+static int gv_resume(demo *d)
+{
+	s0_sandbox_info *sb = NULL;
+	s0_error *err = NULL;
+	s0_wait_options wo = wait_opts(d, S0_BOOL_UNSET);
+	int rc = s0_sandbox_resume_and_wait(d->client, d->sid, &wo, &sb, &err);
+	if (rc < 0)
+		return step_error(d, "resume_and_wait", err, rc);
+	show(d, sb);
+	expect(d, s0_sandbox_info_runtime_generation(sb) == d->gen0 + 1,
+	            "runtime_generation advanced by one");
+	expect(d, strcmp(s0_sandbox_info_runtime_id(sb), d->rt0) != 0, "runtime_id changed");
+	s0_sandbox_info_free(sb);
+	char *out = run_once(d, "cat /workspace/notes.md /workspace/inside.txt");
+	if (!out)
+		return STEP_FAILED;
+	expect(d, !strcmp(out, "# kept\nwritten inside"),
+	            "both files survived (cat inside the new generation)");
+	free(out);
+	expect(d, file_missing(d, d->sid, "/tmp/scratch"),
+	            "/tmp/scratch is gone (runtime tmpfs, not in the RootFS)");
+	out = run_once(d, "ps | grep -c 'sleep 10000[0]'; true");
+	if (!out)
+		return STEP_FAILED;
+	expect(d, !strcmp(out, "0"), "the background sleep is gone (a filesystem-only pause "
+	                                  "keeps files, not processes)");
+	free(out);
+	return STEP_OK;
+}
+
+/* The steps after the open (cmd_demo.c runs the open, then these). The
+ * memory step is the shared one: it reports "not available" while this
+ * runtime answers memory pauses with `unavailable`; memory checkpoints of
+ * gvisor sandboxes replace it with their own step here. */
+const demo_step demo_gvisor_steps[] = {
+	{"open the embedded backend", step_open},
+	{"claim a sandbox from \"default\" (a real root tree)", gv_claim},
+	{"python3 inside the sandbox", gv_python},
+	{"write files, start a background process", gv_write},
+	{"pause (filesystem-only)", gv_pause},
+	{"resume: files kept, processes gone", gv_resume},
+	/* ---- memory checkpoints of gvisor sandboxes: their step goes here ---- */
+	{"REPL context, memory pause and resume", step_memory},
+	/* ---- */
+	{"snapshot, change, fork", step_snapshot_fork},
+	{"pause, restore, resume; resume the fork", step_restore},
+	{"delete everything", step_cleanup},
+};
+
+const size_t demo_gvisor_nsteps = sizeof demo_gvisor_steps / sizeof demo_gvisor_steps[0];

@@ -53,15 +53,8 @@ PY
 }
 
 run() {
-  S0_S3_STATE=$(mktemp -d /tmp/s0-s3.XXXXXX)
-  export S0_WEED_BIN
-  trap 'tests/s3server/s3ctl.sh "$S0_S3_STATE" stop; rm -rf "$S0_S3_STATE"' EXIT
-  tests/s3server/s3ctl.sh "$S0_S3_STATE" init || return 1
-  set -a
-  . "$S0_S3_STATE/env"
-  set +a
-  export S0_TEST_S3_CTL="$PWD/tests/s3server/s3ctl.sh $S0_S3_STATE"
-  if ! tests/s3server/s3ctl.sh "$S0_S3_STATE" start; then
+  trap '[ -n "${S0_S3_STATE:-}" ] && { tests/s3server/s3ctl.sh "$S0_S3_STATE" stop; rm -rf "$S0_S3_STATE"; }' EXIT
+  if ! s0_s3_up; then
     s0_tally s3 0 1 0
     return 1
   fi

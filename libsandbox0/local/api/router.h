@@ -46,6 +46,9 @@ typedef struct s0__router_opts {
 	/* Wake budget of runtime requests in ms; 0 = S0__ROUTER_WAKE_BUDGET_MS.
 	 * Callers with their own deadline pass min(45 s, deadline). */
 	int64_t wake_budget_ms;
+	/* The node running the sandbox could not be reached (forward.h): an
+	 * accepted pause answers 202 (docs/wire.md §6.3's node channel). */
+	bool owner_unreachable;
 } s0__router_opts;
 
 /*

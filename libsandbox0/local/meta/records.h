@@ -180,8 +180,11 @@ typedef struct s0__apikey_row {
 typedef struct s0__gen_owner_row {
 	char sandbox_id[S0__ID_MAX];
 	int64_t generation;
-	char node_id[S0__ID_MAX];
+	char node_id[S0__ID_MAX]; /* "" once released (no node runs it) */
 	int64_t epoch;
+	/* when node_id's lease at this epoch expires (unix ms); 0 when that
+	 * epoch is not the node's current one (superseded) or when released */
+	int64_t lease_until;
 } s0__gen_owner_row;
 
 /* Free an id list returned by the store (each string, then the array). */

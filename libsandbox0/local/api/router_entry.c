@@ -60,6 +60,20 @@ int s0__router_handle_raw(s0__engine *e, const s0__router_opts *opts,
 	s0__http_request r = *req;
 	r.path = path;
 	rc = s0__router_handle(e, &o, &r, resp);
+	/* another node won the generation this call tried to start (two
+	 * resumes through two nodes at once): the call goes to that node,
+	 * which answers once its start settled */
+	if (rc == S0_OK && resp->status == 409 && !unreachable &&
+	    !s0__headers_get(&req->headers, S0__NODE_AUTH_HEADER)) {
+		s0__http_response again = {0};
+		int f = s0__router_forward(e, req, path, o.request_id, &again, &unreachable);
+		if (f == 1) {
+			s0__http_response_free(resp);
+			*resp = again;
+		} else {
+			s0__http_response_free(&again);
+		}
+	}
 	free(path);
 	return rc;
 }

@@ -221,6 +221,14 @@ void s0__engine_failover_scan(s0__engine *e)
 	int64_t now = s0__real_monotonic_ms();
 	if (e->fence.scanned_mono && now - e->fence.scanned_mono < e->opt.lease_ms / 3)
 		return;
+	/* only a node that has held its lease for a whole lease takes others
+	 * over: after an outage of the store every lease looks lapsed, and the
+	 * live nodes need that long to renew theirs (renewed every third) */
+	pthread_mutex_lock(&e->fence.mu);
+	bool steady = e->fence.epoch && now - e->fence.held_since_mono >= e->opt.lease_ms;
+	pthread_mutex_unlock(&e->fence.mu);
+	if (!steady)
+		return;
 	e->fence.scanned_mono = now;
 	char **ids = NULL;
 	size_t n = 0;

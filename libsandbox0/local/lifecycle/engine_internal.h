@@ -86,6 +86,7 @@ typedef struct s0__fence {
 	int64_t renewed_mono;  /* monotonic ms of the last acquisition or renewal (mu) */
 	_Atomic int64_t renewals, reacquisitions;
 	int64_t scanned_mono;  /* monotonic ms of the last failover scan (controller only) */
+	int64_t held_since_mono; /* monotonic ms of the last acquisition (mu) */
 	int64_t takeovers;     /* sandboxes taken over from lapsed nodes (e->mu) */
 } s0__fence;
 

@@ -24,7 +24,7 @@ static int acquire(s0__engine *e, s0_error **err)
 	int rc = s0__meta_node_lease(e->meta, e->ctld.uid, wall_ms(), e->opt.lease_ms, &epoch, err);
 	if (rc == S0_OK) {
 		e->fence.epoch = epoch;
-		e->fence.renewed_mono = s0__real_monotonic_ms();
+		e->fence.renewed_mono = e->fence.held_since_mono = s0__real_monotonic_ms();
 	}
 	return rc;
 }

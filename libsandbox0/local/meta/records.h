@@ -182,8 +182,9 @@ typedef struct s0__gen_owner_row {
 	int64_t generation;
 	char node_id[S0__ID_MAX]; /* "" once released (no node runs it) */
 	int64_t epoch;
-	/* when node_id's lease at this epoch expires (unix ms); 0 when that
-	 * epoch is not the node's current one (superseded) or when released */
+	/* when node_id's current lease expires (unix ms), whatever its epoch
+	 * (a restarted node recovers its earlier epochs' claims itself); 0
+	 * when released */
 	int64_t lease_until;
 } s0__gen_owner_row;
 

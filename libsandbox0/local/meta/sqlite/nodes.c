@@ -33,13 +33,13 @@ static const char CLAIM[] =
 	" RETURNING 1";
 static const char OWNER[] =
 	"SELECT g.sandbox_id, g.generation, g.node_id, g.epoch, COALESCE(n.lease_until, 0)"
-	" FROM gen_owners g LEFT JOIN nodes n ON n.id = g.node_id AND n.epoch = g.epoch"
+	" FROM gen_owners g LEFT JOIN nodes n ON n.id = g.node_id"
 	" WHERE g.sandbox_id = ?1";
 static const char RELEASE[] =
 	"UPDATE gen_owners SET node_id = '' WHERE sandbox_id = ?1 AND node_id = ?2";
 static const char ORPHANS[] =
 	"SELECT g.sandbox_id FROM gen_owners g WHERE g.node_id <> '' AND NOT EXISTS(SELECT 1"
-	" FROM nodes n WHERE n.id = g.node_id AND n.epoch = g.epoch AND n.lease_until > ?1)"
+	" FROM nodes n WHERE n.id = g.node_id AND n.lease_until > ?1)"
 	" ORDER BY g.sandbox_id";
 
 /* Step st once: 1 when it returned a row (its column 0 into *v when v),

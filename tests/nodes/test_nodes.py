@@ -172,11 +172,12 @@ def test_kill_running_and_mid_resume_recovered():
         a.kill9()
         b.kill9()
         t.join()
+        # s1's row says running all along; its runtime is back once cc took it over
+        wait_until("s1 recovered onto cc", lambda: owner_of(c, s1) is cc, 30)
         s = wait_state(cc, s1, "running", False, 30)
         assert not s["paused"]
         r = cc.read(s1, "/home/user/1.txt")
         assert r.status == 200 and r.body == b"one", r
-        assert owner_of(c, s1) is cc
         s = wait_state(cc, s2, "paused", True, 30)  # the resume never committed
         assert cc.resume(s2).status == 200
         r = cc.read(s2, "/home/user/2.txt")

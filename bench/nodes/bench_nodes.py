@@ -107,12 +107,34 @@ def run(n_nodes, clients, seconds):
                 "retries": retries[0]}
 
 
+def forward_cost(n=300):
+    """Median ms of a GET of a running sandbox through the node running it and
+    through another node (forwarded over the node channel), and of a file read."""
+    with Cluster(2, lease_ms=30000) as c:
+        a, b = c.nodes
+        sid = a.claim()
+        a.write(sid, "/home/user/f", b"x" * 4096)
+        out = {}
+        for name, node in (("owner", a), ("forwarded", b)):
+            for what, fn in (("get", lambda: node.get(f"/api/v1/sandboxes/{sid}")),
+                             ("read", lambda: node.read(sid, "/home/user/f"))):
+                ts = []
+                for _ in range(n):
+                    t = time.perf_counter()
+                    assert fn().status == 200
+                    ts.append((time.perf_counter() - t) * 1000)
+                ts.sort()
+                out[(name, what)] = ts[len(ts) // 2]
+        return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--nodes", default="1,2,3")
     a = ap.parse_args()
+    fc = forward_cost()
     rows = [run(int(n), a.clients, a.seconds) for n in a.nodes.split(",")]
     base = rows[0]["ops_s"]
     print(f"lifecycle ops/s, {a.clients} clients, {a.seconds:.0f} s each, PostgreSQL + S3"
@@ -124,6 +146,10 @@ def main():
         print(f"| {r['nodes']} | {r['ops_s']:.1f} | {r['ops_s'] / base:.2f} | "
               f"{r['pg_xact_s']:.0f} | {r['pg_xact_op']:.1f} | {r['pg_rows_s']:.0f} | "
               f"{r['node_cpu']:.2f} | {r['retries']} |")
+    print("median ms per call (300 each): GET sandbox through its node "
+          f"{fc[('owner', 'get')]:.2f}, forwarded {fc[('forwarded', 'get')]:.2f}; "
+          f"file read through its node {fc[('owner', 'read')]:.2f}, "
+          f"forwarded {fc[('forwarded', 'read')]:.2f}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import secrets
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -211,7 +212,11 @@ class Cluster:
         subprocess.run(["rm", "-rf", self.dir])
 
     def __enter__(self):
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:  # a node that did not start: stop the others, remove all
+            self.__exit__(*sys.exc_info())
+            raise
 
     def __exit__(self, *exc):
         if exc[0]:

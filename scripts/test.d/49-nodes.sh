@@ -3,8 +3,8 @@
 # tests/s3server), on the simulated runtime: node identity and the node
 # channel, any node serving any call, pause on one node and resume on
 # another, concurrent pauses and resumes through different nodes, nodes
-# killed with SIGKILL mid-pause and mid-resume, PostgreSQL and S3 outages
-# (tests/nodes/test_nodes.py, behaviours NOD-01..NOD-10). Both servers are
+# killed with SIGKILL mid-pause and mid-resume, a stalled node, PostgreSQL and S3 outages
+# (tests/nodes/test_nodes.py, behaviours NOD-01..NOD-11). Both servers are
 # started with the helpers of parts 47 and 48 (scripts/lib.sh) and stopped and
 # removed on every path.
 

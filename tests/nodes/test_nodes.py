@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import threading
@@ -215,6 +216,32 @@ def test_kill_running_and_mid_resume_recovered():
         assert cc.resume(s2).status == 200
         r = cc.read(s2, "/home/user/2.txt")
         assert r.status == 200 and r.body == b"two", r
+
+
+def test_stalled_node_gives_up_a_taken_over_sandbox():
+    """NOD-11: a node stalled (SIGSTOP) longer than its lease has its running
+    sandbox taken over by another node; when it runs again it retakes its
+    lease and halts its own stale runtime of that sandbox, so the sandbox runs
+    on one node only, and calls through either node reach that one."""
+    with Cluster(2) as c:
+        a, b = c.nodes
+        sid = a.claim()
+        a.write(sid, "/home/user/w.txt", b"before the stall")
+        assert a.pause(sid).status in (200, 202)
+        wait_state(a, sid, "paused", True)
+        assert a.resume(sid).status == 200  # running on a, the file committed
+        a.proc.send_signal(signal.SIGSTOP)
+        try:
+            wait_until("b to take the sandbox over", lambda: any(
+                r.get("sandbox_id") == sid for r in b.inspect()["node"]["runtimes"]), 30)
+        finally:
+            a.proc.send_signal(signal.SIGCONT)
+        wait_until("a to drop its stale runtime", lambda: not any(
+            r.get("sandbox_id") == sid for r in a.inspect()["node"]["runtimes"]), 30)
+        ident = a.inspect()["node"]["identity"]
+        assert ident["superseded"] >= 1 and ident["lease_reacquisitions"] >= 1, ident
+        r = a.read(sid, "/home/user/w.txt")
+        assert r.status == 200 and r.body == b"before the stall", r
 
 
 def test_owner_unreachable_pause_is_202():

@@ -216,11 +216,59 @@ static void take_over(s0__engine *e, const char *id, const s0__gen_owner_row *o)
 	s0__sandbox_rec_clear(&row.rec);
 }
 
+/*
+ * After this node's lease lapsed and was taken again (a stall longer than
+ * the lease), another node may have taken some of its sandboxes over: each
+ * runtime here whose sandbox's generation is now another node's is halted
+ * and released unpublished (its writes since the last commit are lost, as
+ * in any takeover), so one sandbox never runs on two nodes for longer than
+ * the stall.
+ */
+static void drop_superseded(s0__engine *e)
+{
+	size_t n = 0;
+	char (*ids)[S0__ID_MAX] = NULL;
+	pthread_mutex_lock(&e->mu);
+	for (s0__runtime *rt = e->node.runtimes; rt; rt = rt->next)
+		n++;
+	ids = n ? calloc(n, sizeof *ids) : NULL;
+	size_t k = 0;
+	for (s0__runtime *rt = e->node.runtimes; ids && rt; rt = rt->next)
+		if (rt->ready && !rt->halted)
+			s0__strlcpy(ids[k++], rt->sandbox_id, S0__ID_MAX);
+	pthread_mutex_unlock(&e->mu);
+	for (size_t i = 0; i < k; i++) {
+		s0__sblock *l = s0__engine_lock(e, ids[i]);
+		s0__gen_owner_row o;
+		if (s0__meta_gen_owner(e->meta, ids[i], &o, NULL) == S0_OK && o.node_id[0] &&
+		    strcmp(o.node_id, e->ctld.uid)) {
+			pthread_mutex_lock(&e->mu);
+			s0__runtime *rt = s0__node_find_sandbox(&e->node, ids[i]);
+			pthread_mutex_unlock(&e->mu);
+			if (rt) {
+				s0__engine_halt_runtime(e, rt);
+				if (s0__node_terminal_proof(e->faults, rt, NULL) == S0_OK)
+					s0__engine_release_runtime(e, rt);
+				pthread_mutex_lock(&e->mu);
+				e->fence.superseded++;
+				pthread_mutex_unlock(&e->mu);
+			}
+		}
+		s0__engine_unlock(e, l);
+	}
+	free(ids);
+}
+
 void s0__engine_failover_scan(s0__engine *e)
 {
 	int64_t now = s0__real_monotonic_ms();
 	if (e->fence.scanned_mono && now - e->fence.scanned_mono < e->opt.lease_ms / 3)
 		return;
+	int64_t reacq = e->fence.reacquisitions;
+	if (reacq != e->fence.reacq_seen) { /* the lease lapsed since the last look */
+		e->fence.reacq_seen = reacq;
+		drop_superseded(e);
+	}
 	/* only a node that has held its lease for a whole lease takes others
 	 * over: after an outage of the store every lease looks lapsed, and the
 	 * live nodes need that long to renew theirs (renewed every third) */

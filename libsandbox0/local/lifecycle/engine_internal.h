@@ -88,6 +88,8 @@ typedef struct s0__fence {
 	int64_t scanned_mono;  /* monotonic ms of the last failover scan (controller only) */
 	int64_t held_since_mono; /* monotonic ms of the last acquisition (mu) */
 	int64_t takeovers;     /* sandboxes taken over from lapsed nodes (e->mu) */
+	int64_t superseded;    /* runtimes here halted: another node took them over (e->mu) */
+	int64_t reacq_seen;    /* reacquisitions the failover scan has handled (controller) */
 } s0__fence;
 
 struct s0__engine {

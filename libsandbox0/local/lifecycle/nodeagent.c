@@ -262,5 +262,6 @@ void s0__ctld_json(s0__engine *e, cJSON *node)
 		cJSON_AddNumberToObject(id, "lease_ms", (double)e->opt.lease_ms);
 		cJSON_AddStringToObject(id, "advertise", e->opt.advertise ? e->opt.advertise : "");
 		cJSON_AddNumberToObject(id, "takeovers", (double)e->fence.takeovers);
+		cJSON_AddNumberToObject(id, "superseded", (double)e->fence.superseded);
 	}
 }

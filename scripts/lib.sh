@@ -76,3 +76,33 @@ s0_meson_suites() {
   [ "${2:-1}" = 0 ] || rc=1
   return $rc
 }
+
+# A throwaway PostgreSQL cluster (scripts/pg-cluster) in a new temporary
+# directory, started; exports S0_TEST_META (a libpq URL over its socket),
+# S0_TEST_PG_CTL, S0_TEST_PG_DIR and S0_TEST_PG_PORT. The caller removes it
+# with `scripts/pg-cluster destroy "$S0_TEST_PG_DIR"` (parts 47, 49).
+s0_pg_up() {
+  S0_TEST_PG_DIR=$(mktemp -d /tmp/s0-pg.XXXXXX) || return 1
+  S0_TEST_PG_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  S0_TEST_PG_CTL=$PWD/scripts/pg-cluster
+  export S0_TEST_META S0_TEST_PG_CTL S0_TEST_PG_DIR S0_TEST_PG_PORT
+  scripts/pg-cluster init "$S0_TEST_PG_DIR" "$S0_TEST_PG_PORT" &&
+    scripts/pg-cluster start "$S0_TEST_PG_DIR" || return 1
+  S0_TEST_META=$(scripts/pg-cluster url "$S0_TEST_PG_DIR")
+}
+
+# A throwaway SeaweedFS S3 server (tests/s3server/s3ctl.sh, binary
+# $S0_WEED_BIN) in a new temporary directory, started; exports its
+# S0_TEST_S3_URL and AWS_* credentials, S0_S3_STATE and S0_TEST_S3_CTL. The
+# caller stops it with `tests/s3server/s3ctl.sh "$S0_S3_STATE" stop` and
+# removes the directory (parts 48, 49).
+s0_s3_up() {
+  S0_S3_STATE=$(mktemp -d /tmp/s0-s3.XXXXXX) || return 1
+  export S0_WEED_BIN S0_S3_STATE
+  tests/s3server/s3ctl.sh "$S0_S3_STATE" init || return 1
+  set -a
+  . "$S0_S3_STATE/env"
+  set +a
+  export S0_TEST_S3_CTL="$PWD/tests/s3server/s3ctl.sh $S0_S3_STATE"
+  tests/s3server/s3ctl.sh "$S0_S3_STATE" start
+}

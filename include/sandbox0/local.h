@@ -158,12 +158,28 @@ typedef struct s0_local_options {
 	 * @since 0.2
 	 */
 	const char *key_file;
+	/**
+	 * This node's URL for the other nodes of one metadata store (borrowed
+	 * for the call), e.g. `http://10.0.0.5:8080`: a node that receives a
+	 * call for a sandbox running here forwards it to this address over the
+	 * node channel (docs/scaling.md "Several nodes"). NULL = none: calls
+	 * for this node's sandboxes that reach another node answer 503.
+	 * @since 0.2
+	 */
+	const char *advertise_url;
+	/**
+	 * Length of this node's lease in the metadata store, in ms; renewed
+	 * every third of it. Another node takes this node's sandboxes over
+	 * once it lapsed (after a crash). 0 = 30000; tests use a short one.
+	 * @since 0.2
+	 */
+	int64_t node_lease_ms;
 } s0_local_options;
 
 /** Current version of ::s0_local_options. */
 #define S0_LOCAL_OPTIONS_VERSION 1
 /** Static initialiser. */
-#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define S0_LOCAL_OPTIONS_INIT {S0_LOCAL_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 S0_BEGIN_DECLS
 

@@ -64,6 +64,12 @@ static const cli_flag serve_flags[] = {
 	                                  "nodes sharing a bucket share one"},
 	{"public-domain", 0, FLAG_STR, "DOMAIN", "also serve public routes by Host, "
 	                                         "{public_id}.DOMAIN (path /r/{public_id}/ always)"},
+	{"advertise", 0, FLAG_STR, "URL", "this node's URL for the other nodes on one --meta "
+	                                  "store (default http://LISTEN when --meta is given); "
+	                                  "they forward calls for sandboxes running here to it"},
+	{"node-lease-ms", 0, FLAG_INT, "MS", "this node's lease in the metadata store: another node "
+	                                     "takes its sandboxes over this long after it died "
+	                                     "(default 30000)"},
 	{"quiet", 'q', FLAG_BOOL, NULL, "no access log on stderr"},
 	{0},
 };
@@ -265,8 +271,9 @@ static int run_serve(cli *c)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-	long long carriers = 0, run_limit = 0;
+	long long carriers = 0, run_limit = 0, lease_ms = 0;
 	if (opt_int(c, "carriers", 1, 4096, &carriers) < 0 ||
+	    opt_int(c, "node-lease-ms", 300, 86400000, &lease_ms) < 0 ||
 	    opt_int(c, "run-limit", 0, 100LL * 365 * 86400, &run_limit) < 0)
 		return CLI_EXIT_USAGE;
 
@@ -276,6 +283,7 @@ static int run_serve(cli *c)
 		                                       "printable characters without spaces");
 	char *data = opt_str(c, "data") ? xstrdup(opt_str(c, "data")) : cli_default_data_dir();
 	char *keys[2] = {NULL, NULL}, *store = NULL, *admin = NULL, *admin_path = NULL;
+	char *advertise = NULL;
 	int nkeys = 0;
 	bool made = false;
 	s0_local *local = NULL;
@@ -300,6 +308,14 @@ static int run_serve(cli *c)
 	if (opt_str(c, "objects"))
 		lo.object_store = opt_str(c, "objects");
 	lo.key_file = opt_str(c, "key-file");
+	lo.node_lease_ms = lease_ms;
+	/* other nodes reach this one here: the given URL, or the listen
+	 * address when it names a port (an ephemeral one is known only later) */
+	if (opt_str(c, "advertise"))
+		advertise = xstrdup(opt_str(c, "advertise"));
+	else if (lo.meta && port)
+		advertise = xasprintf(strchr(host, ':') ? "http://[%s]:%d" : "http://%s:%d", host, port);
+	lo.advertise_url = advertise;
 	rc = s0_local_open(data, &lo, &local, &err);
 	if (rc < 0) {
 		bool locked = rc == S0_ECONFLICT && !strcmp(s0_error_reason(err), "data_dir_locked");
@@ -400,6 +416,7 @@ static int run_serve(cli *c)
 out:
 	s0_server_free(srv);
 	s0_local_close(local);
+	free(advertise);
 	if (rc == CLI_EXIT_OK)
 		printf("Stopped.\n");
 	for (int i = 0; i < nkeys; i++)

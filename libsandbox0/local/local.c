@@ -85,6 +85,8 @@ static int engine_options(s0_local *l, const s0_local_options *o, s0__engine_opt
 	eo->object_store = be ? (be->scheme ? o->object_store : be->name) : NULL;
 	eo->key_file = o->key_file;
 	eo->meta = o->meta && *o->meta ? o->meta : NULL;
+	eo->advertise = o->advertise_url && *o->advertise_url ? o->advertise_url : NULL;
+	eo->lease_ms = o->node_lease_ms;
 	return S0_OK;
 }
 
@@ -122,6 +124,13 @@ int s0_local_open(const char *data_dir, const s0_local_options *opts, s0_local *
 		return s0__error_set(err, S0_EINVAL, "options_version",
 		                     "s0_local_options.version %u is not %u", opts->version,
 		                     S0_LOCAL_OPTIONS_VERSION);
+	if (opts->node_lease_ms < 0 || (opts->node_lease_ms > 0 && opts->node_lease_ms < 300))
+		return s0__error_set(err, S0_EINVAL, "invalid_argument",
+		                     "node_lease_ms must be 0 (30 s) or at least 300");
+	if (opts->advertise_url && *opts->advertise_url &&
+	    strncmp(opts->advertise_url, "http://", 7) && strncmp(opts->advertise_url, "https://", 8))
+		return s0__error_set(err, S0_EINVAL, "invalid_argument",
+		                     "advertise_url must be an http:// or https:// URL");
 	if (opts->continuous_run_limit_ms < 0)
 		return s0__error_set(err, S0_EINVAL, "invalid_argument",
 		                     "continuous_run_limit_ms must be >= 0 (0 = no limit)");

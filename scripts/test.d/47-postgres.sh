@@ -45,18 +45,13 @@ PY
 }
 
 run() {
-  local dir port rc=0
-  dir=$(mktemp -d /tmp/s0-pg.XXXXXX) || { s0_tally postgres 0 1 0; return 1; }
-  trap 'scripts/pg-cluster destroy "'"$dir"'"' EXIT
+  local rc=0
+  trap '[ -n "${S0_TEST_PG_DIR:-}" ] && scripts/pg-cluster destroy "$S0_TEST_PG_DIR"' EXIT
   trap 'exit 1' INT TERM
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  if ! scripts/pg-cluster init "$dir" "$port" || ! scripts/pg-cluster start "$dir"; then
+  if ! s0_pg_up; then
     s0_tally postgres 0 1 0
     return 1
   fi
-  export S0_TEST_META S0_TEST_PG_CTL S0_TEST_PG_DIR S0_TEST_PG_PORT
-  S0_TEST_META=$(scripts/pg-cluster url "$dir")
-  S0_TEST_PG_CTL=$PWD/scripts/pg-cluster S0_TEST_PG_DIR=$dir S0_TEST_PG_PORT=$port
   # the SQLite count to compare with: part c's log of this run, else run it
   local sq_log=build/meson-logs/testlog-c.json suites=(unit-local-postgres unit-meta-postgres)
   # (only a log newer than the lifecycle suites' binary counts: an older one may be of other tests)

@@ -53,15 +53,8 @@ PY
 }
 
 run() {
-  S0_S3_STATE=$(mktemp -d /tmp/s0-s3.XXXXXX)
-  export S0_WEED_BIN
-  trap 'tests/s3server/s3ctl.sh "$S0_S3_STATE" stop; rm -rf "$S0_S3_STATE"' EXIT
-  tests/s3server/s3ctl.sh "$S0_S3_STATE" init || return 1
-  set -a
-  . "$S0_S3_STATE/env"
-  set +a
-  export S0_TEST_S3_CTL="$PWD/tests/s3server/s3ctl.sh $S0_S3_STATE"
-  if ! tests/s3server/s3ctl.sh "$S0_S3_STATE" start; then
+  trap '[ -n "${S0_S3_STATE:-}" ] && { tests/s3server/s3ctl.sh "$S0_S3_STATE" stop; rm -rf "$S0_S3_STATE"; }' EXIT
+  if ! s0_s3_up; then
     s0_tally s3 0 1 0
     return 1
   fi
@@ -69,7 +62,7 @@ run() {
   s0_meson_suites s3 build s3 || rc=1
   # the lifecycle list per backend: the same binary and suites, so equal
   # counts; pack and files come from part c's log when it ran
-  local pack files s3
+  local pack="" files="" s3=""
   s3=$(s0_s3_count build/meson-logs/testlog-s3.json unit-local-s3)
   # (only a log newer than the lifecycle suites' binary: an older one is of other tests)
   if [ build/meson-logs/testlog-c.json -nt build/tests/unit/local/check_local ]; then

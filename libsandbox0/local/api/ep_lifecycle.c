@@ -52,7 +52,8 @@ void s0__ep_pause(s0__rctx *c)
 		if (pr.op_id > 0) /* the durable operation recorded or joined (docs/wire.md §6.3) */
 			rc |= s0__json_add_i64(d, "operation_id", pr.op_id);
 	}
-	reply_or_oom(c, pr.accepted && !c->opts->pause_200_only ? 202 : 200, done(d, rc));
+	bool accepted = pr.accepted || (c->opts->owner_unreachable && !pr.paused);
+	reply_or_oom(c, accepted && !c->opts->pause_200_only ? 202 : 200, done(d, rc));
 }
 
 void s0__ep_resume(s0__rctx *c)

@@ -6,7 +6,10 @@ void s0__ep_healthz(s0__rctx *c)
 {
 	cJSON *d = cJSON_CreateObject();
 	cJSON *rt = d ? s0__engine_runtime_json(c->e) : NULL; /* which runtime runs sandboxes */
-	if (d && (s0__json_add_str(d, "status", "healthy") < 0 ||
+	cJSON *node = d ? cJSON_AddObjectToObject(d, "node") : NULL; /* which node answers */
+	if (d && (!node || s0__json_add_str(node, "id", s0__engine_node_id(c->e)) < 0 ||
+	          s0__json_add_str(node, "advertise", s0__engine_advertise(c->e)) < 0 ||
+	          s0__json_add_str(d, "status", "healthy") < 0 ||
 	          s0__json_add_i64(d, "timestamp", s0__real_unix_ms() / 1000) < 0 ||
 	          !cJSON_AddItemToObject(d, "runtime", rt))) {
 		cJSON_Delete(d);

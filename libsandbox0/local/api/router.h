@@ -51,6 +51,9 @@ typedef struct s0__router_opts {
 	 * the "scheme://host[:port]" path-based URLs (/r/{public_id}/) start with. */
 	const char *public_domain;
 	const char *public_base;
+	/* The node running the sandbox could not be reached (forward.h): an
+	 * accepted pause answers 202 (docs/wire.md §6.3's node channel). */
+	bool owner_unreachable;
 } s0__router_opts;
 
 /*

@@ -2,7 +2,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
+#include "local/api/forward.h"
 #include "local/api/router.h"
+
+/* A call served here while the node running its sandbox cannot be
+ * reached: reads and the lifecycle calls the shared store carries to that
+ * node (its controller runs a recorded pause or delete). */
+static bool served_unreachable(const char *method, const char *path)
+{
+	const char *tail = strrchr(path, '/');
+	return !strcmp(method, "GET") || !strcmp(method, "DELETE") ||
+	       (!strcmp(method, "POST") && tail && (!strcmp(tail, "/pause") || !strcmp(tail, "/resume")));
+}
 
 int s0__router_handle_raw(s0__engine *e, const s0__router_opts *opts,
                           const s0__http_request *req, s0__http_response *resp)
@@ -29,9 +42,38 @@ int s0__router_handle_raw(s0__engine *e, const s0__router_opts *opts,
 		         limit);
 		return s0__router_reply_error(resp, o.request_id, 413, wire, msg);
 	}
+	bool unreachable = false;
+	rc = s0__router_forward(e, req, path, o.request_id, resp, &unreachable);
+	if (rc != 0) {
+		free(path);
+		return rc < 0 ? rc : S0_OK;
+	}
+	if (unreachable && !served_unreachable(req->method, path)) {
+		free(path);
+		rc = s0__router_reply_error(resp, o.request_id, 503, "unavailable",
+		                            "the node running this sandbox cannot be reached; retry");
+		if (rc == S0_OK)
+			s0__headers_add(&resp->headers, "Retry-After", "1");
+		return rc;
+	}
+	o.owner_unreachable = unreachable;
 	s0__http_request r = *req;
 	r.path = path;
 	rc = s0__router_handle(e, &o, &r, resp);
+	/* another node won the generation this call tried to start (two
+	 * resumes through two nodes at once): the call goes to that node,
+	 * which answers once its start settled */
+	if (rc == S0_OK && resp->status == 409 && !unreachable &&
+	    !s0__headers_get(&req->headers, S0__NODE_AUTH_HEADER)) {
+		s0__http_response again = {0};
+		int f = s0__router_forward(e, req, path, o.request_id, &again, &unreachable);
+		if (f == 1) {
+			s0__http_response_free(resp);
+			*resp = again;
+		} else {
+			s0__http_response_free(&again);
+		}
+	}
 	free(path);
 	return rc;
 }

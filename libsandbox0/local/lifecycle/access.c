@@ -115,6 +115,19 @@ static int try_access(s0__engine *e, const char *team, const char *id, int *my_a
 		s0__sandbox_rec_clear(&row.rec);
 		return s0__error_set(err, S0_ENOTFOUND, "not_found", "sandbox not found");
 	}
+	/* it runs on another node (a stream, or a call that could not be
+	 * forwarded, local/api/forward.c): no wake here, which would wait for
+	 * a runtime this node never gets */
+	s0__owner_kind own = S0__OWNER_HERE;
+	pthread_mutex_lock(&e->mu);
+	bool here = s0__node_find(&e->node, row.rec.runtime_id) != NULL;
+	pthread_mutex_unlock(&e->mu);
+	if (row.rec.runtime_id[0] && !row.rec.paused && !here &&
+	    s0__engine_owner(e, id, &own, NULL, 0, NULL) == S0_OK && own != S0__OWNER_HERE) {
+		s0__sandbox_rec_clear(&row.rec);
+		return retry_soon(err, s0__error_set(err, S0_EUNAVAILABLE, "unavailable",
+		                                     "sandbox runs on another node: call that node"));
+	}
 	pthread_mutex_lock(&e->mu);
 	*rt = pin(e, &row);
 	s0__runtime *bound = *rt ? NULL : s0__node_find(&e->node, row.rec.runtime_id);

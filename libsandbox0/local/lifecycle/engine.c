@@ -198,6 +198,7 @@ int s0__engine_quiesce(s0__engine *e, int64_t timeout_ms)
 void s0__engine_controller_pass(s0__engine *e)
 {
 	s0__engine_fence_renew(e); /* when a third of the lease has passed */
+	s0__engine_failover_scan(e); /* as often: sandboxes of nodes whose lease lapsed */
 	s0__meta_snapshot_expire(e->meta, s0__engine_now(e), NULL);
 	s0__engine_crash_scan(e);
 	s0__engine_ttl_scan(e);
@@ -208,6 +209,14 @@ void s0__engine_controller_pass(s0__engine *e)
 	if (s0__meta_op_pending(e->meta, &ops, &n, NULL) == S0_OK) {
 		for (size_t i = 0; i < n; i++) {
 			s0__op_kind k = ops[i].kind;
+			/* another node's sandbox: its own controller runs the step */
+			s0__owner_kind own;
+			if (s0__engine_owner(e, ops[i].sandbox_id, &own, NULL, 0, NULL) < 0) {
+				again = true; /* the store is unreachable: retried */
+				continue;
+			}
+			if (own != S0__OWNER_HERE)
+				continue;
 			int rc = s0__op_kind_is_delete(k)          ? s0__engine_run_delete(e, &ops[i])
 			         : k == S0__OP_RECOVER         ? s0__engine_run_recover(e, &ops[i])
 			         : k == S0__OP_RESUME_FALLBACK ? s0__engine_run_fallback(e, &ops[i])

@@ -195,4 +195,47 @@ int s0__engine_node_boot(s0__engine *e, const char *node_uid, const char *creden
  */
 struct cJSON *s0__engine_runtime_json(s0__engine *e);
 
+/* ---- several nodes on one store (docs/scaling.md "Several nodes") ---- */
+
+/* Where a sandbox's runtime generation runs. */
+typedef enum s0__owner_kind {
+	S0__OWNER_HERE, /* this node, or nowhere (never claimed, or released: paused) */
+	S0__OWNER_PEER, /* another node under a live lease */
+	S0__OWNER_LOST, /* another node whose lease lapsed: any node may take it over */
+} s0__owner_kind;
+
+/*
+ * Where sandbox_id's generation runs, and for a peer its advertised URL
+ * into addr (addr_len bytes; "" when it advertised none). One or two
+ * metadata reads; S0_EUNAVAILABLE when the store cannot be read.
+ * Thread-safe.
+ */
+int s0__engine_owner(s0__engine *e, const char *sandbox_id, s0__owner_kind *kind, char *addr,
+                     size_t addr_len, s0_error **err);
+/* This node's id (its data directory's `node-id`), and its advertised URL
+ * ("" when none). Borrowed, fixed at open. */
+const char *s0__engine_node_id(const s0__engine *e);
+const char *s0__engine_advertise(const s0__engine *e);
+
+/* Longest X-S0-Node-Auth value. */
+#define S0__NODE_AUTH_MAX 256
+/*
+ * The node channel (nodeauth.c): the X-S0-Node-Auth value authenticating a
+ * request this node forwards to another, over (method, raw target with
+ * query, body), a timestamp and a random nonce, with crypto_auth
+ * (HMAC-SHA-512-256) under the channel key derived from the installation
+ * key. out gets S0__NODE_AUTH_MAX bytes. Thread-safe.
+ */
+void s0__engine_node_sign(s0__engine *e, const char *method, const char *target,
+                          const void *body, size_t body_len, char out[S0__NODE_AUTH_MAX]);
+/*
+ * Check a received X-S0-Node-Auth value: S0_OK when its tag verifies, its
+ * time is within 30 s of this node's clock, and its nonce was not seen
+ * before (a replay); else S0_EAUTH reason node_auth (nothing is recorded).
+ * Thread-safe.
+ */
+int s0__engine_node_verify(s0__engine *e, const char *value, const char *method,
+                           const char *target, const void *body, size_t body_len,
+                           s0_error **err);
+
 #endif

@@ -29,6 +29,8 @@ typedef struct s0__engine_options {
 	const char *key_file;     /* installation key file (borrowed, read during the open
 	                             only); NULL = <dir>/installation.key */
 	const char *meta; /* metadata store URL (postgres://…), read by open only; NULL = SQLite */
+	const char *advertise; /* this node's URL for other nodes (the engine's copy; NULL = none) */
+	int64_t lease_ms;      /* node lease length (fence.c); 0 at open = 30000 */
 } s0__engine_options;
 
 /* A per-sandbox lifecycle lock (in memory; rebuilt on manager restart). */
@@ -83,6 +85,11 @@ typedef struct s0__fence {
 	_Atomic int64_t epoch; /* the held epoch, 0 before the first acquisition */
 	int64_t renewed_mono;  /* monotonic ms of the last acquisition or renewal (mu) */
 	_Atomic int64_t renewals, reacquisitions;
+	int64_t scanned_mono;  /* monotonic ms of the last failover scan (controller only) */
+	int64_t held_since_mono; /* monotonic ms of the last acquisition (mu) */
+	int64_t takeovers;     /* sandboxes taken over from lapsed nodes (e->mu) */
+	int64_t superseded;    /* runtimes here halted: another node took them over (e->mu) */
+	int64_t reacq_seen;    /* reacquisitions the failover scan has handled (controller) */
 } s0__fence;
 
 struct s0__engine {
@@ -304,6 +311,26 @@ void s0__engine_mem_finish(s0__engine *e, const char *id);
 
 /* nodeagent.c: load or create the node identity and count a boot (open). */
 int s0__ctld_init(s0__engine *e, s0_error **err);
+
+/* ---- several nodes on one store (cluster.c) ---- */
+/* This node's id from dir/node-id, made (durably) on the first open from
+ * legacy (an id an older data directory kept; nullable) or at random.
+ * S0_ECORRUPT when the file holds no node id; S0_EIO. */
+int s0__engine_node_id_load(const char *dir, const char *legacy, char uid[S0__ID_MAX],
+                            s0_error **err);
+/* Record this node's advertised URL (kv "node:<id>:advertise") at open. */
+int s0__engine_advertise_open(s0__engine *e, s0_error **err);
+/* Whether this node acts on the sandbox's operations: its generation is
+ * this node's, released, or never claimed (false also when the store
+ * cannot be read). */
+bool s0__engine_acts_on(s0__engine *e, const char *sandbox_id);
+/* An s0__op_step write: release this node's claim of op's sandbox. */
+int s0__engine_release_claim(s0__engine *e, s0__op_row *op, void *ctx, s0_error **err);
+/* Take over the sandboxes of nodes whose lease lapsed (controller; at most
+ * every third of a lease). */
+void s0__engine_failover_scan(s0__engine *e);
+/* recover.c's restart recovery of one sandbox, its lock held. */
+void s0__engine_recover_locked(s0__engine *e, const char *id);
 
 /* ---- the node's lease and generation claims (fence.c) ---- */
 /* Take this node's lease (the node UID of ctld; a new epoch fences any

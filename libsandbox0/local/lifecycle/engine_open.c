@@ -63,6 +63,7 @@ void s0__engine_close(s0__engine *e)
 	pthread_mutex_destroy(&e->fence.mu);
 	pthread_cond_destroy(&e->cv);
 	free(e->dir);
+	free((char *)e->opt.advertise);
 	free(e);
 }
 
@@ -204,10 +205,14 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 	pthread_mutex_init(&e->fence.mu, NULL);
 	pthread_cond_init(&e->cv, NULL);
 	e->opt = *opt;
+	if (e->opt.lease_ms <= 0)
+		e->opt.lease_ms = 30000;
 	e->dir = s0__strdup(dir);
+	e->opt.advertise = opt->advertise ? s0__strdup(opt->advertise) : NULL; /* kept */
 	s0__node_init(&e->node, opt->node_cpu_millis, opt->node_memory_bytes, opt->warm_carriers);
 	e->watch = s0__engine_watch_new();
-	int rc = e->dir && e->watch ? S0_OK : s0__error_nomem(err);
+	int rc = e->dir && e->watch && (!opt->advertise || e->opt.advertise) ? S0_OK
+	                                                                     : s0__error_nomem(err);
 	if (rc == S0_OK)
 		rc = s0__engine_rt_open(e, err);
 	if (rc == S0_OK)
@@ -230,6 +235,8 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 		rc = s0__ctld_init(e, err);
 	if (rc == S0_OK) /* this node's lease: a new epoch fences any earlier holder */
 		rc = s0__engine_fence_open(e, err);
+	if (rc == S0_OK) /* where other nodes forward this node's sandboxes' calls */
+		rc = s0__engine_advertise_open(e, err);
 	if (rc == S0_OK) {
 		rc = ensure_default_template(e, err);
 	}

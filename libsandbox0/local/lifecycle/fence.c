@@ -10,8 +10,6 @@
 
 #include "local/lifecycle/engine_internal.h"
 
-#define LEASE_MS 30000
-
 static int64_t wall_ms(void)
 {
 	struct timespec ts;
@@ -23,10 +21,10 @@ static int64_t wall_ms(void)
 static int acquire(s0__engine *e, s0_error **err)
 {
 	int64_t epoch = 0;
-	int rc = s0__meta_node_lease(e->meta, e->ctld.uid, wall_ms(), LEASE_MS, &epoch, err);
+	int rc = s0__meta_node_lease(e->meta, e->ctld.uid, wall_ms(), e->opt.lease_ms, &epoch, err);
 	if (rc == S0_OK) {
 		e->fence.epoch = epoch;
-		e->fence.renewed_mono = s0__real_monotonic_ms();
+		e->fence.renewed_mono = e->fence.held_since_mono = s0__real_monotonic_ms();
 	}
 	return rc;
 }
@@ -43,11 +41,11 @@ int s0__engine_fence_open(s0__engine *e, s0_error **err)
 static int keep(s0__engine *e, bool force, s0_error **err)
 {
 	s0__fence *f = &e->fence;
-	if (!force && s0__real_monotonic_ms() - f->renewed_mono < LEASE_MS / 3)
+	if (!force && s0__real_monotonic_ms() - f->renewed_mono < e->opt.lease_ms / 3)
 		return S0_OK;
 	int64_t epoch = f->epoch;
 	s0_error *lost = NULL;
-	int rc = epoch ? s0__meta_node_lease(e->meta, e->ctld.uid, wall_ms(), LEASE_MS, &epoch,
+	int rc = epoch ? s0__meta_node_lease(e->meta, e->ctld.uid, wall_ms(), e->opt.lease_ms, &epoch,
 	                                     &lost)
 	               : S0_ECONFLICT;
 	if (rc == S0_OK) {

@@ -11,8 +11,10 @@
  * the effect in the journal and finishes the operation without doing it
  * again: one publication, one stop, no second writer.
  *
- * Node identity: a durable node UID, a boot incarnation counter and a boot
- * credential (kv "node_uid", "node_incarnation", "node_credential"). The
+ * Node identity: a durable node UID kept in the data directory (file
+ * `node-id`, made once: two data directories on one shared store are two
+ * nodes; docs/scaling.md "Node identity"), a boot incarnation counter and a
+ * boot credential (kv "node:<uid>:incarnation", "node:<uid>:credential"). The
  * fault `node_reboot` (hit when a pause retires its runtime) reboots the
  * node: every runtime of the old incarnation is gone, and the node stays
  * down — its capacity fenced, no terminal proof, no new leases — until a
@@ -57,27 +59,40 @@ static int kv_str(s0__engine *e, const char *k, char *out, size_t n)
 	return rc;
 }
 
+/* This node's kv key "node:<uid>:<what>" (per node: nodes share a store). */
+static const char *node_key(const s0__engine *e, const char *what, char *k, size_t n)
+{
+	snprintf(k, n, "node:%s:%s", e->ctld.uid, what);
+	return k;
+}
+
 int s0__ctld_init(s0__engine *e, s0_error **err)
 {
 	s0__ctld *c = &e->ctld;
-	int rc = kv_str(e, "node_uid", c->uid, sizeof c->uid);
-	if (rc == S0_OK && !c->uid[0]) { /* first boot: a new durable identity */
-		char uid[S0__ID_MAX], cred[S0__ID_MAX];
-		s0__engine_new_id("node_", uid, sizeof uid);
-		s0__engine_new_id("bootcred_", cred, sizeof cred);
-		rc = s0__meta_kv_put(e->meta, "node_credential", cred, err);
-		if (rc == S0_OK)
-			rc = s0__meta_kv_put(e->meta, "node_uid", uid, err);
-		if (rc == S0_OK)
-			s0__strlcpy(c->uid, uid, sizeof c->uid);
+	char k[S0__ID_MAX + 32];
+	/* a data directory made before the node-id file kept its id in its
+	 * own SQLite store; a shared store's kv is never adopted */
+	char legacy[S0__ID_MAX] = "";
+	if (!e->opt.meta)
+		kv_str(e, "node_uid", legacy, sizeof legacy);
+	int rc = s0__engine_node_id_load(e->dir, legacy, c->uid, err);
+	if (rc == S0_OK) {
+		char *cred = NULL;
+		rc = s0__meta_kv_get(e->meta, node_key(e, "credential", k, sizeof k), &cred, err);
+		if (rc == S0_OK && !cred) { /* first boot: a new boot credential */
+			char fresh[S0__ID_MAX];
+			s0__engine_new_id("bootcred_", fresh, sizeof fresh);
+			rc = s0__meta_kv_put(e->meta, k, fresh, err);
+		}
+		free(cred);
 	}
 	if (rc == S0_OK)
-		rc = kv_int(e, "node_incarnation", &c->incarnation);
+		rc = kv_int(e, node_key(e, "incarnation", k, sizeof k), &c->incarnation);
 	/* opening the data directory is a boot of the same node */
-	if (rc == S0_OK && (rc = kv_put_int(e, "node_incarnation", c->incarnation + 1, err)) == S0_OK)
+	if (rc == S0_OK && (rc = kv_put_int(e, k, c->incarnation + 1, err)) == S0_OK)
 		c->incarnation++;
 	if (rc == S0_OK)
-		rc = kv_int(e, "ctld_epoch", &c->epoch);
+		rc = kv_int(e, node_key(e, "ctld_epoch", k, sizeof k), &c->epoch);
 	return rc;
 }
 
@@ -123,7 +138,8 @@ bool s0__ctld_primary_fails(s0__engine *e, const char *step)
 	pthread_mutex_lock(&e->mu);
 	int64_t epoch = e->ctld.epoch + 1;
 	pthread_mutex_unlock(&e->mu);
-	kv_put_int(e, "ctld_epoch", epoch, NULL);
+	char k[S0__ID_MAX + 32];
+	kv_put_int(e, node_key(e, "ctld_epoch", k, sizeof k), epoch, NULL);
 	pthread_mutex_lock(&e->mu);
 	e->ctld.epoch = epoch;
 	e->ctld.primary ^= 1;
@@ -166,9 +182,10 @@ bool s0__ctld_reboot_hit(s0__engine *e, const char *step)
 void s0__engine_node_identity(s0__engine *e, char uid[S0__ID_MAX], char credential[S0__ID_MAX],
                               int64_t *incarnation)
 {
-	kv_str(e, "node_uid", uid, S0__ID_MAX);
-	kv_str(e, "node_credential", credential, S0__ID_MAX);
-	kv_int(e, "node_incarnation", incarnation);
+	char k[S0__ID_MAX + 32];
+	s0__strlcpy(uid, e->ctld.uid, S0__ID_MAX);
+	kv_str(e, node_key(e, "credential", k, sizeof k), credential, S0__ID_MAX);
+	kv_int(e, node_key(e, "incarnation", k, sizeof k), incarnation);
 }
 
 int s0__engine_node_boot(s0__engine *e, const char *node_uid, const char *credential,
@@ -202,7 +219,8 @@ int s0__engine_node_boot(s0__engine *e, const char *node_uid, const char *creden
 	if (present)
 		return s0__error_set(err, S0_EUNAVAILABLE, "terminal_proof",
 		                     "the old incarnation's runtime state is still present");
-	int rc = kv_put_int(e, "node_incarnation", inc + 1, err);
+	char k[S0__ID_MAX + 32];
+	int rc = kv_put_int(e, node_key(e, "incarnation", k, sizeof k), inc + 1, err);
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&e->mu);
@@ -241,5 +259,9 @@ void s0__ctld_json(s0__engine *e, cJSON *node)
 		cJSON_AddNumberToObject(id, "lease_epoch", (double)e->fence.epoch);
 		cJSON_AddNumberToObject(id, "lease_renewals", (double)e->fence.renewals);
 		cJSON_AddNumberToObject(id, "lease_reacquisitions", (double)e->fence.reacquisitions);
+		cJSON_AddNumberToObject(id, "lease_ms", (double)e->opt.lease_ms);
+		cJSON_AddStringToObject(id, "advertise", e->opt.advertise ? e->opt.advertise : "");
+		cJSON_AddNumberToObject(id, "takeovers", (double)e->fence.takeovers);
+		cJSON_AddNumberToObject(id, "superseded", (double)e->fence.superseded);
 	}
 }

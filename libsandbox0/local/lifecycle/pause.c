@@ -370,7 +370,9 @@ released:;
 		row.rec.expires_at_ms = 0;
 		row.mem_image[0] = row.mem_image_gen[0] = '\0';
 	}
-	rc = s0__op_advance(e, op, S0__OPS_DONE, &(s0__op_step){.row = &row}, NULL);
+	/* the generation is released with it: any node may resume the sandbox */
+	rc = s0__op_advance(e, op, S0__OPS_DONE,
+	                    &(s0__op_step){.row = &row, .write = s0__engine_release_claim}, NULL);
 	s0__sandbox_rec_clear(&row.rec);
 	s0__fault_hit(e->faults, "manager_restart", "released"); /* crash point */
 	return rc == S0_OK ? S0_OK : S0_EIO;

@@ -222,6 +222,15 @@ int s0__engine_run_recover(s0__engine *e, s0__op_row *op)
 void s0__engine_recover_after_restart(s0__engine *e, const char *id)
 {
 	s0__sblock *l = s0__engine_lock(e, id);
+	/* a sandbox another node runs (or one whose node lapsed: the failover
+	 * scan takes it over, cluster.c) is not this process's to recover */
+	if (s0__engine_acts_on(e, id))
+		s0__engine_recover_locked(e, id);
+	s0__engine_unlock(e, l);
+}
+
+void s0__engine_recover_locked(s0__engine *e, const char *id)
+{
 	s0__sandbox_row row = {0};
 	s0__op_row op;
 	if (s0__meta_sandbox_get(e->meta, NULL, id, &row, NULL) < 0)
@@ -242,5 +251,4 @@ void s0__engine_recover_after_restart(s0__engine *e, const char *id)
 	s0__engine_recover_step_locked(e, &op);
 out:
 	s0__sandbox_rec_clear(&row.rec);
-	s0__engine_unlock(e, l);
 }

@@ -30,6 +30,9 @@ struct s0__storage {
 	void *live_payload;
 	s0__object_roots_fn obj_fn; /* object roots (retained memory images) */
 	void *obj_payload;
+	/* the node channel's key: crypto_kdf of the installation key (subkey 3,
+	 * context "s0nodech"; docs/scaling.md "Node channel") */
+	uint8_t node_key[32];
 };
 
 struct s0__volume {
@@ -107,6 +110,8 @@ int s0__storage_open(const char *dir, const char *object_store, const char *key_
 	if (rc == S0_OK)
 		rc = s0__objkey_load_or_create(keypath, key, NULL, err);
 	if (rc == S0_OK)
+		crypto_kdf_derive_from_key(st->node_key, sizeof st->node_key, 3, "s0nodech", key);
+	if (rc == S0_OK)
 		rc = s0__objstore_open_backend(object_store, objdir, key, NULL, &st->os, err);
 	if (rc == S0_OK) {
 		s0__bstore_options bo = {0};
@@ -133,10 +138,16 @@ int s0__storage_check(const char *dir, const char *object_store, s0_error **err)
 	return rc;
 }
 
+const uint8_t *s0__storage_node_key(const s0__storage *st)
+{
+	return st->node_key;
+}
+
 void s0__storage_close(s0__storage *st)
 {
 	if (!st)
 		return;
+	sodium_memzero(st->node_key, sizeof st->node_key);
 	s0__bstore_close(st->bs);
 	s0__objstore_free(st->os);
 	free(st->dir);

@@ -31,6 +31,10 @@ struct s0__faults;
 int s0__storage_open(const char *dir, const char *object_store, const char *key_file,
                      struct s0__faults *faults, s0__storage **out, s0_error **err);
 void s0__storage_close(s0__storage *st);
+/* The 32-byte key of the node-to-node channel, derived from the
+ * installation key (nodes sharing a key file share it); borrowed, valid
+ * until s0__storage_close. */
+const uint8_t *s0__storage_node_key(const s0__storage *st);
 /* Check, reading only, that s0__storage_open(dir, object_store) would not
  * refuse the object store backend (the same S0_EINVAL): the engine checks
  * before it migrates its metadata, so a refused open changes nothing. */

@@ -372,3 +372,17 @@ int s0__meta_gen_owner(s0__meta *m, const char *sandbox_id, s0__gen_owner_row *o
 	NEED(sandbox_id && out, "gen_owner: sandbox id and out are required");
 	return m->ops->gen_owner(m, sandbox_id, out, err);
 }
+
+int s0__meta_gen_release(s0__meta *m, const char *sandbox_id, const char *node_id,
+                         s0_error **err)
+{
+	NEED(fits(sandbox_id, S0__ID_MAX) && fits(node_id, S0__ID_MAX),
+	     "gen_release: a sandbox and a node are required");
+	return m->ops->gen_release(m, sandbox_id, node_id, err);
+}
+
+int s0__meta_gen_orphans(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err)
+{
+	NEED(ids && n && now_ms >= 0, "gen_orphans: a time and outputs are required");
+	return m->ops->gen_orphans(m, now_ms, ids, n, err);
+}

@@ -122,6 +122,9 @@ struct s0__meta_ops {
 	                 const char *node_id, int64_t epoch, int64_t now_ms, s0_error **err);
 	int (*gen_owner)(s0__meta *m, const char *sandbox_id, s0__gen_owner_row *out,
 	                 s0_error **err);
+	int (*gen_release)(s0__meta *m, const char *sandbox_id, const char *node_id,
+	                   s0_error **err);
+	int (*gen_orphans)(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err);
 };
 
 /* The common head of every implementation's handle (embed it first). */
@@ -358,10 +361,22 @@ int s0__meta_node_lease(s0__meta *m, const char *node_id, int64_t now_ms, int64_
  * generation, or an older one under a live lease. Atomic. */
 int s0__meta_gen_claim(s0__meta *m, const char *sandbox_id, int64_t generation,
                        const char *node_id, int64_t epoch, int64_t now_ms, s0_error **err);
-/* The owner of sandbox_id's latest claimed generation; S0_ENOTFOUND
- * not_found when none was claimed. */
+/* The owner of sandbox_id's latest claimed generation, with the expiry of
+ * that node's current lease (out->lease_until; 0 when released);
+ * S0_ENOTFOUND not_found when none was claimed. */
 int s0__meta_gen_owner(s0__meta *m, const char *sandbox_id, s0__gen_owner_row *out,
                        s0_error **err);
+/* Release sandbox_id's generation if node_id holds it (its runtime is
+ * proven gone: a pause finished): the row keeps its generation with node
+ * id "", and any live node may claim that generation or a newer one. S0_OK
+ * also when node_id does not hold it (nothing changes). One statement. */
+int s0__meta_gen_release(s0__meta *m, const char *sandbox_id, const char *node_id,
+                         s0_error **err);
+/* The sandboxes whose claimed generation is held by a node with no live
+ * lease at now_ms (in any epoch: a restarted node recovers its own), so
+ * another node may take them over (docs/scaling.md "Several nodes"). *ids
+ * malloc'd (s0__meta_free_ids), oldest sandbox first. */
+int s0__meta_gen_orphans(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err);
 
 /*
  * The hash an API key is stored under: a keyed BLAKE2b-256 (libsodium

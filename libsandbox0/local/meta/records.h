@@ -180,8 +180,12 @@ typedef struct s0__apikey_row {
 typedef struct s0__gen_owner_row {
 	char sandbox_id[S0__ID_MAX];
 	int64_t generation;
-	char node_id[S0__ID_MAX];
+	char node_id[S0__ID_MAX]; /* "" once released (no node runs it) */
 	int64_t epoch;
+	/* when node_id's current lease expires (unix ms), whatever its epoch
+	 * (a restarted node recovers its earlier epochs' claims itself); 0
+	 * when released */
+	int64_t lease_until;
 } s0__gen_owner_row;
 
 /* Free an id list returned by the store (each string, then the array). */

@@ -780,6 +780,65 @@ START_TEST(meta_nodes_fence_generations)
 }
 END_TEST
 
+/* NOD-01, NOD-04: a released generation is anyone's to claim; a lapsed
+ * holder's sandboxes are listed for takeover (docs/scaling.md "Failover"). */
+START_TEST(meta_gen_release_and_orphans)
+{
+	fx f = open_fx(_i);
+	int64_t a = 0, b = 0;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 1000, 1000, &a, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-b", 1000, 5000, &b, NULL), S0_OK);
+	ck_assert_int_eq(claim(&f, "sb_1", 1, "node-a", a, 1100, NULL), S0_OK);
+	ck_assert_int_eq(claim(&f, "sb_2", 1, "node-a", a, 1100, NULL), S0_OK);
+	s0__gen_owner_row o;
+	ck_assert_int_eq(s0__meta_gen_owner(f.m, "sb_1", &o, NULL), S0_OK);
+	ck_assert_int_eq(o.lease_until, 2000); /* the holder's live lease */
+	/* a live holder keeps it; released (by its node only), b claims it */
+	ck_assert_int_eq(claim(&f, "sb_1", 2, "node-b", b, 1200, "generation_owned"), S0_ECONFLICT);
+	ck_assert_int_eq(s0__meta_gen_release(f.m, "sb_1", "node-b", NULL), S0_OK); /* not b's */
+	ck_assert_int_eq(claim(&f, "sb_1", 2, "node-b", b, 1200, "generation_owned"), S0_ECONFLICT);
+	ck_assert_int_eq(s0__meta_gen_release(f.m, "sb_1", "node-a", NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_gen_owner(f.m, "sb_1", &o, NULL), S0_OK);
+	ck_assert_str_eq(o.node_id, "");
+	ck_assert_int_eq(o.generation, 1);
+	ck_assert_int_eq(o.lease_until, 0);
+	ck_assert_int_eq(claim(&f, "sb_1", 1, "node-b", b, 1200, NULL), S0_OK); /* never ran */
+	ck_assert_int_eq(claim(&f, "sb_1", 2, "node-b", b, 1200, NULL), S0_OK);
+	/* a lapses at 2000: its sb_2 is an orphan, b's sb_1 is not */
+	char **ids = NULL;
+	size_t n = 9;
+	ck_assert_int_eq(s0__meta_gen_orphans(f.m, 1500, &ids, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 0);
+	s0__meta_free_ids(ids, n);
+	ck_assert_int_eq(s0__meta_gen_orphans(f.m, 2500, &ids, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(ids[0], "sb_2");
+	s0__meta_free_ids(ids, n);
+	ck_assert_int_eq(s0__meta_gen_owner(f.m, "sb_2", &o, NULL), S0_OK);
+	ck_assert_int_eq(o.lease_until, 2000); /* lapsed: at or before now */
+	ck_assert_int_eq(claim(&f, "sb_2", 2, "node-b", b, 2500, NULL), S0_OK); /* takeover */
+	ck_assert_int_eq(s0__meta_gen_orphans(f.m, 2500, &ids, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 0);
+	s0__meta_free_ids(ids, n);
+	/* b restarts (a new epoch): its earlier claims are its own to recover,
+	 * never orphans; once its lease lapses they all are */
+	ck_assert_int_eq(claim(&f, "sb_3", 1, "node-b", b, 2500, NULL), S0_OK);
+	b = 0;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-b", 2600, 5000, &b, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_gen_owner(f.m, "sb_3", &o, NULL), S0_OK);
+	ck_assert_int_eq(o.lease_until, 7600);
+	ck_assert_int_eq(s0__meta_gen_orphans(f.m, 2600, &ids, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 0);
+	s0__meta_free_ids(ids, n);
+	ck_assert_int_eq(s0__meta_gen_orphans(f.m, 7600, &ids, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 3);
+	s0__meta_free_ids(ids, n);
+	ck_assert_int_eq(s0__meta_gen_release(f.m, "", "node-a", NULL), S0_EINVAL);
+	ck_assert_int_eq(s0__meta_gen_orphans(f.m, -1, &ids, &n, NULL), S0_EINVAL);
+	close_fx(&f);
+}
+END_TEST
+
 /* ---- the webhook outbox of each implementation (outbox.h) ---- */
 
 static void append_ev(s0__outbox *o, const char *sb, const char *event, int64_t now)
@@ -1207,6 +1266,7 @@ static Suite *meta_suite(void)
 	tcase_add_loop_test(c, meta_keys_bad_input, 0, (int)n);
 	tcase_add_loop_test(c, meta_outbox, 0, (int)n);
 	tcase_add_loop_test(c, meta_nodes_fence_generations, 0, (int)n);
+	tcase_add_loop_test(c, meta_gen_release_and_orphans, 0, (int)n);
 	tcase_add_test(c, meta_names_table);
 	tcase_add_test(c, meta_unknown_backend);
 	suite_add_tcase(s, c);

@@ -348,3 +348,41 @@ void s0__engine_sessions_save(s0__engine *e, const char *id)
 {
 	(void)e, (void)id;
 }
+
+/* One node: every sandbox runs here, nothing is forwarded (forward.c). */
+int s0__engine_owner(s0__engine *e, const char *sandbox_id, s0__owner_kind *kind, char *addr,
+                     size_t addr_len, s0_error **err)
+{
+	(void)e, (void)sandbox_id, (void)err;
+	*kind = S0__OWNER_HERE;
+	if (addr_len)
+		addr[0] = '\0';
+	return S0_OK;
+}
+
+void s0__engine_node_sign(s0__engine *e, const char *method, const char *target,
+                          const void *body, size_t body_len, char out[S0__NODE_AUTH_MAX])
+{
+	(void)e, (void)method, (void)target, (void)body, (void)body_len;
+	out[0] = '\0';
+}
+
+int s0__engine_node_verify(s0__engine *e, const char *value, const char *method,
+                           const char *target, const void *body, size_t body_len,
+                           s0_error **err)
+{
+	(void)e, (void)value, (void)method, (void)target, (void)body, (void)body_len;
+	return s0__error_set(err, S0_EAUTH, "node_auth", "the fake engine has no node channel");
+}
+
+const char *s0__engine_node_id(const s0__engine *e)
+{
+	(void)e;
+	return "node_fake";
+}
+
+const char *s0__engine_advertise(const s0__engine *e)
+{
+	(void)e;
+	return "";
+}

@@ -81,9 +81,31 @@ int s0__mpg_gen_owner(s0__meta *m, const char *sandbox_id, s0__gen_owner_row *ou
 		out->generation = s0__mpg_i64(r, 0, 1);
 		s0__mpg_text(r, 0, 2, out->node_id, sizeof out->node_id);
 		out->epoch = s0__mpg_i64(r, 0, 3);
+		out->lease_until = s0__mpg_i64(r, 0, 4);
 	} else {
 		rc = s0__error_set(err, S0_ENOTFOUND, "not_found", "no claimed generation");
 	}
 	PQclear(r);
 	return rc;
+}
+
+int s0__mpg_gen_release(s0__meta *m, const char *sandbox_id, const char *node_id,
+                        s0_error **err)
+{
+	mpg_params p = {0};
+	s0__mpg_p_text(&p, sandbox_id);
+	s0__mpg_p_text(&p, node_id);
+	PGresult *r = NULL;
+	int rc = s0__mpg_run(m, Q_GEN_RELEASE, &p, false, &r, err);
+	PQclear(r);
+	return rc < 0 ? rc : S0_OK;
+}
+
+int s0__mpg_gen_orphans(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err)
+{
+	mpg_params p = {0};
+	s0__mpg_p_i64(&p, now_ms);
+	PGresult *r = NULL;
+	int rc = s0__mpg_run(m, Q_GEN_ORPHANS, &p, false, &r, err);
+	return rc < 0 ? rc : s0__mpg_ids(r, ids, n, err);
 }

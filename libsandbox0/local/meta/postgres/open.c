@@ -62,6 +62,8 @@ static const s0__meta_ops mpg_ops = {
 	.schema_version = s0__mpg_schema_version,
 	.node_lease = s0__mpg_node_lease,
 	.gen_claim = s0__mpg_gen_claim,
+	.gen_release = s0__mpg_gen_release,
+	.gen_orphans = s0__mpg_gen_orphans,
 	.gen_owner = s0__mpg_gen_owner,
 };
 

@@ -147,7 +147,16 @@ const char *const s0__mpg_sql[Q_COUNT] = {
 	                " AND (gen_owners.node_id = excluded.node_id OR NOT EXISTS(SELECT 1"
 	                " FROM nodes n WHERE n.id = gen_owners.node_id"
 	                " AND n.epoch = gen_owners.epoch AND n.lease_until > $5)))"
+	                " OR (gen_owners.node_id = ''"
+	                " AND gen_owners.generation <= excluded.generation)"
 	                " RETURNING 1",
-	[Q_GEN_OWNER] = "SELECT sandbox_id, generation, node_id, epoch FROM gen_owners"
-	                " WHERE sandbox_id = $1",
+	[Q_GEN_OWNER] = "SELECT g.sandbox_id, g.generation, g.node_id, g.epoch,"
+	                " COALESCE(n.lease_until, 0) FROM gen_owners g LEFT JOIN nodes n"
+	                " ON n.id = g.node_id WHERE g.sandbox_id = $1",
+	/* a released generation keeps its number with node id '' */
+	[Q_GEN_RELEASE] = "UPDATE gen_owners SET node_id = '' WHERE sandbox_id = $1"
+	                  " AND node_id = $2",
+	[Q_GEN_ORPHANS] = "SELECT g.sandbox_id FROM gen_owners g WHERE g.node_id <> ''"
+	                  " AND NOT EXISTS(SELECT 1 FROM nodes n WHERE n.id = g.node_id"
+	                  " AND n.lease_until > $1) ORDER BY g.sandbox_id",
 };

@@ -29,9 +29,18 @@ static const char CLAIM[] =
 	" AND (gen_owners.node_id = excluded.node_id OR NOT EXISTS(SELECT 1 FROM nodes n"
 	" WHERE n.id = gen_owners.node_id AND n.epoch = gen_owners.epoch"
 	" AND n.lease_until > ?5)))"
+	" OR (gen_owners.node_id = '' AND gen_owners.generation <= excluded.generation)"
 	" RETURNING 1";
 static const char OWNER[] =
-	"SELECT sandbox_id, generation, node_id, epoch FROM gen_owners WHERE sandbox_id = ?1";
+	"SELECT g.sandbox_id, g.generation, g.node_id, g.epoch, COALESCE(n.lease_until, 0)"
+	" FROM gen_owners g LEFT JOIN nodes n ON n.id = g.node_id"
+	" WHERE g.sandbox_id = ?1";
+static const char RELEASE[] =
+	"UPDATE gen_owners SET node_id = '' WHERE sandbox_id = ?1 AND node_id = ?2";
+static const char ORPHANS[] =
+	"SELECT g.sandbox_id FROM gen_owners g WHERE g.node_id <> '' AND NOT EXISTS(SELECT 1"
+	" FROM nodes n WHERE n.id = g.node_id AND n.lease_until > ?1)"
+	" ORDER BY g.sandbox_id";
 
 /* Step st once: 1 when it returned a row (its column 0 into *v when v),
  * 0 when none, <0 on failure; finalizes st. */
@@ -120,12 +129,41 @@ int s0__msql_gen_owner(s0__meta *m, const char *sandbox_id, s0__gen_owner_row *o
 			out->generation = sqlite3_column_int64(st, 1);
 			s0__sql_text(st, 2, out->node_id, sizeof out->node_id);
 			out->epoch = sqlite3_column_int64(st, 3);
+			out->lease_until = sqlite3_column_int64(st, 4);
 		} else {
 			rc = r == SQLITE_DONE
 			             ? s0__error_set(err, S0_ENOTFOUND, "not_found", "no claimed generation")
 			             : s0__msql_fail(m, err, "read generation owner");
 		}
 		sqlite3_finalize(st);
+	}
+	s0__msql_unlock(m);
+	return rc;
+}
+
+int s0__msql_gen_release(s0__meta *m, const char *sandbox_id, const char *node_id,
+                         s0_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	s0__msql_lock(m);
+	int rc = s0__sql_prepare(m, RELEASE, &st, err);
+	if (rc == S0_OK) {
+		sqlite3_bind_text(st, 1, sandbox_id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, node_id, -1, SQLITE_TRANSIENT);
+		rc = one_row(m, st, NULL, err);
+	}
+	s0__msql_unlock(m);
+	return rc;
+}
+
+int s0__msql_gen_orphans(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	s0__msql_lock(m);
+	int rc = s0__sql_prepare(m, ORPHANS, &st, err);
+	if (rc == S0_OK) {
+		sqlite3_bind_int64(st, 1, now_ms);
+		rc = s0__sql_collect_ids(m, st, ids, n, err);
 	}
 	s0__msql_unlock(m);
 	return rc;

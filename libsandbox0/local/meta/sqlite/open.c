@@ -85,6 +85,8 @@ static const s0__meta_ops msql_ops = {
 	.node_lease = s0__msql_node_lease,
 	.gen_claim = s0__msql_gen_claim,
 	.gen_owner = s0__msql_gen_owner,
+	.gen_release = s0__msql_gen_release,
+	.gen_orphans = s0__msql_gen_orphans,
 };
 
 int s0__msql_open(const char *dir, s0__meta **out, s0_error **err)

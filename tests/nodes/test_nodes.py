@@ -1,0 +1,363 @@
+"""Several `s0 serve` nodes on one PostgreSQL and one S3 bucket (issue 18;
+docs/scaling.md "Several nodes"), on the simulated runtime. Each test names
+the behaviour it covers (docs/behaviours.md NOD-*).
+
+Run by scripts/test.d/49-nodes.sh, which starts the real servers:
+    python3 tests/nodes/test_nodes.py [TEST_NAME...]
+"""
+import hashlib
+import hmac
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nodes import Cluster, wait_state, wait_until  # noqa: E402
+
+PG_CTL = os.environ.get("S0_TEST_PG_CTL", "")
+T0 = time.monotonic()
+
+
+def step(what):
+    """A timed progress line (the part's log shows where the time goes)."""
+    print(f"  {time.monotonic() - T0:7.1f} s  {what}", flush=True)
+S3_CTL = os.environ.get("S0_TEST_S3_CTL", "")
+
+
+def sign(key_file, node_id, method, target, body, ms=None):
+    """An X-S0-Node-Auth value as libsandbox0/local/lifecycle/nodeauth.c makes it:
+    the channel key is libsodium's crypto_kdf (BLAKE2b keyed by the installation
+    key, subkey 3, context "s0nodech"), the tag crypto_auth (HMAC-SHA-512/256)."""
+    with open(key_file, "rb") as f:
+        master = f.read()
+    key = hashlib.blake2b(b"", digest_size=32, key=master,
+                          salt=(3).to_bytes(8, "little") + bytes(8),
+                          person=b"s0nodech" + bytes(8)).digest()
+    ms = int(time.time() * 1000) if ms is None else ms
+    nonce = secrets.token_hex(16)
+    msg = (f"s0node1\n{node_id}\n{ms}\n{nonce}\n{method}\n{target}\n"
+           + hashlib.blake2b(body, digest_size=32).hexdigest()).encode()
+    tag = hmac.new(key, msg, hashlib.sha512).digest()[:32].hex()
+    return f"v1 {node_id} {ms} {nonce} {tag}"
+
+
+def owner_of(cluster, sid):
+    """The node whose inspection lists sid's runtime."""
+    for n in cluster.nodes:
+        if n.proc and any(r.get("sandbox_id") == sid for r in n.inspect()["node"]["runtimes"]):
+            return n
+    return None
+
+
+def test_node_identity_and_channel_auth():
+    """NOD-01, NOD-02: each data directory is one node (its id kept across
+    restarts, shown in /healthz); a forged or replayed node-channel call is 401."""
+    with Cluster(2) as c:
+        a, b = c.nodes
+        ida, idb = a.node_id(), b.node_id()
+        assert ida != idb and ida.startswith("node_"), (ida, idb)
+        with open(os.path.join(a.data, "node-id")) as f:
+            assert f.read().strip() == ida
+        a.stop()
+        a.start()
+        assert a.node_id() == ida
+        ident = a.inspect()["node"]["identity"]
+        assert ident["node_uid"] == ida and ident["lease_epoch"] >= 2, ident
+        sid = a.claim()
+        forged = b.get(f"/api/v1/sandboxes/{sid}",
+                       headers={"X-S0-Node-Auth": f"v1 {ida} {int(time.time() * 1000)} "
+                                + "0" * 32 + " " + "0" * 64})
+        assert forged.status == 401, forged
+        assert b"node channel" in forged.body, forged
+        # a call signed with the shared key (as another node would) is served
+        # once; the same header again (a replay), a stale time or another
+        # body is refused
+        path = f"/api/v1/sandboxes/{sid}"
+        h = sign(c.key_file, idb, "GET", path, b"")
+        assert b.get(path, headers={"X-S0-Node-Auth": h}).status == 200
+        assert b.get(path, headers={"X-S0-Node-Auth": h}).status == 401
+        old = sign(c.key_file, idb, "GET", path, b"", ms=int(time.time() * 1000) - 60000)
+        assert b.get(path, headers={"X-S0-Node-Auth": old}).status == 401
+        h = sign(c.key_file, idb, "POST", path + "/pause", b"{}")
+        a2 = b.call("POST", path + "/pause", raw=b'{"memory":true}',
+                    headers={"X-S0-Node-Auth": h, "Content-Type": "application/json"})
+        assert a2.status == 401, a2
+
+
+def test_any_node_serves_pause_on_one_resume_on_another():
+    """NOD-03, NOD-04: a call for a sandbox running on node A answers the same through B
+    and C (forwarded); paused on A, it resumes on C with its files."""
+    with Cluster(3) as c:
+        a, b, cc = c.nodes
+        sid = a.claim()
+        b.write(sid, "/home/user/x.txt", b"written through b")
+        r = cc.read(sid, "/home/user/x.txt")
+        assert r.status == 200 and r.body == b"written through b", r
+        assert owner_of(c, sid) is a
+        p = b.pause(sid)
+        assert p.status in (200, 202), p
+        wait_state(cc, sid, "paused", True)
+        r = cc.resume(sid)
+        assert r.status == 200, r
+        wait_state(a, sid, "running", False)
+        assert owner_of(c, sid) is cc
+        r = a.read(sid, "/home/user/x.txt")
+        assert r.status == 200 and r.body == b"written through b", r
+        # and back: paused through a, resumed through b
+        assert a.pause(sid).status in (200, 202)
+        wait_state(b, sid, "paused", True)
+        assert b.resume(sid).status == 200
+        assert owner_of(c, sid) is b
+
+
+def test_concurrent_pauses_and_resumes_join():
+    """NOD-05: concurrent pauses of one sandbox through three nodes join one
+    operation; concurrent resumes through three nodes start one runtime."""
+    with Cluster(3) as c:
+        a = c.nodes[0]
+        sid = a.claim()
+        a.write(sid, "/home/user/y.txt", b"y")
+        a.fault("object_store@after-seal")  # hold the publication: the pauses overlap
+        answers = [None] * 6
+        go = threading.Barrier(6)
+
+        def pause(i):
+            go.wait()
+            answers[i] = c.nodes[i % 3].pause(sid)
+
+        ts = [threading.Thread(target=pause, args=(i,)) for i in range(6)]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+        assert all(x.status in (200, 202) for x in answers), answers
+        ops = {x.data().get("operation_id") for x in answers}
+        assert len(ops) == 1 and None not in ops, answers
+        a.fault("object_store@after-seal", arm=False)
+        wait_state(c.nodes[1], sid, "paused", True)
+        go = threading.Barrier(6)
+
+        def resume(i):
+            go.wait()
+            answers[i] = c.nodes[i % 3].resume(sid)
+
+        ts = [threading.Thread(target=resume, args=(i,)) for i in range(6)]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+        assert all(x.status == 200 for x in answers), answers
+        running = [n for n in c.nodes
+                   if any(r.get("sandbox_id") == sid for r in n.inspect()["node"]["runtimes"])]
+        assert len(running) == 1, [n.name for n in running]
+        r = c.nodes[2].read(sid, "/home/user/y.txt")
+        assert r.status == 200 and r.body == b"y", r
+
+
+def test_kill_mid_pause_recovered_by_another_node():
+    """NOD-06: the node running a pause is killed with SIGKILL after its publication
+    and before its commit; once its lease lapsed another node finishes the
+    pause (the committed writes are there) and resumes it."""
+    with Cluster(2) as c:
+        a, b = c.nodes
+        sid = a.claim()
+        a.write(sid, "/home/user/z.txt", b"committed")
+        a.fault("meta_store@commit")  # published, not yet committed
+        assert b.pause(sid).status in (200, 202)
+        # the commit step reached the held fault: the publication is recorded
+        wait_until("the publication", lambda: a.inspect()["faults"].get(
+            "meta_store@commit", {}).get("hits", 0) >= 1, 20)
+        a.kill9()
+        s = wait_state(b, sid, "paused", True, 30)
+        assert s["paused"], s
+        assert b.inspect()["node"]["identity"]["takeovers"] >= 1
+        assert b.resume(sid).status == 200
+        r = b.read(sid, "/home/user/z.txt")
+        assert r.status == 200 and r.body == b"committed", r
+
+
+def test_kill_running_and_mid_resume_recovered():
+    """NOD-07: a node killed with SIGKILL while a sandbox runs on it, and
+    another killed in the middle of a resume: after the lease lapses a
+    surviving node recovers each from its last committed head (never a false
+    `paused`), and both are usable through any node."""
+    with Cluster(3) as c:
+        a, b, cc = c.nodes
+        s1 = a.claim()
+        a.write(s1, "/home/user/1.txt", b"one")
+        assert a.pause(s1).status in (200, 202)
+        wait_state(a, s1, "paused", True)
+        assert a.resume(s1).status == 200  # running on a, "one" committed
+        s2 = b.claim()
+        b.write(s2, "/home/user/2.txt", b"two")
+        assert b.pause(s2).status in (200, 202)
+        wait_state(b, s2, "paused", True)
+        b.fault("resume_delay")  # b's resumes hold before their readiness proof
+        def resume_dies():
+            try:
+                b.resume(s2)
+            except OSError:  # b is killed while it holds the call
+                pass
+
+        t = threading.Thread(target=resume_dies)
+        t.start()
+        wait_until("the resume to start on b", lambda: any(
+            r.get("sandbox_id") == s2 for r in b.inspect()["node"]["runtimes"]), 20)
+        a.kill9()
+        b.kill9()
+        t.join()
+        # s1's row says running all along; its runtime is back once cc took it over
+        wait_until("s1 recovered onto cc", lambda: owner_of(c, s1) is cc, 30)
+        s = wait_state(cc, s1, "running", False, 30)
+        assert not s["paused"]
+        r = cc.read(s1, "/home/user/1.txt")
+        assert r.status == 200 and r.body == b"one", r
+        s = wait_state(cc, s2, "paused", True, 30)  # the resume never committed
+        assert cc.resume(s2).status == 200
+        r = cc.read(s2, "/home/user/2.txt")
+        assert r.status == 200 and r.body == b"two", r
+
+
+def test_stalled_node_gives_up_a_taken_over_sandbox():
+    """NOD-11: a node stalled (SIGSTOP) longer than its lease has its running
+    sandbox taken over by another node; when it runs again it retakes its
+    lease and halts its own stale runtime of that sandbox, so the sandbox runs
+    on one node only, and calls through either node reach that one."""
+    with Cluster(2) as c:
+        a, b = c.nodes
+        sid = a.claim()
+        a.write(sid, "/home/user/w.txt", b"before the stall")
+        assert a.pause(sid).status in (200, 202)
+        wait_state(a, sid, "paused", True)
+        assert a.resume(sid).status == 200  # running on a, the file committed
+        a.proc.send_signal(signal.SIGSTOP)
+        try:
+            wait_until("b to take the sandbox over", lambda: any(
+                r.get("sandbox_id") == sid for r in b.inspect()["node"]["runtimes"]), 30)
+        finally:
+            a.proc.send_signal(signal.SIGCONT)
+        wait_until("a to drop its stale runtime", lambda: not any(
+            r.get("sandbox_id") == sid for r in a.inspect()["node"]["runtimes"]), 30)
+        ident = a.inspect()["node"]["identity"]
+        assert ident["superseded"] >= 1 and ident["lease_reacquisitions"] >= 1, ident
+        r = a.read(sid, "/home/user/w.txt")
+        assert r.status == 200 and r.body == b"before the stall", r
+
+
+def test_owner_unreachable_pause_is_202():
+    """NOD-08: a pause through B of a sandbox whose node A is down but whose
+    lease is still live is accepted (202) and recorded; the sandbox is never
+    shown paused before its runtime is proven gone, and is recovered once
+    A's lease lapses."""
+    with Cluster(2, lease_ms=4000) as c:
+        a, b = c.nodes
+        sid = a.claim()
+        a.kill9()
+        p = b.pause(sid)
+        assert p.status == 202, p
+        s = b.sandbox(sid)
+        assert isinstance(s, dict) and not s["paused"], s
+        s = wait_until("recovery on b", lambda: (lambda x: isinstance(x, dict) and (
+            x["status"] == "running" and not x["paused"] or x["paused"]) and owner_of(c, sid)
+            is b and x)(b.sandbox(sid)), 30)
+        assert s["status"] in ("running", "paused"), s
+
+
+def test_postgres_outage_mid_pause():
+    """NOD-09: PostgreSQL stopped before a pause's intent: 503 through any node,
+    nothing changes; stopped after the intent: the POST answered, GET is 503 (no
+    false `paused`), capacity stays fenced; restarted: the pause completes."""
+    pg_dir = os.environ["S0_TEST_PG_DIR"]
+    with Cluster(2) as c:
+        a, b = c.nodes
+        sid = a.claim()
+        a.write(sid, "/home/user/p.txt", b"pg")
+        subprocess.run([PG_CTL, "stop", pg_dir], check=True)
+        try:
+            p = b.pause(sid)
+            assert p.status == 503, p
+        finally:
+            subprocess.run([PG_CTL, "start", pg_dir], check=True)
+        wait_state(b, sid, "running", False)
+        a.fault("object_store@after-seal")  # intent recorded, publication held
+        assert b.pause(sid).status in (200, 202)
+        subprocess.run([PG_CTL, "stop", pg_dir], check=True)
+        try:
+            a.fault("object_store@after-seal", arm=False)
+            g = b.get(f"/api/v1/sandboxes/{sid}")
+            assert g.status == 503, g
+            rt = a.inspect()["node"]
+            assert rt["carriers_used"] >= 1, rt  # capacity fenced while the store is away
+        finally:
+            subprocess.run([PG_CTL, "start", pg_dir], check=True)
+        wait_state(b, sid, "paused", True, 60)
+        assert b.resume(sid).status == 200
+        r = b.read(sid, "/home/user/p.txt")
+        assert r.status == 200 and r.body == b"pg", r
+
+
+def test_s3_outage_mid_pause_and_mid_resume():
+    """NOD-10: the S3 server killed mid-pause: the pause retries with the sandbox
+    `running`/paused false and its capacity fenced; and before a resume on another
+    node: the resume fails (503) and the sandbox stays paused. Restarted: the pause
+    completes and the resume works, with the files."""
+    ctl = S3_CTL.split()
+    with Cluster(2) as c:
+        a, b = c.nodes
+        sid = a.claim()
+        a.write(sid, "/home/user/s.txt", b"s3")
+        s2 = a.claim()
+        a.write(s2, "/home/user/t.txt", b"paused before")
+        assert a.pause(s2).status in (200, 202)
+        wait_state(a, s2, "paused", True)
+        a.fault("object_store@after-seal")
+        assert b.pause(sid).status in (200, 202)
+        step("S3 killed mid-pause")
+        subprocess.run(ctl + ["kill"], check=True)
+        try:
+            a.fault("object_store@after-seal", arm=False)
+            s = b.sandbox(sid)
+            assert isinstance(s, dict) and not s["paused"], s
+            assert a.inspect()["node"]["carriers_used"] >= 1
+            r = b.resume(s2)
+            step(f"resume without S3: {r.status}")
+            assert r.status in (200, 503), r
+            if r.status == 503:
+                s = b.sandbox(s2)
+                assert isinstance(s, dict) and s["paused"], s
+        finally:
+            subprocess.run(ctl + ["start"], check=True)
+        step("S3 restarted")
+        wait_state(b, sid, "paused", True, 90)
+        wait_until("a resume with S3 back", lambda: b.resume(s2).status == 200, 90)
+        step("paused and resumed")
+        r = a.read(s2, "/home/user/t.txt")
+        assert r.status == 200 and r.body == b"paused before", r
+        assert b.resume(sid).status == 200
+        r = a.read(sid, "/home/user/s.txt")
+        assert r.status == 200 and r.body == b"s3", r
+
+
+TESTS = [v for k, v in list(globals().items()) if k.startswith("test_")]
+
+
+def main(argv):
+    chosen = [t for t in TESTS if not argv or t.__name__ in argv]
+    passed = failed = 0
+    for t in chosen:
+        t0 = time.monotonic()
+        try:
+            t()
+            passed += 1
+            print(f"PASS {t.__name__} ({time.monotonic() - t0:.1f} s)", flush=True)
+        except Exception as e:  # report every test, then fail
+            failed += 1
+            import traceback
+            traceback.print_exc()
+            print(f"FAIL {t.__name__}: {e!r}", flush=True)
+    print(f"nodes: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -96,10 +96,16 @@ static int gv_write(demo *d)
 	if ((rc = s0_files_write(d->client, d->sid, "/workspace/notes.md", "# kept\n", 7, &err)) < 0 ||
 	    (rc = s0_files_write(d->client, d->sid, "/tmp/scratch", "scratch", 7, &err)) < 0)
 		return step_error(d, "write", err, rc);
-	char *out = run_once(d, "echo written inside > /workspace/inside.txt; "
-	                        "sleep 100000 & echo $!");
-	if (!out)
+	/* the background job lives as long as its REPL context: this one stays
+	 * open until the pause ends the generation (deleting a context ends its
+	 * process group) */
+	char *out = NULL;
+	if (new_repl(d, d->bg_ctx) != STEP_OK)
 		return STEP_FAILED;
+	if ((rc = ctx_run(d, d->bg_ctx, "echo written inside > /workspace/inside.txt; "
+	                                "sleep 100000 & echo $!", &out, &err)) < 0)
+		return step_error(d, "exec sleep 100000 &", err, rc);
+	chomp(out);
 	say(d, "wrote /workspace/notes.md and /tmp/scratch through the files API, "
 	            "/workspace/inside.txt from a shell inside; `sleep 100000 &` is PID %s",
 	         out);

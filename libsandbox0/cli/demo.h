@@ -29,6 +29,7 @@ typedef struct demo {
 	char sid[128], fork_id[128], snap_id[128];
 	int64_t gen0;
 	char rt0[128];
+	char bg_ctx[128];         /* the REPL context holding a background job (gvisor) */
 	int failures;
 	double t0;
 	const char *runtime;      /* asked for: --runtime, $S0_RUNTIME or auto */

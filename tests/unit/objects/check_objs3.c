@@ -1,6 +1,7 @@
 /* The S3 backend (objects/s3/) against a real S3 server (scripts/test s3):
- * invisible batches and a second node reading through the bucket, damage
- * in the bucket, refused and missing credentials (never in a message), an
+ * invisible batches and a second node reading through the bucket, packs
+ * (ranged reads, read-ahead, a flipped byte, a missing pack, an upload
+ * failing mid-way, GC of packs), refused and missing credentials (never in a message), an
  * unreachable endpoint, the bounded read cache, URL errors. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,37 +92,260 @@ START_TEST(test_s3_batch_invisible_then_other_node_reads)
 }
 END_TEST
 
-START_TEST(test_s3_damage_in_bucket_reads_corrupt)
+/* n objects of len bytes in one batch (one commit); ids into ids. */
+static void put_batch(s0__objstore *os, s0__objid *ids, int n, size_t len, uint64_t seed)
+{
+	s0__objctx *cx;
+	s0__objbatch *bt;
+	char *buf = malloc(len);
+	ck_assert_int_eq(s0__objstore_ctx_new(os, &cx, NULL), S0_OK);
+	ck_assert_int_eq(s0__objstore_begin(os, &bt, NULL), S0_OK);
+	for (int i = 0; i < n; i++) {
+		for (size_t j = 0; j < len; j++) /* incompressible: sealed ~ len */
+			buf[j] = (char)(rand() ^ (int)seed);
+		ck_assert_int_eq(s0__objstore_put(os, cx, bt, buf, len, &ids[i], NULL), S0_OK);
+	}
+	ck_assert_int_eq(s0__objstore_commit(os, bt, NULL), S0_OK);
+	s0__objctx_free(cx);
+	free(buf);
+}
+
+/* Keys below the store's prefix + sub. */
+static uint64_t keys(s0__objstore *os, const char *sub)
+{
+	uint64_t n = 0;
+	ck_assert_int_eq(s0__objs3_count_keys(s0__objstore_backend(os), sub, &n, NULL), S0_OK);
+	return n;
+}
+
+/* A get's code and message. */
+static int get_msg(s0__objstore *os, const s0__objid *id, char *msg, size_t cap)
+{
+	s0__objctx *cx;
+	ck_assert_int_eq(s0__objstore_ctx_new(os, &cx, NULL), S0_OK);
+	void *data = NULL;
+	size_t len = 0;
+	s0_error *err = NULL;
+	int rc = s0__objstore_get_alloc(os, cx, id, &data, &len, &err);
+	snprintf(msg, cap, "%s: %s", err ? s0_error_reason(err) : "",
+	         err ? s0_error_message(err) : "");
+	s0_error_free(err);
+	free(data);
+	s0__objctx_free(cx);
+	return rc;
+}
+
+/* A batch's objects share one pack; another node reads one with a ranged
+ * GET and its neighbours enter its cache (read-ahead). */
+START_TEST(test_s3_pack_ranged_reads_and_readahead)
 {
 	char *dir;
 	s0__objstore *a = objtest_open(&dir, 1);
-	char data[3000];
-	objtest_fill(data, sizeof data, 9);
-	s0__objid id = objtest_put1(a, data, sizeof data);
+	char *url = s3_url(dir), *bdir = node_b_dir(dir), msg[512];
+	enum { N = 8, LEN = 20000 };
+	s0__objid ids[N];
+	put_batch(a, ids, N, LEN, 1);
+	ck_assert_uint_eq(keys(a, "p/"), 1);
+	ck_assert_uint_eq(keys(a, "x/"), 1);
+	s0__objstore *b;
+	ck_assert_msg(open_url(url, bdir, &b, msg, sizeof msg) == S0_OK, "%s", msg);
+	ck_assert_int_eq(get_msg(b, &ids[2], msg, sizeof msg), S0_OK);
+	/* the records after it came with the same GET */
+	ck_assert_uint_ge(s0__objs3_cache_bytes(s0__objstore_backend(b)), (N - 2) * (uint64_t)LEN);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(get_msg(b, &ids[i], msg, sizeof msg), S0_OK);
+	s0__objstore_counters c;
+	s0__objstore_counters_get(b, &c);
+	ck_assert_uint_eq(c.objects_read, N + 1); /* ids[2] twice */
+	/* a second batch of the same bytes stores nothing on the node that
+	 * knows them */
+	s0__objstore_usage_info u;
+	ck_assert_int_eq(s0__objstore_usage(b, &u, NULL), S0_OK);
+	ck_assert_uint_eq(u.objects, N);
+	s0__objstore_free(b);
+	s0__objstore_free(a);
+	s0_test_rmrf(dir);
+	free(bdir);
+	free(url);
+	free(dir);
+}
+END_TEST
+
+/* A flipped byte in a pack (sealed bytes or a record header) reads
+ * S0_ECORRUPT, never wrong bytes; the pack's other objects still read. */
+START_TEST(test_s3_pack_flipped_byte_reads_corrupt)
+{
+	char *dir;
+	s0__objstore *a = objtest_open(&dir, 1);
+	char *url = s3_url(dir), *bdir = node_b_dir(dir), msg[512];
+	enum { N = 4, LEN = 3000 };
+	s0__objid ids[N];
+	put_batch(a, ids, N, LEN, 2);
 	void *be = s0__objstore_backend(a);
-	/* another object's bytes under this id, then garbage, then nothing:
-	 * never wrong bytes (the cache entry is dropped by the raw put) */
-	data[5] ^= 0x40;
-	s0__objid other = objtest_put1(a, data, sizeof data);
-	s0__objstore_counters c0;
-	s0__objstore_counters_get(a, &c0);
-	char *path;
-	ck_assert_int_eq(s0__objs3_cache_path(be, &other, &path, NULL), S0_OK);
-	FILE *f = fopen(path, "rb");
-	ck_assert_ptr_nonnull(f);
-	char sealed[8192];
-	size_t len = fread(sealed, 1, sizeof sealed, f);
-	fclose(f);
-	free(path);
-	ck_assert_int_eq(s0__objs3_raw_put(be, &id, sealed, len, NULL), S0_OK);
-	ck_assert_int_eq(objtest_get_code(a, &id, true), S0_ECORRUPT);
-	ck_assert_int_eq(s0__objs3_raw_put(be, &id, "junk", 4, NULL), S0_OK);
-	ck_assert_int_eq(objtest_get_code(a, &id, true), S0_ECORRUPT);
-	uint64_t gone = 0;
-	ck_assert_int_eq(s0__objstore_delete(a, &id, 1, &gone, NULL, NULL), S0_OK);
-	ck_assert_uint_eq(gone, 1);
-	ck_assert_int_eq(objtest_get_code(a, &id, true), S0_ENOTFOUND);
-	ck_assert_int_eq(objtest_get_code(a, &other, true), S0_OK);
+	char *key;
+	uint64_t off, len;
+	s0__buf pack = S0__BUF_INIT;
+	long st;
+	ck_assert_int_eq(s0__objs3_locate(be, &ids[1], &key, &off, &len, NULL), S0_OK);
+	ck_assert_int_eq(s0__objs3_raw(be, "GET", key, NULL, 0, &pack, &st, NULL), S0_OK);
+	ck_assert_int_eq(st, 200);
+	ck_assert_uint_ge(pack.len, off + len);
+	pack.data[off + len / 2] ^= 0x10; /* inside id 1's sealed bytes */
+	uint64_t off3, len3;
+	char *key3;
+	ck_assert_int_eq(s0__objs3_locate(be, &ids[3], &key3, &off3, &len3, NULL), S0_OK);
+	ck_assert_str_eq(key, key3);
+	pack.data[off3 - 20] ^= 0x01; /* inside id 3's record header (its id) */
+	ck_assert_int_eq(s0__objs3_raw(be, "PUT", key, pack.data, pack.len, NULL, &st, NULL),
+	                 S0_OK);
+	ck_assert_int_eq(st, 200);
+	s0__objstore *b; /* a node without cache entries */
+	ck_assert_msg(open_url(url, bdir, &b, msg, sizeof msg) == S0_OK, "%s", msg);
+	ck_assert_int_eq(get_msg(b, &ids[1], msg, sizeof msg), S0_ECORRUPT);
+	ck_assert_int_eq(get_msg(b, &ids[3], msg, sizeof msg), S0_ECORRUPT);
+	ck_assert_msg(strstr(msg, "object_corrupt") && strstr(msg, key), "%s", msg);
+	ck_assert_int_eq(get_msg(b, &ids[0], msg, sizeof msg), S0_OK);
+	ck_assert_int_eq(get_msg(b, &ids[2], msg, sizeof msg), S0_OK);
+	s0__buf_free(&pack);
+	free(key);
+	free(key3);
+	s0__objstore_free(b);
+	s0__objstore_free(a);
+	s0_test_rmrf(dir);
+	free(bdir);
+	free(url);
+	free(dir);
+}
+END_TEST
+
+/* A pack gone from the bucket is a clear error naming it. */
+START_TEST(test_s3_pack_missing_is_clear_error)
+{
+	char *dir;
+	s0__objstore *a = objtest_open(&dir, 1);
+	char *url = s3_url(dir), *bdir = node_b_dir(dir), msg[512];
+	s0__objid ids[2];
+	put_batch(a, ids, 2, 1000, 3);
+	char *key;
+	uint64_t off, len;
+	long st;
+	void *be = s0__objstore_backend(a);
+	ck_assert_int_eq(s0__objs3_locate(be, &ids[0], &key, &off, &len, NULL), S0_OK);
+	ck_assert_int_eq(s0__objs3_raw(be, "DELETE", key, NULL, 0, NULL, &st, NULL), S0_OK);
+	s0__objstore *b;
+	ck_assert_msg(open_url(url, bdir, &b, msg, sizeof msg) == S0_OK, "%s", msg);
+	ck_assert_int_eq(get_msg(b, &ids[0], msg, sizeof msg), S0_ENOTFOUND);
+	ck_assert_msg(strstr(msg, "object_missing") && strstr(msg, key) && strstr(msg, "missing"),
+	              "%s", msg);
+	free(key);
+	s0__objstore_free(b);
+	s0__objstore_free(a);
+	s0_test_rmrf(dir);
+	free(bdir);
+	free(url);
+	free(dir);
+}
+END_TEST
+
+/* A commit whose pack upload fails mid-way returns the error: none of its
+ * objects is visible on this node or another, no pack without its index
+ * is left; the same batch then commits. */
+START_TEST(test_s3_pack_upload_fails_midway)
+{
+	char *dir;
+	s0__objstore *a = objtest_open(&dir, 1);
+	char *url = s3_url(dir), *bdir = node_b_dir(dir), msg[512];
+	void *be = s0__objstore_backend(a);
+	enum { N = 80, LEN = 65536 }; /* 5 MiB: two packs */
+	s0__objid ids[N];
+	char *buf = malloc(LEN);
+	s0__objctx *cx;
+	s0__objbatch *bt;
+	ck_assert_int_eq(s0__objstore_ctx_new(a, &cx, NULL), S0_OK);
+	for (int round = 0; round < 2; round++) {
+		srand(7);
+		ck_assert_int_eq(s0__objstore_begin(a, &bt, NULL), S0_OK);
+		for (int i = 0; i < N; i++) {
+			for (size_t j = 0; j < LEN; j++)
+				buf[j] = (char)rand();
+			ck_assert_int_eq(s0__objstore_put(a, cx, bt, buf, LEN, &ids[i], NULL), S0_OK);
+		}
+		s0__objs3_fail_after(be, round == 0 ? 1 : -1);
+		s0_error *err = NULL;
+		int rc = s0__objstore_commit(a, bt, &err);
+		if (round == 1) {
+			ck_assert_int_eq(rc, S0_OK);
+			break;
+		}
+		ck_assert_int_eq(rc, S0_EUNAVAILABLE);
+		s0_error_free(err);
+		bool have = true;
+		ck_assert_int_eq(s0__objstore_has(a, NULL, &ids[0], &have, NULL), S0_OK);
+		ck_assert(!have);
+		ck_assert_int_eq(objtest_get_code(a, &ids[0], true), S0_ENOTFOUND);
+		ck_assert_uint_eq(keys(a, "p/"), 0); /* the pack PUT was deleted */
+		ck_assert_uint_eq(keys(a, "x/"), 0);
+		s0__objstore *b;
+		ck_assert_msg(open_url(url, bdir, &b, msg, sizeof msg) == S0_OK, "%s", msg);
+		s0__objstore_usage_info u;
+		ck_assert_int_eq(s0__objstore_usage(b, &u, NULL), S0_OK);
+		ck_assert_uint_eq(u.objects, 0);
+		ck_assert_int_eq(objtest_get_code(b, &ids[N - 1], true), S0_ENOTFOUND);
+		s0__objstore_free(b);
+	}
+	ck_assert_uint_eq(keys(a, "p/"), 2);
+	ck_assert_uint_eq(keys(a, "x/"), 2);
+	s0__objstore *b;
+	ck_assert_msg(open_url(url, bdir, &b, msg, sizeof msg) == S0_OK, "%s", msg);
+	for (int i = 0; i < N; i += 7)
+		ck_assert_int_eq(objtest_get_code(b, &ids[i], true), S0_OK);
+	s0__objstore_free(b);
+	s0__objctx_free(cx);
+	free(buf);
+	s0__objstore_free(a);
+	s0_test_rmrf(dir);
+	free(bdir);
+	free(url);
+	free(dir);
+}
+END_TEST
+
+/* GC of packs: a pack stays while one of its objects is live and leaves
+ * the bucket with its index once none is; a deleted id stored again
+ * reads back. */
+START_TEST(test_s3_pack_gc)
+{
+	char *dir;
+	s0__objstore *a = objtest_open(&dir, 1);
+	enum { N = 4 };
+	s0__objid one[N], two[N];
+	put_batch(a, one, N, 2000, 4);
+	put_batch(a, two, N, 2000, 5);
+	ck_assert_uint_eq(keys(a, "p/"), 2);
+	uint64_t gone = 0, freed = 0;
+	ck_assert_int_eq(s0__objstore_delete(a, one, N - 1, &gone, &freed, NULL), S0_OK);
+	ck_assert_uint_eq(gone, N - 1);
+	ck_assert_uint_gt(freed, (N - 1) * 2000u);
+	ck_assert_uint_eq(keys(a, "p/"), 2); /* one[N-1] keeps its pack */
+	ck_assert_int_eq(objtest_get_code(a, &one[0], true), S0_ENOTFOUND);
+	ck_assert_int_eq(objtest_get_code(a, &one[N - 1], true), S0_OK);
+	ck_assert_int_eq(s0__objstore_delete(a, &one[N - 1], 1, &gone, NULL, NULL), S0_OK);
+	ck_assert_uint_eq(keys(a, "p/"), 1);
+	ck_assert_uint_eq(keys(a, "x/"), 1);
+	s0__objstore_usage_info u;
+	ck_assert_int_eq(s0__objstore_usage(a, &u, NULL), S0_OK);
+	ck_assert_uint_eq(u.objects, N);
+	ck_assert_int_eq(s0__objstore_maintain(a, NULL), S0_OK);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(objtest_get_code(a, &two[i], true), S0_OK);
+	ck_assert_int_eq(s0__objstore_delete(a, two, N, &gone, NULL, NULL), S0_OK);
+	ck_assert_uint_eq(keys(a, "p/"), 0);
+	ck_assert_uint_eq(keys(a, "x/"), 0);
+	/* reopened (catalog kept), nothing comes back */
+	s0__objstore_free(a);
+	a = objtest_reopen(dir, 1);
+	ck_assert_int_eq(s0__objstore_usage(a, &u, NULL), S0_OK);
+	ck_assert_uint_eq(u.objects, 0);
 	s0__objstore_free(a);
 	s0_test_rmrf(dir);
 	free(dir);
@@ -163,9 +387,18 @@ START_TEST(test_s3_unreachable_endpoint_is_unavailable)
 	ck_assert_msg(rc == S0_OK, "got %d: %s", rc, msg);
 	s0__objid id;
 	memset(&id, 7, sizeof id);
-	bool have;
+	/* has() answers from this node's catalog; a commit needs the endpoint */
+	bool have = true;
+	ck_assert_int_eq(s0__objstore_has(os, NULL, &id, &have, NULL), S0_OK);
+	ck_assert(!have);
+	s0__objctx *cx;
+	s0__objbatch *bt;
+	ck_assert_int_eq(s0__objstore_ctx_new(os, &cx, NULL), S0_OK);
+	ck_assert_int_eq(s0__objstore_begin(os, &bt, NULL), S0_OK);
+	ck_assert_int_eq(s0__objstore_put(os, cx, bt, "abc", 3, &id, NULL), S0_OK);
+	s0__objctx_free(cx);
 	s0_error *err = NULL;
-	rc = s0__objstore_has(os, NULL, &id, &have, &err);
+	rc = s0__objstore_commit(os, bt, &err);
 	snprintf(msg, sizeof msg, "%s: %s", err ? s0_error_reason(err) : "",
 	         err ? s0_error_message(err) : "");
 	s0_error_free(err);
@@ -250,7 +483,11 @@ TCase *objtest_s3_tcase(void)
 	TCase *tc = tcase_create("s3");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_s3_batch_invisible_then_other_node_reads);
-	tcase_add_test(tc, test_s3_damage_in_bucket_reads_corrupt);
+	tcase_add_test(tc, test_s3_pack_ranged_reads_and_readahead);
+	tcase_add_test(tc, test_s3_pack_flipped_byte_reads_corrupt);
+	tcase_add_test(tc, test_s3_pack_missing_is_clear_error);
+	tcase_add_test(tc, test_s3_pack_upload_fails_midway);
+	tcase_add_test(tc, test_s3_pack_gc);
 	tcase_add_test(tc, test_s3_wrong_secret_fails_clearly);
 	tcase_add_test(tc, test_s3_unreachable_endpoint_is_unavailable);
 	tcase_add_test(tc, test_s3_cache_is_bounded);

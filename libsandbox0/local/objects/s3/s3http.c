@@ -192,6 +192,8 @@ static int setup(s0__s3 *s, xfer *x, s0_error **err)
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, rq->body ? rq->body : "");
 	} else if (strcmp(rq->method, "GET")) {
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, rq->method);
+	} else if (rq->range) {
+		curl_easy_setopt(h, CURLOPT_RANGE, rq->range);
 	}
 	return S0_OK;
 }

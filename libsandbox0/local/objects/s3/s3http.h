@@ -32,6 +32,8 @@ typedef struct s0__s3req {
 	const char *query;  /**< (nullable) query in canonical form: sorted, escaped */
 	const void *body;   /**< PUT body (borrowed for the call), len bytes */
 	size_t len;
+	const char *range;  /**< (nullable) GET only: "FIRST-LAST" byte offsets, inclusive
+	                         (sent as `Range: bytes=`, answered 206) */
 	s0__buf *out;       /**< (nullable) response body (replaced) */
 	long status;        /**< [out] HTTP status of the last attempt */
 	int64_t length;     /**< [out] Content-Length of the answer, -1 when none */

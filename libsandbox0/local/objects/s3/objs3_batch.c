@@ -242,7 +242,7 @@ static int put_round(s3_batch *b, plan *p, size_t n, s0_error **err)
 		s0__s3pack_key('p', p[i].id, keys[i]);
 		s0__s3pack_key('x', p[i].id, keys[n + i]);
 		rq[i] = (s0__s3req){.method = "PUT", .key = keys[i], .body = body[i].data,
-		                    .len = body[i].len};
+		                    .len = body[i].len, .unsigned_body = true};
 		rq[n + i] = (s0__s3req){.method = "PUT", .key = keys[n + i], .body = body[n + i].data,
 		                        .len = body[n + i].len};
 		if (rc == S0_OK && ok_packs == n && hook_fails(b->s))

@@ -273,11 +273,12 @@ int s0__s3pack_refresh(s0__objs3 *s, uint64_t seen, bool full, s0_error **err)
 	return rc;
 }
 
-/* Read-ahead: enter the records after the first in got[0, n) of pack whose
- * catalog place is exactly there. */
-static void cache_ahead(s0__objs3 *s, uint64_t pack, uint64_t base, const uint8_t *got,
-                        size_t n, size_t pos)
+/* Enter in the cache the records in got[0, n) (at pack offset base) that
+ * the catalog places exactly there, but the one at skip. */
+static void cache_records(s0__objs3 *s, uint64_t pack, uint64_t base, const uint8_t *got,
+                          size_t n, size_t skip)
 {
+	size_t pos = 0;
 	while (pos + S0__PACK_REC_BYTES <= n) {
 		s0__objid rid;
 		uint32_t rlen;
@@ -285,26 +286,35 @@ static void cache_ahead(s0__objs3 *s, uint64_t pack, uint64_t base, const uint8_
 		if (!s0__pack_parse_rec(got + pos, &rid, &rlen) ||
 		    pos + S0__PACK_REC_BYTES + rlen > n)
 			return;
-		if (s0__objcat_lookup(s->cat, &rid, &loc, NULL) == S0_OK && loc.pack == pack &&
-		    loc.off == base + pos && loc.len == rlen)
+		if (pos != skip && s0__objcat_lookup(s->cat, &rid, &loc, NULL) == S0_OK &&
+		    loc.pack == pack && loc.off == base + pos && loc.len == rlen)
 			s0__s3cache_put(s->cache, &rid, got + pos + S0__PACK_REC_BYTES, rlen);
 		pos += (size_t)s0__pack_rec_span(rlen);
 	}
 }
 
-/* GET id's record at loc (and the read-ahead) into out. *gone: the pack is
- * not in the bucket. */
+/* GET id's record at loc into out: with the S0__S3PACK_READAHEAD bytes
+ * after it, or the whole pack when it is small (a generation's map pages
+ * and descriptor are read together). *gone: the pack is not in the
+ * bucket. */
 static int read_at(s0__objs3 *s, const s0__objid *id, const s0__objloc *loc, s0__buf *out,
                    bool *gone, s0_error **err)
 {
 	*gone = false;
 	s0__packinfo pi;
-	uint64_t span = s0__pack_rec_span(loc->len), end = loc->off + span + S0__S3PACK_READAHEAD;
-	if (s0__objcat_pack(s->cat, loc->pack, &pi, NULL) == S0_OK && pi.file_bytes < end)
-		end = pi.file_bytes > loc->off + span ? pi.file_bytes : loc->off + span;
+	uint64_t span = s0__pack_rec_span(loc->len), start = loc->off,
+	         end = loc->off + span + S0__S3PACK_READAHEAD;
+	if (s0__objcat_pack(s->cat, loc->pack, &pi, NULL) == S0_OK) {
+		if (pi.file_bytes <= S0__S3PACK_SMALL)
+			start = S0__PACK_HDR_BYTES;
+		if (pi.file_bytes < end)
+			end = pi.file_bytes;
+	}
+	if (end < loc->off + span)
+		end = loc->off + span;
 	char key[S0__S3PACK_KEY_BYTES], range[48], hex[S0__OBJID_HEX_BYTES];
 	s0__s3pack_key('p', loc->pack, key);
-	snprintf(range, sizeof range, "%" PRIu64 "-%" PRIu64, loc->off, end - 1);
+	snprintf(range, sizeof range, "%" PRIu64 "-%" PRIu64, start, end - 1);
 	s0__buf got = S0__BUF_INIT;
 	s0__s3req rq = {.method = "GET", .key = key, .range = range, .out = &got};
 	int rc = s0__s3_run(s->s3, &rq, 1, err);
@@ -321,27 +331,28 @@ static int read_at(s0__objs3 *s, const s0__objid *id, const s0__objloc *loc, s0_
 	} else if (rc == S0_OK) {
 		rc = s0__s3_check(s->s3, &rq, err);
 	}
+	/* 206: the range; 200: an endpoint that ignores ranges sent it all */
+	uint64_t base = rq.status == 206 ? start : 0;
+	size_t at = (size_t)(loc->off - base);
 	s0__objid rid;
 	uint32_t rlen = 0;
 	const uint8_t *g = (const uint8_t *)got.data;
-	if (rc == S0_OK && (rq.status != 206 && loc->off != 0))
-		rc = s0__error_set(err, S0_EIO, "object_store",
-		                   "S3 endpoint %s ignored the byte range of GET %s (HTTP %ld)",
-		                   s0__s3_endpoint(s->s3), key, rq.status);
-	if (rc == S0_OK && (got.len < S0__PACK_REC_BYTES + (size_t)loc->len ||
-	                    !s0__pack_parse_rec(g, &rid, &rlen) || rlen != loc->len ||
+	if (rc == S0_OK && (got.len < at + S0__PACK_REC_BYTES + (size_t)loc->len ||
+	                    !s0__pack_parse_rec(g + at, &rid, &rlen) || rlen != loc->len ||
 	                    !s0__objid_eq(&rid, id)))
 		rc = s0__error_set(err, S0_ECORRUPT, "object_corrupt",
 		                   "object %s failed verification: pack %s does not hold it at offset "
 		                   "%" PRIu64, hex, key, loc->off);
 	if (rc == S0_OK) {
 		s0__buf_reset(out);
-		rc = s0__buf_put(out, g + S0__PACK_REC_BYTES, loc->len) < 0 ? s0__error_nomem(err)
-		                                                             : S0_OK;
+		rc = s0__buf_put(out, g + at + S0__PACK_REC_BYTES, loc->len) < 0 ? s0__error_nomem(err)
+		                                                                  : S0_OK;
 	}
 	if (rc == S0_OK) {
 		s0__s3cache_put(s->cache, id, out->data, out->len);
-		cache_ahead(s, loc->pack, loc->off, g, got.len, (size_t)span);
+		/* from the first record the answer holds (a record boundary) */
+		size_t first = base == start ? 0 : at;
+		cache_records(s, loc->pack, base + first, g + first, got.len - first, at - first);
 	}
 	s0__buf_free(&got);
 	return rc;

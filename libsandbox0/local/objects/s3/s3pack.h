@@ -19,8 +19,9 @@
  * refresh, never an object) plus the deletions this node made.
  *
  * Reads: the catalog names the pack and offset; one ranged GET reads the
- * record and up to S0__S3PACK_READAHEAD bytes after it, and the records it
- * holds that the catalog places there enter the read cache too. A record
+ * record and up to S0__S3PACK_READAHEAD bytes after it (the whole pack when
+ * it is at most S0__S3PACK_SMALL), and the records it holds that the
+ * catalog places there enter the read cache too. A record
  * whose header does not name the id, or is cut short, reads S0_ECORRUPT;
  * the front verifies the sealed bytes (content address, authentication).
  *
@@ -43,7 +44,9 @@
 /** A commit closes a pack once its records reach this many bytes. */
 #define S0__S3PACK_TARGET ((uint64_t)4 << 20)
 /** Bytes a read fetches past the record asked for (read-ahead). */
-#define S0__S3PACK_READAHEAD ((uint64_t)512 << 10)
+#define S0__S3PACK_READAHEAD ((uint64_t)128 << 10)
+/** A pack this small is read whole at its first read. */
+#define S0__S3PACK_SMALL ((uint64_t)256 << 10)
 /** Window below the newest pack id a refresh lists again (10 minutes). */
 #define S0__S3PACK_WINDOW_MS 600000ull
 

@@ -220,9 +220,29 @@ static bool hook_fails(s0__objs3 *s)
 	return fail;
 }
 
+/* The read-cache entries of a round's packs, written by a thread while the
+ * packs go up (a failed commit drops them again). */
+typedef struct cache_job {
+	s3_batch *b;
+	const plan *p;
+	const s0__buf *body;
+	size_t n;
+} cache_job;
+
+static void *cache_round(void *arg)
+{
+	cache_job *j = arg;
+	for (size_t i = 0; i < j->n; i++)
+		for (size_t r = j->p[i].first; r < j->p[i].first + j->p[i].n; r++)
+			s0__s3cache_put(j->b->s->cache, &j->b->rows[r].id,
+			                j->body[i].data + j->b->rows[r].loc.off + S0__PACK_REC_BYTES,
+			                j->b->rows[r].loc.len);
+	return NULL;
+}
+
 /* PUT packs p[0, n): the packs together, then their indexes together
  * (an index never names a pack not yet stored). Rows get their pack
- * places; the packs enter the read cache. */
+ * places; the packs enter the read cache meanwhile. */
 static int put_round(s3_batch *b, plan *p, size_t n, s0_error **err)
 {
 	s0__s3req *rq = calloc(2 * n, sizeof *rq);
@@ -248,8 +268,15 @@ static int put_round(s3_batch *b, plan *p, size_t n, s0_error **err)
 		if (rc == S0_OK && ok_packs == n && hook_fails(b->s))
 			ok_packs = i;
 	}
+	cache_job job = {b, p, body, n};
+	pthread_t writer;
+	bool threaded = rc == S0_OK && pthread_create(&writer, NULL, cache_round, &job) == 0;
+	if (rc == S0_OK && !threaded)
+		cache_round(&job);
 	if (rc == S0_OK)
 		rc = s0__s3_run(b->s->s3, rq, ok_packs, err);
+	if (threaded)
+		pthread_join(writer, NULL);
 	for (size_t i = 0; rc == S0_OK && i < ok_packs; i++)
 		rc = s0__s3_check(b->s->s3, &rq[i], err);
 	if (rc == S0_OK && ok_packs < n)
@@ -259,11 +286,6 @@ static int put_round(s3_batch *b, plan *p, size_t n, s0_error **err)
 		rc = s0__s3_run(b->s->s3, rq + n, n, err);
 	for (size_t i = 0; rc == S0_OK && i < n; i++)
 		rc = s0__s3_check(b->s->s3, &rq[n + i], err);
-	for (size_t i = 0; rc == S0_OK && i < n; i++)
-		for (size_t r = p[i].first; r < p[i].first + p[i].n; r++)
-			s0__s3cache_put(b->s->cache, &b->rows[r].id,
-			                body[i].data + b->rows[r].loc.off + S0__PACK_REC_BYTES,
-			                b->rows[r].loc.len);
 	for (size_t i = 0; body && i < 2 * n; i++)
 		s0__buf_free(&body[i]);
 	free(rq);

@@ -171,6 +171,40 @@ START_TEST(test_s3_pack_ranged_reads_and_readahead)
 }
 END_TEST
 
+/* A node that never read the store finds objects in every pack: the
+ * newest first, a few indexes at a time, then older ones. */
+START_TEST(test_s3_other_node_finds_every_pack)
+{
+	char *dir;
+	s0__objstore *a = objtest_open(&dir, 1);
+	char *url = s3_url(dir), *bdir = node_b_dir(dir), msg[512];
+	enum { PACKS = 7 };
+	s0__objid ids[PACKS][2];
+	for (int i = 0; i < PACKS; i++)
+		put_batch(a, ids[i], 2, 500, (uint64_t)i);
+	ck_assert_uint_eq(keys(a, "x/"), PACKS);
+	s0__objstore *b;
+	ck_assert_msg(open_url(url, bdir, &b, msg, sizeof msg) == S0_OK, "%s", msg);
+	ck_assert_int_eq(get_msg(b, &ids[PACKS - 1][1], msg, sizeof msg), S0_OK);
+	ck_assert_int_eq(get_msg(b, &ids[0][0], msg, sizeof msg), S0_OK);
+	for (int i = 0; i < PACKS; i++)
+		ck_assert_msg(get_msg(b, &ids[i][1], msg, sizeof msg) == S0_OK, "%d: %s", i, msg);
+	s0__objstore_usage_info u;
+	ck_assert_int_eq(s0__objstore_usage(b, &u, NULL), S0_OK);
+	ck_assert_uint_eq(u.objects, 2 * PACKS);
+	s0__objid absent;
+	memset(&absent, 0x5a, sizeof absent);
+	ck_assert_int_eq(get_msg(b, &absent, msg, sizeof msg), S0_ENOTFOUND);
+	ck_assert_msg(strstr(msg, "object_missing"), "%s", msg);
+	s0__objstore_free(b);
+	s0__objstore_free(a);
+	s0_test_rmrf(dir);
+	free(bdir);
+	free(url);
+	free(dir);
+}
+END_TEST
+
 /* A flipped byte in a pack (sealed bytes or a record header), or another
  * object's bytes in a record, reads S0_ECORRUPT, never wrong bytes; the
  * pack's other objects still read. */
@@ -494,6 +528,7 @@ TCase *objtest_s3_tcase(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_s3_batch_invisible_then_other_node_reads);
 	tcase_add_test(tc, test_s3_pack_ranged_reads_and_readahead);
+	tcase_add_test(tc, test_s3_other_node_finds_every_pack);
 	tcase_add_test(tc, test_s3_pack_flipped_byte_reads_corrupt);
 	tcase_add_test(tc, test_s3_pack_missing_is_clear_error);
 	tcase_add_test(tc, test_s3_pack_upload_fails_midway);

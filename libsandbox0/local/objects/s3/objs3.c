@@ -328,7 +328,7 @@ static int s3_list(void *ctx, s0__objlist_cb cb, void *payload, s0_error **err)
 	pthread_mutex_unlock(&s->refresh_mu);
 	s0__objrow *rows = NULL;
 	size_t n = 0;
-	int rc = s0__s3pack_refresh(s, seen, false, err);
+	int rc = s0__s3pack_refresh(s, seen, false, NULL, err);
 	if (rc == S0_OK)
 		rc = s0__objcat_list(s->cat, &rows, &n, err);
 	for (size_t i = 0; rc == S0_OK && i < n; i++)
@@ -354,7 +354,7 @@ static int s3_usage(void *ctx, s0__objstore_usage_info *out, s0_error **err)
 	pthread_mutex_lock(&s->refresh_mu);
 	uint64_t seen = s->refreshes;
 	pthread_mutex_unlock(&s->refresh_mu);
-	int rc = s0__s3pack_refresh(s, seen, false, err);
+	int rc = s0__s3pack_refresh(s, seen, false, NULL, err);
 	if (rc == S0_OK)
 		rc = s0__objcat_totals(s->cat, &out->objects, &out->stored_bytes, &out->file_bytes,
 		                       err);

@@ -25,7 +25,8 @@ typedef struct s0__objs3 {
 	pthread_mutex_t mu;  /* next_batch, fail_after */
 	uint64_t next_batch; /* temp name prefix of the next batch */
 	pthread_mutex_t refresh_mu; /* one index refresh at a time */
-	uint64_t refreshes;         /* refreshes finished (under refresh_mu) */
+	uint64_t refreshes;         /* refreshes started (under refresh_mu) */
+	uint64_t complete;          /* number of the last refresh that read every index */
 	long fail_after;            /* test hook: pack PUTs left before failing; -1 off */
 } s0__objs3;
 

@@ -245,13 +245,21 @@ static int read_indexes(s0__objs3 *s, const uint64_t *packs, size_t n, s0_error 
 	return rc;
 }
 
-int s0__s3pack_refresh(s0__objs3 *s, uint64_t seen, bool full, s0_error **err)
+static int cmp_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x > y ? -1 : x < y;
+}
+
+int s0__s3pack_refresh(s0__objs3 *s, uint64_t seen, bool full, const s0__objid *want,
+                       s0_error **err)
 {
 	pthread_mutex_lock(&s->refresh_mu);
-	if (s->refreshes != seen && !full) { /* another thread refreshed meanwhile */
+	if (s->complete > seen && !full) { /* another thread's refresh listed after seen */
 		pthread_mutex_unlock(&s->refresh_mu);
 		return S0_OK;
 	}
+	uint64_t me = ++s->refreshes;
 	uint64_t newest = 0, after = 0;
 	int rc = full ? S0_OK : s0__objcat_max_pack(s->cat, &newest, err);
 	/* a pack id from a node whose clock runs ahead must not hide the others */
@@ -264,10 +272,20 @@ int s0__s3pack_refresh(s0__objs3 *s, uint64_t seen, bool full, s0_error **err)
 	unknown u = {.s = s};
 	if (rc == S0_OK)
 		rc = list_indexes(s, after, &u, err);
-	for (size_t i = 0; rc == S0_OK && i < u.n; i += REFRESH_GROUP)
-		rc = read_indexes(s, u.ids + i, u.n - i < REFRESH_GROUP ? u.n - i : REFRESH_GROUP, err);
-	if (rc == S0_OK)
-		s->refreshes++;
+	/* newest first; looking for one id, a few at a time until it is known
+	 * (the generation being read is most often among the newest) */
+	qsort(u.ids, u.n, sizeof *u.ids, cmp_desc);
+	size_t group = want ? S0__S3PACK_REFRESH_FEW : REFRESH_GROUP, i = 0;
+	bool found = false;
+	s0__objloc loc;
+	for (; rc == S0_OK && i < u.n && !found; i += group) {
+		rc = read_indexes(s, u.ids + i, u.n - i < group ? u.n - i : group, err);
+		found = rc == S0_OK && want && s0__objcat_lookup(s->cat, want, &loc, NULL) == S0_OK;
+	}
+	/* complete only when every listed index was read: a thread waiting for
+	 * this refresh then need not list again */
+	if (rc == S0_OK && i >= u.n)
+		s->complete = me;
 	pthread_mutex_unlock(&s->refresh_mu);
 	free(u.ids);
 	return rc;
@@ -381,7 +399,7 @@ static int forget_pack(s0__objs3 *s, uint64_t pack, s0_error **err)
 		rc = s0__objcat_drop_packs(s->cat, &pack, 1, err);
 	free(ids);
 	free(rows);
-	return rc == S0_OK ? s0__s3pack_refresh(s, 0, true, err) : rc;
+	return rc == S0_OK ? s0__s3pack_refresh(s, 0, true, NULL, err) : rc;
 }
 
 static int lookup(s0__objs3 *s, const s0__objid *id, s0__objloc *loc, s0_error **err)
@@ -392,7 +410,7 @@ static int lookup(s0__objs3 *s, const s0__objid *id, s0__objloc *loc, s0_error *
 	int rc = s0__objcat_lookup(s->cat, id, loc, err);
 	if (rc != S0_ENOTFOUND)
 		return rc;
-	if ((rc = s0__s3pack_refresh(s, seen, false, err)) < 0)
+	if ((rc = s0__s3pack_refresh(s, seen, false, id, err)) < 0)
 		return rc;
 	rc = s0__objcat_lookup(s->cat, id, loc, err);
 	if (rc == S0_ENOTFOUND) {

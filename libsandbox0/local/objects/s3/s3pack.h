@@ -74,14 +74,19 @@ int s0__s3pack_index_encode(uint64_t pack, uint64_t pack_bytes, const s0__objrow
 int s0__s3pack_index_decode(const void *data, size_t len, uint64_t pack, uint64_t *pack_bytes,
                             s0__objrow **rows_out, size_t *n_out, s0_error **err);
 
+/** Indexes a refresh looking for one id reads at once. */
+#define S0__S3PACK_REFRESH_FEW 4
+
 /**
- * Read into the catalog every index the bucket holds that it lacks: those
+ * Read into the catalog the indexes the bucket holds that it lacks: those
  * listed after the newest known pack id less S0__S3PACK_WINDOW_MS, or all
- * when full. A caller that waited for another thread's refresh started
- * after seen (s->refreshes read before its lookup) returns at once.
+ * when full; newest first, and with want (nullable) only until want is
+ * known. A caller whose lookup missed after it read seen = s->refreshes
+ * returns at once when a refresh started after that read every index.
  * @retval S0_EUNAVAILABLE / S0_EAUTH / S0_EIO  the endpoint's answers.
  */
-int s0__s3pack_refresh(s0__objs3 *s, uint64_t seen, bool full, s0_error **err);
+int s0__s3pack_refresh(s0__objs3 *s, uint64_t seen, bool full, const s0__objid *want,
+                       s0_error **err);
 
 /**
  * Read id's sealed bytes from its pack into out (replaced), refreshing the

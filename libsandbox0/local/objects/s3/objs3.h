@@ -35,7 +35,9 @@
  *     failed commit, or at the next open from its mark (a power loss may
  *     lose the mark: the pack then stays as unlisted space). The commit
  *     returns the error (S0_EUNAVAILABLE when the endpoint stayed down
- *     through the retries) and none of its objects became visible here.
+ *     through the retries) and none of its objects became visible here
+ *     (while it runs, a get on this node may find one in the read cache,
+ *     which it writes as the packs go up; a failing commit drops them).
  *   - crash after commit returned: the batch is durable in the bucket; a
  *     catalog that lost the rows gets them back from the indexes.
  * Deletes (GC) remove the ids from the catalog durably and from the cache;

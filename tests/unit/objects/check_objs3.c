@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "local/objects/backends.h"
@@ -354,6 +355,45 @@ START_TEST(test_s3_pack_upload_fails_midway)
 }
 END_TEST
 
+/* A crash during a commit leaves a pack without its index and the pack's
+ * mark in upload/: the next open deletes that pack; a marked pack whose
+ * index was PUT is kept (GC's to judge). */
+START_TEST(test_s3_interrupted_commit_pack_removed_at_open)
+{
+	char *dir;
+	s0__objstore *a = objtest_open(&dir, 1);
+	void *be = s0__objstore_backend(a);
+	s0__objid ids[1];
+	put_batch(a, ids, 1, 100, 6);
+	char *kept;
+	uint64_t off, len;
+	long st;
+	ck_assert_int_eq(s0__objs3_locate(be, &ids[0], &kept, &off, &len, NULL), S0_OK);
+	ck_assert_int_eq(s0__objs3_raw(be, "PUT", "p/0000000000000abc", "S0PK", 4, NULL, &st, NULL),
+	                 S0_OK);
+	ck_assert_int_eq(st, 200);
+	ck_assert_uint_eq(keys(a, "p/"), 2);
+	s0__objstore_free(a);
+	char mark[4096];
+	snprintf(mark, sizeof mark, "%s/upload/7.0000000000000abc", dir);
+	FILE *f = fopen(mark, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	snprintf(mark, sizeof mark, "%s/upload/7.%s", dir, kept + 2);
+	f = fopen(mark, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	a = objtest_reopen(dir, 1);
+	ck_assert_uint_eq(keys(a, "p/"), 1);
+	ck_assert_int_eq(objtest_get_code(a, &ids[0], true), S0_OK);
+	ck_assert_int_eq(access(mark, F_OK), -1); /* settled */
+	s0__objstore_free(a);
+	free(kept);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 /* GC of packs: a pack stays while one of its objects is live and leaves
  * the bucket with its index once none is; a deleted id stored again
  * reads back. */
@@ -532,6 +572,7 @@ TCase *objtest_s3_tcase(void)
 	tcase_add_test(tc, test_s3_pack_flipped_byte_reads_corrupt);
 	tcase_add_test(tc, test_s3_pack_missing_is_clear_error);
 	tcase_add_test(tc, test_s3_pack_upload_fails_midway);
+	tcase_add_test(tc, test_s3_interrupted_commit_pack_removed_at_open);
 	tcase_add_test(tc, test_s3_pack_gc);
 	tcase_add_test(tc, test_s3_wrong_secret_fails_clearly);
 	tcase_add_test(tc, test_s3_unreachable_endpoint_is_unavailable);

@@ -103,6 +103,8 @@ static void resolve_marks(s0__objs3 *s)
 	int fd = dup(s->tmp_fd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
+	if (d) /* the duplicate shares the offset local_dir()'s listing left at the end */
+		rewinddir(d);
 	while (d && (e = readdir(d))) {
 		const char *dot = strchr(e->d_name, '.');
 		uint64_t pack = 0;

@@ -436,6 +436,148 @@ START_TEST(test_s3_pack_gc)
 }
 END_TEST
 
+/* Another node's store on the bucket and prefix of dir's store (its own
+ * local dir dir/sub), with gc_grace_s=grace (-1: the test URL's). */
+static s0__objstore *node(const char *dir, const char *sub, int grace)
+{
+	char *url = s3_url(dir), *ndir, *full, msg[512];
+	ck_assert_int_ge(asprintf(&ndir, "%s/%s", dir, sub), 0);
+	if (grace >= 0)
+		ck_assert_int_ge(asprintf(&full, "%s&gc_grace_s=%d", url, grace), 0);
+	else
+		full = strdup(url);
+	s0__objstore *os;
+	ck_assert_msg(open_url(full, ndir, &os, msg, sizeof msg) == S0_OK, "%s", msg);
+	free(full);
+	free(ndir);
+	free(url);
+	return os;
+}
+
+/* Put data into a new batch of os (dedup through has()); the batch. */
+static s0__objbatch *put_one(s0__objstore *os, const void *data, size_t len, s0__objid *id,
+                             bool *stored)
+{
+	s0__objctx *cx;
+	s0__objbatch *bt;
+	ck_assert_int_eq(s0__objstore_ctx_new(os, &cx, NULL), S0_OK);
+	ck_assert_int_eq(s0__objstore_begin(os, &bt, NULL), S0_OK);
+	s0__objstore_counters c0, c1;
+	s0__objstore_counters_get(os, &c0);
+	ck_assert_int_eq(s0__objstore_put(os, cx, bt, data, len, id, NULL), S0_OK);
+	s0__objstore_counters_get(os, &c1);
+	*stored = c1.puts_deduped == c0.puts_deduped;
+	s0__objctx_free(cx);
+	return bt;
+}
+
+/* Node A's GC deletes an object node B knows (its pack leaves the bucket):
+ * B's next batch reads A's tombstone before has() trusts its catalog, so
+ * B stores the object again and a third, fresh node reads every object
+ * of B's generation. */
+START_TEST(test_s3_gc_on_one_node_seen_by_another)
+{
+	char *dir;
+	s0__objstore *a = objtest_open(&dir, 1);
+	s0__objstore *b = node(dir, "node-b", -1);
+	char data[3000];
+	objtest_fill(data, sizeof data, 41);
+	s0__objid id = objtest_put1(a, data, sizeof data);
+	ck_assert_int_eq(objtest_get_code(b, &id, true), S0_OK); /* B learns it */
+	uint64_t gone = 0;
+	ck_assert_int_eq(s0__objstore_delete(a, &id, 1, &gone, NULL, NULL), S0_OK);
+	ck_assert_uint_eq(gone, 1);
+	ck_assert_uint_eq(keys(a, "p/"), 0); /* A's GC deleted the pack */
+	ck_assert_uint_eq(keys(a, "d/"), 1); /* after its tombstone */
+	bool stored = false;
+	s0__objid again;
+	s0__objbatch *bt = put_one(b, data, sizeof data, &again, &stored);
+	ck_assert(s0__objid_eq(&again, &id));
+	ck_assert_msg(stored, "node B deduplicated against a deleted object");
+	ck_assert_int_eq(s0__objstore_commit(b, bt, NULL), S0_OK);
+	s0__objstore *c = node(dir, "node-c", -1);
+	ck_assert_int_eq(objtest_get_code(c, &id, true), S0_OK);
+	s0__objstore_free(c);
+	s0__objstore_free(b);
+	s0__objstore_free(a);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+/* The race: B's batch reuses the object (has() true), then A's GC deletes
+ * it, then B commits: the commit fails retryably (S0_EUNAVAILABLE) and
+ * names the object; the retry stores it and a fresh node reads it. */
+START_TEST(test_s3_gc_during_commit_fails_it_retryably)
+{
+	char *dir;
+	s0__objstore *a = objtest_open(&dir, 1);
+	s0__objstore *b = node(dir, "node-b", -1);
+	char data[3000];
+	objtest_fill(data, sizeof data, 42);
+	s0__objid id = objtest_put1(a, data, sizeof data);
+	ck_assert_int_eq(objtest_get_code(b, &id, true), S0_OK);
+	bool stored = true;
+	s0__objid again;
+	s0__objbatch *bt = put_one(b, data, sizeof data, &again, &stored);
+	ck_assert(!stored); /* reused: A has not deleted it yet */
+	uint64_t gone = 0;
+	ck_assert_int_eq(s0__objstore_delete(a, &id, 1, &gone, NULL, NULL), S0_OK);
+	ck_assert_uint_eq(gone, 1);
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__objstore_commit(b, bt, &err), S0_EUNAVAILABLE);
+	ck_assert_str_eq(s0_error_reason(err), "object_store");
+	ck_assert_ptr_nonnull(strstr(s0_error_message(err), "deleted by garbage collection"));
+	s0_error_free(err);
+	bt = put_one(b, data, sizeof data, &again, &stored);
+	ck_assert(stored);
+	ck_assert_int_eq(s0__objstore_commit(b, bt, NULL), S0_OK);
+	s0__objstore *c = node(dir, "node-c", -1);
+	ck_assert_int_eq(objtest_get_code(c, &id, true), S0_OK);
+	s0__objstore_free(c);
+	s0__objstore_free(b);
+	s0__objstore_free(a);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+/* The GC grace: objects of a pack younger than gc_grace_s are not deleted
+ * (another node may not have published the generation naming them yet);
+ * a bad gc_grace_s is a clear URL error. */
+START_TEST(test_s3_gc_spares_young_packs)
+{
+	char *dir;
+	s0__objstore *a = objtest_open(&dir, 1);
+	s0__objstore *g = node(dir, "node-g", 3600);
+	char data[3000];
+	objtest_fill(data, sizeof data, 43);
+	s0__objid id = objtest_put1(g, data, sizeof data);
+	uint64_t gone = 7;
+	ck_assert_int_eq(s0__objstore_delete(g, &id, 1, &gone, NULL, NULL), S0_OK);
+	ck_assert_uint_eq(gone, 0);
+	ck_assert_uint_eq(keys(g, "p/"), 1);
+	ck_assert_uint_eq(keys(g, "d/"), 0);
+	ck_assert_int_eq(objtest_get_code(g, &id, true), S0_OK);
+	/* a node without grace deletes it */
+	ck_assert_int_eq(objtest_get_code(a, &id, true), S0_OK);
+	ck_assert_int_eq(s0__objstore_delete(a, &id, 1, &gone, NULL, NULL), S0_OK);
+	ck_assert_uint_eq(gone, 1);
+	ck_assert_uint_eq(keys(a, "p/"), 0);
+	s0__objstore_free(g);
+	char *url = s3_url(dir), *bad, msg[512];
+	ck_assert_int_ge(asprintf(&bad, "%s&gc_grace_s=soon", url), 0);
+	s0__objstore *x;
+	ck_assert_int_eq(open_url(bad, dir, &x, msg, sizeof msg), S0_EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg, "gc_grace_s"));
+	free(bad);
+	free(url);
+	s0__objstore_free(a);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_s3_wrong_secret_fails_clearly)
 {
 	char *dir = s0_test_tmpdir("objects");
@@ -574,6 +716,9 @@ TCase *objtest_s3_tcase(void)
 	tcase_add_test(tc, test_s3_pack_upload_fails_midway);
 	tcase_add_test(tc, test_s3_interrupted_commit_pack_removed_at_open);
 	tcase_add_test(tc, test_s3_pack_gc);
+	tcase_add_test(tc, test_s3_gc_on_one_node_seen_by_another);
+	tcase_add_test(tc, test_s3_gc_during_commit_fails_it_retryably);
+	tcase_add_test(tc, test_s3_gc_spares_young_packs);
 	tcase_add_test(tc, test_s3_wrong_secret_fails_clearly);
 	tcase_add_test(tc, test_s3_unreachable_endpoint_is_unavailable);
 	tcase_add_test(tc, test_s3_cache_is_bounded);

@@ -19,6 +19,7 @@
 #include "local/objects/crash.h"
 #include "local/objects/pack/pack.h"
 #include "local/objects/s3/s3pack.h"
+#include "local/objects/s3/s3tomb.h"
 #include "local/objects/s3/s3xml.h"
 
 static int io_error(s0_error **err, const char *what, const char *path)
@@ -40,6 +41,8 @@ static void s3_close(void *ctx)
 		close(s->lock_fd);
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->refresh_mu);
+	pthread_mutex_destroy(&s->tomb_mu);
+	free(s->tombs);
 	free(s->dir);
 	free(s);
 }
@@ -149,6 +152,8 @@ int s0__objs3_open_url(const char *url, const char *dir, void **ctx_out, s0_erro
 	}
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->refresh_mu, NULL);
+	pthread_mutex_init(&s->tomb_mu, NULL);
+	s->gc_grace_ms = conf.gc_grace_ms;
 	s->tmp_fd = s->lock_fd = -1;
 	s->fail_after = -1;
 	s->dir = s0__strdup(dir);
@@ -158,6 +163,8 @@ int s0__objs3_open_url(const char *url, const char *dir, void **ctx_out, s0_erro
 		rc = local_dir(s, err);
 	if (rc == S0_OK)
 		rc = s0__objcat_open(index, &s->cat, err);
+	if (rc == S0_OK)
+		s0__s3tomb_load(s);
 	if (rc == S0_OK)
 		rc = s0__s3cache_open(cache, conf.cache_bytes, &s->cache, err);
 	if (rc == S0_OK)
@@ -279,16 +286,15 @@ int s0__objs3_cache_path(void *ctx, const s0__objid *id, char **path_out, s0_err
 	return *path_out ? S0_OK : s0__error_nomem(err);
 }
 
-/* From this node's catalog: ids only another node's packs hold read as
- * absent until a get or a listing refreshed it (a put then stores a second
- * copy, which costs space, never correctness). */
+/* From the batch, then this node's catalog (s0__objs3_batch_has()): ids
+ * only another node's packs hold read as absent until a get or a listing
+ * refreshed it (a put then stores a second copy, which costs space, never
+ * correctness). */
 static int s3_has(void *ctx, void *batch, const s0__objid *id, bool *out, s0_error **err)
 {
 	s0__objs3 *s = ctx;
-	if (batch && s0__objs3_batch_has(batch, id)) {
-		*out = true;
-		return S0_OK;
-	}
+	if (batch)
+		return s0__objs3_batch_has(s, batch, id, out, err);
 	s0__objloc loc;
 	int rc = s0__objcat_lookup(s->cat, id, &loc, err);
 	*out = rc == S0_OK;
@@ -303,16 +309,40 @@ static int s3_get(void *ctx, const s0__objid *id, s0__buf *out, s0_error **err)
 	return s0__s3pack_read(s, id, out, err);
 }
 
-/* Rows out of the catalog (durably), the ids out of the cache, then the
- * packs left without live objects out of the bucket. */
+/* Objects of packs younger than the GC grace stay (another node's commit
+ * may not be published yet); the others go into a tombstone every node
+ * reads, then out of the catalog (durably) and the cache, then the packs
+ * left without live objects out of the bucket (s3tomb.h). */
 static int s3_del(void *ctx, const s0__objid *ids, size_t n, uint64_t *freed_objects,
                   uint64_t *freed_bytes, s0_error **err)
 {
 	s0__objs3 *s = ctx;
 	*freed_objects = *freed_bytes = 0;
-	int rc = s0__objcat_delete(s->cat, ids, n, freed_objects, freed_bytes, err);
-	for (size_t i = 0; rc == S0_OK && i < n; i++)
-		s0__s3cache_drop(s->cache, &ids[i]);
+	s0__objrow *rows = calloc(n ? n : 1, sizeof *rows);
+	if (!rows)
+		return s0__error_nomem(err);
+	size_t k = 0;
+	int rc = S0_OK;
+	for (size_t i = 0; rc == S0_OK && i < n; i++) {
+		rc = s0__objcat_lookup(s->cat, &ids[i], &rows[k].loc, err);
+		if (rc == S0_OK && !s0__s3tomb_young(s, rows[k].loc.pack))
+			rows[k++].id = ids[i];
+		if (rc == S0_ENOTFOUND)
+			rc = S0_OK;
+	}
+	if (rc == S0_OK)
+		rc = s0__s3tomb_write(s, rows, k, err);
+	s0__objid *dead = rc == S0_OK ? malloc((k ? k : 1) * sizeof *dead) : NULL;
+	if (rc == S0_OK && !dead)
+		rc = s0__error_nomem(err);
+	for (size_t i = 0; rc == S0_OK && i < k; i++)
+		dead[i] = rows[i].id;
+	if (rc == S0_OK)
+		rc = s0__objcat_delete(s->cat, dead, k, freed_objects, freed_bytes, err);
+	for (size_t i = 0; rc == S0_OK && i < k; i++)
+		s0__s3cache_drop(s->cache, &dead[i]);
+	free(dead);
+	free(rows);
 	if (rc == S0_OK && *freed_objects)
 		s0__crash_point("objects.deleted");
 	if (rc == S0_OK)

@@ -15,6 +15,7 @@
 #include "local/objects/idmap.h"
 #include "local/objects/pack/pack.h"
 #include "local/objects/s3/s3pack.h"
+#include "local/objects/s3/s3tomb.h"
 
 /* A commit PUTs its packs in rounds of at most ROUND_BYTES of records (at
  * least one pack), every pack of a round in flight together. */
@@ -29,6 +30,9 @@ typedef struct s3_batch {
 	s0__idmap index;    /* id -> row */
 	s0__objrow *rows;   /* loc.off: the record's offset in the temp file */
 	size_t n, cap;
+	bool untrusting;    /* the tombstone sync at begin failed: has() from the batch only */
+	s0__objrow *reused; /* catalog hits of has(): checked again at commit */
+	size_t n_reused, cap_reused;
 } s3_batch;
 
 /* One pack of a commit: rows [first, first + n) of the batch, records
@@ -51,6 +55,10 @@ int s0__objs3_begin(void *ctx, void **batch_out, s0_error **err)
 	pthread_mutex_lock(&s->mu);
 	b->seq = s->next_batch++;
 	pthread_mutex_unlock(&s->mu);
+	/* deletions of other nodes before has() trusts the catalog; without
+	 * them everything is uploaded again (the commit fails anyway while the
+	 * endpoint is down) */
+	b->untrusting = s0__s3tomb_sync(s, NULL) != S0_OK;
 	*batch_out = b;
 	return S0_OK;
 }
@@ -71,17 +79,67 @@ static void batch_free(s3_batch *b)
 	}
 	s0__idmap_free(&b->index);
 	free(b->rows);
+	free(b->reused);
 	pthread_mutex_destroy(&b->mu);
 	free(b);
 }
 
-bool s0__objs3_batch_has(void *batch, const s0__objid *id)
+int s0__objs3_batch_has(s0__objs3 *s, void *batch, const s0__objid *id, bool *out,
+                        s0_error **err)
 {
 	s3_batch *b = batch;
 	pthread_mutex_lock(&b->mu);
-	bool yes = s0__idmap_get(&b->index, id, NULL);
+	*out = s0__idmap_get(&b->index, id, NULL);
+	bool trust = !b->untrusting;
 	pthread_mutex_unlock(&b->mu);
-	return yes;
+	if (*out || !trust)
+		return S0_OK;
+	s0__objloc loc;
+	int rc = s0__objcat_lookup(s->cat, id, &loc, err);
+	if (rc == S0_ENOTFOUND)
+		return S0_OK;
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&b->mu);
+	if (b->n_reused == b->cap_reused) {
+		size_t nc = b->cap_reused ? b->cap_reused * 2 : 64;
+		s0__objrow *nv = realloc(b->reused, nc * sizeof *nv);
+		if (nv) {
+			b->reused = nv;
+			b->cap_reused = nc;
+		}
+	}
+	/* out of memory: answer absent (the object is stored again) */
+	if (b->n_reused < b->cap_reused) {
+		b->reused[b->n_reused++] = (s0__objrow){*id, loc};
+		*out = true;
+	}
+	pthread_mutex_unlock(&b->mu);
+	return S0_OK;
+}
+
+/* After the packs are up: no tombstone removed an object this batch reuses
+ * (another node's GC deleted it after has() answered); else the commit
+ * fails retryably and its retry uploads the object. */
+static int check_reused(s3_batch *b, s0_error **err)
+{
+	if (!b->n_reused)
+		return S0_OK;
+	int rc = s0__s3tomb_sync(b->s, err);
+	for (size_t i = 0; rc == S0_OK && i < b->n_reused; i++) {
+		s0__objloc loc;
+		int lr = s0__objcat_lookup(b->s->cat, &b->reused[i].id, &loc, err);
+		if (lr == S0_OK && loc.pack == b->reused[i].loc.pack)
+			continue;
+		if (lr < 0 && lr != S0_ENOTFOUND)
+			return lr;
+		char hex[S0__OBJID_HEX_BYTES];
+		s0__objid_hex(&b->reused[i].id, hex);
+		rc = s0__error_set(err, S0_EUNAVAILABLE, "object_store",
+		                   "object %s this generation reuses was deleted by garbage collection "
+		                   "meanwhile; retry (it is then stored again)", hex);
+	}
+	return rc;
 }
 
 static int io_err(s0_error **err, int e, const char *what, const s3_batch *b)
@@ -351,6 +409,8 @@ int s0__objs3_commit(void *ctx, void *batch, s0_error **err)
 			s0__crash_point("objects.s3_put");
 		}
 	}
+	if (rc == S0_OK)
+		rc = check_reused(b, err);
 	/* every pack and index answered: the batch is durable in the bucket;
 	 * now visible here */
 	for (size_t i = 0; rc == S0_OK && i < np; i++)

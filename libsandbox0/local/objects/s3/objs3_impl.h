@@ -15,6 +15,12 @@
 #include "local/objects/s3/s3conf.h"
 #include "local/objects/s3/s3http.h"
 
+/** A tombstone key applied by this node (s3tomb.h). */
+typedef struct s0__s3tomb_seen {
+	uint64_t ms;
+	uint32_t rnd;
+} s0__s3tomb_seen;
+
 typedef struct s0__objs3 {
 	char *dir;
 	int tmp_fd; /* <dir>/upload */
@@ -28,6 +34,11 @@ typedef struct s0__objs3 {
 	uint64_t refreshes;         /* refreshes started (under refresh_mu) */
 	uint64_t complete;          /* number of the last refresh that read every index */
 	long fail_after;            /* test hook: pack PUTs left before failing; -1 off */
+	uint64_t gc_grace_ms;       /* GC spares packs younger than this (s3tomb.h) */
+	pthread_mutex_t tomb_mu;    /* one tombstone sync at a time; the fields below */
+	uint64_t tomb_marker;       /* ms of the newest tombstone applied */
+	s0__s3tomb_seen *tombs;     /* tombstones applied within the listing window */
+	size_t n_tombs, cap_tombs;
 } s0__objs3;
 
 int s0__objs3_begin(void *ctx, void **batch_out, s0_error **err);
@@ -41,7 +52,13 @@ void s0__objs3_abort(void *ctx, void *batch);
  * whether the pack's fate is settled (index present, or pack deleted).
  */
 bool s0__objs3_drop_unindexed(s0__objs3 *s, uint64_t pack);
-/** Whether id was put in batch (not yet committed). */
-bool s0__objs3_batch_has(void *batch, const s0__objid *id);
+/**
+ * has() of a batch: whether id was put in batch (not yet committed), else
+ * whether the catalog holds it, unless the batch's tombstone sync failed
+ * (then false). A catalog hit is remembered: the commit checks no
+ * tombstone removed it meanwhile (s3tomb.h).
+ */
+int s0__objs3_batch_has(s0__objs3 *s, void *batch, const s0__objid *id, bool *out,
+                        s0_error **err);
 
 #endif

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "local/objects/pack/pack.h"
+#include "local/objects/s3/s3tomb.h"
 #include "local/objects/s3/s3xml.h"
 
 #define INDEX_HDR 28
@@ -452,6 +453,12 @@ int s0__s3pack_drop_empty(s0__objs3 *s, uint64_t *packs_out, s0_error **err)
 	uint64_t *packs = NULL;
 	size_t n = 0;
 	int rc = s0__objcat_empty_packs(s->cat, &packs, &n, err);
+	/* packs younger than the GC grace stay (s3tomb.h) */
+	size_t old = 0;
+	for (size_t i = 0; rc == S0_OK && i < n; i++)
+		if (!s0__s3tomb_young(s, packs[i]))
+			packs[old++] = packs[i];
+	n = old;
 	size_t done = 0;
 	while (rc == S0_OK && done < n) {
 		size_t k = n - done < REFRESH_GROUP / 2 ? n - done : REFRESH_GROUP / 2;

@@ -578,6 +578,67 @@ START_TEST(test_s3_gc_spares_young_packs)
 }
 END_TEST
 
+static int count_cb(const s0__objid *id, uint64_t sealed, void *payload)
+{
+	(void)id;
+	(void)sealed;
+	(*(uint64_t *)payload)++;
+	return 0;
+}
+
+/* GC listing then delete, as s0__bstore_gc() calls them. */
+static uint64_t gc_delete(s0__objstore *os, const s0__objid *id)
+{
+	uint64_t n = 0, gone = 9;
+	ck_assert_int_eq(s0__objstore_list(os, count_cb, &n, NULL), S0_OK);
+	ck_assert_int_eq(s0__objstore_delete(os, id, 1, &gone, NULL, NULL), S0_OK);
+	return gone;
+}
+
+/* Deletion in two steps with a GC grace (several nodes): the first GC
+ * dooms the object (tombstone; has() false everywhere, reads still work),
+ * a GC listing more than the grace later deletes it; node B, which reused
+ * nothing doomed, stored its own copy, which a fresh node reads after the
+ * pack is gone. */
+START_TEST(test_s3_gc_two_steps_with_grace)
+{
+	char *dir;
+	s0__objstore *a0 = objtest_open(&dir, 1);
+	s0__objstore *a = node(dir, "node-a", 60), *b = node(dir, "node-b", 60);
+	char data[3000];
+	objtest_fill(data, sizeof data, 44);
+	s0__objid id = objtest_put1(a, data, sizeof data);
+	ck_assert_int_eq(objtest_get_code(b, &id, true), S0_OK);
+	ck_assert_uint_eq(gc_delete(a, &id), 0); /* young pack: spared */
+	ck_assert_uint_eq(keys(a, "d/"), 0);
+	s0__objs3_clock_shift(s0__objstore_backend(a), 61000);
+	ck_assert_uint_eq(gc_delete(a, &id), 0); /* doomed, not deleted */
+	ck_assert_uint_eq(keys(a, "d/"), 1);
+	bool have = true;
+	ck_assert_int_eq(s0__objstore_has(a, NULL, &id, &have, NULL), S0_OK);
+	ck_assert(!have);
+	ck_assert_int_eq(objtest_get_code(a, &id, true), S0_OK);
+	bool stored = false;
+	s0__objid again;
+	s0__objbatch *bt = put_one(b, data, sizeof data, &again, &stored);
+	ck_assert(stored); /* B read the tombstone at begin */
+	ck_assert_int_eq(s0__objstore_commit(b, bt, NULL), S0_OK);
+	ck_assert_uint_eq(gc_delete(a, &id), 0); /* the grace has not passed */
+	ck_assert_uint_eq(keys(a, "p/"), 2);
+	s0__objs3_clock_shift(s0__objstore_backend(a), 61000);
+	ck_assert_uint_eq(gc_delete(a, &id), 1);
+	ck_assert_uint_eq(keys(a, "p/"), 1); /* A's pack went, B's copy stays */
+	s0__objstore *c = node(dir, "node-c", -1);
+	ck_assert_int_eq(objtest_get_code(c, &id, true), S0_OK);
+	s0__objstore_free(c);
+	s0__objstore_free(b);
+	s0__objstore_free(a);
+	s0__objstore_free(a0);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_s3_wrong_secret_fails_clearly)
 {
 	char *dir = s0_test_tmpdir("objects");
@@ -719,6 +780,7 @@ TCase *objtest_s3_tcase(void)
 	tcase_add_test(tc, test_s3_gc_on_one_node_seen_by_another);
 	tcase_add_test(tc, test_s3_gc_during_commit_fails_it_retryably);
 	tcase_add_test(tc, test_s3_gc_spares_young_packs);
+	tcase_add_test(tc, test_s3_gc_two_steps_with_grace);
 	tcase_add_test(tc, test_s3_wrong_secret_fails_clearly);
 	tcase_add_test(tc, test_s3_unreachable_endpoint_is_unavailable);
 	tcase_add_test(tc, test_s3_cache_is_bounded);

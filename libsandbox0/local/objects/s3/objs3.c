@@ -34,6 +34,7 @@ static void s3_close(void *ctx)
 		return;
 	s0__s3cache_close(s->cache);
 	s0__objcat_close(s->cat);
+	s0__s3doom_close(s->doom);
 	s0__s3_free(s->s3);
 	if (s->tmp_fd >= 0)
 		close(s->tmp_fd);
@@ -157,12 +158,15 @@ int s0__objs3_open_url(const char *url, const char *dir, void **ctx_out, s0_erro
 	s->tmp_fd = s->lock_fd = -1;
 	s->fail_after = -1;
 	s->dir = s0__strdup(dir);
-	char *cache = s0__asprintf("%s/cache", dir), *index = s0__asprintf("%s/index.db", dir);
-	rc = s->dir && cache && index ? S0_OK : s0__error_nomem(err);
+	char *cache = s0__asprintf("%s/cache", dir), *index = s0__asprintf("%s/index.db", dir),
+	     *doom = s0__asprintf("%s/doomed.db", dir);
+	rc = s->dir && cache && index && doom ? S0_OK : s0__error_nomem(err);
 	if (rc == S0_OK)
 		rc = local_dir(s, err);
 	if (rc == S0_OK)
 		rc = s0__objcat_open(index, &s->cat, err);
+	if (rc == S0_OK)
+		rc = s0__s3doom_open(doom, &s->doom, err);
 	if (rc == S0_OK)
 		s0__s3tomb_load(s);
 	if (rc == S0_OK)
@@ -186,6 +190,7 @@ int s0__objs3_open_url(const char *url, const char *dir, void **ctx_out, s0_erro
 	s0__s3conf_clear(&conf);
 	free(cache);
 	free(index);
+	free(doom);
 	if (rc < 0) {
 		s3_close(s);
 		return rc;
@@ -273,6 +278,14 @@ void s0__objs3_fail_after(void *ctx, long packs)
 	pthread_mutex_unlock(&s->mu);
 }
 
+void s0__objs3_clock_shift(void *ctx, uint64_t ms)
+{
+	s0__objs3 *s = ctx;
+	pthread_mutex_lock(&s->mu);
+	s->clock_shift_ms += ms;
+	pthread_mutex_unlock(&s->mu);
+}
+
 uint64_t s0__objs3_cache_bytes(void *ctx)
 {
 	s0__objs3 *s = ctx;
@@ -286,19 +299,32 @@ int s0__objs3_cache_path(void *ctx, const s0__objid *id, char **path_out, s0_err
 	return *path_out ? S0_OK : s0__error_nomem(err);
 }
 
-/* From the batch, then this node's catalog (s0__objs3_batch_has()): ids
- * only another node's packs hold read as absent until a get or a listing
- * refreshed it (a put then stores a second copy, which costs space, never
- * correctness). */
+int s0__objs3_trusted(s0__objs3 *s, const s0__objid *id, s0__objloc *loc_out, bool *out,
+                      s0_error **err)
+{
+	*out = false;
+	int rc = s0__objcat_lookup(s->cat, id, loc_out, err);
+	if (rc == S0_ENOTFOUND)
+		return S0_OK;
+	uint64_t at;
+	if (rc == S0_OK)
+		rc = s0__s3doom_get(s->doom, id, loc_out->pack, &at, err);
+	if (rc == S0_ENOTFOUND)
+		*out = true;
+	return rc == S0_ENOTFOUND || rc == S0_OK ? S0_OK : rc;
+}
+
+/* From the batch, then this node's catalog less the doomed objects
+ * (s0__objs3_trusted()): ids only another node's packs hold read as absent
+ * until a get or a listing refreshed it (a put then stores a second copy,
+ * which costs space, never correctness). */
 static int s3_has(void *ctx, void *batch, const s0__objid *id, bool *out, s0_error **err)
 {
 	s0__objs3 *s = ctx;
 	if (batch)
 		return s0__objs3_batch_has(s, batch, id, out, err);
 	s0__objloc loc;
-	int rc = s0__objcat_lookup(s->cat, id, &loc, err);
-	*out = rc == S0_OK;
-	return rc == S0_ENOTFOUND ? S0_OK : rc;
+	return s0__objs3_trusted(s, id, &loc, out, err);
 }
 
 static int s3_get(void *ctx, const s0__objid *id, s0__buf *out, s0_error **err)
@@ -309,40 +335,65 @@ static int s3_get(void *ctx, const s0__objid *id, s0__buf *out, s0_error **err)
 	return s0__s3pack_read(s, id, out, err);
 }
 
-/* Objects of packs younger than the GC grace stay (another node's commit
- * may not be published yet); the others go into a tombstone every node
- * reads, then out of the catalog (durably) and the cache, then the packs
- * left without live objects out of the bucket (s3tomb.h). */
+/* Deletion in two steps (s3tomb.h): an object not doomed yet is written to
+ * a tombstone every node reads and doomed here (has() false from then on,
+ * reads still work); a doomed one whose doom is older than the GC grace at
+ * the start of the GC listing that found it unreferenced again leaves the
+ * catalog (durably) and the cache, and packs left without live objects
+ * leave the bucket. With a grace of 0 (one node) both steps happen at once.
+ * Objects of packs younger than the grace are skipped. */
 static int s3_del(void *ctx, const s0__objid *ids, size_t n, uint64_t *freed_objects,
                   uint64_t *freed_bytes, s0_error **err)
 {
 	s0__objs3 *s = ctx;
 	*freed_objects = *freed_bytes = 0;
-	s0__objrow *rows = calloc(n ? n : 1, sizeof *rows);
-	if (!rows)
-		return s0__error_nomem(err);
-	size_t k = 0;
-	int rc = S0_OK;
+	s0__objrow *fresh = calloc(n ? n : 1, sizeof *fresh);
+	s0__objrow *final = calloc(n ? n : 1, sizeof *final);
+	s0__objid *dead = calloc(n ? n : 1, sizeof *dead);
+	int rc = fresh && final && dead ? S0_OK : s0__error_nomem(err);
+	pthread_mutex_lock(&s->mu);
+	uint64_t listed = s->list_ms;
+	pthread_mutex_unlock(&s->mu);
+	size_t nf = 0, nd = 0;
 	for (size_t i = 0; rc == S0_OK && i < n; i++) {
-		rc = s0__objcat_lookup(s->cat, &ids[i], &rows[k].loc, err);
-		if (rc == S0_OK && !s0__s3tomb_young(s, rows[k].loc.pack))
-			rows[k++].id = ids[i];
-		if (rc == S0_ENOTFOUND)
+		s0__objloc loc;
+		uint64_t at = 0;
+		rc = s0__objcat_lookup(s->cat, &ids[i], &loc, err);
+		if (rc == S0_ENOTFOUND) {
 			rc = S0_OK;
+			continue;
+		}
+		if (rc < 0 || s0__s3tomb_young(s, loc.pack))
+			continue;
+		rc = s0__s3doom_get(s->doom, &ids[i], loc.pack, &at, err);
+		if (rc == S0_ENOTFOUND) {
+			fresh[nf++] = (s0__objrow){ids[i], loc};
+			rc = S0_OK;
+		} else if (rc == S0_OK && (!s->gc_grace_ms || at + s->gc_grace_ms <= listed)) {
+			final[nd++] = (s0__objrow){ids[i], loc};
+		}
 	}
 	if (rc == S0_OK)
-		rc = s0__s3tomb_write(s, rows, k, err);
-	s0__objid *dead = rc == S0_OK ? malloc((k ? k : 1) * sizeof *dead) : NULL;
-	if (rc == S0_OK && !dead)
-		rc = s0__error_nomem(err);
-	for (size_t i = 0; rc == S0_OK && i < k; i++)
-		dead[i] = rows[i].id;
+		rc = s0__s3tomb_write(s, fresh, nf, err);
 	if (rc == S0_OK)
-		rc = s0__objcat_delete(s->cat, dead, k, freed_objects, freed_bytes, err);
-	for (size_t i = 0; rc == S0_OK && i < k; i++)
+		rc = s0__s3doom_add(s->doom, fresh, nf, s0__s3tomb_clock(s), err);
+	/* one node: nobody else can have reused them meanwhile */
+	for (size_t i = 0; rc == S0_OK && !s->gc_grace_ms && i < nf; i++)
+		final[nd++] = fresh[i];
+	for (size_t i = 0; i < nd; i++)
+		dead[i] = final[i].id;
+	if (rc == S0_OK)
+		rc = s0__objcat_delete(s->cat, dead, nd, freed_objects, freed_bytes, err);
+	for (size_t i = 0; rc == S0_OK && i < nd; i++)
 		s0__s3cache_drop(s->cache, &dead[i]);
+	if (rc == S0_OK)
+		rc = s0__s3doom_forget(s->doom, final, nd, err);
+	/* a copy in another pack is still stored: it becomes the place */
+	if (rc == S0_OK)
+		rc = s0__s3pack_promote(s, dead, nd, err);
+	free(fresh);
+	free(final);
 	free(dead);
-	free(rows);
 	if (rc == S0_OK && *freed_objects)
 		s0__crash_point("objects.deleted");
 	if (rc == S0_OK)
@@ -355,6 +406,12 @@ static int s3_del(void *ctx, const s0__objid *ids, size_t n, uint64_t *freed_obj
 static int s3_list(void *ctx, s0__objlist_cb cb, void *payload, s0_error **err)
 {
 	s0__objs3 *s = ctx;
+	/* GC lists right after reading its roots: a doom older than the grace
+	 * at this time is final for the ids this GC finds unreferenced */
+	uint64_t now = s0__s3tomb_clock(s);
+	pthread_mutex_lock(&s->mu);
+	s->list_ms = now;
+	pthread_mutex_unlock(&s->mu);
 	pthread_mutex_lock(&s->refresh_mu);
 	uint64_t seen = s->refreshes;
 	pthread_mutex_unlock(&s->refresh_mu);

@@ -123,6 +123,12 @@ int s0__objs3_count_keys(void *ctx, const char *sub, uint64_t *n_out, s0_error *
  */
 void s0__objs3_fail_after(void *ctx, long packs);
 
+/**
+ * Test entry point: move the clock of the GC grace (pack age, doom times,
+ * listing time; s3tomb.h) ms further ahead of the real one.
+ */
+void s0__objs3_clock_shift(void *ctx, uint64_t ms);
+
 /** Test entry point: bytes held by the read cache. */
 uint64_t s0__objs3_cache_bytes(void *ctx);
 

@@ -95,10 +95,9 @@ int s0__objs3_batch_has(s0__objs3 *s, void *batch, const s0__objid *id, bool *ou
 	if (*out || !trust)
 		return S0_OK;
 	s0__objloc loc;
-	int rc = s0__objcat_lookup(s->cat, id, &loc, err);
-	if (rc == S0_ENOTFOUND)
-		return S0_OK;
-	if (rc < 0)
+	bool trusted = false;
+	int rc = s0__objs3_trusted(s, id, &loc, &trusted, err);
+	if (rc < 0 || !trusted)
 		return rc;
 	pthread_mutex_lock(&b->mu);
 	if (b->n_reused == b->cap_reused) {
@@ -128,11 +127,12 @@ static int check_reused(s3_batch *b, s0_error **err)
 	int rc = s0__s3tomb_sync(b->s, err);
 	for (size_t i = 0; rc == S0_OK && i < b->n_reused; i++) {
 		s0__objloc loc;
-		int lr = s0__objcat_lookup(b->s->cat, &b->reused[i].id, &loc, err);
-		if (lr == S0_OK && loc.pack == b->reused[i].loc.pack)
-			continue;
-		if (lr < 0 && lr != S0_ENOTFOUND)
+		bool trusted = false;
+		int lr = s0__objs3_trusted(b->s, &b->reused[i].id, &loc, &trusted, err);
+		if (lr < 0)
 			return lr;
+		if (trusted && loc.pack == b->reused[i].loc.pack)
+			continue;
 		char hex[S0__OBJID_HEX_BYTES];
 		s0__objid_hex(&b->reused[i].id, hex);
 		rc = s0__error_set(err, S0_EUNAVAILABLE, "object_store",
@@ -414,9 +414,8 @@ int s0__objs3_commit(void *ctx, void *batch, s0_error **err)
 	/* every pack and index answered: the batch is durable in the bucket;
 	 * now visible here */
 	for (size_t i = 0; rc == S0_OK && i < np; i++)
-		rc = s0__objcat_add(s->cat, p[i].id, S0__PACK_HDR_BYTES + p[i].to - p[i].from,
-		                    S0__PACK_HDR_BYTES + p[i].to - p[i].from, b->rows + p[i].first,
-		                    p[i].n, NULL, err);
+		rc = s0__s3pack_catalogue(s, p[i].id, S0__PACK_HDR_BYTES + p[i].to - p[i].from,
+		                          b->rows + p[i].first, p[i].n, err);
 	if (rc == S0_OK && b->n)
 		s0__crash_point("objects.s3_committed");
 	bool *keep = NULL;

@@ -13,6 +13,7 @@
 #include "local/objects/s3/objs3.h"
 #include "local/objects/s3/s3cache.h"
 #include "local/objects/s3/s3conf.h"
+#include "local/objects/s3/s3doom.h"
 #include "local/objects/s3/s3http.h"
 
 /** A tombstone key applied by this node (s3tomb.h). */
@@ -35,6 +36,9 @@ typedef struct s0__objs3 {
 	uint64_t complete;          /* number of the last refresh that read every index */
 	long fail_after;            /* test hook: pack PUTs left before failing; -1 off */
 	uint64_t gc_grace_ms;       /* GC spares packs younger than this (s3tomb.h) */
+	s0__s3doom *doom;           /* <dir>/doomed.db (s3doom.h) */
+	uint64_t list_ms;           /* when the last listing (GC's) started; under mu */
+	uint64_t clock_shift_ms;    /* test hook: added to the GC clock; under mu */
 	pthread_mutex_t tomb_mu;    /* one tombstone sync at a time; the fields below */
 	uint64_t tomb_marker;       /* ms of the newest tombstone applied */
 	s0__s3tomb_seen *tombs;     /* tombstones applied within the listing window */
@@ -52,6 +56,13 @@ void s0__objs3_abort(void *ctx, void *batch);
  * whether the pack's fate is settled (index present, or pack deleted).
  */
 bool s0__objs3_drop_unindexed(s0__objs3 *s, uint64_t pack);
+/**
+ * Whether has() may answer true for id: the catalog places it (*loc_out)
+ * and no tombstone doomed it there (s3doom.h).
+ */
+int s0__objs3_trusted(s0__objs3 *s, const s0__objid *id, s0__objloc *loc_out, bool *out,
+                      s0_error **err);
+
 /**
  * has() of a batch: whether id was put in batch (not yet committed), else
  * whether the catalog holds it, unless the batch's tombstone sync failed

@@ -214,19 +214,47 @@ static int list_indexes(s0__objs3 *s, uint64_t start_after, unknown *u, s0_error
 	return rc;
 }
 
-/* GET the indexes of packs[0, n) (n <= REFRESH_GROUP) and catalogue them;
- * an index gone meanwhile (its pack deleted) is skipped. */
-static int read_indexes(s0__objs3 *s, const uint64_t *packs, size_t n, s0_error **err)
+/* Enter in the cache the records in got[0, n) (at pack offset base) that
+ * the catalog places exactly there, but the one at skip. */
+static void cache_records(s0__objs3 *s, uint64_t pack, uint64_t base, const uint8_t *got,
+                          size_t n, size_t skip)
 {
-	s0__s3req rq[REFRESH_GROUP];
-	s0__buf body[REFRESH_GROUP];
-	char keys[REFRESH_GROUP][S0__S3PACK_KEY_BYTES];
-	for (size_t i = 0; i < n; i++) {
-		s0__s3pack_key('x', packs[i], keys[i]);
-		body[i] = (s0__buf)S0__BUF_INIT;
-		rq[i] = (s0__s3req){.method = "GET", .key = keys[i], .out = &body[i]};
+	size_t pos = 0;
+	while (pos + S0__PACK_REC_BYTES <= n) {
+		s0__objid rid;
+		uint32_t rlen;
+		s0__objloc loc;
+		if (!s0__pack_parse_rec(got + pos, &rid, &rlen) ||
+		    pos + S0__PACK_REC_BYTES + rlen > n)
+			return;
+		if (pos != skip && s0__objcat_lookup(s->cat, &rid, &loc, NULL) == S0_OK &&
+		    loc.pack == pack && loc.off == base + pos && loc.len == rlen)
+			s0__s3cache_put(s->cache, &rid, got + pos + S0__PACK_REC_BYTES, rlen);
+		pos += (size_t)s0__pack_rec_span(rlen);
 	}
-	int rc = s0__s3_run(s->s3, rq, n, err);
+}
+
+/* GET the indexes of packs[0, n) (n <= REFRESH_GROUP) and catalogue them;
+ * an index gone meanwhile (its pack deleted) is skipped. With heads (a
+ * lookup for one id on a cold node), the first S0__S3PACK_SMALL bytes of
+ * each pack are read in the same round and their records enter the read
+ * cache: a generation's small pack (descriptor, map pages) then costs no
+ * round trip of its own. */
+static int read_indexes(s0__objs3 *s, const uint64_t *packs, size_t n, bool heads,
+                        s0_error **err)
+{
+	s0__s3req rq[2 * REFRESH_GROUP];
+	s0__buf body[2 * REFRESH_GROUP];
+	char keys[2 * REFRESH_GROUP][S0__S3PACK_KEY_BYTES], range[48];
+	size_t m = heads ? 2 * n : n;
+	snprintf(range, sizeof range, "0-%" PRIu64, S0__S3PACK_SMALL - 1);
+	for (size_t i = 0; i < m; i++) {
+		s0__s3pack_key(i < n ? 'x' : 'p', packs[i % n], keys[i]);
+		body[i] = (s0__buf)S0__BUF_INIT;
+		rq[i] = (s0__s3req){.method = "GET", .key = keys[i], .out = &body[i],
+		                    .range = i < n ? NULL : range};
+	}
+	int rc = s0__s3_run(s->s3, rq, m, err);
 	for (size_t i = 0; rc == S0_OK && i < n; i++) {
 		if (rq[i].status == 404)
 			continue;
@@ -238,11 +266,70 @@ static int read_indexes(s0__objs3 *s, const uint64_t *packs, size_t n, s0_error 
 			rc = s0__s3pack_index_decode(body[i].data, body[i].len, packs[i], &bytes, &rows,
 			                             &nr, err);
 		if (rc == S0_OK)
-			rc = s0__objcat_add(s->cat, packs[i], bytes, bytes, rows, nr, NULL, err);
+			rc = s0__s3pack_catalogue(s, packs[i], bytes, rows, nr, err);
 		free(rows);
+		/* records the catalog now places in the head read enter the cache */
+		const s0__s3req *h = heads ? &rq[n + i] : NULL;
+		if (rc == S0_OK && h && (h->status == 206 || h->status == 200) &&
+		    body[n + i].len > S0__PACK_HDR_BYTES)
+			cache_records(s, packs[i], S0__PACK_HDR_BYTES,
+			              (const uint8_t *)body[n + i].data + S0__PACK_HDR_BYTES,
+			              body[n + i].len - S0__PACK_HDR_BYTES, SIZE_MAX);
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < m; i++)
 		s0__buf_free(&body[i]);
+	return rc;
+}
+
+int s0__s3pack_catalogue(s0__objs3 *s, uint64_t pack, uint64_t pack_bytes,
+                         const s0__objrow *rows, size_t n, s0_error **err)
+{
+	s0__objrow *copies = calloc(n ? n : 1, sizeof *copies);
+	if (!copies)
+		return s0__error_nomem(err);
+	size_t k = 0;
+	int rc = S0_OK;
+	for (size_t i = 0; rc == S0_OK && i < n; i++) {
+		s0__objloc loc;
+		int lr = s0__objcat_lookup(s->cat, &rows[i].id, &loc, err);
+		if (lr == S0_OK && loc.pack != pack)
+			copies[k++] = rows[i];
+		else if (lr < 0 && lr != S0_ENOTFOUND)
+			rc = lr;
+	}
+	/* the copies first: the pack is never empty without them */
+	if (rc == S0_OK)
+		rc = s0__s3doom_copy_add(s->doom, copies, k, err);
+	if (rc == S0_OK)
+		rc = s0__objcat_add(s->cat, pack, pack_bytes, pack_bytes, rows, n, NULL, err);
+	free(copies);
+	return rc;
+}
+
+int s0__s3pack_promote(s0__objs3 *s, const s0__objid *ids, size_t n, s0_error **err)
+{
+	int rc = S0_OK;
+	for (size_t i = 0; rc == S0_OK && i < n; i++) {
+		s0__objrow *c = NULL;
+		size_t nc = 0;
+		rc = s0__s3doom_copies(s->doom, &ids[i], &c, &nc, err);
+		for (size_t j = 0; rc == S0_OK && j < nc; j++) {
+			s0__packinfo pi;
+			s0__objloc loc;
+			rc = s0__objcat_pack(s->cat, c[j].loc.pack, &pi, err);
+			if (rc == S0_ENOTFOUND) { /* the pack is gone: so is the copy */
+				rc = s0__s3doom_copy_forget(s->doom, &c[j], 1, err);
+				continue;
+			}
+			if (rc == S0_OK)
+				rc = s0__objcat_add(s->cat, c[j].loc.pack, pi.file_bytes, pi.indexed_bytes,
+				                    &c[j], 1, NULL, err);
+			if (rc == S0_OK && s0__objcat_lookup(s->cat, &ids[i], &loc, NULL) == S0_OK &&
+			    loc.pack == c[j].loc.pack)
+				rc = s0__s3doom_copy_forget(s->doom, &c[j], 1, err);
+		}
+		free(c);
+	}
 	return rc;
 }
 
@@ -280,7 +367,7 @@ int s0__s3pack_refresh(s0__objs3 *s, uint64_t seen, bool full, const s0__objid *
 	bool found = false;
 	s0__objloc loc;
 	for (; rc == S0_OK && i < u.n && !found; i += group) {
-		rc = read_indexes(s, u.ids + i, u.n - i < group ? u.n - i : group, err);
+		rc = read_indexes(s, u.ids + i, u.n - i < group ? u.n - i : group, want != NULL, err);
 		found = rc == S0_OK && want && s0__objcat_lookup(s->cat, want, &loc, NULL) == S0_OK;
 	}
 	/* complete only when every listed index was read: a thread waiting for
@@ -290,26 +377,6 @@ int s0__s3pack_refresh(s0__objs3 *s, uint64_t seen, bool full, const s0__objid *
 	pthread_mutex_unlock(&s->refresh_mu);
 	free(u.ids);
 	return rc;
-}
-
-/* Enter in the cache the records in got[0, n) (at pack offset base) that
- * the catalog places exactly there, but the one at skip. */
-static void cache_records(s0__objs3 *s, uint64_t pack, uint64_t base, const uint8_t *got,
-                          size_t n, size_t skip)
-{
-	size_t pos = 0;
-	while (pos + S0__PACK_REC_BYTES <= n) {
-		s0__objid rid;
-		uint32_t rlen;
-		s0__objloc loc;
-		if (!s0__pack_parse_rec(got + pos, &rid, &rlen) ||
-		    pos + S0__PACK_REC_BYTES + rlen > n)
-			return;
-		if (pos != skip && s0__objcat_lookup(s->cat, &rid, &loc, NULL) == S0_OK &&
-		    loc.pack == pack && loc.off == base + pos && loc.len == rlen)
-			s0__s3cache_put(s->cache, &rid, got + pos + S0__PACK_REC_BYTES, rlen);
-		pos += (size_t)s0__pack_rec_span(rlen);
-	}
 }
 
 /* GET id's record at loc into out: with the S0__S3PACK_READAHEAD bytes
@@ -398,6 +465,8 @@ static int forget_pack(s0__objs3 *s, uint64_t pack, s0_error **err)
 		rc = s0__objcat_delete(s->cat, ids, k, &fo, &fb, err);
 	if (rc == S0_OK)
 		rc = s0__objcat_drop_packs(s->cat, &pack, 1, err);
+	if (rc == S0_OK)
+		rc = s0__s3pack_promote(s, ids, k, err);
 	free(ids);
 	free(rows);
 	return rc == S0_OK ? s0__s3pack_refresh(s, 0, true, NULL, err) : rc;
@@ -428,6 +497,9 @@ int s0__s3pack_read(s0__objs3 *s, const s0__objid *id, s0__buf *out, s0_error **
 	int rc = lookup(s, id, &loc, err);
 	bool gone = false;
 	s0_error *e = NULL;
+	/* the lookup's refresh may have cached it with its pack's head */
+	if (rc == S0_OK && s0__s3cache_get(s->cache, id, out))
+		return S0_OK;
 	if (rc == S0_OK)
 		rc = read_at(s, id, &loc, out, &gone, &e);
 	if (rc == S0_ENOTFOUND && gone) {
@@ -455,9 +527,12 @@ int s0__s3pack_drop_empty(s0__objs3 *s, uint64_t *packs_out, s0_error **err)
 	int rc = s0__objcat_empty_packs(s->cat, &packs, &n, err);
 	/* packs younger than the GC grace stay (s3tomb.h) */
 	size_t old = 0;
-	for (size_t i = 0; rc == S0_OK && i < n; i++)
-		if (!s0__s3tomb_young(s, packs[i]))
+	for (size_t i = 0; rc == S0_OK && i < n; i++) {
+		bool copies = false;
+		rc = s0__s3doom_pack_has_copies(s->doom, packs[i], &copies, err);
+		if (rc == S0_OK && !copies && !s0__s3tomb_young(s, packs[i]))
 			packs[old++] = packs[i];
+	}
 	n = old;
 	size_t done = 0;
 	while (rc == S0_OK && done < n) {

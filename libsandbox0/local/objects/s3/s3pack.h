@@ -74,6 +74,19 @@ int s0__s3pack_index_encode(uint64_t pack, uint64_t pack_bytes, const s0__objrow
 int s0__s3pack_index_decode(const void *data, size_t len, uint64_t pack, uint64_t *pack_bytes,
                             s0__objrow **rows_out, size_t *n_out, s0_error **err);
 
+/**
+ * Catalogue rows[0, n) of pack (pack_bytes long); rows naming an id the
+ * catalog places in another pack are recorded as copies (s3doom.h).
+ */
+int s0__s3pack_catalogue(s0__objs3 *s, uint64_t pack, uint64_t pack_bytes,
+                         const s0__objrow *rows, size_t n, s0_error **err);
+
+/**
+ * After ids[0, n) left the catalog: a recorded copy of each becomes its
+ * catalogued place.
+ */
+int s0__s3pack_promote(s0__objs3 *s, const s0__objid *ids, size_t n, s0_error **err);
+
 /** Indexes a refresh looking for one id reads at once. */
 #define S0__S3PACK_REFRESH_FEW 4
 
@@ -99,7 +112,8 @@ int s0__s3pack_read(s0__objs3 *s, const s0__objid *id, s0__buf *out, s0_error **
 
 /**
  * Delete from the bucket the packs (and their indexes) without live
- * objects in the catalog, then their catalog rows.
+ * objects in the catalog, no recorded copy and older than the GC grace
+ * (s3tomb.h), then their catalog rows.
  * @param[out] packs_out  (nullable) how many packs were deleted.
  */
 int s0__s3pack_drop_empty(s0__objs3 *s, uint64_t *packs_out, s0_error **err);

@@ -26,9 +26,17 @@ uint64_t s0__s3tomb_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-bool s0__s3tomb_young(const s0__objs3 *s, uint64_t pack)
+uint64_t s0__s3tomb_clock(s0__objs3 *s)
 {
-	return (pack >> 21) + s->gc_grace_ms > s0__s3tomb_now_ms();
+	pthread_mutex_lock(&s->mu);
+	uint64_t shift = s->clock_shift_ms;
+	pthread_mutex_unlock(&s->mu);
+	return s0__s3tomb_now_ms() + shift;
+}
+
+bool s0__s3tomb_young(s0__objs3 *s, uint64_t pack)
+{
+	return (pack >> 21) + s->gc_grace_ms > s0__s3tomb_clock(s);
 }
 
 static void put64(uint8_t *p, uint64_t v)
@@ -70,31 +78,24 @@ int s0__s3tomb_write(s0__objs3 *s, const s0__objrow *rows, size_t n, s0_error **
 	return rc;
 }
 
-/* Remove from the catalog the rows tombstone data names where it says. */
+/* Doom the (id, pack) pairs tombstone data names (s3doom.h). */
 static int apply(s0__objs3 *s, const char *key, const uint8_t *p, size_t len, s0_error **err)
 {
 	if (len < TOMB_HDR || memcmp(p, "S0TD", 4) || (get64(p + 4) & 0xffffffffu) != 1 ||
 	    (len - TOMB_HDR) % TOMB_ROW || (len - TOMB_HDR) / TOMB_ROW != get64(p + 4) >> 32)
 		return s0__error_set(err, S0_ECORRUPT, "object_tombstone_corrupt",
 		                     "tombstone %s of the object store is damaged", key);
-	size_t n = (len - TOMB_HDR) / TOMB_ROW, k = 0;
-	s0__objid *ids = malloc((n ? n : 1) * sizeof *ids);
-	if (!ids)
+	size_t n = (len - TOMB_HDR) / TOMB_ROW;
+	s0__objrow *rows = calloc(n ? n : 1, sizeof *rows);
+	if (!rows)
 		return s0__error_nomem(err);
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *r = p + TOMB_HDR + i * TOMB_ROW;
-		s0__objloc loc;
-		memcpy(ids[k].b, r, S0__OBJID_BYTES);
-		/* a copy of the id in another pack stays */
-		if (s0__objcat_lookup(s->cat, &ids[k], &loc, NULL) == S0_OK &&
-		    loc.pack == get64(r + S0__OBJID_BYTES))
-			k++;
+		memcpy(rows[i].id.b, r, S0__OBJID_BYTES);
+		rows[i].loc.pack = get64(r + S0__OBJID_BYTES);
 	}
-	uint64_t fo, fb;
-	int rc = s0__objcat_delete(s->cat, ids, k, &fo, &fb, err);
-	for (size_t i = 0; rc == S0_OK && i < k; i++)
-		s0__s3cache_drop(s->cache, &ids[i]);
-	free(ids);
+	int rc = s0__s3doom_add(s->doom, rows, n, s0__s3tomb_clock(s), err);
+	free(rows);
 	return rc;
 }
 

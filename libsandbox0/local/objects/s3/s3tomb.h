@@ -50,8 +50,12 @@
 /** Milliseconds since 1970 (CLOCK_REALTIME). */
 uint64_t s0__s3tomb_now_ms(void);
 
+/** The store's clock for the GC grace: now plus the test shift
+ * (s0__objs3_clock_shift()). */
+uint64_t s0__s3tomb_clock(s0__objs3 *s);
+
 /** Whether pack (s3pack.h's time-ordered id) is younger than s's GC grace. */
-bool s0__s3tomb_young(const s0__objs3 *s, uint64_t pack);
+bool s0__s3tomb_young(s0__objs3 *s, uint64_t pack);
 
 /**
  * PUT one tombstone naming rows[0, n) (id and loc.pack of each); n == 0 is a

@@ -44,6 +44,7 @@ static void s3_close(void *ctx)
 	pthread_mutex_destroy(&s->refresh_mu);
 	pthread_mutex_destroy(&s->tomb_mu);
 	free(s->tombs);
+	free(s->pending);
 	free(s->dir);
 	free(s);
 }

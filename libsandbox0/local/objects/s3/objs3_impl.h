@@ -34,6 +34,8 @@ typedef struct s0__objs3 {
 	pthread_mutex_t refresh_mu; /* one index refresh at a time */
 	uint64_t refreshes;         /* refreshes started (under refresh_mu) */
 	uint64_t complete;          /* number of the last refresh that read every index */
+	uint64_t *pending;          /* listed, unread index ids, newest first (under refresh_mu) */
+	size_t n_pending;
 	long fail_after;            /* test hook: pack PUTs left before failing; -1 off */
 	uint64_t gc_grace_ms;       /* GC spares packs younger than this (s3tomb.h) */
 	s0__s3doom *doom;           /* <dir>/doomed.db (s3doom.h) */

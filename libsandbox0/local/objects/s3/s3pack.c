@@ -236,7 +236,7 @@ static void cache_records(s0__objs3 *s, uint64_t pack, uint64_t base, const uint
 
 /* GET the indexes of packs[0, n) (n <= REFRESH_GROUP) and catalogue them;
  * an index gone meanwhile (its pack deleted) is skipped. With heads (a
- * lookup for one id on a cold node), the first S0__S3PACK_SMALL bytes of
+ * lookup for one id on a cold node), the first S0__S3PACK_HEAD bytes of
  * each pack are read in the same round and their records enter the read
  * cache: a generation's small pack (descriptor, map pages) then costs no
  * round trip of its own. */
@@ -247,7 +247,7 @@ static int read_indexes(s0__objs3 *s, const uint64_t *packs, size_t n, bool head
 	s0__buf body[2 * REFRESH_GROUP];
 	char keys[2 * REFRESH_GROUP][S0__S3PACK_KEY_BYTES], range[48];
 	size_t m = heads ? 2 * n : n;
-	snprintf(range, sizeof range, "0-%" PRIu64, S0__S3PACK_SMALL - 1);
+	snprintf(range, sizeof range, "0-%" PRIu64, S0__S3PACK_HEAD - 1);
 	for (size_t i = 0; i < m; i++) {
 		s0__s3pack_key(i < n ? 'x' : 'p', packs[i % n], keys[i]);
 		body[i] = (s0__buf)S0__BUF_INIT;
@@ -357,22 +357,42 @@ int s0__s3pack_refresh(s0__objs3 *s, uint64_t seen, bool full, const s0__objid *
 	uint64_t window = S0__S3PACK_WINDOW_MS << 21;
 	if (newest > window)
 		after = newest - window;
+	size_t group = want ? S0__S3PACK_REFRESH_FEW : REFRESH_GROUP, i = 0;
+	bool found = false, heads = want != NULL;
+	s0__objloc loc;
+	/* first the packs an earlier lookup listed but did not read (a lookup
+	 * that finds its id there needs no listing) */
+	while (rc == S0_OK && s->n_pending && !found) {
+		size_t k = s->n_pending < group ? s->n_pending : group;
+		rc = read_indexes(s, s->pending, k, heads, err);
+		if (rc == S0_OK) {
+			memmove(s->pending, s->pending + k, (s->n_pending - k) * sizeof *s->pending);
+			s->n_pending -= k;
+		}
+		found = rc == S0_OK && want && s0__objcat_lookup(s->cat, want, &loc, NULL) == S0_OK;
+	}
 	unknown u = {.s = s};
-	if (rc == S0_OK)
+	bool listed = rc == S0_OK && !found;
+	if (listed)
 		rc = list_indexes(s, after, &u, err);
 	/* newest first; looking for one id, a few at a time until it is known
 	 * (the generation being read is most often among the newest) */
 	qsort(u.ids, u.n, sizeof *u.ids, cmp_desc);
-	size_t group = want ? S0__S3PACK_REFRESH_FEW : REFRESH_GROUP, i = 0;
-	bool found = false;
-	s0__objloc loc;
 	for (; rc == S0_OK && i < u.n && !found; i += group) {
-		rc = read_indexes(s, u.ids + i, u.n - i < group ? u.n - i : group, want != NULL, err);
+		rc = read_indexes(s, u.ids + i, u.n - i < group ? u.n - i : group, heads, err);
 		found = rc == S0_OK && want && s0__objcat_lookup(s->cat, want, &loc, NULL) == S0_OK;
+	}
+	/* what this listing found and did not read waits for the next lookup */
+	if (rc == S0_OK && u.n) {
+		free(s->pending);
+		s->pending = u.ids;
+		s->n_pending = i < u.n ? u.n - i : 0;
+		memmove(s->pending, s->pending + (i < u.n ? i : u.n), s->n_pending * sizeof *u.ids);
+		u.ids = NULL;
 	}
 	/* complete only when every listed index was read: a thread waiting for
 	 * this refresh then need not list again */
-	if (rc == S0_OK && i >= u.n)
+	if (rc == S0_OK && listed && i >= u.n)
 		s->complete = me;
 	pthread_mutex_unlock(&s->refresh_mu);
 	free(u.ids);

@@ -87,6 +87,9 @@ int s0__s3pack_catalogue(s0__objs3 *s, uint64_t pack, uint64_t pack_bytes,
  */
 int s0__s3pack_promote(s0__objs3 *s, const s0__objid *ids, size_t n, s0_error **err);
 
+/** Bytes of each pack a lookup's refresh reads with its index (s3pack.c). */
+#define S0__S3PACK_HEAD ((uint64_t)64 << 10)
+
 /** Indexes a refresh looking for one id reads at once. */
 #define S0__S3PACK_REFRESH_FEW 4
 
@@ -94,7 +97,9 @@ int s0__s3pack_promote(s0__objs3 *s, const s0__objid *ids, size_t n, s0_error **
  * Read into the catalog the indexes the bucket holds that it lacks: those
  * listed after the newest known pack id less S0__S3PACK_WINDOW_MS, or all
  * when full; newest first, and with want (nullable) only until want is
- * known. A caller whose lookup missed after it read seen = s->refreshes
+ * known, each with its pack's first S0__S3PACK_HEAD bytes (their records
+ * enter the read cache). Indexes such a listing named but left unread are
+ * kept and read first by the next lookup, before listing again. A caller whose lookup missed after it read seen = s->refreshes
  * returns at once when a refresh started after that read every index.
  * @retval S0_EUNAVAILABLE / S0_EAUTH / S0_EIO  the endpoint's answers.
  */

@@ -69,7 +69,7 @@ run() {
   s0_meson_suites s3 build s3 || rc=1
   # the lifecycle list per backend: the same binary and suites, so equal
   # counts; pack and files come from part c's log when it ran
-  local pack files s3
+  local pack= files= s3=
   s3=$(s0_s3_count build/meson-logs/testlog-s3.json unit-local-s3)
   # (only a log newer than the lifecycle suites' binary: an older one is of other tests)
   if [ build/meson-logs/testlog-c.json -nt build/tests/unit/local/check_local ]; then

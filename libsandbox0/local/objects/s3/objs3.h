@@ -9,6 +9,8 @@
  *   backend               "s3" (backends.h)
  *   lock                  flock'ed by the one process that has it open
  *   index.db              the catalog of the indexes this node read (s3pack.h)
+ *   doomed.db             doomed objects and recorded copies (s3doom.h)
+ *   tombs                 the newest tombstone applied (s3tomb.h)
  *   upload/<batch>        a batch's records until its commit (not tmp/: that
  *                         names a files store to backends.h's probe)
  *   upload/<batch>.<pack> marks of packs a commit is uploading
@@ -40,15 +42,18 @@
  *     which it writes as the packs go up; a failing commit drops them).
  *   - crash after commit returned: the batch is durable in the bucket; a
  *     catalog that lost the rows gets them back from the indexes.
- * Deletes (GC) remove the ids from the catalog durably and from the cache;
- * a pack left without live objects is DELETEd with its index (in del and
- * maintain). A pack partly dead stays whole: there is no compaction.
+ * Deletes (GC) doom the ids first (a tombstone every node reads), and
+ * remove them from the catalog durably and from the cache only at a GC the
+ * grace later (at once with gc_grace_s=0; s3tomb.h); a pack left without
+ * live objects is DELETEd with its index (in del and maintain). A pack
+ * partly dead stays whole: there is no compaction.
  *
  * Reads: the cache first, else a ranged GET of the pack (s3pack.h) whose
  * bytes then enter the cache; a commit writes its objects through to the
  * cache, so a resume on the node that paused reads no object over the
  * network. The front verifies every read. has() answers from the batch and
- * the catalog (no request).
+ * the catalog less the doomed ids (no request; a batch begins with one
+ * listing of tombstones, s3tomb.h).
  *
  * Crash points: objects.s3_written (a commit's records complete, nothing
  * PUT), objects.s3_put (after each round of packs and indexes),

@@ -11,20 +11,21 @@
  *                catalog rows go and any pack is deleted, never modified
  *
  * Protocol (docs/local-backend.md "Deletion across nodes"):
- *   - delete: objects in packs younger than the grace (gc_grace_s) are
- *     skipped (not freed): they may belong to another node's commit whose
- *     generation is not published yet. The others are written to one
- *     tombstone, then leave the catalog; packs without live objects (and
- *     older than the grace) are deleted after that.
+ *   - delete, step 1: objects in packs younger than the grace (gc_grace_s)
+ *     are skipped (another node's commit may not be published yet); the
+ *     others not doomed yet go into one tombstone, then are doomed here
+ *     (s3doom.h: has() false, reads still work).
+ *   - delete, step 2: a doomed object a GC finds unreferenced again, with a
+ *     listing that started at least the grace after the doom, leaves the
+ *     catalog; packs without live objects or copies then leave the bucket.
+ *     A grace of 0 (one node) does both steps at once.
  *   - batch begin: one LIST of d/ after this node's marker; every tombstone
- *     not applied yet is read and applied (the rows it names that the
- *     catalog places in the same pack leave the catalog). A begin that
- *     cannot sync marks the batch untrusting: its has() answers from the
- *     batch only (everything is uploaded again).
+ *     not applied yet is read and applied (its pairs are doomed). A begin
+ *     that cannot sync marks the batch untrusting: its has() answers from
+ *     the batch only (everything is uploaded again).
  *   - commit of a batch whose has() answered true from the catalog: sync
- *     again after the packs are PUT; a reused object whose row a tombstone
- *     removed meanwhile fails the commit (S0_EUNAVAILABLE, retryable: the
- *     retry uploads it).
+ *     again after the packs are PUT; a reused object doomed meanwhile fails
+ *     the commit (S0_EUNAVAILABLE, retryable: the retry uploads it).
  * The listing starts S0__S3TOMB_SKEW_MS before the newest tombstone applied
  * (clocks of nodes differ; a PUT may finish after a later-named one was
  * listed), and remembers the keys applied in that window. The marker is

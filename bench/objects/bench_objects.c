@@ -1,12 +1,18 @@
 /*
  * bench_objects: pause with 16 MiB dirty and resume to the first read, end
- * to end through s0_local, on the files object store against an S3 bucket,
- * as ratios measured in one run. Not a test; built only.
+ * to end through s0_local, on a local object store (SQLite metadata)
+ * against an S3 bucket (SQLite or PostgreSQL metadata), as ratios measured
+ * in one run. Not a test; built only (bench/objects/run.sh runs it).
  *
- *   bench_objects [--fast] [--reps N] S3_URL [DIR]
+ *   bench_objects [--fast] [--reps N] [--base STORE] [--meta URL] S3_URL [DIR]
  *       S3_URL: s3://BUCKET?endpoint=… (credentials from AWS_ACCESS_KEY_ID /
  *       AWS_SECRET_ACCESS_KEY; the bench adds a prefix of its own);
- *       DIR: where data directories go (default $TMPDIR or /tmp).
+ *       DIR: where data directories go (default $TMPDIR or /tmp);
+ *       --base: the local object store to compare with ("pack", the
+ *       default directory store, or "files");
+ *       --meta: the S3 node's metadata store, a postgres:// URL in which
+ *       "{rep}" is replaced by the repetition's number (one empty
+ *       database per repetition); default SQLite.
  *
  * Per backend and repetition: claim, write 16 MiB of incompressible bytes
  * and one 4 KiB file, then time pause_and_wait (seal + upload + commit), and
@@ -62,6 +68,7 @@ static double median(double *v, int n)
 typedef struct node {
 	char *dir;
 	const char *store;
+	const char *meta; /* NULL: SQLite */
 	s0_local *l;
 	s0_client *c;
 } node;
@@ -70,6 +77,7 @@ static void node_open(node *n)
 {
 	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
 	o.object_store = n->store;
+	o.meta = n->meta;
 	CALL("open", s0_local_open(n->dir, &o, &n->l, &err_));
 	CALL("client", s0_client_new_local(n->l, NULL, &n->c, &err_));
 }
@@ -82,9 +90,17 @@ static void node_close(node *n)
 	n->l = NULL;
 }
 
+/* Empty the read cache and forget the pack catalog, as on a node that never
+ * read this store. */
 static void drop_cache(const node *n)
 {
 	char path[4096];
+	snprintf(path, sizeof path, "%s/objects/index.db", n->dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/objects/index.db-wal", n->dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/objects/index.db-shm", n->dir);
+	unlink(path);
 	snprintf(path, sizeof path, "%s/objects/cache", n->dir);
 	DIR *d = opendir(path);
 	struct dirent *e;
@@ -130,10 +146,15 @@ static double resume_first_read(s0_client *c, const char *id)
 }
 
 /* One repetition on store: pause ms, warm resume ms, cold resume ms (s3). */
-static void one(const char *base, const char *store, int rep, size_t dirty, double *pause_ms,
-                double *warm_ms, double *cold_ms)
+static void one(const char *base, const char *store, const char *meta, int rep, size_t dirty,
+                double *pause_ms, double *warm_ms, double *cold_ms)
 {
 	node n = {0};
+	char *meta_url = NULL;
+	const char *tok = meta ? strstr(meta, "{rep}") : NULL;
+	if (tok && asprintf(&meta_url, "%.*s%d%s", (int)(tok - meta), meta, rep, tok + 5) < 0)
+		die("oom", NULL);
+	n.meta = meta_url ? meta_url : meta;
 	if (asprintf(&n.dir, "%s/bench-objects-%d-%d-%s", base, (int)getpid(), rep,
 	             strncmp(store, "s3://", 5) ? store : "s3") < 0)
 		die("oom", NULL);
@@ -174,6 +195,7 @@ static void one(const char *base, const char *store, int rep, size_t dirty, doub
 	free(buf);
 	free(id);
 	free(url);
+	free(meta_url);
 	free(n.dir);
 }
 
@@ -181,16 +203,21 @@ int main(int argc, char **argv)
 {
 	bool fast = getenv("S0_BENCH_FAST") && *getenv("S0_BENCH_FAST") == '1';
 	int reps = 5, ai = 1;
+	const char *base_store = "pack", *meta = NULL;
 	for (; ai < argc && !strncmp(argv[ai], "--", 2); ai++) {
 		if (!strcmp(argv[ai], "--fast"))
 			fast = true;
 		else if (!strcmp(argv[ai], "--reps") && ai + 1 < argc)
 			reps = atoi(argv[++ai]);
+		else if (!strcmp(argv[ai], "--base") && ai + 1 < argc)
+			base_store = argv[++ai];
+		else if (!strcmp(argv[ai], "--meta") && ai + 1 < argc)
+			meta = argv[++ai];
 		else
-			die("usage: bench_objects [--fast] [--reps N] S3_URL [DIR]", NULL);
+			die("usage: bench_objects [--fast] [--reps N] [--base STORE] [--meta URL] S3_URL [DIR]", NULL);
 	}
 	if (ai >= argc)
-		die("usage: bench_objects [--fast] [--reps N] S3_URL [DIR]", NULL);
+		die("usage: bench_objects [--fast] [--reps N] [--base STORE] [--meta URL] S3_URL [DIR]", NULL);
 	const char *s3 = argv[ai++];
 	const char *base = ai < argc ? argv[ai] : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	if (fast)
@@ -200,20 +227,24 @@ int main(int argc, char **argv)
 	size_t dirty = fast ? 4u << 20 : 16u << 20;
 	double fp[50], fr[50], sp[50], sw[50], sc[50], unused;
 	for (int r = 0; r < reps; r++) {
-		one(base, "files", r, dirty, &fp[r], &fr[r], &unused);
-		one(base, s3, r, dirty, &sp[r], &sw[r], &sc[r]);
+		one(base, base_store, NULL, r, dirty, &fp[r], &fr[r], &unused);
+		one(base, s3, meta, r, dirty, &sp[r], &sw[r], &sc[r]);
 	}
 	double mfp = median(fp, reps), mfr = median(fr, reps), msp = median(sp, reps),
 	       msw = median(sw, reps), msc = median(sc, reps);
 	printf("pause with %zu MiB dirty, resume to first read (medians of %d, ms)\n", dirty >> 20,
 	       reps);
-	printf("%-34s %10s %10s %8s\n", "", "files", "s3", "s3/files");
-	printf("%-34s %10.1f %10.1f %8.2f\n", "pause (seal+upload+commit)", mfp, msp, msp / mfp);
-	printf("%-34s %10.1f %10.1f %8.2f\n", "resume to first read, same node", mfr, msw,
+	char lh[64], rh[64], rt[64];
+	snprintf(lh, sizeof lh, "%s+sqlite", base_store);
+	snprintf(rh, sizeof rh, "s3+%s", meta ? "postgres" : "sqlite");
+	snprintf(rt, sizeof rt, "ratio");
+	printf("%-34s %14s %14s %8s\n", "", lh, rh, rt);
+	printf("%-34s %14.1f %14.1f %8.2f\n", "pause (seal+upload+commit)", mfp, msp, msp / mfp);
+	printf("%-34s %14.1f %14.1f %8.2f\n", "resume to first read, same node", mfr, msw,
 	       msw / mfr);
-	printf("%-34s %10.1f %10.1f %8.2f\n", "resume to first read, cold cache", mfr, msc,
+	printf("%-34s %14.1f %14.1f %8.2f\n", "resume to first read, cold cache", mfr, msc,
 	       msc / mfr);
-	printf("goal: s3/files <= 2 on loopback: pause %s, resume %s, cold resume %s\n",
+	printf("goal: ratio <= 2 on loopback: pause %s, resume %s, cold resume %s\n",
 	       msp / mfp <= 2 ? "met" : "MISSED", msw / mfr <= 2 ? "met" : "MISSED",
 	       msc / mfr <= 2 ? "met" : "MISSED");
 	return 0;

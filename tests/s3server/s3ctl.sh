@@ -47,7 +47,7 @@ init)
 JSON
   chmod 600 "$state/s3.json"
   cat >"$state/env" <<ENV
-S0_TEST_S3_URL='s3://s0test?endpoint=http://127.0.0.1:${p[6]}&region=us-east-1'
+S0_TEST_S3_URL='s3://s0test?endpoint=http://127.0.0.1:${p[6]}&region=us-east-1&gc_grace_s=0'
 AWS_ACCESS_KEY_ID=s0testaccess
 AWS_SECRET_ACCESS_KEY=$secret
 ENV

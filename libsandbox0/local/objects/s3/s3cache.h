@@ -5,7 +5,9 @@
  * written by this node) once.
  *
  * What it may hold: only bytes that are a committed object of the bucket
- * (written through by a commit, or fetched by a get); the front verifies
+ * (written through by a commit, or fetched by a get), or of a commit in
+ * flight (it writes its entries while its packs go up and drops them when
+ * it fails; a crash empties the cache, below); the front verifies
  * every read anyway (a damaged entry reads S0_ECORRUPT, never wrong
  * bytes), and a get that finds a damaged entry cannot tell, so the cache is
  * trusted only after a clean close: open removes the marker <cache>/clean

@@ -29,7 +29,7 @@ static int bad(s0_error **err, const char *what)
 {
 	return s0__error_set(err, S0_EINVAL, "object_store_url",
 	                     "object store URL: %s (form: s3://BUCKET[/PREFIX]?endpoint=http://HOST:"
-	                     "PORT[&region=R][&cache_mb=N])",
+	                     "PORT[&region=R][&cache_mb=N][&gc_grace_s=S])",
 	                     what);
 }
 
@@ -80,11 +80,18 @@ static int query_param(s0__s3conf *c, const char *kv, s0_error **err)
 			rc = bad(err, "cache_mb must be a positive number of MiB");
 		c->cache_bytes = mb << 20;
 		free(val);
+	} else if (nlen == 10 && !strncmp(kv, "gc_grace_s", 10)) {
+		char *end;
+		unsigned long long sec = strtoull(val, &end, 10);
+		if (!*val || *end || sec > 86400ull * 365)
+			rc = bad(err, "gc_grace_s must be a number of seconds (at most a year)");
+		c->gc_grace_ms = sec * 1000;
+		free(val);
 	} else {
 		free(val);
 		rc = s0__error_set(err, S0_EINVAL, "object_store_url",
 		                   "object store URL: unknown parameter \"%.*s\" (known: endpoint, "
-		                   "region, cache_mb)",
+		                   "region, cache_mb, gc_grace_s)",
 		                   (int)nlen, kv);
 	}
 	return rc;
@@ -150,6 +157,7 @@ static int credentials(s0__s3conf *c, s0_error **err)
 int s0__s3conf_parse(const char *url, s0__s3conf *out, s0_error **err)
 {
 	memset(out, 0, sizeof *out);
+	out->gc_grace_ms = (uint64_t)600 * 1000; /* the default; gc_grace_s= replaces it */
 	if (!s0__s3conf_is_url(url))
 		return bad(err, "it must start with s3://");
 	CURLU *u = curl_url();

@@ -4,11 +4,14 @@
  * from the environment.
  *
  *   s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT[&region=R][&cache_mb=N]
+ *        [&gc_grace_s=S]
  *
  * endpoint is required (path-style requests go to ENDPOINT/BUCKET/KEY);
  * region defaults to "us-east-1"; PREFIX (letters, digits, '.', '_', '-',
  * '/') puts every key of this store under PREFIX/; cache_mb bounds the
- * local read cache (default 512). The credentials come from
+ * local read cache (default 512); gc_grace_s (default 600) is how long GC
+ * leaves a new pack's objects alone and must exceed the longest pause's
+ * publish (s3tomb.h); 0 only when one node uses the bucket. The credentials come from
  * AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY only, never from the URL, and
  * no message or log line ever contains them.
  */
@@ -32,6 +35,7 @@ typedef struct s0__s3conf {
 	char *access_key;     /**< AWS_ACCESS_KEY_ID */
 	char *secret_key;     /**< AWS_SECRET_ACCESS_KEY (never printed) */
 	uint64_t cache_bytes; /**< bound of the local read cache in bytes */
+	uint64_t gc_grace_ms; /**< GC spares packs younger than this (ms) */
 } s0__s3conf;
 
 /** Whether name is an S3 store URL (starts with "s3://"). */

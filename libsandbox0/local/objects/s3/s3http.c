@@ -146,12 +146,16 @@ static int setup(s0__s3 *s, xfer *x, s0_error **err)
 	 * empty to remove it ("Content-Type:") although it never sends it, and
 	 * the endpoint then refuses the signature. A PUT names its body's
 	 * SHA-256 in x-amz-content-sha256, which S3 requires and libcurl then
-	 * signs as the payload hash (it does not send the header itself). */
+	 * signs as the payload hash (it does not send the header itself), or
+	 * UNSIGNED-PAYLOAD: hashing a pack costs both ends a pass over its
+	 * bytes, and every object in it is verified on read anyway. */
 	if (!x->hdrs && !strcmp(rq->method, "PUT")) {
 		unsigned char sum[crypto_hash_sha256_BYTES];
-		char hex[2 * crypto_hash_sha256_BYTES + 1], line[128];
-		crypto_hash_sha256(sum, rq->body ? rq->body : (const void *)"", rq->len);
-		sodium_bin2hex(hex, sizeof hex, sum, sizeof sum);
+		char hex[2 * crypto_hash_sha256_BYTES + 1] = "UNSIGNED-PAYLOAD", line[128];
+		if (!rq->unsigned_body) {
+			crypto_hash_sha256(sum, rq->body ? rq->body : (const void *)"", rq->len);
+			sodium_bin2hex(hex, sizeof hex, sum, sizeof sum);
+		}
 		snprintf(line, sizeof line, "x-amz-content-sha256: %s", hex);
 		struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/octet-stream");
 		struct curl_slist *h2 = h ? curl_slist_append(h, line) : NULL;
@@ -192,6 +196,8 @@ static int setup(s0__s3 *s, xfer *x, s0_error **err)
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, rq->body ? rq->body : "");
 	} else if (strcmp(rq->method, "GET")) {
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, rq->method);
+	} else if (rq->range) {
+		curl_easy_setopt(h, CURLOPT_RANGE, rq->range);
 	}
 	return S0_OK;
 }

@@ -16,6 +16,7 @@
 #ifndef S0_S3HTTP_H
 #define S0_S3HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,11 @@ typedef struct s0__s3req {
 	const char *query;  /**< (nullable) query in canonical form: sorted, escaped */
 	const void *body;   /**< PUT body (borrowed for the call), len bytes */
 	size_t len;
+	bool unsigned_body; /**< PUT: send x-amz-content-sha256 UNSIGNED-PAYLOAD
+	                         (the signature then does not cover the body; for
+	                         bodies whose content the reader verifies itself) */
+	const char *range;  /**< (nullable) GET only: "FIRST-LAST" byte offsets, inclusive
+	                         (sent as `Range: bytes=`, answered 206) */
 	s0__buf *out;       /**< (nullable) response body (replaced) */
 	long status;        /**< [out] HTTP status of the last attempt */
 	int64_t length;     /**< [out] Content-Length of the answer, -1 when none */

@@ -549,6 +549,15 @@ START_TEST(python3_runs_from_a_debian_tree)
 	ck_assert_ptr_null(strstr(s0__json_str(d, "stderr"), "<string>")); /* no driver frame */
 	cJSON_Delete(d);
 	assert_sh(&f, id, "print('alive', x)", "alive 40\n");
+	/* each exec's output is its own: nothing of an earlier exec's end marker */
+	for (int i = 0; i < 20; i++) {
+		char code[64], want[32];
+		snprintf(code, sizeof code, "{\"data\":\"x = %d\\nx\"}", i);
+		snprintf(want, sizeof want, "%d\n", i);
+		d = call_ok(&f, S0__RT_CTX_EXEC, id, code, 200);
+		ck_assert_str_eq(s0__json_str(d, "output_raw"), want);
+		cJSON_Delete(d);
+	}
 	free(id);
 	fix_stop(&f);
 	fix_close(&f);

@@ -261,10 +261,14 @@ static int repl_run(gv_ctx *c, const char *code, s0_error **err)
 	free(text);
 	int64_t deadline = mono_ms() + EXEC_TIMEOUT_MS;
 	bool o_done = false, e_done = false;
+	/* done once each marker's line ended: a newline still to come would
+	 * otherwise open the next exec's output */
+	char line[sizeof mark + 1];
+	snprintf(line, sizeof line, "%s\n", mark);
 	while (!(o_done && e_done) && !c->ended && mono_ms() < deadline) {
 		pump(c, 100);
-		o_done = o_done || (c->out.len && strstr(c->out.data ? c->out.data : "", mark));
-		e_done = e_done || (c->err.len && strstr(c->err.data ? c->err.data : "", mark));
+		o_done = o_done || (c->out.len && strstr(c->out.data ? c->out.data : "", line));
+		e_done = e_done || (c->err.len && strstr(c->err.data ? c->err.data : "", line));
 		s0__buf_put(&c->out, "", 1);
 		c->out.len--;
 		s0__buf_put(&c->err, "", 1);

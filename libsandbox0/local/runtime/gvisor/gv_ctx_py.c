@@ -8,7 +8,10 @@
  * its repr, as the interactive interpreter does); an exception prints
  * its traceback (the code's frames only) on stderr and the REPL lives on (KeyboardInterrupt too,
  * so INT interrupts the running code); then the marker is printed on
- * stdout and stderr, which is how gv_ctx.c knows the exec is done.
+ * stdout and stderr, which is how gv_ctx.c knows the exec is done (each
+ * in one write, marker and newline: under -u print() writes them apart,
+ * and a newline coming after the exec ended would open the next one's
+ * output).
  */
 #include <string.h>
 
@@ -45,8 +48,8 @@ static const char DRIVER[] =
 	"        traceback.print_exception(type(x), x, tb)\n"
 	"    sys.stdout.flush()\n"
 	"    sys.stderr.flush()\n"
-	"    print(m, flush=True)\n"
-	"    print(m, file=sys.stderr, flush=True)\n";
+	"    sys.stdout.write(m + '\\n')\n"
+	"    sys.stderr.write(m + '\\n')\n";
 
 static char *const PY_ARGV[] = {"python3", "-u", "-c", (char *)DRIVER, NULL};
 

@@ -19,7 +19,9 @@
 #define DEFAULT_TIMEOUT_S 60
 #define LISTEN_POLL_MS 20
 
-/* The name of a Host value without its port; false when it is no host name. */
+/* The name of a Host value without its port, lower case and without the
+ * one trailing dot of an absolute name ("id.domain." is "id.domain");
+ * false when it is no host name. */
 static bool host_name(const char *host, char *out, size_t n)
 {
 	size_t len = strcspn(host, ":");
@@ -31,9 +33,10 @@ static bool host_name(const char *host, char *out, size_t n)
 	const char *port = host + len;
 	if (*port && (!port[1] || strspn(port + 1, "0123456789") != strlen(port + 1)))
 		return false;
-	for (size_t i = 0; i < len; i++)
+	size_t name_len = len > 1 && host[len - 1] == '.' ? len - 1 : len;
+	for (size_t i = 0; i < name_len; i++)
 		out[i] = (char)tolower((unsigned char)host[i]);
-	out[len] = 0;
+	out[name_len] = 0;
 	return true;
 }
 
@@ -71,8 +74,17 @@ static bool id_ok(const char *s)
 	return true;
 }
 
+/* Whether c starts a percent-encoded control character (%00-%1f, %7f). */
+static bool encoded_control(const char *c)
+{
+	if (c[0] != '%' || !isxdigit((unsigned char)c[1]) || !isxdigit((unsigned char)c[2]))
+		return false;
+	return c[1] == '0' || c[1] == '1' || (c[1] == '7' && (c[2] == 'f' || c[2] == 'F'));
+}
+
 /* A path the service may see: printable, no dot segments, no encoded
- * slash, backslash or dot (so prefix matching means what it says). */
+ * slash, backslash, dot or control character (so prefix matching means
+ * what it says, and no decoded CR or LF reaches the service's headers). */
 static bool path_ok(const char *p)
 {
 	if (p[0] != '/')
@@ -82,7 +94,7 @@ static bool path_ok(const char *p)
 			return false;
 		if (*c == '%' && c[1] && c[2] &&
 		    (!strncasecmp(c, "%2f", 3) || !strncasecmp(c, "%5c", 3) ||
-		     !strncasecmp(c, "%2e", 3) || !strncmp(c, "%00", 3)))
+		     !strncasecmp(c, "%2e", 3) || encoded_control(c)))
 			return false;
 	}
 	for (const char *s = p; s; s = strchr(s + 1, '/')) {

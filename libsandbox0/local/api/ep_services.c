@@ -2,7 +2,8 @@
  * GET and PUT /api/v1/sandboxes/{id}/services (docs/wire.md "Public
  * routes"): the official SDKs' SandboxAppService in, SandboxAppServiceView
  * out — the stored service without its public id, plus publishable,
- * publish_blockers and public_url.
+ * publish_blockers and public_url (none while the runtime has no public
+ * routes: a blocker names it).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,16 +26,22 @@ static cJSON *view(s0__rctx *c, cJSON *s)
 		cJSON_AddItemToArray(blockers, cJSON_CreateString("ingress is not public"));
 	if (!port)
 		cJSON_AddItemToArray(blockers, cJSON_CreateString("port is required"));
-	cJSON_AddBoolToObject(s, "publishable", pub && port);
+	const char *routeless = s0__engine_routeless_runtime(c->e);
+	char *why = routeless ? s0__asprintf("the %s runtime has no public routes", routeless) : NULL;
+	if (why)
+		cJSON_AddItemToArray(blockers, cJSON_CreateString(why));
+	bool ok = pub && port && !routeless;
+	cJSON_AddBoolToObject(s, "publishable", ok);
 	char *url = NULL;
-	if (pub && port && id && c->opts->public_domain)
+	if (ok && id && c->opts->public_domain)
 		url = s0__asprintf("http://%s.%s/", id, c->opts->public_domain);
-	else if (pub && port && id)
+	else if (ok && id)
 		url = s0__asprintf("%s/r/%s/", c->opts->public_base ? c->opts->public_base : "", id);
 	if (url && s0__json_add_str(s, "public_url", url) < 0)
 		c->oom = true;
-	if (!blockers || (pub && port && id && !url))
+	if (!blockers || (ok && id && !url) || (routeless && !why))
 		c->oom = true;
+	free(why);
 	free(url);
 	free(id);
 	return s;

@@ -388,6 +388,11 @@ void s0__route_target_clear(s0__route_target *t)
 	t->service = NULL;
 }
 
+const char *s0__engine_routeless_runtime(s0__engine *e)
+{
+	return e->rt_drv && !e->rt_drv->connect_port ? e->rt_drv->name : NULL;
+}
+
 int s0__runtime_access_connect(s0__runtime_access *a, int port, int *fd_out, s0_error **err)
 {
 	s0__runtime *rt = s0__runtime_access_runtime(a);

@@ -73,6 +73,13 @@ int s0__engine_route_resolve(s0__engine *e, const char *public_id, s0__route_tar
 void s0__route_target_clear(s0__route_target *t);
 
 /**
+ * The name of this engine's runtime when it cannot reach a sandbox port
+ * (its driver has no connect_port: no public routes), else NULL. The
+ * name is static. Any thread.
+ */
+const char *s0__engine_routeless_runtime(s0__engine *e);
+
+/**
  * Connect to @p port inside the sandbox whose runtime @p a pins, through
  * the runtime seam (s0__rt_driver.connect_port).
  * @param[out] fd_out a connected stream socket (the caller's; close()).

@@ -512,7 +512,8 @@ END_TEST
 
 /* A root tree with python3 (scripts/gvisor-python-tree.sh, made by part
  * 45-gvisor into $S0_TEST_PYTHON_TREE) as the template: real python3
- * runs a script the files API wrote, and keeps state in a REPL shell. */
+ * runs a script the files API wrote, keeps state in a REPL shell, and is
+ * the REPL of the alias "python". */
 START_TEST(python3_runs_from_a_debian_tree)
 {
 	const char *tree = getenv("S0_TEST_PYTHON_TREE");
@@ -534,6 +535,29 @@ START_TEST(python3_runs_from_a_debian_tree)
 	cJSON_Delete(d);
 	char *id = new_ctx(&f, "{\"type\":\"repl\"}");
 	assert_sh(&f, id, "python3 -c 'import sys; sys.exit(3)'; echo rc=$?", "rc=3\n");
+	free(id);
+	/* the alias "python" (the official SDKs' default language of `run`) is
+	 * a Python REPL: state between execs, a final expression's repr, blocks
+	 * with blank lines, a traceback on stderr and the REPL lives on */
+	id = new_ctx(&f, "{\"type\":\"repl\",\"repl\":{\"alias\":\"python\"}}");
+	assert_sh(&f, id, "x = 40\n", "");
+	assert_sh(&f, id, "x + 2", "42\n");
+	assert_sh(&f, id, "def f(n):\n    return n * 2\n\nprint(f(x))\n", "80\n");
+	d = call_ok(&f, S0__RT_CTX_EXEC, id, "{\"data\":\"1/0\"}", 200);
+	ck_assert_str_eq(s0__json_str(d, "stdout"), "");
+	ck_assert_ptr_nonnull(strstr(s0__json_str(d, "stderr"), "ZeroDivisionError"));
+	ck_assert_ptr_null(strstr(s0__json_str(d, "stderr"), "<string>")); /* no driver frame */
+	cJSON_Delete(d);
+	assert_sh(&f, id, "print('alive', x)", "alive 40\n");
+	/* each exec's output is its own: nothing of an earlier exec's end marker */
+	for (int i = 0; i < 20; i++) {
+		char code[64], want[32];
+		snprintf(code, sizeof code, "{\"data\":\"x = %d\\nx\"}", i);
+		snprintf(want, sizeof want, "%d\n", i);
+		d = call_ok(&f, S0__RT_CTX_EXEC, id, code, 200);
+		ck_assert_str_eq(s0__json_str(d, "output_raw"), want);
+		cJSON_Delete(d);
+	}
 	free(id);
 	fix_stop(&f);
 	fix_close(&f);

@@ -299,6 +299,15 @@ START_TEST(proxy_get_and_post)
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_str_eq(r.body, "<h1>hello</h1>");
 	th_resp_free(&r);
+	/* an absolute name (one trailing dot) is the same host */
+	char *hd = s0__asprintf("Host: %s.example.test.:%d", id, port);
+	const char *hdots[] = {hd, NULL};
+	th_req qd = {.url = u, .headers = hdots};
+	ck_assert_int_eq(th_do(&qd, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "<h1>hello</h1>");
+	th_resp_free(&r);
+	free(hd);
 	char *p = s0__asprintf("/api/v1/sandboxes/%s/services", sb);
 	cJSON *j = call("GET", p, KEY_A, NULL, 200);
 	char *want = s0__asprintf("http://%s.example.test/", id);
@@ -324,7 +333,8 @@ START_TEST(proxy_refuses_hostile_targets)
 	char *sb = claim(KEY_A, true);
 	char *id = put_services(sb, WEB("[{\"id\":\"all\"}]"));
 	static const char *const hostile[] = {"/a/%2e%2e/b", "/a/%2E./b", "/a%2fb", "/a%5cb",
-	                                      "/a/%00"};
+	                                      "/a/%00", "/a%0d%0aX-Evil:%201", "/a%0A",
+	                                      "/a%1f", "/a%7F"};
 	th_resp r;
 	for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
 		route_do("GET", id, hostile[i], NULL, NULL, &r);
@@ -358,7 +368,9 @@ START_TEST(proxy_refuses_hostile_targets)
 		long status;
 	} hosts[] = {{"unknownid.example.test", 404}, {"a.b.example.test", 401},
 	             {"x_y.example.test", 401},      {"example.test", 401},
-	             {"x.example.test.evil.test", 401}, {"x.example.test:99999x", 401}};
+	             {"x.example.test.evil.test", 401}, {"x.example.test:99999x", 401},
+	             {"unknownid.example.test.", 404}, {"unknownid.example.test..", 401},
+	             {"example.test.", 401}};
 	char *u = th_url(port, "/api/v1/sandboxes");
 	for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
 		char *hh = s0__asprintf("Host: %s", hosts[i].host);

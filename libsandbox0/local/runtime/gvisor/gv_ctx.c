@@ -2,7 +2,8 @@
  * Contexts (docs/wire.md §8.1) of a gvisor generation (gv_int.h): each
  * context is one process started by the sandbox's procd (gv_procd.h) — a
  * `cmd` context runs its argv, a `repl` context a shell (/bin/sh; the
- * alias "bash" runs /bin/bash) that keeps its state between execs.
+ * alias "bash" runs /bin/bash; "python" and "python3" python3 through the
+ * driver of gv_ctx_py.c) that keeps its state between execs.
  * Requests are parsed by the simulated runtime's parser and answered in
  * the same JSON shapes (ContextResponse, ContextExecResponse).
  *
@@ -194,7 +195,9 @@ static cJSON *render(s0__rt_gen *g, gv_ctx *c, bool with_output)
 static int start_process(struct s0__gv_ctxs *t, gv_ctx *c, s0_error **err)
 {
 	char *repl_argv[] = {c->alias && !strcmp(c->alias, "bash") ? "/bin/bash" : "/bin/sh", NULL};
-	char *const *cmd = c->type == S0__CTX_REPL ? repl_argv : c->command;
+	char *const *cmd = c->type != S0__CTX_REPL      ? c->command
+	                   : s0__gv_ctx_py_alias(c->alias) ? s0__gv_ctx_py_argv()
+	                                                   : repl_argv;
 	c->ended = false;
 	s0_error *why = NULL;
 	int rc = s0__gv_pp_spawn(t->g->procd, cmd, c->env, c->cwd, true, 60000, &c->pp, &why);
@@ -246,8 +249,10 @@ static int repl_run(gv_ctx *c, const char *code, s0_error **err)
 	memcpy(mark, "__s0_done_", 10);
 	sodium_bin2hex(mark + 10, sizeof mark - 10, rnd, sizeof rnd);
 	size_t n = strlen(code);
-	char *text = s0__asprintf("%s%s printf '%%s\\n' %s; printf '%%s\\n' %s >&2\n", code,
-	                          n && code[n - 1] == '\n' ? "" : "\n", mark, mark);
+	char *text = s0__gv_ctx_py_alias(c->alias)
+	                     ? s0__gv_ctx_py_block(code, mark)
+	                     : s0__asprintf("%s%s printf '%%s\\n' %s; printf '%%s\\n' %s >&2\n",
+	                                    code, n && code[n - 1] == '\n' ? "" : "\n", mark, mark);
 	if (!text)
 		return s0__error_nomem(err);
 	s0__buf_reset(&c->out);
@@ -256,10 +261,14 @@ static int repl_run(gv_ctx *c, const char *code, s0_error **err)
 	free(text);
 	int64_t deadline = mono_ms() + EXEC_TIMEOUT_MS;
 	bool o_done = false, e_done = false;
+	/* done once each marker's line ended: a newline still to come would
+	 * otherwise open the next exec's output */
+	char line[sizeof mark + 1];
+	snprintf(line, sizeof line, "%s\n", mark);
 	while (!(o_done && e_done) && !c->ended && mono_ms() < deadline) {
 		pump(c, 100);
-		o_done = o_done || (c->out.len && strstr(c->out.data ? c->out.data : "", mark));
-		e_done = e_done || (c->err.len && strstr(c->err.data ? c->err.data : "", mark));
+		o_done = o_done || (c->out.len && strstr(c->out.data ? c->out.data : "", line));
+		e_done = e_done || (c->err.len && strstr(c->err.data ? c->err.data : "", line));
 		s0__buf_put(&c->out, "", 1);
 		c->out.len--;
 		s0__buf_put(&c->err, "", 1);

@@ -203,6 +203,16 @@ int s0__gv_ctx_call(struct s0__gv_ctxs *t, const s0__rt_proc_call *call, cJSON *
  */
 cJSON *s0__gv_ctx_stream_render(const s0__buf *out, const s0__buf *err, const cJSON *body,
                                 bool ended, int exit_code, const char *state);
+/** Whether a REPL @p alias ("python", "python3") runs the Python REPL (gv_ctx_py.c). */
+bool s0__gv_ctx_py_alias(const char *alias);
+/** The Python REPL's argv (static; NULL-terminated). */
+char *const *s0__gv_ctx_py_argv(void);
+/**
+ * One exec of @p code for the Python REPL, framed by the marker line
+ * @p mark (no newline inside) before and after it.
+ * @return (transfer full) or NULL when out of memory.
+ */
+char *s0__gv_ctx_py_block(const char *code, const char *mark);
 /**
  * Number of contexts whose process runs (inspection, called under the
  * engine's lock): -1 while a contexts call holds the table (never waits).

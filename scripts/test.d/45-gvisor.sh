@@ -54,9 +54,11 @@ s0_gvisor_leftovers() {
   # network (gv_net.h): namespaces live only while a runsc or test process
   # holds them (peers are children of unit-gvisor-net); our links and table
   # never reach the host's namespace
-  for p in $(pgrep -f 'tests/unit/gvisor/unit-gvisor-net' 2>/dev/null); do
+  # (only this checkout's build: another checkout's test may be running)
+  local net_test="$PWD/build/tests/unit/gvisor/unit-gvisor-net"
+  for p in $(pgrep -f -- "$net_test" 2>/dev/null); do
     # a peer outliving its test (peers are children of the test: PPID not the test's)
-    pgrep -f 'tests/unit/gvisor/unit-gvisor-net' | grep -qx "$(ps -o ppid= -p "$p" | tr -d ' ')" && continue
+    pgrep -f -- "$net_test" | grep -qx "$(ps -o ppid= -p "$p" | tr -d ' ')" && continue
     echo "process $p (a test peer, holding a network namespace)"
     [ "$mode" = clean ] && kill -9 "$p" 2>/dev/null
   done

@@ -7,7 +7,8 @@
  *       iifname vmap @sbx            every packet a sandbox sends: its chain
  *       ct state established,related accept   replies to what a chain allowed
  *   chain input (hook input, policy drop): nothing reaches the hub itself
- *       (its gateway addresses, a listener of the hub) but replies.
+ *       (its gateway addresses, a listener of the hub) but replies; the
+ *       rest is rejected (TCP reset, else ICMP) so a connect fails at once.
  * Chain sb<slot>, from the sandbox's compiled policy (netpolicy.h), in the
  * order the simulated runtime decides:
  *   1. replies of connections the other side's policy allowed: accept;
@@ -46,7 +47,10 @@ char *s0__gv_nft_base(void)
 	                  "policy drop ; }\n"
 	                  "add rule inet s0 forward iifname vmap @sbx\n"
 	                  "add rule inet s0 forward ct state established,related accept\n"
-	                  "add rule inet s0 input ct state established,related accept\n");
+	                  "add rule inet s0 input ct state established,related accept\n"
+	                  /* refused at once, as a sandbox's own denials are */
+	                  "add rule inet s0 input meta l4proto tcp reject with tcp reset\n"
+	                  "add rule inet s0 input reject with icmpx type admin-prohibited\n");
 }
 
 /* "ip daddr { a/n, … } " of the rule's IPv4 CIDRs (host bits cleared);

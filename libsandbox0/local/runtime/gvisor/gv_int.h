@@ -17,6 +17,7 @@
 #include <pthread.h>
 
 #include "local/runtime/carrier/carrier.h"
+#include "local/runtime/gvisor/gv_mem.h"
 #include "local/runtime/gvisor/gv_proc.h"
 #include "local/runtime/gvisor/gvisor.h"
 #include "local/runtime/runtime.h"
@@ -58,6 +59,9 @@ struct s0__rt_host {
 	bool own_dir;     /**< dir is a private temporary directory (removed at close) */
 	pthread_mutex_t mu;
 	int live;         /**< generations started and not stopped */
+	bool no_memory;   /**< memory checkpoints turned off (s0__rt_host_opts) */
+	bool images_ok;   /**< the image directory exists (gv_mem.h) */
+	int images_users; /**< holds of the image tmpfs (gv_mem.h), under mu */
 };
 
 struct s0__rt_gen {
@@ -76,6 +80,7 @@ struct s0__rt_gen {
 	s0__gv_files files;
 	bool files_open;
 	s0__carrier *carrier; /**< (nullable) the RootFS branch mounted as the root tree */
+	s0__gv_ckpt *ck;      /**< (nullable) its capture state (gv_mem.h), under h->mu */
 };
 
 /**

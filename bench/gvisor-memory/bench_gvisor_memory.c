@@ -182,8 +182,15 @@ static double baseline(const char *tree, int mib)
 	char dir[] = "/var/tmp/s0-bench-gvm-base.XXXXXX";
 	if (!mkdtemp(dir))
 		die("mkdtemp", -1, NULL);
-	char cmd[4096], fill[1024];
-	fill_cmd(fill, sizeof fill, mib);
+	char cmd[4096], raw[1024], fill[2048];
+	fill_cmd(raw, sizeof raw, mib);
+	size_t k = 0; /* for the host shell: its $ stays for the sandbox's */
+	for (const char *c = raw; *c && k + 2 < sizeof fill; c++) {
+		if (*c == '$')
+			fill[k++] = '\\';
+		fill[k++] = *c;
+	}
+	fill[k] = '\0';
 	snprintf(cmd, sizeof cmd,
 	         "cd %s && mkdir b st img && cd b && " RUNSC " spec -- /bin/sh -c 'while :; do sleep "
 	         "3600; done' && sed -i 's|\"path\": \"rootfs\"|\"path\": \"%s\"|; "

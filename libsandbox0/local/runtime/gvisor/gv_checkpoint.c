@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -50,6 +51,14 @@ struct s0__gv_ckpt {
 	s0__buf state;   /* checkpoint.img + pages_meta.img records */
 	s0__buf tmpfs;   /* the runtime-only mounts as tar records */
 };
+
+/* Milliseconds on the monotonic clock. */
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 /* ---- records: "S0GV" u32 version, then (u32 name len, name, u64 len, bytes)… ---- */
 
@@ -278,6 +287,7 @@ static int take(s0__gv_ckpt *c, bool leave_running)
 	if (uf)
 		fclose(uf);
 	cgroup_limit(c, true, usage + (64u << 20), &limit);
+	double t0 = mono_ms(), t1 = 0, t2 = 0;
 	const char *args[] = {"checkpoint", flag, leave_running ? "--leave-running" : c->id,
 	                      leave_running ? c->id : NULL, NULL};
 	s0__gv_result res;
@@ -289,6 +299,7 @@ static int take(s0__gv_ckpt *c, bool leave_running)
 	s0_error_free(e);
 	if (rc == S0_OK)
 		s0__gv_result_clear(&res);
+	t1 = mono_ms();
 	/* the runtime-only mounts as the processes left them (a sandbox left
 	 * running goes on writing: its tmpfs is read right after the image) */
 	if (rc == S0_OK)
@@ -306,6 +317,7 @@ static int take(s0__gv_ckpt *c, bool leave_running)
 		s0__buf_free(&f);
 		free(p);
 	}
+	t2 = mono_ms();
 	char *pages = rc == S0_OK ? s0__asprintf("%s/pages.img", dir) : NULL;
 	if (pages)
 		rc = load_pages(c, pages);
@@ -315,6 +327,10 @@ static int take(s0__gv_ckpt *c, bool leave_running)
 	rm_rf(dir); /* what the engine stores is in memory now */
 	s0__gv_images_release(c->h);
 	cgroup_limit(c, false, 0, &limit);
+	if (getenv("S0_GVISOR_MEM_TRACE")) /* where the time goes (bench/gvisor-memory) */
+		fprintf(stderr, "gvisor: checkpoint %s: runsc %.0f ms, state+tmpfs %.0f ms, pages "
+		        "%.0f ms (%llu bytes)\n", c->id, t1 - t0, t2 - t1, mono_ms() - t2,
+		        c->pages ? (unsigned long long)s0__heap_size(c->pages) : 0ULL);
 	free(dir);
 	free(flag);
 	return rc;

@@ -9,11 +9,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "local/runtime/gvisor/gv_int.h"
@@ -26,6 +28,14 @@ struct s0__rt_image {
 	void *tmpfs;  /* the tmpfs records (owned) */
 	size_t tmpfs_len;
 };
+
+/* Milliseconds on the monotonic clock. */
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 /* ---- records (gv_checkpoint.c writes them) ---- */
 
@@ -106,39 +116,89 @@ static int put_file(const char *dir, const char *name, const void *data, size_t 
 	return rc;
 }
 
-/* pages.img from the region's chunks, each fetched and verified. */
+/* One worker of put_pages(): chunks tid, tid + n, … of the region, each
+ * fetched and verified through its own lazy heap (reads of one heap are
+ * serialised; the pager is thread-safe), written at its offset. */
+typedef struct pages_job {
+	const s0__rt_image_data *d;
+	int fd;
+	size_t tid, n;
+	atomic_bool *stop;
+	int rc;
+	s0_error *err;
+	pthread_t th;
+} pages_job;
+
+static void *pages_worker(void *arg)
+{
+	pages_job *j = arg;
+	const s0__heap_image *r = &j->d->regions[0];
+	s0__heap *heap = NULL;
+	uint8_t *buf = malloc(r->chunk_bytes);
+	j->rc = buf ? s0__heap_new_lazy(r->chunk_bytes, r->size_bytes, r->pages, r->npages,
+	                                j->d->pager, &heap, &j->err)
+	            : s0__error_nomem(&j->err);
+	uint64_t step = (uint64_t)r->chunk_bytes * j->n;
+	for (uint64_t off = (uint64_t)r->chunk_bytes * j->tid;
+	     j->rc == S0_OK && off < r->size_bytes && !atomic_load(j->stop); off += step) {
+		size_t len = r->size_bytes - off < r->chunk_bytes ? (size_t)(r->size_bytes - off)
+		                                                  : r->chunk_bytes;
+		j->rc = s0__heap_read(heap, off, buf, len, &j->err); /* fetch + verify */
+		bool zero = true;
+		for (size_t i = 0; j->rc == S0_OK && zero && i < len; i++)
+			zero = buf[i] == 0;
+		if (j->rc == S0_OK && !zero && write_all(j->fd, buf, len, (off_t)off) < 0)
+			j->rc = s0__error_set(&j->err, S0_EIO, "runtime_unavailable",
+			                      "cannot write pages.img: %s", strerror(errno));
+	}
+	if (j->rc < 0)
+		atomic_store(j->stop, true);
+	free(buf);
+	s0__heap_unref(heap);
+	return NULL;
+}
+
+/* pages.img from the region's chunks, each fetched and verified, on up to
+ * four threads (decompression and decryption are the cost). */
 static int put_pages(const char *dir, const s0__rt_image_data *d, s0_error **err)
 {
 	if (d->nregions != 1)
 		return corrupt(err, "it must hold exactly one memory region");
 	const s0__heap_image *r = &d->regions[0];
-	s0__heap *heap = NULL;
-	int rc = s0__heap_new_lazy(r->chunk_bytes, r->size_bytes, r->pages, r->npages, d->pager,
-	                           &heap, err);
-	if (rc < 0)
-		return rc;
 	char *p = s0__asprintf("%s/pages.img", dir);
 	int fd = p ? open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
-	uint8_t *buf = malloc(r->chunk_bytes);
-	if (fd < 0 || !buf || ftruncate(fd, (off_t)r->size_bytes) < 0)
+	int rc = S0_OK;
+	if (fd < 0 || ftruncate(fd, (off_t)r->size_bytes) < 0)
 		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot write %s: %s",
 		                   p ? p : "pages.img", strerror(errno));
-	for (uint64_t off = 0; rc == S0_OK && off < r->size_bytes; off += r->chunk_bytes) {
-		size_t n = r->size_bytes - off < r->chunk_bytes ? (size_t)(r->size_bytes - off)
-		                                                : r->chunk_bytes;
-		rc = s0__heap_read(heap, off, buf, n, err); /* fetch + verify */
-		bool zero = true;
-		for (size_t i = 0; rc == S0_OK && zero && i < n; i++)
-			zero = buf[i] == 0;
-		if (rc == S0_OK && !zero && write_all(fd, buf, n, (off_t)off) < 0)
-			rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot write %s: %s",
-			                   p, strerror(errno));
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = cpus < 1 ? 1 : cpus > 4 ? 4 : (size_t)cpus;
+	pages_job jobs[4];
+	atomic_bool stop;
+	atomic_init(&stop, false);
+	size_t started = 0;
+	for (size_t i = 0; rc == S0_OK && i < n; i++) {
+		jobs[i] = (pages_job){.d = d, .fd = fd, .tid = i, .n = n, .stop = &stop};
+		if (pthread_create(&jobs[i].th, NULL, pages_worker, &jobs[i]) != 0) {
+			jobs[i].tid = i; /* run it here */
+			pages_worker(&jobs[i]);
+			jobs[i].th = pthread_self();
+		}
+		started++;
+	}
+	for (size_t i = 0; i < started; i++) {
+		if (!pthread_equal(jobs[i].th, pthread_self()))
+			pthread_join(jobs[i].th, NULL);
+		if (jobs[i].rc < 0 && rc == S0_OK) {
+			rc = jobs[i].rc;
+			s0__error_put(err, jobs[i].err);
+			jobs[i].err = NULL;
+		}
+		s0_error_free(jobs[i].err);
 	}
 	if (fd >= 0)
 		close(fd);
-	free(buf);
 	free(p);
-	s0__heap_unref(heap);
 	return rc;
 }
 
@@ -216,8 +276,12 @@ int s0__gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d, s0__rt_imag
 	}
 	if (rc == S0_OK && (got < 0 || files != 2))
 		rc = corrupt(err, "damaged state blob");
+	double t0 = mono_ms();
 	if (rc == S0_OK)
 		rc = put_pages(img->dir, d, err);
+	if (getenv("S0_GVISOR_MEM_TRACE")) /* where the time goes (bench/gvisor-memory) */
+		fprintf(stderr, "gvisor: restore: pages fetched and verified in %.0f ms\n",
+		        mono_ms() - t0);
 	if (rc < 0) {
 		s0__gv_image_free(img);
 		return rc;
@@ -282,6 +346,7 @@ int s0__gv_restore_run(s0__rt_gen *g, s0__rt_image *img, s0_error **err)
 	const char *args[] = {"restore", "--detach", iflag, bflag, g->id, NULL};
 	s0__gv_result res;
 	s0_error *e = NULL;
+	double t0 = mono_ms();
 	rc = bflag && iflag ? s0__gv_runsc_in(g->h, g->carrier, args, RESTORE_TIMEOUT_MS, false,
 	                                      &res, &e)
 	                    : s0__error_nomem(err);
@@ -292,6 +357,8 @@ int s0__gv_restore_run(s0__rt_gen *g, s0__rt_image *img, s0_error **err)
 			                   "runsc restore failed: %s", e ? s0_error_message(e) : "?");
 		s0_error_free(e);
 	}
+	if (getenv("S0_GVISOR_MEM_TRACE"))
+		fprintf(stderr, "gvisor: restore: runsc restore %.0f ms\n", mono_ms() - t0);
 	free(bflag);
 	free(iflag);
 	return rc;

@@ -84,6 +84,7 @@ static void procs_setup(lt *t, procs *p, int mib)
 	memset(p, 0, sizeof *p);
 	s0_sandbox_config cfg = S0_SANDBOX_CONFIG_INIT;
 	cfg.memory = "1Gi"; /* room for the bytes next to the shell and runsc's own use */
+	cfg.auto_resume = S0_BOOL_TRUE;
 	p->id = lt_claim(t, NULL, &cfg);
 	p->ctx = lt_repl(t, p->id);
 	char cmd[512];
@@ -187,6 +188,24 @@ START_TEST(memory_cycle_keeps_processes)
 	free(img);
 	free(rt0);
 	free(rt1);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* TTL-07 (memory half): a request to a memory-paused sandbox wakes it and
+ * the wake restores the retained image. */
+START_TEST(auto_resume_restores_memory)
+{
+	LT_ROW("TTL-07");
+	lt t;
+	open_gvisor(&t);
+	procs p;
+	procs_setup(&t, &p, 16);
+	int64_t g0 = lt_generation(&t, p.id);
+	mem_pause(&t, p.id);
+	assert_restored(&t, &p); /* its context request is the wake */
+	ck_assert_int_eq(lt_generation(&t, p.id), g0 + 1);
 	procs_free(&p);
 	lt_close(&t);
 }
@@ -533,6 +552,7 @@ static Suite *gvisor_memory_suite(void)
 	tcase_add_loop_test(tc, damaged_chunk_falls_back, 0, 2);
 	tcase_add_test(tc, fingerprint_mismatch_is_filesystem_only);
 	tcase_add_test(tc, memory_fork_leaves_parent_running);
+	tcase_add_test(tc, auto_resume_restores_memory);
 	tcase_add_loop_test(tc, kill_mid_capture_and_restore, 0,
 	                    (int)(sizeof MEM_CRASHES / sizeof MEM_CRASHES[0]));
 	suite_add_tcase(s, tc);

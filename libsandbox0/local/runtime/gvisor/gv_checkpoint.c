@@ -290,15 +290,14 @@ static int take(s0__gv_ckpt *c, bool leave_running)
 	double t0 = mono_ms(), t1 = 0, t2 = 0;
 	const char *args[] = {"checkpoint", flag, leave_running ? "--leave-running" : c->id,
 	                      leave_running ? c->id : NULL, NULL};
-	s0__gv_result res;
+	s0__gv_result res = {0};
 	s0_error *e = NULL;
 	int rc = mkdir(dir, 0700) < 0 ? fail(c, "cannot make %s: %s", dir, strerror(errno))
 	                              : s0__gv_runsc(c->h, args, CHECKPOINT_TIMEOUT_MS, false, &res, &e);
 	if (rc < 0 && !c->why[0])
 		fail(c, "%s", e ? s0_error_message(e) : "runsc checkpoint failed");
 	s0_error_free(e);
-	if (rc == S0_OK)
-		s0__gv_result_clear(&res);
+	s0__gv_result_clear(&res);
 	t1 = mono_ms();
 	/* the runtime-only mounts as the processes left them (a sandbox left
 	 * running goes on writing: its tmpfs is read right after the image) */

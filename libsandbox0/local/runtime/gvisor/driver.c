@@ -273,7 +273,6 @@ static int gv_root_tree(s0__rt_host *h, char **dir_out, s0_error **err)
 	return S0_OK;
 }
 
-
 static void gen_free(s0__rt_gen *g)
 {
 	s0__gv_ckpt_unref(g->ck); /* a source the engine holds keeps its own reference */
@@ -346,16 +345,19 @@ static int env_from(const cJSON *vars, char ***out, s0_error **err)
 static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_error **err)
 {
 	s0__rt_image *img = r ? r->image : NULL; /* freed below in every case */
+	int bad = S0_OK;
 	if (!r || !r->runtime_id || !r->sandbox_id || (r->n_ephemeral && !r->ephemeral))
-		return s0__gv_image_free(img), s0__error_set(err, S0_EINVAL, "invalid_request",
-		                     "a runtime start needs a sandbox id and a runtime id");
-	if (!good_id(r->runtime_id) || !good_id(r->sandbox_id))
-		return s0__gv_image_free(img), s0__error_set(err, S0_EINVAL, "invalid_request",
-		                     "runtime and sandbox ids must be 1..%d of [A-Za-z0-9_.-]",
-		                     S0__GV_ID_MAX);
-	s0__rt_gen *g = calloc(1, sizeof *g);
-	if (!g)
-		return s0__gv_image_free(img), s0__error_nomem(err);
+		bad = s0__error_set(err, S0_EINVAL, "invalid_request",
+		                    "a runtime start needs a sandbox id and a runtime id");
+	else if (!good_id(r->runtime_id) || !good_id(r->sandbox_id))
+		bad = s0__error_set(err, S0_EINVAL, "invalid_request",
+		                    "runtime and sandbox ids must be 1..%d of [A-Za-z0-9_.-]",
+		                    S0__GV_ID_MAX);
+	s0__rt_gen *g = bad < 0 ? NULL : calloc(1, sizeof *g);
+	if (!g) {
+		s0__gv_image_free(img);
+		return bad < 0 ? bad : s0__error_nomem(err);
+	}
 	g->h = h;
 	g->generation = r->generation;
 	g->started_ms = h->clock.now_unix_ms(h->clock.ctx);

@@ -343,7 +343,7 @@ int s0__gv_restore_run(s0__rt_gen *g, s0__rt_image *img, s0_error **err)
 		return rc;
 	char *bflag = s0__asprintf("--bundle=%s", g->bundle);
 	char *iflag = s0__asprintf("--image-path=%s", img->dir);
-	const char *args[] = {"restore", "--detach", iflag, bflag, g->id, NULL};
+	const char *args[] = {"restore", "--detach", "--background", iflag, bflag, g->id, NULL};
 	s0__gv_result res;
 	s0_error *e = NULL;
 	double t0 = mono_ms();

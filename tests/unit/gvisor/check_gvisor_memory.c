@@ -208,6 +208,86 @@ START_TEST(memory_cycle_keeps_processes)
 }
 END_TEST
 
+static cJSON *rt_call(lt *t, const char *method, const char *id, const char *suffix,
+                      const char *body)
+{
+	char *out = NULL;
+	int status = 0;
+	LT_OK(s0_runtime_call(t->c, method, id, suffix, body, NULL, &status, &out, &e_));
+	cJSON *j = cJSON_Parse(out);
+	s0_free(out);
+	ck_assert_ptr_nonnull(j);
+	return j;
+}
+
+/* The session's current attempt: its number and PID, once it runs (bounded: 10 s). */
+static void session_running(lt *t, const char *id, const char *sid, int64_t *number, int *pid)
+{
+	char sfx[160];
+	snprintf(sfx, sizeof sfx, "/sessions/%s", sid);
+	for (int i = 0; i < 1000; i++) {
+		cJSON *s = rt_call(t, "GET", id, sfx, NULL);
+		const cJSON *att = cJSON_GetObjectItem(s, "attempt");
+		bool up = !strcmp(s0__json_str(s, "phase"), "running");
+		*number = s0__json_i64(att, "number", -1);
+		*pid = (int)s0__json_i64(att, "pid", 0);
+		cJSON_Delete(s);
+		if (up)
+			return;
+		usleep(10000);
+	}
+	ck_abort_msg("session %s never ran", sid);
+}
+
+/* SES-06 with real processes: a session's attempt runs on through a memory
+ * pause/resume with its PID (procd kept it; no recovery, no second copy),
+ * and a filesystem-only cycle after it restarts it (attempt 2). */
+START_TEST(session_attempt_survives_memory_cycle)
+{
+	LT_ROW("SES-06");
+	lt t;
+	open_gvisor(&t);
+	s0_sandbox_config cfg = S0_SANDBOX_CONFIG_INIT;
+	char *id = lt_claim(&t, NULL, &cfg);
+	cJSON *s = rt_call(&t, "POST", id, "/sessions",
+	                   "{\"command\":[\"/bin/sh\",\"-c\",\"exec sleep 1000\"]}");
+	char *sid = strdup(s0__json_str(s, "id"));
+	cJSON_Delete(s);
+	int64_t n0, n1;
+	int pid0, pid1;
+	session_running(&t, id, sid, &n0, &pid0);
+	ck_assert_int_gt(pid0, 1);
+	mem_pause(&t, id);
+	mem_resume(&t, id);
+	session_running(&t, id, sid, &n1, &pid1);
+	ck_assert_int_eq(n1, n0);
+	ck_assert_int_eq(pid1, pid0);
+	char *ctx = lt_repl(&t, id);
+	char *out = sh(&t, id, ctx,
+	               "echo -n $(grep -l '[s]leep.1000' /proc/[0-9]*/cmdline 2>/dev/null | wc -l)");
+	ck_assert_str_eq(out, "1"); /* the one attempt, not a recovered copy next to it */
+	free(out);
+	/* the driver follows the adopted attempt: a stop reaches its process */
+	char sfx[160];
+	snprintf(sfx, sizeof sfx, "/sessions/%s/desired-state", sid);
+	cJSON_Delete(rt_call(&t, "PUT", id, sfx, "{\"state\":\"stopped\"}"));
+	snprintf(sfx, sizeof sfx, "/sessions/%s", sid);
+	bool stopped = false;
+	for (int i = 0; i < 1000 && !stopped; i++) {
+		s = rt_call(&t, "GET", id, sfx, NULL);
+		stopped = !strcmp(s0__json_str(s, "phase"), "stopped");
+		cJSON_Delete(s);
+		if (!stopped)
+			usleep(10000);
+	}
+	ck_assert_msg(stopped, "the adopted attempt did not stop");
+	free(ctx);
+	free(sid);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 /* TTL-07 (memory half): a request to a memory-paused sandbox wakes it and
  * the wake restores the retained image. */
 START_TEST(auto_resume_restores_memory)
@@ -568,6 +648,7 @@ static Suite *gvisor_memory_suite(void)
 	tcase_add_test(tc, fingerprint_mismatch_is_filesystem_only);
 	tcase_add_test(tc, memory_fork_leaves_parent_running);
 	tcase_add_test(tc, auto_resume_restores_memory);
+	tcase_add_test(tc, session_attempt_survives_memory_cycle);
 	tcase_add_loop_test(tc, kill_mid_capture_and_restore, 0,
 	                    (int)(sizeof MEM_CRASHES / sizeof MEM_CRASHES[0]));
 	suite_add_tcase(s, tc);

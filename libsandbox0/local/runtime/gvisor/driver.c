@@ -678,11 +678,11 @@ static int gv_proc_call(s0__rt_gen *g, const s0__rt_proc_call *call, cJSON **dat
 }
 
 /* Sessions: the simulated runtime's registry, attempts run by procd
- * (gv_sessions.c); a new generation recovers them (SES-01..05). */
+ * (gv_sessions.c); a new generation recovers them (SES-01..05), a memory
+ * restore keeps their attempts (gv_restore.c). */
 static void gv_sessions_adopt(s0__rt_gen *g, s0__sessions *s, bool restored)
 {
-	(void)restored; /* no memory restore on this runtime */
-	s0__gv_ses_adopt(g->ses, s);
+	s0__gv_ses_adopt(g->ses, s, restored); /* restored: the attempts of the image */
 }
 
 static int gv_sessions_new(s0__rt_host *h, int64_t generation, s0__sessions **out,

@@ -4,8 +4,8 @@
  * driver's image tmpfs (runsc writes its pages at memory speed), read once:
  * pages.img into a heap the checkpoint engine chunks, compresses, encrypts
  * and stores (chunks whose content is already stored are deduplicated),
- * checkpoint.img, pages_meta.img, the network slot and the contexts table
- * (taken at capture()) into the state blob, the runtime-only
+ * checkpoint.img, pages_meta.img, the network slot, the contexts table and
+ * the session attempts (both taken at capture()) into the state blob, the runtime-only
  * mounts into the tmpfs blob as tar streams; then the directory is removed.
  * The image tmpfs (<dir>/images) is mounted only while an image is in
  * flight (s0__gv_images_hold/release), so an idle host holds no mount.
@@ -47,6 +47,7 @@ struct s0__gv_ckpt {
 	size_t n;
 	int32_t net_slot; /* its network slot (gv_net.h), -1 without one */
 	char *contexts;   /* (nullable) its contexts table (s0__gv_ctxs_save) */
+	char *sessions;   /* (nullable) its session attempts (s0__gv_ses_save) */
 	bool taken;      /* the checkpoint ran (successfully or not) */
 	int rc;          /* its outcome */
 	char why[512];   /* its error message */
@@ -316,6 +317,9 @@ static int take(s0__gv_ckpt *c, bool leave_running)
 	if (rc == S0_OK && c->contexts &&
 	    rec_add(&c->state, "contexts", c->contexts, strlen(c->contexts)) < 0)
 		rc = fail(c, "out of memory");
+	if (rc == S0_OK && c->sessions &&
+	    rec_add(&c->state, "sessions", c->sessions, strlen(c->sessions)) < 0)
+		rc = fail(c, "out of memory");
 	for (size_t i = 0; rc == S0_OK && i < 2; i++) {
 		char *p = s0__asprintf("%s/%s", dir, state_files[i]);
 		s0__buf f = {0};
@@ -473,6 +477,7 @@ void s0__gv_ckpt_unref(s0__gv_ckpt *c)
 	free(c->id);
 	free(c->cgroup);
 	free(c->contexts);
+	free(c->sessions);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -530,15 +535,19 @@ int s0__gv_capture(s0__rt_gen *g, s0__rt_image_src *out, s0_error **err)
 	if (!c)
 		return s0__error_nomem(err);
 	/* the contexts as they are now (a later seal takes the image with them) */
-	char *ctxs = s0__gv_ctxs_save(g->ctxs);
+	char *ctxs = s0__gv_ctxs_save(g->ctxs), *ses = s0__gv_ses_save(g->ses);
 	pthread_mutex_lock(&c->mu);
 	if (!c->taken) {
 		free(c->contexts);
 		c->contexts = ctxs;
 		ctxs = NULL;
+		free(c->sessions);
+		c->sessions = ses;
+		ses = NULL;
 	}
 	pthread_mutex_unlock(&c->mu);
 	free(ctxs);
+	free(ses);
 	*out = (s0__rt_image_src){
 		.self = c,
 		.lock = src_lock,

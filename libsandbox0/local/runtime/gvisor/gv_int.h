@@ -103,9 +103,23 @@ void s0__gv_ses_free(struct s0__gv_ses *t);
 /**
  * Bind registry @p s to this generation (its attempts run by procd, a
  * supervisor thread reconciling it until s0__gv_ses_free(): @p s must
- * outlive the generation) and apply runtime_recovery (SES-01..05).
+ * outlive the generation) and apply runtime_recovery (SES-01..05) — or,
+ * @p restored (a memory restore), keep the attempts s0__gv_ses_restore()
+ * took over (an attempt missing from them is recovered).
  */
-void s0__gv_ses_adopt(struct s0__gv_ses *t, struct s0__sessions *s);
+void s0__gv_ses_adopt(struct s0__gv_ses *t, struct s0__sessions *s, bool restored);
+/**
+ * The attempts' processes still running, as text for a memory image
+ * (procd's id, PID, deadlines). NULL when out of memory.
+ * @return (transfer full) free().
+ */
+char *s0__gv_ses_save(struct s0__gv_ses *t);
+/**
+ * After a restore, take over the attempts of @p saved (s0__gv_ses_save(),
+ * nullable: none) on g->procd (s0__gv_pp_adopt()), before the registry is
+ * bound. @retval S0_ECORRUPT a damaged record. @retval S0_EUNAVAILABLE `procd_gone`.
+ */
+int s0__gv_ses_restore(struct s0__gv_ses *t, const char *saved, s0_error **err);
 /** A sessions call (runtime.h proc_call, S0__RT_SES_* only) on call->sessions (bound as by
  * s0__gv_ses_adopt(), without the recovery). */
 int s0__gv_ses_call(struct s0__gv_ses *t, const s0__rt_proc_call *call, cJSON **data_out,

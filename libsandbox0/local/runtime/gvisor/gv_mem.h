@@ -12,7 +12,8 @@
  *    chunks (deduplicated by content against the previous capture);
  *  - the state blob: checkpoint.img (the sentry's kernel state),
  *    pages_meta.img, net_slot (the generation's network slot, gv_net.h)
- *    and contexts (the contexts table, s0__gv_ctxs_save()) as named records;
+ *    contexts (the contexts table, s0__gv_ctxs_save()) and sessions (the
+ *    session attempts, s0__gv_ses_save()) as named records;
  *  - the tmpfs blob: each runtime-only mount ("/tmp", ephemeral paths) as a
  *    tar stream (the host tmpfs serving it is not in runsc's image).
  */
@@ -86,7 +87,8 @@ int s0__gv_restore_net(struct s0__rt_gen *g, const s0__rt_image *img, s0_error *
  * Continue @p img in generation @p g (start(): bundle, tmpfs, network and
  * root are ready): the tmpfs contents unpacked, `runsc restore` with fresh
  * pipes as procd's stdio, the channel attached (s0__gv_init_run()), the
- * contexts of the capture re-adopted (s0__gv_ctxs_adopt()).
+ * contexts and session attempts of the capture taken over
+ * (s0__gv_ctxs_adopt(), s0__gv_ses_restore()).
  * @p img stays the caller's. @retval S0_EUNAVAILABLE `restore_failed`
  * (runsc's error in the message). @retval S0_ECORRUPT a bad tmpfs blob or contexts record.
  */

@@ -30,6 +30,7 @@ struct s0__rt_image {
 	size_t tmpfs_len;
 	int32_t net_slot; /* the network slot at capture, -1 when none was recorded */
 	char *contexts;   /* (nullable) the contexts table at capture */
+	char *sessions;   /* (nullable) the session attempts at capture */
 };
 
 /* Milliseconds on the monotonic clock. */
@@ -224,6 +225,7 @@ void s0__gv_image_free(s0__rt_image *img)
 	free(img->dir);
 	free(img->tmpfs);
 	free(img->contexts);
+	free(img->sessions);
 	free(img);
 }
 
@@ -280,9 +282,10 @@ int s0__gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d, s0__rt_imag
 			memcpy(&img->net_slot, data, sizeof img->net_slot);
 			continue;
 		}
-		if (!strcmp(fname, "contexts")) {
-			free(img->contexts);
-			if (!(img->contexts = s0__strndup((const char *)data, (size_t)len)))
+		if (!strcmp(fname, "contexts") || !strcmp(fname, "sessions")) {
+			char **to = fname[0] == 'c' ? &img->contexts : &img->sessions;
+			free(*to);
+			if (!(*to = s0__strndup((const char *)data, (size_t)len)))
 				rc = s0__error_nomem(err);
 			continue;
 		}
@@ -379,6 +382,8 @@ int s0__gv_restore_run(s0__rt_gen *g, s0__rt_image *img, s0_error **err)
 	/* the contexts of the capture, bound to the processes procd kept */
 	if (rc == S0_OK)
 		rc = s0__gv_ctxs_adopt(g->ctxs, img->contexts, err);
+	if (rc == S0_OK) /* and the session attempts (the registry binds them later) */
+		rc = s0__gv_ses_restore(g->ses, img->sessions, err);
 	free(bflag);
 	free(iflag);
 	return rc;

@@ -4,7 +4,7 @@
  * sandboxes. A sandbox of the default template (the python3 root tree when
  * it was made) runs python3; a file written inside and one written through
  * the files API survive a filesystem-only pause, a background process and
- * /tmp do not; then the memory step (its own place, below), a snapshot, a
+ * /tmp do not; then the memory step (shared with sim), a snapshot, a
  * fork and a restore as on sim.
  */
 #include <stdlib.h>
@@ -166,9 +166,9 @@ static int gv_resume(demo *d)
 }
 
 /* The steps after the open (cmd_demo.c runs the open, then these). The
- * memory step is the shared one: it reports "not available" while this
- * runtime answers memory pauses with `unavailable`; memory checkpoints of
- * gvisor sandboxes replace it with their own step here. */
+ * memory step is the shared one: a REPL shell's variable, its background
+ * job and a /tmp file survive a memory pause and resume (runsc checkpoint
+ * and restore, docs/memory-gvisor.md). */
 const demo_step demo_gvisor_steps[] = {
 	{"open the embedded backend", step_open},
 	{"claim a sandbox from \"default\" (a real root tree)", gv_claim},
@@ -176,9 +176,7 @@ const demo_step demo_gvisor_steps[] = {
 	{"write files, start a background process", gv_write},
 	{"pause (filesystem-only)", gv_pause},
 	{"resume: files kept, processes gone", gv_resume},
-	/* ---- memory checkpoints of gvisor sandboxes: their step goes here ---- */
 	{"REPL context, memory pause and resume", step_memory},
-	/* ---- */
 	{"snapshot, change, fork", step_snapshot_fork},
 	{"pause, restore, resume; resume the fork", step_restore},
 	{"delete everything", step_cleanup},

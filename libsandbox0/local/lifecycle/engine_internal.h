@@ -308,6 +308,9 @@ int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__r
                                 bool *recorded, s0_error **err);
 /* Release the reservation of a sandbox's capture (after the terminal proof). */
 void s0__engine_mem_finish(s0__engine *e, const char *id);
+/* Before a memory pause stops rt (S0__RT_CAP_KERNEL_FS): the driver takes
+ * the image now (image.h seal()); a failure fails the capture (MFB-07). */
+void s0__engine_mem_seal(s0__engine *e, const char *id, s0__runtime *rt);
 
 /* nodeagent.c: load or create the node identity and count a boot (open). */
 int s0__ctld_init(s0__engine *e, s0_error **err);

@@ -30,13 +30,21 @@
 struct s0__memprep {
 	char id[S0__ID_MAX];
 	s0__ckpt_prep *prep;
+	s0__rt_image_src src; /* the driver's source, released at the end */
 	bool failed; /* authorisation or capture failed: no image */
+	char procd[64]; /* the source's procd version, kept by s0__engine_mem_seal() */
 	/* the committed image, pinned as a GC root until the preparation ends
 	 * (after the operation recording it is durable): a GC between the
 	 * capture's batch commit and that record must not collect it */
 	char image[S0__OBJID_HEX_BYTES + 1];
 	struct s0__memprep *next;
 };
+
+static void src_release(s0__rt_image_src *src)
+{
+	if (src->release)
+		src->release(src->self);
+}
 
 static void sync_budget_hold(s0__engine *e)
 {
@@ -139,6 +147,7 @@ void s0__engine_mem_close(s0__engine *e)
 		s0__memprep *m = e->mempreps;
 		e->mempreps = m->next;
 		s0__ckpt_finish(m->prep);
+		src_release(&m->src);
 		free(m);
 	}
 	if (e->storage)
@@ -169,11 +178,19 @@ int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
                            s0_cancel_token *cancel, s0_error **err)
 {
 	s0__rt_image_src src;
-	/* never downgraded to a filesystem pause (MEM-02) */
-	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || rt->drv->capture(rt->gen, &src, NULL) < 0)
-		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
-		                     "memory unavailable: this deployment does not support memory "
-		                     "checkpoints");
+	/* never downgraded to a filesystem pause (MEM-02); the driver's reason
+	 * (memory_unsupported, naming what is missing) is the cause */
+	s0_error *why = NULL;
+	int crc = rt->drv->capture(rt->gen, &src, &why);
+	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || crc < 0) {
+		if (crc == S0_OK)
+			src_release(&src);
+		s0_error *w = s0__error_make(S0_EUNAVAILABLE, "memory_unavailable",
+		                             "memory unavailable: this deployment does not support "
+		                             "memory checkpoints");
+		s0__error_set_cause(w, why);
+		return s0__error_put(err, w);
+	}
 	s0__ckpt_prepare_opts po = {
 		.sandbox_id = id,
 		.clock = &e->opt.clock,
@@ -183,17 +200,19 @@ int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
 	};
 	/* webhooks: a durable outbox, drained before capture (MFB-15) */
 	int wrc = s0__webhook_before_capture(e, id, po.deadline_ms, cancel, err);
-	if (wrc < 0)
-		return wrc;
-	s0__memprep *m = calloc(1, sizeof *m);
-	if (!m)
-		return s0__error_nomem(err);
+	s0__memprep *m = wrc < 0 ? NULL : calloc(1, sizeof *m);
+	if (!m) {
+		src_release(&src);
+		return wrc < 0 ? wrc : s0__error_nomem(err);
+	}
 	int rc = s0__ckpt_prepare(e->ckpt, &src, &po, &m->prep, err);
 	if (rc < 0) {
 		free(m);
+		src_release(&src);
 		sync_budget_hold(e);
 		return rc;
 	}
+	m->src = src; /* kept for the capture (a driver may seal it first) */
 	/* authorised from here: a failure is a failed capture, reported by status */
 	s0_error *aerr = NULL;
 	if (s0__ckpt_authorize(m->prep, &aerr) < 0)
@@ -223,15 +242,14 @@ int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt,
 	s0__memprep *m = find_prep(e, op->sandbox_id);
 	if (!m || m->failed)
 		return S0_EMEMCAPTURE;
-	s0__rt_image_src src;
-	if (rt->drv->capture(rt->gen, &src, NULL) < 0)
-		return S0_EMEMCAPTURE;
+	s0__rt_image_src src = m->src; /* the preparation's (a sealed one outlives rt->gen) */
 	s0__sandbox_row row = {0};
 	if (s0__meta_sandbox_get(e->meta, NULL, op->sandbox_id, &row, NULL) < 0)
 		return S0_EMEMCAPTURE;
 	s0__ckpt_fp fp;
 	s0__engine_fingerprint(e, &row, &fp);
-	s0__strlcpy(fp.procd_version, rt->drv->procd_version(rt->gen), sizeof fp.procd_version);
+	s0__strlcpy(fp.procd_version, rt->gen ? rt->drv->procd_version(rt->gen) : m->procd,
+	            sizeof fp.procd_version);
 	s0__sandbox_rec_clear(&row.rec);
 	s0__ckpt_meta meta = {
 		.sandbox_id = op->sandbox_id,
@@ -265,6 +283,16 @@ int s0__engine_mem_capture(s0__engine *e, const s0__op_row *op, s0__runtime *rt,
 	return S0_OK;
 }
 
+void s0__engine_mem_seal(s0__engine *e, const char *id, s0__runtime *rt)
+{
+	s0__memprep *m = find_prep(e, id);
+	if (!m || m->failed)
+		return;
+	s0__strlcpy(m->procd, rt->gen ? rt->drv->procd_version(rt->gen) : "", sizeof m->procd);
+	if (m->src.seal && m->src.seal(m->src.self, NULL) < 0)
+		m->failed = true; /* no image: the capture fails (MFB-07) */
+}
+
 void s0__engine_mem_finish(s0__engine *e, const char *id)
 {
 	s0__memprep *gone = NULL;
@@ -278,6 +306,7 @@ void s0__engine_mem_finish(s0__engine *e, const char *id)
 	pthread_mutex_unlock(&e->mu);
 	if (gone) {
 		s0__ckpt_finish(gone->prep); /* the reservation returns (MFB-12) */
+		src_release(&gone->src);
 		free(gone);
 	}
 	sync_budget_hold(e);
@@ -363,12 +392,15 @@ int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__r
 		.retry_ms = PREPARE_RETRY_MS,
 	};
 	s0__memprep *m = calloc(1, sizeof *m);
-	if (!m)
+	if (!m) {
+		src_release(&src);
 		return s0__error_nomem(err);
+	}
 	s0_error *perr = NULL;
 	int rc = s0__ckpt_prepare(e->ckpt, &src, &po, &m->prep, &perr);
 	if (rc < 0) {
 		free(m);
+		src_release(&src);
 		sync_budget_hold(e);
 		if (rc == S0_EUNAVAILABLE) { /* held or no reservation yet */
 			s0_error *w = s0__error_make(S0_EUNAVAILABLE, "capture_pending",
@@ -379,6 +411,7 @@ int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__r
 		return s0__error_put(err, perr);
 	}
 	s0__strlcpy(m->id, row->rec.id, sizeof m->id);
+	m->src = src;
 	pthread_mutex_lock(&e->mu);
 	m->next = e->mempreps;
 	e->mempreps = m;

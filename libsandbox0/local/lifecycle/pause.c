@@ -242,6 +242,8 @@ static int step_publish(s0__engine *e, s0__op_row *op)
 		s0__strlcpy(op->image, nl ? nl : "", sizeof op->image);
 		goto published;
 	}
+	if (op->memory && (e->rt_caps & S0__RT_CAP_KERNEL_FS))
+		s0__engine_mem_seal(e, op->sandbox_id, rt); /* the image before the stop */
 	if (e->rt_caps & S0__RT_CAP_KERNEL_FS) /* processes gone, bytes on the branch first */
 		s0__engine_quiesce_runtime(e, rt);
 	if (s0__volume_commit(rt->volume, gen, NULL) < 0)

@@ -214,8 +214,14 @@ static int restore_image(s0__engine *e, const s0__sandbox_row *row, const char *
 		return s0__error_put(err, w);
 	}
 	s0__rt_restore_opts o = {.prefetch = true};
-	if (rc == S0_OK)
-		rc = e->rt_drv->image_restore(e->rt_host, &rs.data, &o, img, &rerr);
+	if (rc == S0_OK && (rc = e->rt_drv->image_restore(e->rt_host, &rs.data, &o, img, &rerr)) < 0) {
+		/* authorised and the driver could not rebuild it (a chunk damaged or
+		 * gone, found before anything ran): a failed restore (MFB-03) */
+		s0__ckpt_restored_clear(&rs);
+		s0_error *w = s0__error_make(S0_ERESUME, "restore_failed", "memory restore failed");
+		s0__error_set_cause(w, rerr);
+		return s0__error_put(err, w);
+	}
 	if (rc == S0_OK && rs.sessions &&
 	    e->rt_drv->sessions_load(e->rt_host, rs.sessions, rs.sessions_len,
 	                             row->rec.runtime_generation, ses, &rerr) < 0) {
@@ -338,6 +344,17 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 		else
 			rt->drv->image_free(req.image);
 		cJSON_Delete(cfg);
+		if (rc < 0 && restored) {
+			/* the driver could not continue the image (runsc restore
+			 * failed or was killed): a failed restore, as above (MFB-03) */
+			s0_error_free(cause);
+			s0__mounts_free(&mounts);
+			halt(e, rt);
+			drop_allocation(e, rt, false);
+			row->rec.runtime_generation++;
+			*out = rt;
+			return s0__error_set(err, S0_ERESUME, "restore_failed", "memory restore failed");
+		}
 		if (rc == S0_OK && restored)
 			s0__strlcpy(rt->restored_image, mem_image, sizeof rt->restored_image);
 		if (rc < 0) {

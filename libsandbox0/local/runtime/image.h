@@ -53,6 +53,19 @@ typedef struct s0__rt_image_src {
 	int (*tmpfs_blob)(void *self, void **buf_out, size_t *len_out, s0_error **err);
 	/** Bytes the tmpfs blob will take, about (admission estimate). */
 	uint64_t (*tmpfs_bytes)(void *self);
+	/**
+	 * (nullable) A pause is about to stop the generation (a driver whose
+	 * stop() ends what the image is taken from, e.g. S0__RT_CAP_KERNEL_FS):
+	 * take the image now and let the generation end; later lock() and
+	 * *_locked() calls read what was taken, also after stop().
+	 * @retval S0_EMEMCAPTURE `capture_failed` (cause attached): no image.
+	 */
+	int (*seal)(void *self, s0_error **err);
+	/**
+	 * (nullable) The engine is done with this source (drop what it holds);
+	 * called once per capture() that succeeded, when the driver set it.
+	 */
+	void (*release)(void *self);
 } s0__rt_image_src;
 
 /** One region of a restored image: its chunk table, read lazily. */

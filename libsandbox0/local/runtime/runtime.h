@@ -307,7 +307,8 @@ typedef struct s0__rt_driver {
 
 	/**
 	 * The image source of a fenced generation for the checkpoint engine
-	 * (image.h; valid until the generation is stopped).
+	 * (image.h; valid until the generation is stopped, or, when the source
+	 * sets release(), until released).
 	 * @retval S0_EUNAVAILABLE `memory_unsupported` (no S0__RT_CAP_MEMORY).
 	 */
 	int (*capture)(s0__rt_gen *g, s0__rt_image_src *out, s0_error **err);

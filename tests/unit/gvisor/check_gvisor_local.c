@@ -52,7 +52,8 @@ START_TEST(engine_runs_gvisor_and_pauses)
 	const cJSON *rt = cJSON_GetObjectItem(cJSON_GetObjectItem(ins, "node"), "runtime");
 	ck_assert_str_eq(s0__json_str(rt, "name"), "gvisor");
 	char *caps = cJSON_PrintUnformatted(cJSON_GetObjectItem(rt, "capabilities"));
-	ck_assert_str_eq(caps, "[\"network\",\"contexts\",\"sessions\",\"real_processes\",\"kernel_fs\"]");
+	ck_assert_str_eq(caps, "[\"memory\",\"network\",\"contexts\",\"sessions\","
+	                       "\"real_processes\",\"kernel_fs\"]");
 	free(caps);
 	cJSON_Delete(ins);
 	s0_free(json);

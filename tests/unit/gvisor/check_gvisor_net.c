@@ -685,7 +685,8 @@ static void engine_reach(lt *t, const char *id, const char *ip, const char *want
 /* Through the engine and the public client (RTX-04 on real packets): the
  * claim's policy is enforced before the sandbox runs, PUT …/network
  * applies to the running generation at once, and a resumed generation
- * (a new namespace) gets the stored policy again. */
+ * (a new namespace) gets the stored policy again — after a memory resume
+ * too (the restored sandbox's network works and is still enforced). */
 START_TEST(engine_policy_live_and_after_resume)
 {
 	LT_ROW("RTX-04");
@@ -716,8 +717,18 @@ START_TEST(engine_policy_live_and_after_resume)
 	char *rid3 = lt_runtime_id(&t, id);
 	ck_assert_str_ne(rid, rid3);
 	engine_reach(&t, id, p.ip, "pe:8080");
+	/* a memory cycle (docs/memory-gvisor.md): the restore re-creates the
+	 * namespace with the slot of the capture and gets the policy again */
+	s0_error *me = NULL;
+	lt_ok(lt_wait_rc(&t, id, true, S0_BOOL_TRUE, &me), &me, "memory pause");
+	lt_quiesce(&t);
+	lt_ok(lt_wait_rc(&t, id, false, S0_BOOL_TRUE, &me), &me, "memory resume");
+	char *rid4 = lt_runtime_id(&t, id);
+	ck_assert_str_ne(rid3, rid4);
+	engine_reach(&t, id, p.ip, "pe:8080");
 	LT_OK(s0_sandbox_update_network_policy(t.c, id, "{\"mode\":\"block-all\"}", NULL, &e_));
 	engine_reach(&t, id, p.ip, "refused");
+	free(rid4);
 	free(rid);
 	free(rid2);
 	free(rid3);

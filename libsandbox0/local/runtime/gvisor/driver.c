@@ -25,11 +25,6 @@
 #include "local/runtime/gvisor/procd/procd_proto.h"
 #include "local/runtime/sim/sessions.h"
 
-/* Not used: this driver has no S0__RT_CAP_MEMORY, so no image reaches it. */
-struct s0__rt_image {
-	int unused;
-};
-
 #define RUNSC_TIMEOUT_MS 60000
 
 static int unavailable(s0_error **err, const char *what)
@@ -167,6 +162,7 @@ static void reclaim(s0__rt_host *h)
 		closedir(d);
 	free(bundles);
 	s0__carrier_reclaim(h->carriers, NULL); /* mounts and loops of dead carriers */
+	h->images_ok = s0__gv_images_open(h, NULL) == S0_OK; /* and their image directories */
 	s0__gv_reap_orphans();
 }
 
@@ -184,6 +180,7 @@ static void host_free(s0__rt_host *h)
 {
 	drop_null_netns(h);
 	s0__gv_hub_close(h->hub);
+	s0__gv_images_close(h);
 	s0__gv_cgroup_parent_remove();
 	if (h->own_dir && h->dir)
 		rm_rf(h->dir);
@@ -206,6 +203,7 @@ static int gv_open(const s0__rt_host_opts *o, s0__rt_host **out, s0_error **err)
 	if (!h)
 		return s0__error_nomem(err);
 	pthread_mutex_init(&h->mu, NULL);
+	h->no_memory = o && o->no_memory;
 	if (o && o->clock)
 		h->clock = *o->clock;
 	else
@@ -272,9 +270,9 @@ static void gv_close(s0__rt_host *h)
 
 static uint32_t gv_caps(s0__rt_host *h)
 {
-	(void)h;
 	return S0__RT_CAP_CONTEXTS | S0__RT_CAP_SESSIONS | S0__RT_CAP_REAL_PROCESSES |
-	       S0__RT_CAP_KERNEL_FS | S0__RT_CAP_NETWORK;
+	       S0__RT_CAP_KERNEL_FS | S0__RT_CAP_NETWORK |
+	       (s0__gv_mem_missing(h) ? 0 : S0__RT_CAP_MEMORY);
 }
 
 /* The template tree of gv_root.c: $S0_GVISOR_TEMPLATE, else busybox. */
@@ -293,15 +291,9 @@ static int gv_root_tree(s0__rt_host *h, char **dir_out, s0_error **err)
 	return S0_OK;
 }
 
-static void gv_fingerprint(s0__rt_host *h, s0__rt_fp *out)
-{
-	s0__rt_fp_host(out, h->version ? h->version : "runsc");
-	size_t n = strlen(out->platform);
-	snprintf(out->platform + n, sizeof out->platform - n, "/systrap");
-}
-
 static void gen_free(s0__rt_gen *g)
 {
+	s0__gv_ckpt_unref(g->ck); /* a source the engine holds keeps its own reference */
 	s0__gv_ctxs_free(g->ctxs);
 	s0__gv_ses_free(g->ses);
 	s0__gv_pd_close(g->procd);
@@ -373,18 +365,20 @@ static int env_from(const cJSON *vars, char ***out, s0_error **err)
 
 static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_error **err)
 {
-	if (r)
-		free(r->image); /* never given: no memory capability */
+	s0__rt_image *img = r ? r->image : NULL; /* freed below in every case */
+	int bad = S0_OK;
 	if (!r || !r->runtime_id || !r->sandbox_id || (r->n_ephemeral && !r->ephemeral))
-		return s0__error_set(err, S0_EINVAL, "invalid_request",
-		                     "a runtime start needs a sandbox id and a runtime id");
-	if (!good_id(r->runtime_id) || !good_id(r->sandbox_id))
-		return s0__error_set(err, S0_EINVAL, "invalid_request",
-		                     "runtime and sandbox ids must be 1..%d of [A-Za-z0-9_.-]",
-		                     S0__GV_ID_MAX);
-	s0__rt_gen *g = calloc(1, sizeof *g);
-	if (!g)
-		return s0__error_nomem(err);
+		bad = s0__error_set(err, S0_EINVAL, "invalid_request",
+		                    "a runtime start needs a sandbox id and a runtime id");
+	else if (!good_id(r->runtime_id) || !good_id(r->sandbox_id))
+		bad = s0__error_set(err, S0_EINVAL, "invalid_request",
+		                    "runtime and sandbox ids must be 1..%d of [A-Za-z0-9_.-]",
+		                    S0__GV_ID_MAX);
+	s0__rt_gen *g = bad < 0 ? NULL : calloc(1, sizeof *g);
+	if (!g) {
+		s0__gv_image_free(img);
+		return bad < 0 ? bad : s0__error_nomem(err);
+	}
 	g->h = h;
 	g->generation = r->generation;
 	g->started_ms = h->clock.now_unix_ms(h->clock.ctx);
@@ -408,7 +402,8 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 	if (rc == S0_OK)
 		rc = s0__gv_tmpfs_make(g, r, err);
 	if (rc == S0_OK)
-		rc = s0__gv_net_prepare(h->hub, g->id, -1, &g->net, err);
+		rc = img ? s0__gv_restore_net(g, img, err) /* the slot of the capture */
+		         : s0__gv_net_prepare(h->hub, g->id, -1, &g->net, err);
 	const char *files_root = g->root;
 	if (rc == S0_OK && r->dev) { /* the RootFS branch as kernel ext4 */
 		s0__carrier_opts co = {.dev = r->dev, .state_dir = h->carriers, .id = g->id};
@@ -426,12 +421,15 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 		                       (const char *const *)g->rt_dirs, g->n_rt, err);
 		g->files_open = rc == S0_OK;
 	}
-	if (rc == S0_OK) {
+	if (rc == S0_OK && img) /* a memory image continues (gv_restore.c) */
+		rc = s0__gv_restore_run(g, img, err);
+	else if (rc == S0_OK) {
 		char *bflag = s0__asprintf("--bundle=%s", g->bundle);
 		const char *args[] = {"run", "--detach", bflag, g->id, NULL};
-		rc = bflag ? s0__gv_init_run(g, args, err) : s0__error_nomem(err);
+		rc = bflag ? s0__gv_init_run(g, args, false, err) : s0__error_nomem(err);
 		free(bflag);
 	}
+	s0__gv_image_free(img);
 	if (rc < 0) {
 		if (g->files_open)
 			s0__gv_files_close(&g->files);
@@ -680,11 +678,11 @@ static int gv_proc_call(s0__rt_gen *g, const s0__rt_proc_call *call, cJSON **dat
 }
 
 /* Sessions: the simulated runtime's registry, attempts run by procd
- * (gv_sessions.c); a new generation recovers them (SES-01..05). */
+ * (gv_sessions.c); a new generation recovers them (SES-01..05), a memory
+ * restore keeps their attempts (gv_restore.c). */
 static void gv_sessions_adopt(s0__rt_gen *g, s0__sessions *s, bool restored)
 {
-	(void)restored; /* no memory restore on this runtime */
-	s0__gv_ses_adopt(g->ses, s);
+	s0__gv_ses_adopt(g->ses, s, restored); /* restored: the attempts of the image */
 }
 
 static int gv_sessions_new(s0__rt_host *h, int64_t generation, s0__sessions **out,
@@ -706,17 +704,11 @@ static int gv_sessions_load(s0__rt_host *h, const void *buf, size_t len, int64_t
 	return s0__sessions_deserialize(buf, len, &o, out, err);
 }
 
-static int no_memory(s0_error **err)
+static int no_memory(s0__rt_host *h, s0_error **err)
 {
 	return s0__error_set(err, S0_EUNAVAILABLE, "memory_unsupported",
-	                     "the gvisor runtime has no memory checkpoints yet");
-}
-
-static int gv_capture(s0__rt_gen *g, s0__rt_image_src *out, s0_error **err)
-{
-	(void)g;
-	(void)out;
-	return no_memory(err);
+	                     "the gvisor runtime cannot take memory checkpoints here: %s",
+	                     s0__gv_mem_missing(h));
 }
 
 static const char *gv_procd_version(s0__rt_gen *g)
@@ -727,16 +719,10 @@ static const char *gv_procd_version(s0__rt_gen *g)
 static int gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d,
                             const s0__rt_restore_opts *o, s0__rt_image **out, s0_error **err)
 {
-	(void)h;
-	(void)d;
-	(void)o;
-	(void)out;
-	return no_memory(err);
-}
-
-static void gv_image_free(s0__rt_image *img)
-{
-	free(img);
+	(void)o; /* eager: every chunk is read and verified before runsc restores */
+	if (s0__gv_mem_missing(h))
+		return no_memory(h, err);
+	return s0__gv_image_restore(h, d, out, err);
 }
 
 const s0__rt_driver s0__rt_gvisor_driver = {
@@ -748,7 +734,7 @@ const s0__rt_driver s0__rt_gvisor_driver = {
 	.close = gv_close,
 	.caps = gv_caps,
 	.root_tree = gv_root_tree,
-	.fingerprint = gv_fingerprint,
+	.fingerprint = s0__gv_fingerprint,
 	.start = gv_start,
 	.ready = gv_ready,
 	.stop = gv_stop,
@@ -764,8 +750,8 @@ const s0__rt_driver s0__rt_gvisor_driver = {
 	.sessions_free = s0__sessions_free,
 	.sessions_save = gv_sessions_save,
 	.sessions_load = gv_sessions_load,
-	.capture = gv_capture,
+	.capture = s0__gv_capture,
 	.procd_version = gv_procd_version,
 	.image_restore = gv_image_restore,
-	.image_free = gv_image_free,
+	.image_free = s0__gv_image_free,
 };

@@ -558,3 +558,134 @@ int s0__gv_ctxs_running(struct s0__gv_ctxs *t)
 	pthread_mutex_unlock(&t->mu);
 	return n;
 }
+
+/* ---- across a memory checkpoint (gv_mem.h) ---- */
+
+static cJSON *strv_json(char *const *v)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; a && v && v[i]; i++)
+		if (!cJSON_AddItemToArray(a, cJSON_CreateString(v[i]))) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+	return a;
+}
+
+static cJSON *ctx_save(gv_ctx *c)
+{
+	cJSON *o = cJSON_CreateObject(), *ev = o ? cJSON_AddObjectToObject(o, "env_vars") : NULL;
+	int rc = !ev;
+	rc = rc || s0__json_add_str(o, "id", c->id) || s0__json_add_i64(o, "type", c->type) ||
+	     s0__json_add_str(o, "alias", c->alias ? c->alias : "") ||
+	     s0__json_add_str(o, "cwd", c->cwd ? c->cwd : "/") ||
+	     s0__json_add_i64(o, "created_ms", c->created_ms) ||
+	     s0__json_add_i64(o, "pp", s0__gv_pp_id(c->pp)) ||
+	     s0__json_add_i64(o, "pid", s0__gv_pp_pid(c->pp)) ||
+	     s0__json_add_bool(o, "stdin", s0__gv_pp_stdin_open(c->pp));
+	for (size_t i = 0; !rc && i < c->env_vars.n; i++)
+		rc = s0__json_add_str(ev, c->env_vars.v[i].name, c->env_vars.v[i].value);
+	cJSON *cmd = !rc && c->command ? strv_json(c->command) : NULL;
+	if (!rc && c->command && (!cmd || !cJSON_AddItemToObject(o, "command", cmd))) {
+		cJSON_Delete(cmd);
+		rc = 1;
+	}
+	if (rc) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+char *s0__gv_ctxs_save(struct s0__gv_ctxs *t)
+{
+	if (pthread_mutex_trylock(&t->mu) != 0)
+		return NULL; /* a call runs: a REPL mid-exec cannot be carried */
+	cJSON *a = cJSON_CreateArray();
+	for (gv_ctx *c = t->head; a && c; c = c->next) {
+		pump(c, 0);
+		if (c->ended || !c->pp)
+			continue; /* its process ended: nothing of it is in the image */
+		cJSON *o = ctx_save(c);
+		if (!o || !cJSON_AddItemToArray(a, o)) {
+			cJSON_Delete(o);
+			cJSON_Delete(a);
+			a = NULL;
+		}
+	}
+	pthread_mutex_unlock(&t->mu);
+	char *s = a ? cJSON_PrintUnformatted(a) : NULL;
+	cJSON_Delete(a);
+	return s;
+}
+
+/* A context of the saved table, bound to process @p pp (taken). */
+static int ctx_adopt(struct s0__gv_ctxs *t, const cJSON *o, s0__gv_pp *pp, s0_error **err)
+{
+	gv_ctx *c = calloc(1, sizeof *c);
+	if (!c) {
+		s0__gv_pp_free(pp);
+		return s0__error_nomem(err);
+	}
+	c->pp = pp;
+	snprintf(c->id, sizeof c->id, "%s", s0__json_str(o, "id"));
+	c->type = (int)s0__json_i64(o, "type", S0__CTX_REPL);
+	c->alias = s0__strdup(s0__json_str(o, "alias") ? s0__json_str(o, "alias") : "");
+	c->cwd = s0__strdup(s0__json_str(o, "cwd") ? s0__json_str(o, "cwd") : "/");
+	c->created_ms = s0__json_i64(o, "created_ms", 0);
+	int rc = c->alias && c->cwd ? S0_OK : S0_ENOMEM;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(o, "env_vars"))
+	{
+		if (rc == S0_OK && cJSON_IsString(it))
+			rc = s0__vars_set(&c->env_vars, it->string, it->valuestring, S0__VAR_EXPORT);
+	}
+	if (rc == S0_OK && !(c->env = env_list(&c->env_vars)))
+		rc = S0_ENOMEM;
+	const cJSON *cmd = cJSON_GetObjectItem(o, "command");
+	if (rc == S0_OK && cJSON_IsArray(cmd)) {
+		int n = cJSON_GetArraySize(cmd);
+		c->command = calloc((size_t)n + 1, sizeof *c->command);
+		for (int i = 0; c->command && i < n; i++)
+			c->command[i] = s0__strdup(cJSON_GetStringValue(cJSON_GetArrayItem(cmd, i)));
+		rc = c->command ? S0_OK : S0_ENOMEM;
+	}
+	if (rc < 0) {
+		ctx_free(c); /* its process too: a context without its record would be lost */
+		return s0__error_nomem(err);
+	}
+	c->next = t->head;
+	t->head = c;
+	return S0_OK;
+}
+
+int s0__gv_ctxs_adopt(struct s0__gv_ctxs *t, const char *saved, s0_error **err)
+{
+	cJSON *a = saved ? cJSON_Parse(saved) : NULL;
+	if (saved && !cJSON_IsArray(a)) {
+		cJSON_Delete(a);
+		return s0__error_set(err, S0_ECORRUPT, "image_corrupt",
+		                     "gvisor memory image: bad contexts record");
+	}
+	int rc = S0_OK;
+	pthread_mutex_lock(&t->mu);
+	/* oldest first: the table is newest first */
+	for (int i = cJSON_GetArraySize(a) - 1; rc == S0_OK && i >= 0; i--) {
+		const cJSON *o = cJSON_GetArrayItem(a, i);
+		const char *id = s0__json_str(o, "id");
+		int64_t ppid = s0__json_i64(o, "pp", 0);
+		if (!id || !*id || strlen(id) >= sizeof t->head->id || ppid <= 0 || ppid > UINT32_MAX) {
+			rc = s0__error_set(err, S0_ECORRUPT, "image_corrupt",
+			                   "gvisor memory image: bad context record");
+			break;
+		}
+		s0__gv_pp *pp = NULL;
+		rc = s0__gv_pp_adopt(t->g->procd, (uint32_t)ppid, (int32_t)s0__json_i64(o, "pid", 0),
+		                     cJSON_IsTrue(cJSON_GetObjectItem(o, "stdin")), &pp, err);
+		if (rc == S0_OK)
+			rc = ctx_adopt(t, o, pp, err);
+	}
+	pthread_mutex_unlock(&t->mu);
+	cJSON_Delete(a);
+	return rc;
+}

@@ -1,9 +1,10 @@
 /*
  * procd as PID 1 of a generation (gv_int.h): the binary staged in the
  * bundle (bind-mounted read-only at S0__GV_PROCD_DIR inside, so the root
- * tree needs nothing of ours), `runsc run --detach` with the channel's
- * pipes as the container's stdin and stdout, then the channel opened
- * (procd's hello).
+ * tree needs nothing of ours), `runsc run --detach` (or `runsc restore` of
+ * a memory image) with the channel's pipes as the container's stdin and
+ * stdout, then the channel opened (procd's hello; a restored procd is
+ * attached with a ping instead).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,7 +56,7 @@ int s0__gv_init_stage(s0__rt_gen *g, s0_error **err)
 	return rc;
 }
 
-int s0__gv_init_run(s0__rt_gen *g, const char *const *args, s0_error **err)
+int s0__gv_init_run(s0__rt_gen *g, const char *const *args, bool restored, s0_error **err)
 {
 	int to[2], from[2];
 	if (pipe2(to, O_CLOEXEC) < 0)
@@ -66,7 +67,8 @@ int s0__gv_init_run(s0__rt_gen *g, const char *const *args, s0_error **err)
 		return s0__error_set(err, S0_EIO, "runtime_unavailable", "pipe: %s", strerror(errno));
 	}
 	s0__gv_result res;
-	int rc = s0__gv_runsc_io(g->h, g->carrier, args, to[0], from[1], 60000, false, &res, err);
+	int rc = s0__gv_runsc_io(g->h, g->carrier, args, to[0], from[1], restored ? 600000 : 60000,
+	                         false, &res, err);
 	s0__gv_result_clear(&res);
 	close(to[0]); /* the sandbox holds its ends now */
 	close(from[1]);
@@ -75,5 +77,7 @@ int s0__gv_init_run(s0__rt_gen *g, const char *const *args, s0_error **err)
 		close(from[0]);
 		return rc;
 	}
+	if (restored) /* procd goes on from the image: it said hello before */
+		return s0__gv_pd_attach(to[1], from[0], HELLO_TIMEOUT_MS, &g->procd, err);
 	return s0__gv_pd_open(to[1], from[0], HELLO_TIMEOUT_MS, NULL, &g->procd, err);
 }

@@ -20,6 +20,7 @@
 
 #include "local/runtime/carrier/carrier.h"
 #include "local/runtime/gvisor/gv_net.h"
+#include "local/runtime/gvisor/gv_mem.h"
 #include "local/runtime/gvisor/gv_proc.h"
 #include "local/runtime/gvisor/gv_procd.h"
 #include "local/runtime/gvisor/gvisor.h"
@@ -66,6 +67,9 @@ struct s0__rt_host {
 	int live;         /**< generations started and not stopped */
 	s0__gv_hub *hub;  /**< the sandboxes' network hub (gv_net.h; records in dir/net) */
 	char *procd;      /**< the procd binary (s0__gv_procd_find) */
+	bool no_memory;   /**< memory checkpoints turned off (s0__rt_host_opts) */
+	bool images_ok;   /**< the image directory exists (gv_mem.h) */
+	int images_users; /**< holds of the image tmpfs (gv_mem.h), under mu */
 };
 
 struct s0__rt_gen {
@@ -89,6 +93,7 @@ struct s0__rt_gen {
 	char *procd_dir;      /**< <bundle>/procd: procd's binary, bound at S0__GV_PROCD_DIR */
 	s0__gv_pd *procd;     /**< (nullable until started) the channel to procd, PID 1 */
 	struct s0__gv_ses *ses; /**< the session attempts run by procd (gv_sessions.c) */
+	s0__gv_ckpt *ck;      /**< (nullable) its capture state (gv_mem.h), under h->mu */
 };
 
 /** The session attempts of @p g (none yet). NULL when OOM. */
@@ -98,9 +103,23 @@ void s0__gv_ses_free(struct s0__gv_ses *t);
 /**
  * Bind registry @p s to this generation (its attempts run by procd, a
  * supervisor thread reconciling it until s0__gv_ses_free(): @p s must
- * outlive the generation) and apply runtime_recovery (SES-01..05).
+ * outlive the generation) and apply runtime_recovery (SES-01..05) — or,
+ * @p restored (a memory restore), keep the attempts s0__gv_ses_restore()
+ * took over (an attempt missing from them is recovered).
  */
-void s0__gv_ses_adopt(struct s0__gv_ses *t, struct s0__sessions *s);
+void s0__gv_ses_adopt(struct s0__gv_ses *t, struct s0__sessions *s, bool restored);
+/**
+ * The attempts' processes still running, as text for a memory image
+ * (procd's id, PID, deadlines). NULL when out of memory.
+ * @return (transfer full) free().
+ */
+char *s0__gv_ses_save(struct s0__gv_ses *t);
+/**
+ * After a restore, take over the attempts of @p saved (s0__gv_ses_save(),
+ * nullable: none) on g->procd (s0__gv_pp_adopt()), before the registry is
+ * bound. @retval S0_ECORRUPT a damaged record. @retval S0_EUNAVAILABLE `procd_gone`.
+ */
+int s0__gv_ses_restore(struct s0__gv_ses *t, const char *saved, s0_error **err);
 /** A sessions call (runtime.h proc_call, S0__RT_SES_* only) on call->sessions (bound as by
  * s0__gv_ses_adopt(), without the recovery). */
 int s0__gv_ses_call(struct s0__gv_ses *t, const s0__rt_proc_call *call, cJSON **data_out,
@@ -114,11 +133,13 @@ int s0__gv_ses_call(struct s0__gv_ses *t, const s0__rt_proc_call *call, cJSON **
 int s0__gv_init_stage(s0__rt_gen *g, s0_error **err);
 
 /**
- * `runsc @p args` (a `run --detach`) with procd's channel as the
- * container's stdio, then wait for procd's hello (g->procd set).
+ * `runsc @p args` (a `run --detach`, or a `restore --detach` when
+ * @p restored) with procd's channel as the container's stdio (fresh
+ * pipes), then wait for procd's hello — or, @p restored, attach to the
+ * procd of the image (s0__gv_pd_attach()) — g->procd set.
  * @retval S0_EUNAVAILABLE runsc failed, or `procd_not_ready`.
  */
-int s0__gv_init_run(s0__rt_gen *g, const char *const *args, s0_error **err);
+int s0__gv_init_run(s0__rt_gen *g, const char *const *args, bool restored, s0_error **err);
 
 /**
  * Run `runsc --root R <global flags> ARGS…` to its end (timeout in ms),
@@ -213,6 +234,20 @@ char *const *s0__gv_ctx_py_argv(void);
  * @return (transfer full) or NULL when out of memory.
  */
 char *s0__gv_ctx_py_block(const char *code, const char *mark);
+/**
+ * The table as text for a memory image (gv_checkpoint.c): every context
+ * whose process runs, with procd's id and PID of it. NULL when a contexts
+ * call holds the table (never waits: those contexts are then not carried)
+ * or out of memory. @return (transfer full) free().
+ */
+char *s0__gv_ctxs_save(struct s0__gv_ctxs *t);
+/**
+ * Re-create the contexts of @p saved (s0__gv_ctxs_save(), nullable: none)
+ * after a restore, each bound to its process procd still runs
+ * (s0__gv_pp_adopt() on g->procd): same ids, a REPL's shell with its state.
+ * @retval S0_ECORRUPT a damaged record. @retval S0_EUNAVAILABLE `procd_gone`.
+ */
+int s0__gv_ctxs_adopt(struct s0__gv_ctxs *t, const char *saved, s0_error **err);
 /**
  * Number of contexts whose process runs (inspection, called under the
  * engine's lock): -1 while a contexts call holds the table (never waits).

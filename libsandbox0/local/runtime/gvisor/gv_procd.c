@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -245,8 +246,8 @@ static bool wait_until(s0__gv_pd *pd, const struct timespec *dl)
 	return pthread_cond_timedwait(&pd->cv, &pd->mu, dl) != ETIMEDOUT;
 }
 
-int s0__gv_pd_open(int to_fd, int from_fd, int64_t timeout_ms, const char *log_path,
-                   s0__gv_pd **out, s0_error **err)
+/* The channel with its reader thread started (no frame waited for). */
+static int pd_start(int to_fd, int from_fd, s0__gv_pd **out, s0_error **err)
 {
 	s0__gv_pd *pd = calloc(1, sizeof *pd);
 	if (!pd) {
@@ -270,6 +271,17 @@ int s0__gv_pd_open(int to_fd, int from_fd, int64_t timeout_ms, const char *log_p
 		return s0__error_nomem(err);
 	}
 	pd->reader_started = true;
+	*out = pd;
+	return S0_OK;
+}
+
+int s0__gv_pd_open(int to_fd, int from_fd, int64_t timeout_ms, const char *log_path,
+                   s0__gv_pd **out, s0_error **err)
+{
+	s0__gv_pd *pd = NULL;
+	int rc = pd_start(to_fd, from_fd, &pd, err);
+	if (rc < 0)
+		return rc;
 	struct timespec dl;
 	deadline_after(&dl, timeout_ms);
 	pthread_mutex_lock(&pd->mu);
@@ -291,6 +303,30 @@ int s0__gv_pd_open(int to_fd, int from_fd, int64_t timeout_ms, const char *log_p
 	s0__gv_pd_close(pd);
 	return s0__error_set(err, S0_EUNAVAILABLE, "procd_not_ready",
 	                     "procd did not start in the sandbox: %s", *log ? log : "no hello");
+}
+
+int s0__gv_pd_attach(int to_fd, int from_fd, int64_t timeout_ms, s0__gv_pd **out,
+                     s0_error **err)
+{
+	s0__gv_pd *pd = NULL;
+	int rc = pd_start(to_fd, from_fd, &pd, err);
+	/* procd still knows the ids of the processes it started for the channel
+	 * before the checkpoint (still running, or ended and not yet forgotten):
+	 * this channel numbers its own from a random point of the id space */
+	uint32_t base = 0;
+	if (rc == S0_OK && getrandom(&base, sizeof base, 0) != (ssize_t)sizeof base)
+		base = (uint32_t)time(NULL) * 2654435761u;
+	if (rc == S0_OK)
+		pd->next_id = (base & 0x7fffffffu) | 0x00100000u;
+	if (rc == S0_OK)
+		rc = s0__gv_pd_ping(pd, timeout_ms, err);
+	if (rc == S0_OK) {
+		snprintf(pd->version, sizeof pd->version, "%s", "restored");
+		*out = pd;
+		return S0_OK;
+	}
+	s0__gv_pd_close(pd);
+	return rc;
 }
 
 void s0__gv_pd_close(s0__gv_pd *pd)
@@ -466,6 +502,33 @@ int s0__gv_pp_spawn(s0__gv_pd *pd, char *const *argv, char *const *env, const ch
 int32_t s0__gv_pp_pid(const s0__gv_pp *pp)
 {
 	return pp->pid;
+}
+
+uint32_t s0__gv_pp_id(const s0__gv_pp *pp)
+{
+	return pp->id;
+}
+
+int s0__gv_pp_adopt(s0__gv_pd *pd, uint32_t id, int32_t pid, bool with_stdin, s0__gv_pp **out,
+                    s0_error **err)
+{
+	s0__gv_pp *pp = calloc(1, sizeof *pp);
+	if (!pp)
+		return s0__error_nomem(err);
+	*pp = (s0__gv_pp){.pd = pd, .id = id, .pid = pid, .answered = true, .stdin_pipe = with_stdin};
+	pthread_mutex_lock(&pd->mu);
+	bool was_gone = pd->gone || find(pd, id);
+	if (!was_gone) {
+		pp->next = pd->procs;
+		pd->procs = pp;
+	}
+	pthread_mutex_unlock(&pd->mu);
+	if (was_gone) {
+		free(pp);
+		return gone(err);
+	}
+	*out = pp;
+	return S0_OK;
 }
 
 size_t s0__gv_pp_read(s0__gv_pp *pp, s0__buf *out, s0__buf *err, int wait_ms)

@@ -44,6 +44,20 @@ int s0__gv_pd_open(int to_fd, int from_fd, int64_t timeout_ms, const char *log_p
                    s0__gv_pd **out, s0_error **err);
 
 /**
+ * Take a channel to a procd that is already running — one a `runsc
+ * restore` continued, reading its stdin from the pipe the restore handed
+ * it — like s0__gv_pd_open() but without a hello (procd said it before the
+ * checkpoint): a ping answered within @p timeout_ms proves the channel.
+ * Processes procd started before the checkpoint keep running; this channel
+ * knows none of them, and numbers its own from a random point of the id
+ * space so that none collides with theirs. The version reads "restored".
+ * @param[out] out (transfer full) end with s0__gv_pd_close().
+ * @retval S0_EUNAVAILABLE `procd_not_ready` no answer in time, `procd_gone`.
+ */
+int s0__gv_pd_attach(int to_fd, int from_fd, int64_t timeout_ms, s0__gv_pd **out,
+                     s0_error **err);
+
+/**
  * Close the channel (procd then kills every process and exits), wait
  * (up to 10 s) until procd's stdout reaches end of file — every process
  * holding it, the runsc sandbox's too, is gone — join the reader thread
@@ -79,6 +93,21 @@ int s0__gv_pp_spawn(s0__gv_pd *pd, char *const *argv, char *const *env, const ch
 
 /** The process's PID inside the sandbox. */
 int32_t s0__gv_pp_pid(const s0__gv_pp *pp);
+
+/** The process's id on its channel (procd's name for it). */
+uint32_t s0__gv_pp_id(const s0__gv_pp *pp);
+
+/**
+ * Take over process @p id (PID @p pid) that procd started for the channel
+ * before a memory checkpoint, on the channel of the restored procd
+ * (s0__gv_pd_attach()): its output and exit from now on reach the handle;
+ * what it wrote while no channel read it is lost. @p with_stdin: its stdin
+ * is a pipe still open.
+ * @param[out] out (transfer full) free with s0__gv_pp_free().
+ * @retval S0_EUNAVAILABLE `procd_gone` (also when @p id is already taken).
+ */
+int s0__gv_pp_adopt(s0__gv_pd *pd, uint32_t id, int32_t pid, bool with_stdin, s0__gv_pp **out,
+                    s0_error **err);
 
 /**
  * Move what the process wrote since the last call into @p out and @p err

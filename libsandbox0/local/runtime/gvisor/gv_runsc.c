@@ -100,7 +100,7 @@ int s0__gv_runsc_io(s0__rt_host *h, const s0__carrier *in, const char *const *ar
 	for (size_t i = 0; i < n; i++)
 		argv[k++] = args[i];
 	int rc;
-	if (!strcmp(args[0], "run")) {
+	if (!strcmp(args[0], "run") || !strcmp(args[0], "restore")) {
 		/* the sandbox it leaves running would hold pipes open: stderr to a file */
 		static unsigned seq;
 		char *ep = s0__asprintf("%s/run-%d-%u.err", h->dir, (int)getpid(),

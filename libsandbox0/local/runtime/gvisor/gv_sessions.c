@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "common/json.h"
 #include "local/runtime/gvisor/gv_int.h"
 #include "local/runtime/sim/sessions.h"
 
@@ -47,7 +48,8 @@ typedef struct gv_sp {
 
 struct s0__gv_ses {
 	s0__rt_gen *g;
-	gv_sp *head;          /* under the bound registry's lock */
+	gv_sp *head;          /* under the bound registry's lock; linked and unlinked
+	                         under mu too (s0__gv_ses_save reads it under mu) */
 	pthread_mutex_t mu;   /* reg, run, started */
 	pthread_cond_t cv;
 	s0__sessions *reg;    /* the bound registry (the engine's: it outlives the generation) */
@@ -76,11 +78,13 @@ static int not_found(s0_error **err)
 
 static void drop(struct s0__gv_ses *t, gv_sp *sp)
 {
+	pthread_mutex_lock(&t->mu);
 	for (gv_sp **q = &t->head; *q; q = &(*q)->next)
 		if (*q == sp) {
 			*q = sp->next;
 			break;
 		}
+	pthread_mutex_unlock(&t->mu);
 	s0__gv_pp_free(sp->pp);
 	free(sp);
 }
@@ -160,8 +164,10 @@ static int sp_spawn(void *ctx, const s0__spawn_req *r, int32_t *pid_out, s0_erro
 	sp->activity = now;
 	sp->expire_signal = r->expire_signal;
 	sp->grace_ms = r->stop_grace_ms;
+	pthread_mutex_lock(&t->mu);
 	sp->next = t->head;
 	t->head = sp;
+	pthread_mutex_unlock(&t->mu);
 	*pid_out = sp->pid;
 	return S0_OK;
 }
@@ -344,10 +350,101 @@ static void bind(struct s0__gv_ses *t, s0__sessions *s)
 	pthread_mutex_unlock(&t->mu);
 }
 
-void s0__gv_ses_adopt(struct s0__gv_ses *t, s0__sessions *s)
+void s0__gv_ses_adopt(struct s0__gv_ses *t, s0__sessions *s, bool restored)
 {
 	bind(t, s);
-	s0__sessions_runtime_replaced(s, NULL, t->g->generation, NULL); /* SES-01..05 */
+	if (restored) /* the attempts s0__gv_ses_restore() took over keep running */
+		s0__sessions_memory_restored(s, NULL, t->g->generation, NULL);
+	else
+		s0__sessions_runtime_replaced(s, NULL, t->g->generation, NULL); /* SES-01..05 */
+}
+
+/* One attempt's process as text: procd's id, PID, deadlines (engine ms). */
+static cJSON *sp_save(const gv_sp *sp)
+{
+	cJSON *o = cJSON_CreateObject();
+	int rc = !o || s0__json_add_i64(o, "pp", s0__gv_pp_id(sp->pp)) ||
+	         s0__json_add_i64(o, "pid", sp->pid) ||
+	         s0__json_add_bool(o, "stdin", s0__gv_pp_stdin_open(sp->pp)) ||
+	         s0__json_add_i64(o, "ttl_at", sp->ttl_at) ||
+	         s0__json_add_i64(o, "idle_ms", sp->idle_ms) ||
+	         s0__json_add_i64(o, "activity", sp->activity) ||
+	         s0__json_add_i64(o, "expire_signal", sp->expire_signal) ||
+	         s0__json_add_i64(o, "grace_ms", sp->grace_ms) ||
+	         s0__json_add_i64(o, "kill_at", sp->kill_at) ||
+	         s0__json_add_i64(o, "expired", sp->expired) ||
+	         s0__json_add_bool(o, "disowned", sp->disowned);
+	if (rc) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+char *s0__gv_ses_save(struct s0__gv_ses *t)
+{
+	cJSON *a = cJSON_CreateArray();
+	pthread_mutex_lock(&t->mu);
+	for (gv_sp *sp = t->head; a && sp; sp = sp->next) {
+		if (s0__gv_pp_exited(sp->pp, NULL))
+			continue; /* ended: the registry records it from the old channel */
+		cJSON *o = sp_save(sp);
+		if (!o || !cJSON_AddItemToArray(a, o)) {
+			cJSON_Delete(o);
+			cJSON_Delete(a);
+			a = NULL;
+		}
+	}
+	pthread_mutex_unlock(&t->mu);
+	char *s = a ? cJSON_PrintUnformatted(a) : NULL;
+	cJSON_Delete(a);
+	return s;
+}
+
+int s0__gv_ses_restore(struct s0__gv_ses *t, const char *saved, s0_error **err)
+{
+	cJSON *a = saved ? cJSON_Parse(saved) : NULL;
+	int rc = !saved || cJSON_IsArray(a)
+	             ? S0_OK
+	             : s0__error_set(err, S0_ECORRUPT, "image_corrupt",
+	                             "gvisor memory image: bad sessions record");
+	const cJSON *o, *list = rc == S0_OK ? a : NULL;
+	cJSON_ArrayForEach(o, list)
+	{
+		int64_t id = s0__json_i64(o, "pp", 0), pid = s0__json_i64(o, "pid", 0);
+		gv_sp *sp = calloc(1, sizeof *sp);
+		if (!sp) {
+			rc = s0__error_nomem(err);
+			break;
+		}
+		if (id <= 0 || id > UINT32_MAX || pid <= 1 || pid > INT32_MAX) {
+			free(sp);
+			rc = s0__error_set(err, S0_ECORRUPT, "image_corrupt",
+			                   "gvisor memory image: bad session attempt record");
+			break;
+		}
+		rc = s0__gv_pp_adopt(t->g->procd, (uint32_t)id, (int32_t)pid,
+		                     cJSON_IsTrue(cJSON_GetObjectItem(o, "stdin")), &sp->pp, err);
+		if (rc < 0) {
+			free(sp);
+			break;
+		}
+		sp->pid = (int32_t)pid;
+		sp->ttl_at = s0__json_i64(o, "ttl_at", 0);
+		sp->idle_ms = s0__json_i64(o, "idle_ms", 0);
+		sp->activity = s0__json_i64(o, "activity", 0);
+		sp->expire_signal = (int)s0__json_i64(o, "expire_signal", 0);
+		sp->grace_ms = s0__json_i64(o, "grace_ms", 0);
+		sp->kill_at = s0__json_i64(o, "kill_at", 0);
+		sp->expired = (int)s0__json_i64(o, "expired", 0);
+		sp->disowned = cJSON_IsTrue(cJSON_GetObjectItem(o, "disowned"));
+		pthread_mutex_lock(&t->mu);
+		sp->next = t->head;
+		t->head = sp;
+		pthread_mutex_unlock(&t->mu);
+	}
+	cJSON_Delete(a);
+	return rc;
 }
 
 int s0__gv_ses_call(struct s0__gv_ses *t, const s0__rt_proc_call *c, cJSON **data_out,

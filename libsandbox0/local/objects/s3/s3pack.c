@@ -2,7 +2,6 @@
  * deletion of empty packs (s3pack.h). */
 #include "local/objects/s3/s3pack.h"
 
-#include <curl/curl.h>
 #include <inttypes.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -170,46 +169,14 @@ static int unknown_key(const char *key, uint64_t size, void *payload)
 /* List x/ (after start_after's key when non-zero) into u. */
 static int list_indexes(s0__objs3 *s, uint64_t start_after, unknown *u, s0_error **err)
 {
-	char *pfx = s0__asprintf("%sx/", s0__s3_prefix(s->s3));
 	char *after = start_after ? s0__asprintf("%sx/%016" PRIx64, s0__s3_prefix(s->s3),
 	                                         start_after)
 	                          : NULL;
-	char *epfx = pfx ? curl_easy_escape(NULL, pfx, 0) : NULL;
-	char *eafter = after ? curl_easy_escape(NULL, after, 0) : NULL;
-	int rc = epfx && (!start_after || eafter) ? S0_OK : s0__error_nomem(err);
-	u->skip = pfx ? strlen(pfx) : 0;
-	char *token = NULL;
-	s0__buf body = S0__BUF_INIT;
-	while (rc == S0_OK) {
-		char *etok = token ? curl_easy_escape(NULL, token, 0) : NULL;
-		/* parameters in canonical (sorted) order, values escaped */
-		char *q = s0__asprintf("%s%s%slist-type=2&prefix=%s%s%s", etok ? "continuation-token=" : "",
-		                       etok ? etok : "", etok ? "&" : "", epfx,
-		                       eafter ? "&start-after=" : "", eafter ? eafter : "");
-		curl_free(etok);
-		free(token);
-		token = NULL;
-		if (!q) {
-			rc = s0__error_nomem(err);
-			break;
-		}
-		s0__s3req rq = {.method = "GET", .query = q, .out = &body};
-		rc = s0__s3_run(s->s3, &rq, 1, err);
-		if (rc == S0_OK)
-			rc = s0__s3_check(s->s3, &rq, err);
-		if (rc == S0_OK)
-			rc = s0__s3xml_list(body.data, body.len, unknown_key, u, &token, err);
-		if (rc == S0_EUSER && u->nomem)
-			rc = s0__error_nomem(err);
-		free(q);
-		if (!token)
-			break;
-	}
-	free(token);
-	s0__buf_free(&body);
-	curl_free(epfx);
-	curl_free(eafter);
-	free(pfx);
+	u->skip = strlen(s0__s3_prefix(s->s3)) + 2;
+	int rc = !start_after || after ? s0__s3_list(s->s3, "x/", after, unknown_key, u, err)
+	                               : s0__error_nomem(err);
+	if (rc == S0_EUSER && u->nomem)
+		rc = s0__error_nomem(err);
 	free(after);
 	return rc;
 }

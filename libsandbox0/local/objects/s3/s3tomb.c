@@ -2,7 +2,6 @@
  * nodes wrote (s3tomb.h). */
 #include "local/objects/s3/s3tomb.h"
 
-#include <curl/curl.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sodium.h>
@@ -148,43 +147,10 @@ static int listed_key(const char *key, uint64_t size, void *payload)
 /* LIST d/ after start-after key `after` (nullable) into l. */
 static int list_tombs(s0__objs3 *s, const char *after, listed *l, s0_error **err)
 {
-	char *pfx = s0__asprintf("%sd/", s0__s3_prefix(s->s3));
-	char *epfx = pfx ? curl_easy_escape(NULL, pfx, 0) : NULL;
-	char *eafter = after ? curl_easy_escape(NULL, after, 0) : NULL;
-	int rc = epfx && (!after || eafter) ? S0_OK : s0__error_nomem(err);
-	l->skip = pfx ? strlen(pfx) : 0;
-	char *token = NULL;
-	s0__buf body = S0__BUF_INIT;
-	while (rc == S0_OK) {
-		char *etok = token ? curl_easy_escape(NULL, token, 0) : NULL;
-		/* parameters in canonical (sorted) order, values escaped */
-		char *q = s0__asprintf("%s%s%slist-type=2&prefix=%s%s%s", etok ? "continuation-token=" : "",
-		                       etok ? etok : "", etok ? "&" : "", epfx,
-		                       eafter ? "&start-after=" : "", eafter ? eafter : "");
-		curl_free(etok);
-		free(token);
-		token = NULL;
-		if (!q) {
-			rc = s0__error_nomem(err);
-			break;
-		}
-		s0__s3req rq = {.method = "GET", .query = q, .out = &body};
-		rc = s0__s3_run(s->s3, &rq, 1, err);
-		if (rc == S0_OK)
-			rc = s0__s3_check(s->s3, &rq, err);
-		if (rc == S0_OK)
-			rc = s0__s3xml_list(body.data, body.len, listed_key, l, &token, err);
-		if (rc == S0_EUSER && l->nomem)
-			rc = s0__error_nomem(err);
-		free(q);
-		if (!token)
-			break;
-	}
-	free(token);
-	s0__buf_free(&body);
-	curl_free(epfx);
-	curl_free(eafter);
-	free(pfx);
+	l->skip = strlen(s0__s3_prefix(s->s3)) + 2;
+	int rc = s0__s3_list(s->s3, "d/", after, listed_key, l, err);
+	if (rc == S0_EUSER && l->nomem)
+		rc = s0__error_nomem(err);
 	return rc;
 }
 

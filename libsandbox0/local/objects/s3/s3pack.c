@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/le.h"
 #include "local/objects/pack/pack.h"
 #include "local/objects/s3/s3tomb.h"
 #include "local/objects/s3/s3xml.h"
@@ -17,28 +18,6 @@
 #define INDEX_ROW (S0__OBJID_BYTES + 12)
 /* Index objects read at once by a refresh. */
 #define REFRESH_GROUP 64
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 void s0__s3pack_key(char kind, uint64_t pack, char out[S0__S3PACK_KEY_BYTES])
 {
@@ -66,15 +45,15 @@ int s0__s3pack_index_encode(uint64_t pack, uint64_t pack_bytes, const s0__objrow
 		return s0__error_nomem(err);
 	uint8_t *p = (uint8_t *)out->data;
 	memcpy(p, "S0PX", 4);
-	put32(p + 4, 1);
-	put64(p + 8, pack);
-	put64(p + 16, pack_bytes);
-	put32(p + 24, (uint32_t)n);
+	s0__le_put32(p + 4, 1);
+	s0__le_put64(p + 8, pack);
+	s0__le_put64(p + 16, pack_bytes);
+	s0__le_put32(p + 24, (uint32_t)n);
 	p += INDEX_HDR;
 	for (size_t i = 0; i < n; i++, p += INDEX_ROW) {
 		memcpy(p, rows[i].id.b, S0__OBJID_BYTES);
-		put64(p + S0__OBJID_BYTES, rows[i].loc.off);
-		put32(p + S0__OBJID_BYTES + 8, rows[i].loc.len);
+		s0__le_put64(p + S0__OBJID_BYTES, rows[i].loc.off);
+		s0__le_put32(p + S0__OBJID_BYTES + 8, rows[i].loc.len);
 	}
 	out->len = INDEX_HDR + n * INDEX_ROW;
 	return S0_OK;
@@ -90,12 +69,12 @@ int s0__s3pack_index_decode(const void *data, size_t len, uint64_t pack, uint64_
                             s0__objrow **rows_out, size_t *n_out, s0_error **err)
 {
 	const uint8_t *p = data;
-	if (len < INDEX_HDR || memcmp(p, "S0PX", 4) != 0 || get32(p + 4) != 1)
+	if (len < INDEX_HDR || memcmp(p, "S0PX", 4) != 0 || s0__le_get32(p + 4) != 1)
 		return bad_index(err, pack, "no index header");
-	if (get64(p + 8) != pack)
+	if (s0__le_get64(p + 8) != pack)
 		return bad_index(err, pack, "it names another pack");
-	uint64_t bytes = get64(p + 16);
-	size_t n = get32(p + 24);
+	uint64_t bytes = s0__le_get64(p + 16);
+	size_t n = s0__le_get32(p + 24);
 	if ((len - INDEX_HDR) / INDEX_ROW != n || (len - INDEX_HDR) % INDEX_ROW)
 		return bad_index(err, pack, "wrong length");
 	s0__objrow *rows = calloc(n ? n : 1, sizeof *rows);
@@ -105,8 +84,8 @@ int s0__s3pack_index_decode(const void *data, size_t len, uint64_t pack, uint64_
 	for (size_t i = 0; i < n; i++, p += INDEX_ROW) {
 		memcpy(rows[i].id.b, p, S0__OBJID_BYTES);
 		rows[i].loc.pack = pack;
-		rows[i].loc.off = get64(p + S0__OBJID_BYTES);
-		rows[i].loc.len = get32(p + S0__OBJID_BYTES + 8);
+		rows[i].loc.off = s0__le_get64(p + S0__OBJID_BYTES);
+		rows[i].loc.len = s0__le_get32(p + S0__OBJID_BYTES + 8);
 		if (rows[i].loc.off < S0__PACK_HDR_BYTES ||
 		    rows[i].loc.off + s0__pack_rec_span(rows[i].loc.len) > bytes) {
 			free(rows);

@@ -144,6 +144,11 @@ void tbl_init(tbl *t, size_t ncols);
 void tbl_add(tbl *t, ...); /* ncols strings (NULL prints "") */
 void tbl_print(tbl *t, FILE *f);
 void tbl_free(tbl *t);
+/* JSON object text json as -o json/yaml asks, or else table t (its titles
+ * added) with one row per item of json's array `key` (added by row) and a
+ * "Total: N" line; frees t's cells either way; returns the exit code */
+int out_rows(const cli *c, const char *json, const char *key, tbl *t,
+             void (*row)(tbl *t, const cj *item));
 /* a two-column "Key:  value" table */
 void kv_add(tbl *t, const char *key, const char *value);
 

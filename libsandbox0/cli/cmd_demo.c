@@ -353,23 +353,32 @@ static int step_template(demo *d)
 	return STEP_OK;
 }
 
-static int step_claim(demo *d)
+int claim_running(demo *d, const char *tmpl, const char *running)
 {
 	s0_sandbox_info *sb = NULL;
 	s0_error *err = NULL;
-	int rc = s0_sandbox_claim(d->client, "demo", NULL, NULL, &sb, &err);
+	int rc = s0_sandbox_claim(d->client, tmpl, NULL, NULL, &sb, &err);
 	if (rc < 0)
 		return step_error(d, "claim", err, rc);
 	snprintf(d->sid, sizeof d->sid, "%s", s0_sandbox_info_id(sb));
 	s0_sandbox_info_free(sb);
-	rc = s0_sandbox_get(d->client, d->sid, &sb, &err);
+	sb = NULL;
+	rc = s0_sandbox_get(d->client, d->sid, &sb, &err); /* as it runs now */
 	if (rc < 0)
 		return step_error(d, "get", err, rc);
 	show(d, sb);
 	d->gen0 = s0_sandbox_info_runtime_generation(sb);
 	snprintf(d->rt0, sizeof d->rt0, "%s", s0_sandbox_info_runtime_id(sb));
-	expect(d, s0_sandbox_info_status(sb) == S0_STATUS_RUNNING, "running after claim");
+	expect(d, s0_sandbox_info_status(sb) == S0_STATUS_RUNNING, running);
 	s0_sandbox_info_free(sb);
+	return STEP_OK;
+}
+
+static int step_claim(demo *d)
+{
+	s0_error *err = NULL;
+	if (claim_running(d, "demo", "running after claim") != STEP_OK)
+		return STEP_FAILED;
 	if (*d->sample) {
 		size_t len;
 		char *want = read_all(d->sample_host, &len);
@@ -398,7 +407,7 @@ static int step_write(demo *d)
 	return STEP_OK;
 }
 
-static int step_pause(demo *d)
+int pause_shown(demo *d, const char *paused)
 {
 	s0_sandbox_info *sb = NULL;
 	s0_error *err = NULL;
@@ -407,10 +416,17 @@ static int step_pause(demo *d)
 	if (rc < 0)
 		return step_error(d, "pause_and_wait", err, rc);
 	show(d, sb);
-	expect(d, s0_sandbox_info_paused(sb) && !*s0_sandbox_info_runtime_id(sb),
-	       "paused: RootFS committed, compute released (empty runtime_id)");
+	expect(d, s0_sandbox_info_paused(sb) && !*s0_sandbox_info_runtime_id(sb), paused);
 	s0_sandbox_info_free(sb);
-	rc = s0_sandbox_update_network_policy(
+	return STEP_OK;
+}
+
+static int step_pause(demo *d)
+{
+	if (pause_shown(d, "paused: RootFS committed, compute released (empty runtime_id)") != STEP_OK)
+		return STEP_FAILED;
+	s0_error *err = NULL;
+	int rc = s0_sandbox_update_network_policy(
 		d->client, d->sid,
 		"{\"mode\":\"block-all\",\"egress\":{\"allowedDomains\":[\"pypi.org\"]}}", NULL, &err);
 	if (rc < 0)
@@ -419,7 +435,7 @@ static int step_pause(demo *d)
 	return STEP_OK;
 }
 
-static int step_resume(demo *d)
+int resume_shown(demo *d)
 {
 	s0_sandbox_info *sb = NULL;
 	s0_error *err = NULL;
@@ -431,12 +447,19 @@ static int step_resume(demo *d)
 	expect(d, s0_sandbox_info_runtime_generation(sb) == d->gen0 + 1,
 	       "runtime_generation advanced by one");
 	expect(d, strcmp(s0_sandbox_info_runtime_id(sb), d->rt0) != 0, "runtime_id changed");
+	s0_sandbox_info_free(sb);
+	return STEP_OK;
+}
+
+static int step_resume(demo *d)
+{
+	if (resume_shown(d) != STEP_OK)
+		return STEP_FAILED;
 	expect(d, file_is(d, d->sid, "/workspace/notes.md", "# kept\n", 7),
 	       "/workspace/notes.md survived");
 	expect(d, file_is(d, d->sid, "/var/tmp/cache", "cache", 5), "/var/tmp/cache survived");
 	expect(d, file_missing(d, d->sid, "/tmp/scratch"),
 	       "/tmp/scratch is gone (runtime tmpfs, not in the RootFS)");
-	s0_sandbox_info_free(sb);
 	return STEP_OK;
 }
 

@@ -34,23 +34,10 @@ static char *run_once(demo *d, const char *cmd)
 
 static int gv_claim(demo *d)
 {
-	s0_sandbox_info *sb = NULL;
-	s0_error *err = NULL;
-	int rc = s0_sandbox_claim(d->client, "default", NULL, NULL, &sb, &err);
-	if (rc < 0)
-		return step_error(d, "claim", err, rc);
-	snprintf(d->sid, sizeof d->sid, "%s", s0_sandbox_info_id(sb));
-	s0_sandbox_info_free(sb);
-	sb = NULL;
-	rc = s0_sandbox_get(d->client, d->sid, &sb, &err); /* as it runs now */
-	if (rc < 0)
-		return step_error(d, "get", err, rc);
-	show(d, sb);
-	d->gen0 = s0_sandbox_info_runtime_generation(sb);
-	snprintf(d->rt0, sizeof d->rt0, "%s", s0_sandbox_info_runtime_id(sb));
-	expect(d, s0_sandbox_info_status(sb) == S0_STATUS_RUNNING,
-	            "running after claim (readiness: a first command really executed)");
-	s0_sandbox_info_free(sb);
+	if (claim_running(d, "default",
+	                  "running after claim (readiness: a first command really executed)") !=
+	    STEP_OK)
+		return STEP_FAILED;
 	char *k = run_once(d, "uname -sr");
 	if (!k)
 		return STEP_FAILED;
@@ -120,16 +107,9 @@ static int gv_write(demo *d)
 
 static int gv_pause(demo *d)
 {
-	s0_sandbox_info *sb = NULL;
-	s0_error *err = NULL;
-	s0_wait_options wo = wait_opts(d, S0_BOOL_UNSET);
-	int rc = s0_sandbox_pause_and_wait(d->client, d->sid, &wo, &sb, &err);
-	if (rc < 0)
-		return step_error(d, "pause_and_wait", err, rc);
-	show(d, sb);
-	expect(d, s0_sandbox_info_paused(sb) && !*s0_sandbox_info_runtime_id(sb),
-	            "paused: runsc sandbox, processes, mount and loop device gone; RootFS committed");
-	s0_sandbox_info_free(sb);
+	if (pause_shown(d, "paused: runsc sandbox, processes, mount and loop device gone; RootFS "
+	                   "committed") != STEP_OK)
+		return STEP_FAILED;
 	expect(d, file_is(d, d->sid, "/workspace/inside.txt", "written inside\n", 15),
 	            "while paused, /workspace/inside.txt reads from the committed RootFS");
 	return STEP_OK;
@@ -137,17 +117,8 @@ static int gv_pause(demo *d)
 
 static int gv_resume(demo *d)
 {
-	s0_sandbox_info *sb = NULL;
-	s0_error *err = NULL;
-	s0_wait_options wo = wait_opts(d, S0_BOOL_UNSET);
-	int rc = s0_sandbox_resume_and_wait(d->client, d->sid, &wo, &sb, &err);
-	if (rc < 0)
-		return step_error(d, "resume_and_wait", err, rc);
-	show(d, sb);
-	expect(d, s0_sandbox_info_runtime_generation(sb) == d->gen0 + 1,
-	            "runtime_generation advanced by one");
-	expect(d, strcmp(s0_sandbox_info_runtime_id(sb), d->rt0) != 0, "runtime_id changed");
-	s0_sandbox_info_free(sb);
+	if (resume_shown(d) != STEP_OK)
+		return STEP_FAILED;
 	char *out = run_once(d, "cat /workspace/notes.md /workspace/inside.txt");
 	if (!out)
 		return STEP_FAILED;

@@ -31,21 +31,10 @@ static void service_row(tbl *t, const cj *s)
 /* The answer as -o asks, or a table of its services. */
 static int out_services(cli *c, const char *json)
 {
-	if (c->format != OUT_TABLE)
-		return out_json_text(c, json);
-	cj *v = cj_parse(json, strlen(json), NULL);
-	const cj *arr = cj_get(v, "services");
-	int n = cJSON_GetArraySize(arr);
 	tbl t;
 	tbl_init(&t, 5);
 	tbl_add(&t, "SERVICE", "PORT", "PUBLIC", "ROUTES", "PUBLIC URL");
-	for (int i = 0; i < n; i++)
-		service_row(&t, cJSON_GetArrayItem(arr, i));
-	tbl_print(&t, stdout);
-	tbl_free(&t);
-	printf("Total: %d\n", n);
-	cj_free(v);
-	return CLI_EXIT_OK;
+	return out_rows(c, json, "services", &t, service_row);
 }
 
 static int run_list(cli *c)

@@ -129,22 +129,10 @@ static int run_list(cli *c)
 	int r = s0_template_list(c->client, &json, &err);
 	if (r < 0)
 		return cli_fail("listing templates", err, r);
-	if (c->format != OUT_TABLE) {
-		rc = out_json_text(c, json);
-	} else {
-		cj *v = cj_parse(json, strlen(json), NULL);
-		const cj *arr = cj_get(v, "templates");
-		int n = cJSON_GetArraySize(arr);
-		tbl t;
-		tbl_init(&t, 3);
-		tbl_add(&t, "TEMPLATE ID", "SCOPE", "CREATED");
-		for (int i = 0; i < n; i++)
-			template_row(&t, cJSON_GetArrayItem(arr, i));
-		tbl_print(&t, stdout);
-		tbl_free(&t);
-		printf("Total: %d\n", n);
-		cj_free(v);
-	}
+	tbl t;
+	tbl_init(&t, 3);
+	tbl_add(&t, "TEMPLATE ID", "SCOPE", "CREATED");
+	rc = out_rows(c, json, "templates", &t, template_row);
 	s0_free(json);
 	return rc;
 }

@@ -65,6 +65,19 @@ bool ps_lists(const char *ps, long pid);
 /** A new REPL context of d->sid; its id in @p ctx. STEP_OK or STEP_FAILED. */
 int new_repl(demo *d, char ctx[128]);
 
+/**
+ * Claim a sandbox of template @p tmpl into d->sid, show it as it runs now,
+ * record its generation and runtime_id (d->gen0, d->rt0) and expect it
+ * running (@p running says why). STEP_OK or STEP_FAILED (reported).
+ */
+int claim_running(demo *d, const char *tmpl, const char *running);
+/** Pause d->sid and wait; show it; expect it paused with no runtime_id
+ * (@p paused says what that means here). STEP_OK or STEP_FAILED (reported). */
+int pause_shown(demo *d, const char *paused);
+/** Resume d->sid and wait; show it; expect the generation one past d->gen0
+ * and a runtime_id other than d->rt0. STEP_OK or STEP_FAILED (reported). */
+int resume_shown(demo *d);
+
 /* Steps both runtimes share (cmd_demo.c). */
 int step_open(demo *d);
 int step_memory(demo *d);

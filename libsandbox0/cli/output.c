@@ -102,6 +102,25 @@ void tbl_add(tbl *t, ...)
 	t->nrows++;
 }
 
+int out_rows(const cli *c, const char *json, const char *key, tbl *t,
+             void (*row)(tbl *t, const cj *item))
+{
+	if (c->format != OUT_TABLE) {
+		tbl_free(t);
+		return out_json_text(c, json);
+	}
+	cj *v = cj_parse(json, strlen(json), NULL);
+	const cj *arr = cj_get(v, key);
+	int n = cJSON_GetArraySize(arr);
+	for (int i = 0; i < n; i++)
+		row(t, cJSON_GetArrayItem(arr, i));
+	tbl_print(t, stdout);
+	tbl_free(t);
+	printf("Total: %d\n", n);
+	cj_free(v);
+	return CLI_EXIT_OK;
+}
+
 void kv_add(tbl *t, const char *key, const char *value)
 {
 	tbl_add(t, key, value);

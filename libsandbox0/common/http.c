@@ -30,6 +30,15 @@ int s0__headers_add(s0__headers *h, const char *name, const char *value)
 	return 0;
 }
 
+int s0__headers_copy(s0__headers *dst, const s0__headers *src, bool (*skip)(const char *name))
+{
+	for (size_t i = 0; i < src->len; i++)
+		if ((!skip || !skip(src->items[i].name)) &&
+		    s0__headers_add(dst, src->items[i].name, src->items[i].value) < 0)
+			return -1;
+	return 0;
+}
+
 const char *s0__headers_get(const s0__headers *h, const char *name)
 {
 	for (size_t i = 0; i < h->len; i++)

@@ -26,6 +26,9 @@ typedef struct s0__headers {
 
 /* Append a copy of (name, value); 0 or -1 on OOM. */
 int s0__headers_add(s0__headers *h, const char *name, const char *value);
+/* Append a copy of each header of src, in order, whose name skip (nullable:
+ * none skipped) does not reject; 0 or -1 on OOM (dst then holds a prefix). */
+int s0__headers_copy(s0__headers *dst, const s0__headers *src, bool (*skip)(const char *name));
 /* Case-insensitive lookup of the first header with this name, or NULL. */
 const char *s0__headers_get(const s0__headers *h, const char *name);
 void s0__headers_free(s0__headers *h);

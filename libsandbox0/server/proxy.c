@@ -170,6 +170,13 @@ static int fail(s0__http_response *resp, const char *rid, int status, const char
 	return s0__router_reply_error(resp, rid, status, wire, msg);
 }
 
+/* A header of the client's request the service does not get as sent: hop
+ * by hop, or an X-Forwarded-* one (request_headers sets those itself). */
+static bool not_forwarded(const char *name)
+{
+	return hop_by_hop(name) || !strncasecmp(name, "X-Forwarded-", 12);
+}
+
 /* The request's headers for the service, plus Host and X-Forwarded-*. */
 static int request_headers(const s0__http_request *req, int port, const char *fwd_prefix,
                            s0__headers *h)
@@ -178,11 +185,8 @@ static int request_headers(const s0__http_request *req, int port, const char *fw
 	char local[32];
 	snprintf(local, sizeof local, "127.0.0.1:%d", port);
 	int bad = s0__headers_add(h, "Host", host ? host : local);
-	for (size_t i = 0; !bad && i < req->headers.len; i++) {
-		const s0__header *x = &req->headers.items[i];
-		if (!hop_by_hop(x->name) && strncasecmp(x->name, "X-Forwarded-", 12))
-			bad = s0__headers_add(h, x->name, x->value);
-	}
+	if (!bad)
+		bad = s0__headers_copy(h, &req->headers, not_forwarded);
 	if (!bad && host)
 		bad = s0__headers_add(h, "X-Forwarded-Host", host);
 	if (!bad)
@@ -216,11 +220,8 @@ static int relay_http(int fd, int port, const char *path, const s0__http_request
 	free(target);
 	if (rc == S0_OK) {
 		resp->status = got.status;
-		for (size_t i = 0; rc == S0_OK && i < got.headers.len; i++)
-			if (!hop_by_hop(got.headers.items[i].name) &&
-			    s0__headers_add(&resp->headers, got.headers.items[i].name,
-			                    got.headers.items[i].value) < 0)
-				rc = S0_ENOMEM;
+		if (s0__headers_copy(&resp->headers, &got.headers, hop_by_hop) < 0)
+			rc = S0_ENOMEM;
 		if (rc == S0_OK && rid && s0__headers_add(&resp->headers, "X-Request-ID", rid) < 0)
 			rc = S0_ENOMEM;
 		resp->body = got.body;

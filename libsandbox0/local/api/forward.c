@@ -95,11 +95,8 @@ static int send_to(s0__engine *e, const char *url, const s0__http_request *req,
 	s0__http_request out = *req;
 	memset(&out.headers, 0, sizeof out.headers);
 	int rc = ctx && target ? S0_OK : S0_ENOMEM;
-	for (size_t i = 0; rc == S0_OK && i < req->headers.len; i++)
-		if (!hop_by_hop(req->headers.items[i].name) &&
-		    s0__headers_add(&out.headers, req->headers.items[i].name,
-		                    req->headers.items[i].value) < 0)
-			rc = S0_ENOMEM;
+	if (rc == S0_OK && s0__headers_copy(&out.headers, &req->headers, hop_by_hop) < 0)
+		rc = S0_ENOMEM;
 	char auth[S0__NODE_AUTH_MAX];
 	if (rc == S0_OK) {
 		s0__engine_node_sign(e, req->method, target, req->body, req->has_body ? req->body_len : 0,
@@ -115,11 +112,8 @@ static int send_to(s0__engine *e, const char *url, const s0__http_request *req,
 	}
 	if (rc == S0_OK) {
 		resp->status = got.status;
-		for (size_t i = 0; rc == S0_OK && i < got.headers.len; i++)
-			if (!hop_by_hop(got.headers.items[i].name) &&
-			    s0__headers_add(&resp->headers, got.headers.items[i].name,
-			                    got.headers.items[i].value) < 0)
-				rc = S0_ENOMEM;
+		if (s0__headers_copy(&resp->headers, &got.headers, hop_by_hop) < 0)
+			rc = S0_ENOMEM;
 		if (rc == S0_OK && got.body.len && s0__buf_put(&resp->body, got.body.data,
 		                                               got.body.len) < 0)
 			rc = S0_ENOMEM;

@@ -3,34 +3,14 @@
 
 #include <string.h>
 
+#include "common/le.h"
+
 /*
  * Layout (little endian, 128 bytes):
  *   0 "S0G1"  4 u32 version  8 u64 size  16 u32 chunk  20 u32 fanout
  *   24 u32 depth  28 u32 0  32 u64 seq  40 u64 nonzero chunks
  *   48 root id  80 parent id  112 zero
  */
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 static bool zero_tail(const uint8_t *p, size_t n)
 {
@@ -57,13 +37,13 @@ void s0__gen_encode(const s0__gen_info *g, uint8_t out[S0__GEN_BYTES])
 {
 	memset(out, 0, S0__GEN_BYTES);
 	memcpy(out, "S0G1", 4);
-	put32(out + 4, 1);
-	put64(out + 8, g->size_bytes);
-	put32(out + 16, g->chunk_bytes);
-	put32(out + 20, S0__MAP_FANOUT);
-	put32(out + 24, g->depth);
-	put64(out + 32, g->seq);
-	put64(out + 40, g->nonzero_chunks);
+	s0__le_put32(out + 4, 1);
+	s0__le_put64(out + 8, g->size_bytes);
+	s0__le_put32(out + 16, g->chunk_bytes);
+	s0__le_put32(out + 20, S0__MAP_FANOUT);
+	s0__le_put32(out + 24, g->depth);
+	s0__le_put64(out + 32, g->seq);
+	s0__le_put64(out + 40, g->nonzero_chunks);
 	memcpy(out + 48, g->root.b, S0__OBJID_BYTES);
 	memcpy(out + 80, g->parent.b, S0__OBJID_BYTES);
 }
@@ -77,16 +57,16 @@ int s0__gen_decode(const s0__genid *id, const uint8_t *buf, size_t len, s0__gen_
 		return s0__error_set(err, S0_ENOTFOUND, "generation_not_found",
 		                     "object %s is not a generation", hex);
 	s0__gen_info g;
-	g.size_bytes = get64(buf + 8);
-	g.chunk_bytes = get32(buf + 16);
-	g.depth = get32(buf + 24);
-	g.seq = get64(buf + 32);
-	g.nonzero_chunks = get64(buf + 40);
+	g.size_bytes = s0__le_get64(buf + 8);
+	g.chunk_bytes = s0__le_get32(buf + 16);
+	g.depth = s0__le_get32(buf + 24);
+	g.seq = s0__le_get64(buf + 32);
+	g.nonzero_chunks = s0__le_get64(buf + 40);
 	memcpy(g.root.b, buf + 48, S0__OBJID_BYTES);
 	memcpy(g.parent.b, buf + 80, S0__OBJID_BYTES);
 	/* Only the canonical encoding is a descriptor: the reserved word at 28
 	 * and the tail from 112 are zero, as s0__gen_encode writes them. */
-	bool ok = get32(buf + 4) == 1 && get32(buf + 20) == S0__MAP_FANOUT && get32(buf + 28) == 0 &&
+	bool ok = s0__le_get32(buf + 4) == 1 && s0__le_get32(buf + 20) == S0__MAP_FANOUT && s0__le_get32(buf + 28) == 0 &&
 	          zero_tail(buf + 112, S0__GEN_BYTES - 112) && g.size_bytes &&
 	          g.size_bytes <= S0__BSTORE_SIZE_MAX && g.chunk_bytes >= S0__BSTORE_CHUNK_MIN &&
 	          g.chunk_bytes <= S0__BSTORE_CHUNK_MAX && !(g.chunk_bytes & (g.chunk_bytes - 1));

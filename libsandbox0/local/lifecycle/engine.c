@@ -78,6 +78,15 @@ int s0__engine_load(s0__engine *e, const char *team, const char *id, s0__sandbox
 	return s0__meta_sandbox_get(e->meta, team, id, row, err);
 }
 
+int s0__engine_load_live(s0__engine *e, const char *team, const char *id, s0__sandbox_row *row,
+                         s0_error **err)
+{
+	int rc = s0__engine_load(e, team, id, row, err);
+	if (rc == S0_OK && row->rec.status == S0_STATUS_TERMINATING)
+		rc = s0__error_set(err, S0_ENOTFOUND, "not_found", "sandbox not found");
+	return rc;
+}
+
 int s0__engine_save(s0__engine *e, s0__sandbox_row *row, s0_error **err)
 {
 	row->rec.updated_at_ms = s0__engine_now(e);

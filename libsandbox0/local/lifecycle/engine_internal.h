@@ -154,6 +154,11 @@ void s0__engine_controller_pass(s0__engine *e);
 /* Sandbox lookup by team: S0_ENOTFOUND with the wire message. */
 int s0__engine_load(s0__engine *e, const char *team, const char *id, s0__sandbox_row *row,
                     s0_error **err);
+/* s0__engine_load(), and S0_ENOTFOUND (the same wire message) for a
+ * sandbox being deleted; row is filled either way when found (the caller
+ * clears it). */
+int s0__engine_load_live(s0__engine *e, const char *team, const char *id, s0__sandbox_row *row,
+                         s0_error **err);
 /* Persist a row (updated_at is set to now). */
 int s0__engine_save(s0__engine *e, s0__sandbox_row *row, s0_error **err);
 

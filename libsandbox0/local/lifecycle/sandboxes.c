@@ -106,9 +106,7 @@ int s0__engine_update(s0__engine *e, const char *team, const char *id, const cJS
 {
 	s0__sblock *l = s0__engine_lock(e, id);
 	s0__sandbox_row row = {0};
-	int rc = s0__engine_load(e, team, id, &row, err);
-	if (rc == S0_OK && row.rec.status == S0_STATUS_TERMINATING)
-		rc = s0__error_set(err, S0_ENOTFOUND, "not_found", "sandbox not found");
+	int rc = s0__engine_load_live(e, team, id, &row, err);
 	if (rc == S0_OK)
 		rc = s0__config_apply(config, true, &row, s0__engine_now(e), err);
 	if (rc == S0_OK && !row.rec.auto_resume) /* services.h: resume routes need it */

@@ -228,9 +228,7 @@ int s0__engine_services_get(s0__engine *e, const char *team, const char *id, cJS
                             s0_error **err)
 {
 	s0__sandbox_row row = {0};
-	int rc = s0__engine_load(e, team, id, &row, err);
-	if (rc == S0_OK && row.rec.status == S0_STATUS_TERMINATING)
-		rc = s0__error_set(err, S0_ENOTFOUND, "not_found", "sandbox not found");
+	int rc = s0__engine_load_live(e, team, id, &row, err);
 	s0__sandbox_rec_clear(&row.rec);
 	return rc < 0 ? rc : stored(e, id, out, err);
 }
@@ -260,9 +258,7 @@ int s0__engine_services_put(s0__engine *e, const char *team, const char *id,
 		return s0__error_nomem(err);
 	s0__sblock *l = s0__engine_lock(e, id);
 	s0__sandbox_row row = {0};
-	int rc = s0__engine_load(e, team, id, &row, err);
-	if (rc == S0_OK && row.rec.status == S0_STATUS_TERMINATING)
-		rc = s0__error_set(err, S0_ENOTFOUND, "not_found", "sandbox not found");
+	int rc = s0__engine_load_live(e, team, id, &row, err);
 	if (rc == S0_OK)
 		rc = stored(e, id, &old, err);
 	cJSON *s;

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "common/le.h"
+
 #define HDR_BYTES 16
 #define NONCE_BYTES crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
 #define TAG_BYTES crypto_aead_xchacha20poly1305_ietf_ABYTES
@@ -88,17 +90,6 @@ static void *scratch(s0__objctx *cx, size_t n)
 	return cx->scratch;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static void make_ad(uint8_t ad[AD_BYTES], const uint8_t *hdr, const s0__objid *id)
 {
 	memcpy(ad, hdr, HDR_BYTES);
@@ -133,8 +124,8 @@ int s0__obj_seal(s0__objctx *cx, const s0__objkeys *k, const s0__objid *id, cons
 	o[4] = 1;
 	o[5] = flags;
 	o[6] = o[7] = 0;
-	put32(o + 8, (uint32_t)len);
-	put32(o + 12, (uint32_t)plen);
+	s0__le_put32(o + 8, (uint32_t)len);
+	s0__le_put32(o + 12, (uint32_t)plen);
 	uint8_t ad[AD_BYTES], dkey[DKEY_BYTES];
 	make_ad(ad, o, id);
 	randombytes_buf(o + OFF_KNONCE, NONCE_BYTES);
@@ -163,7 +154,7 @@ int s0__obj_plain_len(const void *sealed, size_t sealed_len, size_t *len_out, co
 	const uint8_t *s = sealed;
 	if (sealed_len < S0__OBJ_OVERHEAD || memcmp(s, "S0B1", 4) != 0 || s[4] != 1)
 		return corrupt(err, id, "bad header");
-	*len_out = get32(s + 8);
+	*len_out = s0__le_get32(s + 8);
 	return S0_OK;
 }
 
@@ -175,7 +166,7 @@ int s0__obj_open(s0__objctx *cx, const s0__objkeys *k, const s0__objid *id, cons
 	int rc = s0__obj_plain_len(sealed, sealed_len, &plain, id, err);
 	if (rc < 0)
 		return rc;
-	size_t plen = get32(s + 12);
+	size_t plen = s0__le_get32(s + 12);
 	bool z = s[5] & FLAG_ZSTD;
 	if ((s[5] & ~FLAG_ZSTD) || s[6] || s[7] || plain > S0__OBJ_MAX_PLAIN)
 		return corrupt(err, id, "bad header");

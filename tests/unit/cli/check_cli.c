@@ -25,32 +25,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "cli_harness.h"
-
-#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
-
-static char *home;
-
-static void setup(void)
-{
-	home = s0_test_tmpdir("cli");
-	ck_assert_ptr_nonnull(home);
-	h_env_reset(home);
-}
-
-static void teardown(void)
-{
-	s0_test_rmrf(home);
-	free(home);
-	home = NULL;
-}
-
-static char *path_in(const char *rest)
-{
-	char *p = NULL;
-	ck_assert_int_ge(asprintf(&p, "%s/%s", home, rest), 0);
-	return p;
-}
+#include "cli_fixture.h"
 
 /* The id in a JSON output ("id": "…"); fails the test when absent. */
 static char *json_id(const cli_run *r, const char *key)
@@ -58,12 +33,6 @@ static char *json_id(const cli_run *r, const char *key)
 	char *id = h_json_str(r->out, key);
 	ck_assert_msg(id != NULL, "no \"%s\" in: %s / %s", key, r->out, r->err);
 	return id;
-}
-
-static void expect_exit(cli_run *r, int want)
-{
-	ck_assert_msg(r->status == want, "exit %d (want %d)\nstdout: %s\nstderr: %s", r->status,
-	              want, r->out, r->err);
 }
 
 /* ---- the sandbox commands, one transcript per connection kind ---- */
@@ -88,11 +57,11 @@ static void lifecycle_scenario(transcript *t, const char *const *conn, bool embe
 {
 #define CMD(...) conn_cmd(t, conn, A(__VA_ARGS__))
 	cli_run r = CMD("sandbox", "create", "-t", "default", "-o", "json");
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	char *id = json_id(&r, "id");
 	h_run_free(&r);
 	r = CMD("sandbox", "get", id, "-o", "json");
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	r = CMD("sandbox", "get", id, "-o", "yaml");
 	h_run_free(&r);
@@ -104,12 +73,12 @@ static void lifecycle_scenario(transcript *t, const char *const *conn, bool embe
 	 * would not come back for the next one */
 	r = CMD("sandbox", "update", id, "--ttl", "600", "--auto-resume", embedded ? "true" : "false",
 	        "-o", "json");
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	r = CMD("sandbox", "refresh", id, "-o", "json");
 	h_run_free(&r);
 	r = CMD("sandbox", "files", "-s", id, "write", "/workspace/hello.txt", "--data", "hi <&>");
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	r = CMD("sandbox", "files", "-s", id, "ls", "/workspace", "-o", "json");
 	h_run_free(&r);
@@ -123,7 +92,7 @@ static void lifecycle_scenario(transcript *t, const char *const *conn, bool embe
 	r = CMD("sandbox", "files", "-s", id, "rm", "/workspace/d");
 	h_run_free(&r);
 	r = CMD("sandbox", "snapshot", "create", id, "-n", "first", "-d", "one", "-o", "json");
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	char *snap = json_id(&r, "id");
 	h_run_free(&r);
 	r = CMD("sandbox", "snapshot", "list", id, "-o", "json");
@@ -133,46 +102,46 @@ static void lifecycle_scenario(transcript *t, const char *const *conn, bool embe
 	/* conflict: restore needs a paused sandbox (with --local the last command
 	 * paused it, so the restore goes through) */
 	r = CMD("sandbox", "snapshot", "restore", id, snap);
-	expect_exit(&r, embedded ? 0 : 1);
+	h_expect_exit(&r, embedded ? 0 : 1);
 	h_run_free(&r);
 	r = CMD("sandbox", "fork", id, "-o", "json");
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	char *child = json_id(&r, "id");
 	h_run_free(&r);
 	r = CMD("sandbox", "pause", id, "--wait", "-o", "json");
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	r = CMD("sandbox", "snapshot", "restore", id, snap, "-o", "json");
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	r = CMD("sandbox", "resume", id, "--wait", "--timeout", "30", "-o", "json");
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	r = CMD("sandbox", "pause", id);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	r = CMD("sandbox", "resume", id);
 	h_run_free(&r);
 	r = CMD("sandbox", "delete", child);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	r = CMD("sandbox", "snapshot", "delete", snap);
 	h_run_free(&r);
 	/* not found */
 	r = CMD("sandbox", "get", child);
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	h_run_free(&r);
 	r = CMD("sandbox", "delete", child);
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	h_run_free(&r);
 	r = CMD("sandbox", "files", "-s", id, "cat", "/workspace/missing");
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	h_run_free(&r);
 	r = CMD("sandbox", "snapshot", "get", snap);
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	h_run_free(&r);
 	r = CMD("sandbox", "delete", id);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	free(id);
 	free(snap);
@@ -182,7 +151,7 @@ static void lifecycle_scenario(transcript *t, const char *const *conn, bool embe
 
 START_TEST(embedded_golden)
 {
-	char *dir = path_in("embedded");
+	char *dir = h_path_in("embedded");
 	transcript *t = t_new("embedded");
 	t_note(t, "every command opens the backend on DIR (--local); the simulated runtime "
 	          "lives in that process, so each command pauses the running sandboxes when it "
@@ -196,7 +165,7 @@ END_TEST
 
 START_TEST(usage_golden)
 {
-	char *dir = path_in("embedded");
+	char *dir = h_path_in("embedded");
 	char *port = NULL;
 	ck_assert_int_ge(asprintf(&port, "http://127.0.0.1:%d", h_closed_port()), 0);
 	transcript *t = t_new("usage");
@@ -205,7 +174,7 @@ START_TEST(usage_golden)
 #define RUN(want, ...)                     \
 	do {                                   \
 		r = t_cmd(t, A(__VA_ARGS__));      \
-		expect_exit(&r, want);             \
+		h_expect_exit(&r, want);             \
 		h_run_free(&r);                    \
 	} while (0)
 	RUN(2, "sandbox", "get");
@@ -243,13 +212,13 @@ END_TEST
 /* pause/resume --wait as text: progress lines, then the final line. */
 START_TEST(wait_text_output)
 {
-	char *dir = path_in("embedded");
+	char *dir = h_path_in("embedded");
 	cli_run r = h_run(A("--local", dir, "sandbox", "create", "-t", "default", "-o", "json"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	char *id = json_id(&r, "id");
 	h_run_free(&r);
 	r = h_run(A("--local", dir, "sandbox", "pause", id, "--wait"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_msg(strstr(r.out, "pausing ") && strstr(r.out, ": status "), "%s", r.out);
 	ck_assert_msg(!strchr(r.out, '\r'), "no \\r when stdout is not a terminal: %s", r.out);
 	char *final = NULL;
@@ -258,19 +227,19 @@ START_TEST(wait_text_output)
 	free(final);
 	h_run_free(&r);
 	r = h_run(A("--local", dir, "sandbox", "resume", id, "--wait"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_msg(strstr(r.out, "resumed: running, runtime_generation "), "%s", r.out);
 	h_run_free(&r);
 	/* a memory pause retains an image; a memory resume restores it */
 	r = h_run(A("--local", dir, "sandbox", "pause", id, "--memory", "--wait"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_int_ge(asprintf(&final, "Sandbox %s paused with memory (runtime_generation ", id),
 	                 0);
 	ck_assert_msg(strstr(r.out, final), "%s", r.out);
 	free(final);
 	h_run_free(&r);
 	r = h_run(A("--local", dir, "sandbox", "resume", id, "--memory", "--wait"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_msg(strstr(r.out, "resumed with memory: running, runtime_generation "), "%s",
 	              r.out);
 	h_run_free(&r);
@@ -284,13 +253,13 @@ END_TEST
  * (issue #8: exec/run into a context, docs/wire.md §8.1). */
 START_TEST(exec_and_run)
 {
-	char *dir = path_in("exec");
+	char *dir = h_path_in("exec");
 	cli_run r = h_run(A("--local", dir, "sandbox", "create", "-t", "default", "-o", "json"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	char *id = json_id(&r, "id");
 	h_run_free(&r);
 	r = h_run(A("--local", dir, "sandbox", "exec", id, "echo", "hello", "world"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_str_eq(r.out, "hello world\n");
 	h_run_free(&r);
 	r = h_run(A("--local", dir, "sandbox", "exec", id, "--", "ls", "/nonexistent"), NULL);
@@ -299,19 +268,19 @@ START_TEST(exec_and_run)
 	h_run_free(&r);
 	/* after the command word every word is the command's, flags included */
 	r = h_run(A("--local", dir, "sandbox", "exec", id, "sh", "-c", "exit 3"), NULL);
-	expect_exit(&r, 3);
+	h_expect_exit(&r, 3);
 	h_run_free(&r);
 	r = h_run(A("--local", dir, "sandbox", "exec", id, "echo", "-n", "-o", "x"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_str_eq(r.out, "-o x");
 	h_run_free(&r);
 	r = h_run(A("--local", dir, "sandbox", "run", id, "X=42; cd /var/tmp; echo x=$X; pwd"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_str_eq(r.out, "x=42\n/var/tmp\n");
 	ck_assert_msg(strstr(r.err, "context ctx_"), "the context id is on stderr: %s", r.err);
 	h_run_free(&r);
 	r = h_run(A("--local", dir, "sandbox", "exec", "sb_missing", "true"), NULL);
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	ck_assert_msg(strstr(r.err, "Error executing command"), "%s", r.err);
 	h_run_free(&r);
 	free(id);
@@ -322,7 +291,7 @@ END_TEST
 /* create -f: a YAML config file and a JSON claim request from stdin. */
 START_TEST(create_from_config_file)
 {
-	char *dir = path_in("embedded"), *file = path_in("sandbox.yaml");
+	char *dir = h_path_in("embedded"), *file = h_path_in("sandbox.yaml");
 	FILE *f = fopen(file, "w");
 	ck_assert_ptr_nonnull(f);
 	fputs("# SandboxConfig\nttl: 300\nhard_ttl: 900\nauto_resume: false\n"
@@ -332,23 +301,23 @@ START_TEST(create_from_config_file)
 	cli_run r = h_run(A("--local", dir, "sandbox", "create", "-t", "default", "-f", file, "-o",
 	                    "json"),
 	                  NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	char *id = json_id(&r, "id");
 	h_run_free(&r);
 	r = h_run(A("--local", dir, "sandbox", "get", id, "-o", "json"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_msg(strstr(r.out, "\"auto_resume\": false"), "%s", r.out);
 	ck_assert_msg(!strstr(r.out, "\"hard_expires_at\": null"), "%s", r.out);
 	h_run_free(&r);
 	free(id);
 	r = h_run(A("--local", dir, "sandbox", "create", "-f", "-", "-o", "json"),
 	          "{\"template\": \"default\", \"config\": {\"ttl\": 60}}");
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	id = json_id(&r, "id");
 	h_run_free(&r);
 	free(id);
 	r = h_run(A("--local", dir, "sandbox", "create", "-f", "-"), "template: [unclosed");
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	ck_assert_msg(!strncmp(r.err, "Error building sandbox create request: parse -:", 47), "%s",
 	              r.err);
 	h_run_free(&r);
@@ -367,13 +336,13 @@ static bool serve_start(serve_proc *s, const char *data, const char *const *extr
 
 START_TEST(serve_golden)
 {
-	char *data = path_in("served");
+	char *data = h_path_in("served");
 	serve_proc s;
 	if (!serve_start(&s, data, NULL))
 		goto out;
 	ck_assert_msg(!strncmp(s.key, "s0_", 3), "no key printed: %s", s.out);
 	/* the key is stored for the CLI, 0600 */
-	char *tok = path_in("served/cli-token");
+	char *tok = h_path_in("served/cli-token");
 	struct stat st;
 	ck_assert_int_eq(stat(tok, &st), 0);
 	ck_assert_int_eq(st.st_mode & 0777, 0600);
@@ -385,7 +354,7 @@ START_TEST(serve_golden)
 	t_free(t);
 	ck_assert_int_eq(h_serve_stop(&s), 0);
 	ck_assert_msg(strstr(s.out, "Stopped."), "%s", s.out);
-	char *sj = path_in("served/server.json");
+	char *sj = h_path_in("served/server.json");
 	ck_assert_msg(access(sj, F_OK) != 0, "server.json is removed on a clean stop");
 	free(sj);
 	/* a second start keeps the key and prints none */
@@ -418,17 +387,17 @@ static cli_run run_conn(const char *const *conn, const char *const *rest)
  * `s0 sandbox attach` to a REPL context line by line. */
 START_TEST(files_watch_over_serve)
 {
-	char *data = path_in("watch");
+	char *data = h_path_in("watch");
 	serve_proc s;
 	if (!serve_start(&s, data, NULL))
 		goto out;
 	const char *const *conn = A("--api-url", s.url, "--token", s.key);
 	cli_run r = run_conn(conn, A("sandbox", "create", "-t", "default", "-o", "json"));
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	char *id = json_id(&r, "id");
 	h_run_free(&r);
 	r = run_conn(conn, A("sandbox", "files", "-s", id, "mkdir", "/workspace/w"));
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	int fd = -1;
 	pid_t pid = h_spawn(A("--api-url", s.url, "--token", s.key, "sandbox", "files", "-s", id,
@@ -439,14 +408,14 @@ START_TEST(files_watch_over_serve)
 	free(got);
 	r = run_conn(conn, A("sandbox", "files", "-s", id, "write", "/workspace/w/a.txt",
 	                           "--data", "x"));
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	got = h_read_until(fd, "write /workspace/w/a.txt\n", 30000);
 	ck_assert_ptr_nonnull(got);
 	ck_assert_msg(strstr(got, "create /workspace/w/a.txt\n"), "%s", got);
 	free(got);
 	r = run_conn(conn, A("sandbox", "pause", id, "--wait"));
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	ck_assert_msg(h_wait_gone(pid, 30000), "the watch did not end with the pause");
 	int st = 0;
@@ -457,7 +426,7 @@ START_TEST(files_watch_over_serve)
 	/* attach: a REPL line by line, then its exit status (the pause ended the
 	 * REPL the run below makes a new one on the woken sandbox) */
 	r = run_conn(conn, A("sandbox", "run", id, "X=41"));
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	const char *ctx = strstr(r.err, "context ");
 	ck_assert_ptr_nonnull(ctx);
 	char ctx_id[64] = "";
@@ -473,14 +442,14 @@ START_TEST(files_watch_over_serve)
 	argv[n++] = ctx_id;
 	argv[n] = NULL;
 	r = h_run(argv, "echo x=$X\necho err >&2\nexit 4\n");
-	expect_exit(&r, 4);
+	h_expect_exit(&r, 4);
 	ck_assert_msg(!strncmp(r.out, "x=41\n", 5), "%s", r.out);
 	/* a PTY context merges its streams; without one stderr goes to stderr */
 	ck_assert_msg(strstr(r.out, "err\n") || !strcmp(r.err, "err\n"), "%s | %s", r.out, r.err);
 	h_run_free(&r);
 	/* nothing to send: the process has exited, its status comes at once */
 	r = h_run(argv, "");
-	expect_exit(&r, 4);
+	h_expect_exit(&r, 4);
 	h_run_free(&r);
 	free(id);
 	ck_assert_int_eq(h_serve_stop(&s), 0);
@@ -493,14 +462,14 @@ END_TEST
 /* Unauthenticated and wrong-key requests get 401 and change nothing. */
 START_TEST(serve_rejects_bad_keys)
 {
-	char *data = path_in("served");
+	char *data = h_path_in("served");
 	serve_proc s;
 	if (!serve_start(&s, data, NULL))
 		goto out;
 	cli_run r = h_run(A("--api-url", s.url, "--token", s.key, "sandbox", "create", "-t",
 	                    "default", "-o", "json"),
 	                  NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	char *id = json_id(&r, "id");
 	h_run_free(&r);
 	char *sb_path = NULL, *pause_path = NULL, *file_path = NULL;
@@ -526,20 +495,20 @@ START_TEST(serve_rejects_bad_keys)
 	r = h_run(A("--api-url", s.url, "--token", "s0_wrongwrongwrongwrong", "sandbox", "delete",
 	            id),
 	          NULL);
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	ck_assert_str_eq(r.err, "Error deleting sandbox: sandbox0 API error (401): unauthorized - "
 	                        "invalid token\n");
 	h_run_free(&r);
 	/* nothing changed: one sandbox, still running, no file */
 	r = h_run(A("--api-url", s.url, "--token", s.key, "sandbox", "list", "-o", "json"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_msg(strstr(r.out, "\"Count\": 1,"), "%s", r.out);
 	ck_assert_msg(strstr(r.out, "\"status\": \"running\""), "%s", r.out);
 	h_run_free(&r);
 	r = h_run(A("--api-url", s.url, "--token", s.key, "sandbox", "files", "-s", id, "stat",
 	            "/workspace/x"),
 	          NULL);
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	h_run_free(&r);
 	ck_assert_int_eq(h_serve_stop(&s), 0);
 	free(s.out);
@@ -556,7 +525,7 @@ END_TEST
  * closes cleanly (what it committed is there on the next start). */
 START_TEST(serve_stops_after_inflight)
 {
-	char *data = path_in("served");
+	char *data = h_path_in("served");
 	serve_proc s;
 	serve_start(&s, data, NULL);
 	const char body[] = "{\"template\":\"default\"}";
@@ -586,7 +555,7 @@ START_TEST(serve_stops_after_inflight)
 	free(s.out);
 	/* the sandbox it created is in the data directory */
 	cli_run r = h_run(A("--local", data, "sandbox", "list", "-o", "json"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_msg(strstr(r.out, "\"Count\": 1,"), "%s", r.out);
 	h_run_free(&r);
 	free(data);
@@ -597,20 +566,20 @@ END_TEST
  * server is there after a restart (the runtimes live in the server process). */
 START_TEST(serve_stop_keeps_writes)
 {
-	char *data = path_in("served");
+	char *data = h_path_in("served");
 	static const char key[] = "s0_keepkeepkeepkeepkeepkeepkeep0123456789";
 	serve_proc s;
 	serve_start(&s, data, A("--token", key));
 	cli_run r = h_run(A("--api-url", s.url, "--token", key, "sandbox", "create", "-t",
 	                    "default", "-o", "json"),
 	                  NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	char *id = json_id(&r, "id");
 	h_run_free(&r);
 	r = h_run(A("--api-url", s.url, "--token", key, "sandbox", "files", "-s", id, "write",
 	            "/workspace/kept.txt", "--data", "still here"),
 	          NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	ck_assert_int_eq(h_serve_stop(&s), 0);
 	ck_assert_msg(strstr(s.out, "Paused ") && strstr(s.out, id) && strstr(s.out, "Stopped."),
@@ -620,15 +589,15 @@ START_TEST(serve_stop_keeps_writes)
 	r = h_run(A("--api-url", s.url, "--token", key, "sandbox", "files", "-s", id, "cat",
 	            "/workspace/kept.txt"),
 	          NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_str_eq(r.out, "still here");
 	h_run_free(&r);
 	ck_assert_int_eq(h_serve_stop(&s), 0);
 	free(s.out);
 	/* a bad --token is refused before the data directory is touched */
-	char *fresh = path_in("never-made");
+	char *fresh = h_path_in("never-made");
 	r = h_run(A("serve", "--data", fresh, "--token", "s0_short"), NULL);
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	ck_assert_msg(strstr(r.err, "--token must"), "%s", r.err);
 	ck_assert_int_ne(access(fresh, F_OK), 0);
 	h_run_free(&r);
@@ -641,19 +610,19 @@ END_TEST
 /* --local: the command pauses the sandbox on exit, the next one resumes it. */
 START_TEST(local_write_then_cat)
 {
-	char *dir = path_in("embedded");
+	char *dir = h_path_in("embedded");
 	cli_run r = h_run(A("--local", dir, "sandbox", "create", "-t", "default", "-o", "json"),
 	                  NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	char *id = json_id(&r, "id");
 	h_run_free(&r);
 	r = h_run(A("--local", dir, "sandbox", "files", "-s", id, "write", "/workspace/k.txt",
 	            "--data", "kept"),
 	          NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	r = h_run(A("--local", dir, "sandbox", "files", "-s", id, "cat", "/workspace/k.txt"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_str_eq(r.out, "kept");
 	h_run_free(&r);
 	free(id);
@@ -665,8 +634,8 @@ END_TEST
  * named in the error. */
 START_TEST(serve_bad_token)
 {
-	char *data = path_in("served");
-	char *tok = path_in("served/cli-token");
+	char *data = h_path_in("served");
+	char *tok = h_path_in("served/cli-token");
 	cli_run r = h_run(A("serve", "--data", data, "--token", "s0_short"), NULL);
 	ck_assert_msg(r.status != 0, "accepted s0_short: %s", r.out);
 	ck_assert_msg(strstr(r.err, "--token"), "%s", r.err);
@@ -700,14 +669,14 @@ END_TEST
  * asking for gvisor there fails naming the missing piece. */
 START_TEST(serve_runtime_choice)
 {
-	char *data = path_in("served");
+	char *data = h_path_in("served");
 	cli_run r = h_run(A("serve", "--data", data, "--runtime", "gvisor-nope"), NULL);
 	ck_assert_msg(r.status != 0, "accepted an unknown runtime: %s", r.out);
 	ck_assert_msg(strstr(r.err, "unknown runtime \"gvisor-nope\"") && strstr(r.err, "sim") &&
 	                  strstr(r.err, "gvisor"),
 	              "%s", r.err);
 	h_run_free(&r);
-	char *sj = path_in("served/server.json");
+	char *sj = h_path_in("served/server.json");
 	ck_assert_msg(access(sj, F_OK) != 0, "a refused runtime announced a server");
 	free(sj);
 	serve_proc s;
@@ -728,7 +697,7 @@ START_TEST(serve_runtime_choice)
 	ck_assert_msg(strstr(s.out, "runtime sim)"), "%s", s.out);
 	ck_assert_int_eq(h_serve_stop(&s), 0);
 	free(s.out);
-	char *err_path = path_in("served.serve-stderr");
+	char *err_path = h_path_in("served.serve-stderr");
 	FILE *f = fopen(err_path, "r");
 	ck_assert_ptr_nonnull(f);
 	char line[1024] = "";
@@ -751,13 +720,13 @@ END_TEST
 /* The config file and the precedence of docs/wire.md §1.2. */
 START_TEST(config_and_precedence)
 {
-	char *data = path_in("served");
+	char *data = h_path_in("served");
 	serve_proc s;
 	if (!serve_start(&s, data, NULL))
 		goto out;
 	char *dead = NULL;
 	ck_assert_int_ge(asprintf(&dead, "http://127.0.0.1:%d", h_closed_port()), 0);
-	char *cfg = path_in("config.yaml");
+	char *cfg = h_path_in("config.yaml");
 	FILE *f = fopen(cfg, "w");
 	ck_assert_ptr_nonnull(f);
 	fprintf(f, "current-profile: dev\nprofiles:\n  dev:\n    api-url: %s\n"
@@ -768,35 +737,35 @@ START_TEST(config_and_precedence)
 	h_env_set("MY_S0_KEY", s.key);
 	/* the profile's URL and ${VAR} token, and output.format json */
 	cli_run r = h_run(A("-c", cfg, "sandbox", "list"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_msg(strstr(r.out, "\"Count\": 0"), "%s", r.out);
 	h_run_free(&r);
 	/* -o beats output.format */
 	r = h_run(A("-c", cfg, "-o", "table", "sandbox", "list"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_str_eq(r.out, "No sandboxes found.\n");
 	h_run_free(&r);
 	/* -p picks another profile */
 	r = h_run(A("-c", cfg, "-p", "broken", "sandbox", "list"), NULL);
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	h_run_free(&r);
 	/* SANDBOX0_BASE_URL beats the profile; --api-url beats SANDBOX0_BASE_URL */
 	h_env_set("SANDBOX0_BASE_URL", dead);
 	r = h_run(A("-c", cfg, "sandbox", "list"), NULL);
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	ck_assert_msg(strstr(r.err, "Error listing sandboxes: "), "%s", r.err);
 	h_run_free(&r);
 	r = h_run(A("-c", cfg, "--api-url", s.url, "sandbox", "list"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	/* SANDBOX0_TOKEN beats the profile's token; --token beats SANDBOX0_TOKEN */
 	h_env_set("SANDBOX0_TOKEN", "s0_wrongwrongwrongwrong");
 	r = h_run(A("-c", cfg, "--api-url", s.url, "sandbox", "list"), NULL);
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	ck_assert_msg(strstr(r.err, "(401)"), "%s", r.err);
 	h_run_free(&r);
 	r = h_run(A("-c", cfg, "--api-url", s.url, "--token", s.key, "sandbox", "list"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	ck_assert_int_eq(h_serve_stop(&s), 0);
 	free(s.out);
@@ -811,11 +780,11 @@ END_TEST
 START_TEST(local_mode_autostart)
 {
 	cli_run r = h_run(A("sandbox", "create", "-t", "default", "-o", "json"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_msg(strstr(r.err, "s0: started a local server at http://127.0.0.1:"), "%s", r.err);
 	char *id = json_id(&r, "id");
 	h_run_free(&r);
-	char *sj = path_in("data/server.json"), *tok = path_in("data/cli-token");
+	char *sj = h_path_in("data/server.json"), *tok = h_path_in("data/cli-token");
 	struct stat st;
 	ck_assert_int_eq(stat(tok, &st), 0);
 	ck_assert_int_eq(st.st_mode & 0777, 0600);
@@ -829,19 +798,19 @@ START_TEST(local_mode_autostart)
 	pid_t pid = (pid_t)atol(pid_s + 7);
 	/* the second command reuses it, quietly; the sandbox is still in its memory */
 	r = h_run(A("sandbox", "get", id, "-o", "json"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_str_eq(r.err, "");
 	ck_assert_msg(strstr(r.out, "\"runtime_generation\": 1,"), "%s", r.out);
 	h_run_free(&r);
 	r = h_run(A("sandbox", "pause", id, "--wait", "-o", "json"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	h_run_free(&r);
 	/* stop it as a user would, and the next command starts a fresh one */
 	ck_assert_int_eq(kill(pid, SIGTERM), 0);
 	ck_assert(h_wait_gone(pid, 30000));
 	ck_assert_msg(access(sj, F_OK) != 0, "server.json removed");
 	r = h_run(A("sandbox", "get", id, "-o", "json"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_msg(strstr(r.err, "s0: started a local server"), "%s", r.err);
 	ck_assert_msg(strstr(r.out, "\"status\": \"paused\""), "%s", r.out);
 	h_run_free(&r);
@@ -886,7 +855,7 @@ START_TEST(local_mode_race)
 		started += WEXITSTATUS(ws) == 10;
 	}
 	ck_assert_int_eq(started, 1);
-	char *sj = path_in("data/server.json");
+	char *sj = h_path_in("data/server.json");
 	FILE *f = fopen(sj, "r");
 	ck_assert_ptr_nonnull(f);
 	char buf[1024] = {0};
@@ -903,9 +872,9 @@ END_TEST
 
 START_TEST(demo_runs)
 {
-	char *data = path_in("demo");
+	char *data = h_path_in("demo");
 	cli_run r = h_run(A("demo", "--data", data), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_msg(strstr(r.out, "DONE: 0 expectation(s) failed"), "%s", r.out);
 	ck_assert_msg(strstr(r.out, "Timeline:"), "%s", r.out);
 	/* the memory step ran (not skipped) and its state survived */
@@ -917,9 +886,9 @@ START_TEST(demo_runs)
 	/* the default is auto: where gvisor cannot run (runsc made missing), sim, saying why */
 	h_env_set("S0_RUNTIME", NULL);
 	h_env_set("S0_RUNSC", "/nonexistent/runsc");
-	char *data2 = path_in("demo-auto");
+	char *data2 = h_path_in("demo-auto");
 	r = h_run(A("demo", "--data", data2), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_msg(strstr(r.out, "runtime sim (simulated; RootFS and storage are real), chosen by "
 	                            "auto because gvisor: "),
 	              "%s", r.out);
@@ -933,18 +902,18 @@ END_TEST
  * devices in a tree are skipped (no hang), files over the cap are not copied. */
 START_TEST(demo_source_checks)
 {
-	char *data = path_in("demo");
+	char *data = h_path_in("demo");
 	cli_run r = h_run(A("demo", "--data", data, "--source", "/nonexistent/tree"), NULL);
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	ck_assert_msg(strstr(r.err, "/nonexistent/tree: No such file or directory"), "%s", r.err);
 	h_run_free(&r);
 	r = h_run(A("demo", "--data", data, "--source", "/proc"), NULL);
-	expect_exit(&r, 1);
+	h_expect_exit(&r, 1);
 	ck_assert_msg(strstr(r.err, "pseudo filesystem"), "%s", r.err);
 	h_run_free(&r);
-	char *src = path_in("src"), *pkg = path_in("src/pkg"), *file = path_in("src/pkg/a.txt");
-	char *fifo = path_in("src/pkg/fifo"), *big = path_in("src/big");
-	char *bigf = path_in("src/big/huge.bin");
+	char *src = h_path_in("src"), *pkg = h_path_in("src/pkg"), *file = h_path_in("src/pkg/a.txt");
+	char *fifo = h_path_in("src/pkg/fifo"), *big = h_path_in("src/big");
+	char *bigf = h_path_in("src/big/huge.bin");
 	ck_assert_int_eq(mkdir(src, 0755), 0);
 	ck_assert_int_eq(mkdir(pkg, 0755), 0);
 	ck_assert_int_eq(mkdir(big, 0755), 0);
@@ -974,7 +943,7 @@ static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
 	TCase *tc = tcase_create("embedded");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_home_setup, h_home_teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, embedded_golden);
 	tcase_add_test(tc, usage_golden);
@@ -986,7 +955,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, demo_source_checks);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("serve");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_home_setup, h_home_teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, serve_golden);
 	tcase_add_test(tc, files_watch_over_serve);

@@ -11,32 +11,7 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "cli_harness.h"
-
-#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
-
-static char *home;
-
-static void setup(void)
-{
-	home = s0_test_tmpdir("cli-service");
-	ck_assert_ptr_nonnull(home);
-	h_env_reset(home);
-}
-
-static void teardown(void)
-{
-	s0_test_rmrf(home);
-	free(home);
-	home = NULL;
-}
-
-static char *path_in(const char *rest)
-{
-	char *p = NULL;
-	ck_assert_int_ge(asprintf(&p, "%s/%s", home, rest), 0);
-	return p;
-}
+#include "cli_fixture.h"
 
 static void write_text(const char *path, const char *text)
 {
@@ -46,23 +21,10 @@ static void write_text(const char *path, const char *text)
 	fclose(f);
 }
 
-static void expect_exit(cli_run *r, int want)
-{
-	ck_assert_msg(r->status == want, "exit %d (want %d)\nstdout: %s\nstderr: %s", r->status,
-	              want, r->out, r->err);
-}
-
-#define RUN(want, ...)                                                                          \
-	do {                                                                                   \
-		cli_run r_ = t_cmd(t, A(__VA_ARGS__));                                          \
-		expect_exit(&r_, want);                                                        \
-		h_run_free(&r_);                                                               \
-	} while (0)
-
 START_TEST(services_golden)
 {
-	char *local = path_in("embedded"), *good = path_in("services.yaml");
-	char *bad = path_in("bad.yaml");
+	char *local = h_path_in("embedded"), *good = h_path_in("services.yaml");
+	char *bad = h_path_in("bad.yaml");
 	write_text(good, "services:\n"
 	                 "  - id: web\n"
 	                 "    port: 8080\n"
@@ -76,24 +38,24 @@ START_TEST(services_golden)
 	                "  ingress: {public: true, routes: [{id: all, resume: true}]}\n");
 	transcript *t = t_new("services");
 	cli_run r = t_cmd(t, A("--local", local, "sandbox", "create", "-t", "default", "-o", "json"));
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	char *sb = h_json_str(r.out, "id");
 	h_run_free(&r);
-	RUN(0, "--local", local, "sandbox", "service", "list", sb);
+	H_RUN(0, "--local", local, "sandbox", "service", "list", sb);
 	/* the public URL holds a random public id: these two stay out of the golden text */
 	r = h_run(A("--local", local, "sandbox", "service", "apply", sb, "-f", good), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "web      8080  yes     1       /r/"));
 	h_run_free(&r);
 	r = h_run(A("--local", local, "sandbox", "service", "list", sb, "-o", "json"), NULL);
-	expect_exit(&r, 0);
+	h_expect_exit(&r, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "\"publishable\": true"));
 	ck_assert_ptr_nonnull(strstr(r.out, "/r/"));
 	h_run_free(&r);
-	RUN(1, "--local", local, "sandbox", "service", "apply", sb, "-f", bad);
-	RUN(2, "--local", local, "sandbox", "service", "apply", sb);
-	RUN(0, "--local", local, "sandbox", "service", "clear", sb);
-	RUN(1, "--local", local, "sandbox", "service", "list", "sb_missing");
+	H_RUN(1, "--local", local, "sandbox", "service", "apply", sb, "-f", bad);
+	H_RUN(2, "--local", local, "sandbox", "service", "apply", sb);
+	H_RUN(0, "--local", local, "sandbox", "service", "clear", sb);
+	H_RUN(1, "--local", local, "sandbox", "service", "list", "sb_missing");
 	ck_assert(t_check(t));
 	t_free(t);
 	free(sb);
@@ -109,7 +71,7 @@ Suite *cli_service_suite(void)
 {
 	Suite *s = suite_create("cli_service");
 	TCase *tc = tcase_create("service");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_home_setup, h_home_teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, services_golden);
 	suite_add_tcase(s, tc);

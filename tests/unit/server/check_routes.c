@@ -18,30 +18,12 @@
 #include "sandbox0/server.h"
 #include "server_test.h"
 
-static lf f;
-static s0_server *srv;
-static int port;
-
-static void setup(void)
-{
-	lf_open(&f, false);
-	srv = cs_serve_keys(f.local);
-	port = s0_server_port(srv);
-}
-
-static void teardown(void)
-{
-	s0_server_free(srv);
-	srv = NULL;
-	lf_close(&f);
-}
-
 /* method path with key and JSON body; the parsed answer (asserts status). */
 static cJSON *call(const char *method, const char *path, const char *key, const char *body,
                    long status)
 {
 	th_resp r;
-	ck_assert_int_eq(th_simple(port, method, path, key, body, &r), 0);
+	ck_assert_int_eq(th_simple(cs_sv.port, method, path, key, body, &r), 0);
 	ck_assert_msg(r.status == status, "%s %s: %ld %s", method, path, r.status, r.body);
 	cJSON *j = resp_json(&r);
 	th_resp_free(&r);
@@ -62,7 +44,7 @@ static char *claim(const char *key, bool auto_resume)
 static void write_file(const char *sb, const char *path, const char *text)
 {
 	char *p = s0__asprintf("/api/v1/sandboxes/%s/files?path=%s", sb, path);
-	char *u = th_url(port, p);
+	char *u = th_url(cs_sv.port, p);
 	const char *h[] = {"Authorization: Bearer " KEY_A, NULL};
 	th_req q = {.method = "POST", .url = u, .headers = h, .body = text, .body_len = strlen(text)};
 	th_resp r;
@@ -103,7 +85,7 @@ static void route_do(const char *method, const char *id, const char *rest, const
                      const char *body, th_resp *r)
 {
 	char *p = s0__asprintf("/r/%s%s", id, rest);
-	char *u = th_url(port, p);
+	char *u = th_url(cs_sv.port, p);
 	char *hh = host ? s0__asprintf("Host: %s", host) : NULL;
 	const char *h[] = {"Content-Type: text/plain", hh, NULL};
 	th_req q = {.method = method, .url = u, .headers = h, .body = body,
@@ -116,7 +98,7 @@ static void route_do(const char *method, const char *id, const char *rest, const
 
 static void pause_sb(const char *sb)
 {
-	s0_client *c = cs_client(srv, KEY_A, NULL);
+	s0_client *c = cs_client(cs_sv.srv, KEY_A, NULL);
 	ck_assert_int_eq(s0_sandbox_pause_and_wait(c, sb, NULL, NULL, NULL), S0_OK);
 	s0_client_free(c);
 }
@@ -151,7 +133,7 @@ START_TEST(services_replace_list_and_clear)
 	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(s, "publish_blockers")), 0);
 	ck_assert_ptr_null(cJSON_GetObjectItem(s, "public_id")); /* ours, not the wire's */
 	char want[128];
-	snprintf(want, sizeof want, "http://127.0.0.1:%d/r/%s/", port, id);
+	snprintf(want, sizeof want, "http://127.0.0.1:%d/r/%s/", cs_sv.port, id);
 	ck_assert_str_eq(s0__json_str0(s, "public_url"), want);
 	cJSON_Delete(j);
 
@@ -244,8 +226,8 @@ END_TEST
  * path-based and by Host under the public domain; rewrite and methods. */
 START_TEST(proxy_get_and_post)
 {
-	ck_assert_int_eq(s0_server_set_public_domain(srv, "Example.TEST", NULL), S0_OK);
-	ck_assert_int_eq(s0_server_set_public_domain(srv, "other.test", NULL), S0_ECONFLICT);
+	ck_assert_int_eq(s0_server_set_public_domain(cs_sv.srv, "Example.TEST", NULL), S0_OK);
+	ck_assert_int_eq(s0_server_set_public_domain(cs_sv.srv, "other.test", NULL), S0_ECONFLICT);
 	char *sb = claim(KEY_A, true);
 	write_file(sb, "/www/index.html", "<h1>hello</h1>");
 	write_file(sb, "/www/data.json", "{\"n\":1}");
@@ -290,8 +272,8 @@ START_TEST(proxy_get_and_post)
 	th_resp_free(&r);
 
 	/* by Host: {id}.example.test, any port, any case */
-	char *host = s0__asprintf("%s.EXAMPLE.test:%d", id, port);
-	char *u = th_url(port, "/index.html");
+	char *host = s0__asprintf("%s.EXAMPLE.test:%d", id, cs_sv.port);
+	char *u = th_url(cs_sv.port, "/index.html");
 	char *hh = s0__asprintf("Host: %s", host);
 	const char *h[] = {hh, NULL};
 	th_req q = {.url = u, .headers = h};
@@ -300,7 +282,7 @@ START_TEST(proxy_get_and_post)
 	ck_assert_str_eq(r.body, "<h1>hello</h1>");
 	th_resp_free(&r);
 	/* an absolute name (one trailing dot) is the same host */
-	char *hd = s0__asprintf("Host: %s.example.test.:%d", id, port);
+	char *hd = s0__asprintf("Host: %s.example.test.:%d", id, cs_sv.port);
 	const char *hdots[] = {hd, NULL};
 	th_req qd = {.url = u, .headers = hdots};
 	ck_assert_int_eq(th_do(&qd, &r), 0);
@@ -361,8 +343,8 @@ START_TEST(proxy_refuses_hostile_targets)
 	th_resp_free(&r);
 	/* Host: only one label of letters and digits directly under the domain names
 	 * a route; anything else is no route (the API's 401 without a key) */
-	ck_assert_int_eq(s0_server_set_public_domain(srv, "example.test", NULL), S0_OK);
-	ck_assert_int_eq(s0_server_set_public_domain(srv, "bad_name!", NULL), S0_EINVAL);
+	ck_assert_int_eq(s0_server_set_public_domain(cs_sv.srv, "example.test", NULL), S0_OK);
+	ck_assert_int_eq(s0_server_set_public_domain(cs_sv.srv, "bad_name!", NULL), S0_EINVAL);
 	static const struct {
 		const char *host;
 		long status;
@@ -371,7 +353,7 @@ START_TEST(proxy_refuses_hostile_targets)
 	             {"x.example.test.evil.test", 401}, {"x.example.test:99999x", 401},
 	             {"unknownid.example.test.", 404}, {"unknownid.example.test..", 401},
 	             {"example.test.", 401}};
-	char *u = th_url(port, "/api/v1/sandboxes");
+	char *u = th_url(cs_sv.port, "/api/v1/sandboxes");
 	for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
 		char *hh = s0__asprintf("Host: %s", hosts[i].host);
 		const char *h[] = {hh, NULL};
@@ -419,7 +401,7 @@ START_TEST(inbound_http_wakes_a_paused_sandbox)
 	ck_assert_str_eq(id2, id); /* same URL in the new generation */
 	/* after a memory pause too: sockets never survive a checkpoint, so the
 	 * restored generation runs the service's command again */
-	s0_client *c = cs_client(srv, KEY_A, NULL);
+	s0_client *c = cs_client(cs_sv.srv, KEY_A, NULL);
 	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
 	wo.memory = S0_BOOL_TRUE;
 	ck_assert_int_eq(s0_sandbox_pause_and_wait(c, sb, &wo, NULL, NULL), S0_OK);
@@ -431,14 +413,14 @@ START_TEST(inbound_http_wakes_a_paused_sandbox)
 	/* deleting the sandbox takes its route with it */
 	char *del = s0__asprintf("/api/v1/sandboxes/%s", sb);
 	cJSON_Delete(call("DELETE", del, KEY_A, NULL, 202));
-	lf_quiesce(&f);
+	lf_quiesce(&cs_sv.f);
 	route_do("GET", id, "/", NULL, NULL, &r);
 	ck_assert_int_eq(r.status, 404);
 	th_resp_free(&r);
 	char *text = NULL;
 	char owner[S0__ID_MAX];
-	ck_assert_int_eq(s0__meta_services_get(f.engine->meta, sb, &text, NULL), S0_ENOTFOUND);
-	ck_assert_int_eq(s0__meta_route_find(f.engine->meta, id, owner, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_services_get(cs_sv.f.engine->meta, sb, &text, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_route_find(cs_sv.f.engine->meta, id, owner, NULL), S0_ENOTFOUND);
 	free(del);
 	free(id2);
 	free(id);
@@ -461,14 +443,14 @@ START_TEST(failed_wake_and_no_resume_route)
 	ck_assert_str_eq(err_code(j), "unavailable");
 	cJSON_Delete(j);
 	th_resp_free(&r);
-	ck_assert_int_eq(s0_local_fault_arm(f.local, "capacity", S0_FAULT_FAIL, 0, 0, NULL), S0_OK);
+	ck_assert_int_eq(s0_local_fault_arm(cs_sv.f.local, "capacity", S0_FAULT_FAIL, 0, 0, NULL), S0_OK);
 	route_do("GET", id, "/wake", NULL, NULL, &r);
 	ck_assert_int_eq(r.status, 503);
 	j = resp_json(&r);
 	ck_assert_str_eq(err_code(j), "sandbox_resume_failed");
 	cJSON_Delete(j);
 	th_resp_free(&r);
-	ck_assert_int_eq(s0_local_fault_release(f.local, "capacity", NULL), S0_OK);
+	ck_assert_int_eq(s0_local_fault_release(cs_sv.f.local, "capacity", NULL), S0_OK);
 	j = sandbox(sb);
 	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "paused")));
 	cJSON_Delete(j);
@@ -564,7 +546,7 @@ static Suite *routes_suite(void)
 	Suite *s = suite_create("routes");
 	TCase *t = tcase_create("routes");
 	tcase_set_timeout(t, 120);
-	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_checked_fixture(t, cs_served_setup, cs_served_teardown);
 	tcase_add_test(t, services_replace_list_and_clear);
 	tcase_add_test(t, services_bad_input);
 	tcase_add_test(t, proxy_get_and_post);

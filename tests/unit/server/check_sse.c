@@ -19,24 +19,6 @@
 #include "sandbox0/server.h"
 #include "server_test.h"
 
-static lf f;
-static s0_server *srv;
-static int port;
-
-static void setup(void)
-{
-	lf_open(&f, false);
-	srv = cs_serve_keys(f.local);
-	port = s0_server_port(srv);
-}
-
-static void teardown(void)
-{
-	s0_server_free(srv);
-	srv = NULL;
-	lf_close(&f);
-}
-
 /* A stream read on its own thread into a buffer the test waits on. */
 typedef struct reader {
 	pthread_t t;
@@ -104,7 +86,7 @@ static reader *start_reader(const char *sb, const char *ses, const char *query,
 	char path[256];
 	snprintf(path, sizeof path, "/api/v1/sandboxes/%s/sessions/%s/events/stream%s", sb, ses,
 	         query ? query : "");
-	r->url = th_url(port, path);
+	r->url = th_url(cs_sv.port, path);
 	r->last_event_id = last_event_id ? strdup(last_event_id) : NULL;
 	r->key = strdup(key);
 	ck_assert_int_eq(pthread_create(&r->t, NULL, read_main, r), 0);
@@ -149,7 +131,7 @@ static char *session(s0_client *c, const char *sb)
 	char path[128];
 	snprintf(path, sizeof path, "/api/v1/sandboxes/%s/sessions", sb);
 	th_resp r;
-	ck_assert_int_eq(th_simple(port, "POST", path, KEY_A,
+	ck_assert_int_eq(th_simple(cs_sv.port, "POST", path, KEY_A,
 	                           "{\"command\":[\"sh\",\"-c\",\"echo one; echo two\"]}", &r),
 	                 0);
 	ck_assert_msg(r.status == 201, "%ld %s", r.status, r.body);
@@ -164,7 +146,7 @@ static char *session(s0_client *c, const char *sb)
  * the sandbox pauses. */
 START_TEST(sse_replays_and_ends_at_pause)
 {
-	s0_client *c = cs_client(srv, KEY_A, NULL);
+	s0_client *c = cs_client(cs_sv.srv, KEY_A, NULL);
 	char *sb = cs_claim(c, "default"), *ses = session(c, sb);
 	reader *all = start_reader(sb, ses, NULL, NULL, KEY_A);
 	reader *from3 = start_reader(sb, ses, "?after=3", NULL, KEY_A);
@@ -199,14 +181,14 @@ END_TEST
 /* SSE-02: live events arrive on an open stream. */
 START_TEST(sse_delivers_live_events)
 {
-	s0_client *c = cs_client(srv, KEY_A, NULL);
+	s0_client *c = cs_client(cs_sv.srv, KEY_A, NULL);
 	char *sb = cs_claim(c, "default"), *ses = session(c, sb);
 	reader *r = start_reader(sb, ses, "?after=6", NULL, KEY_A);
 	ck_assert(wait_for(r, ": stream open\n\n"));
 	char path[160];
 	snprintf(path, sizeof path, "/api/v1/sandboxes/%s/sessions/%s/attempts", sb, ses);
 	th_resp x;
-	ck_assert_int_eq(th_simple(port, "POST", path, KEY_A, NULL, &x), 0);
+	ck_assert_int_eq(th_simple(cs_sv.port, "POST", path, KEY_A, NULL, &x), 0);
 	ck_assert_msg(x.status == 201, "%ld %s", x.status, x.body);
 	th_resp_free(&x);
 	ck_assert(wait_for(r, "id: 7\n"));
@@ -225,24 +207,24 @@ END_TEST
 /* SSE-03: errors are the events GET's, as JSON envelopes before any stream. */
 START_TEST(sse_errors_and_team_scoping)
 {
-	s0_client *c = cs_client(srv, KEY_A, NULL);
+	s0_client *c = cs_client(cs_sv.srv, KEY_A, NULL);
 	char *sb = cs_claim(c, "default"), *ses = session(c, sb);
 	char path[200];
 	th_resp r;
 	snprintf(path, sizeof path, "/api/v1/sandboxes/%s/sessions/%s/events/stream", sb, ses);
-	ck_assert_int_eq(th_simple(port, "GET", path, KEY_B, NULL, &r), 0);
+	ck_assert_int_eq(th_simple(cs_sv.port, "GET", path, KEY_B, NULL, &r), 0);
 	ck_assert_int_eq(r.status, 404); /* another team */
 	th_resp_free(&r);
-	ck_assert_int_eq(th_simple(port, "GET", path, NULL, NULL, &r), 0);
+	ck_assert_int_eq(th_simple(cs_sv.port, "GET", path, NULL, NULL, &r), 0);
 	ck_assert_int_eq(r.status, 401);
 	th_resp_free(&r);
 	snprintf(path, sizeof path, "/api/v1/sandboxes/%s/sessions/ses_nope/events/stream", sb);
-	ck_assert_int_eq(th_simple(port, "GET", path, KEY_A, NULL, &r), 0);
+	ck_assert_int_eq(th_simple(cs_sv.port, "GET", path, KEY_A, NULL, &r), 0);
 	ck_assert_int_eq(r.status, 404);
 	th_resp_free(&r);
 	snprintf(path, sizeof path, "/api/v1/sandboxes/%s/sessions/%s/events/stream?after=x", sb,
 	         ses);
-	ck_assert_int_eq(th_simple(port, "GET", path, KEY_A, NULL, &r), 0);
+	ck_assert_int_eq(th_simple(cs_sv.port, "GET", path, KEY_A, NULL, &r), 0);
 	ck_assert_int_eq(r.status, 400);
 	th_resp_free(&r);
 	free(ses);
@@ -256,7 +238,7 @@ static Suite *sse_suite(void)
 	Suite *s = suite_create("sse");
 	TCase *t = tcase_create("sse");
 	tcase_set_timeout(t, 120);
-	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_checked_fixture(t, cs_served_setup, cs_served_teardown);
 	tcase_add_test(t, sse_replays_and_ends_at_pause);
 	tcase_add_test(t, sse_delivers_live_events);
 	tcase_add_test(t, sse_errors_and_team_scoping);

@@ -21,6 +21,22 @@ s0_server *cs_serve_keys(s0_local *local)
 	return srv;
 }
 
+cs_served cs_sv;
+
+void cs_served_setup(void)
+{
+	lf_open(&cs_sv.f, false);
+	cs_sv.srv = cs_serve_keys(cs_sv.f.local);
+	cs_sv.port = s0_server_port(cs_sv.srv);
+}
+
+void cs_served_teardown(void)
+{
+	s0_server_free(cs_sv.srv);
+	cs_sv.srv = NULL;
+	lf_close(&cs_sv.f);
+}
+
 s0_client *cs_client(s0_server *srv, const char *token, const char *team)
 {
 	char url[64];

@@ -10,11 +10,25 @@
 #include <cjson/cJSON.h>
 
 #include "sandbox0/sandbox0.h"
+#include "local_fixture.h"
 #include "sandbox0/server.h"
 
 /* A server over local (borrowed; it must outlive the server) taking KEY_A
  * for team_a and KEY_B for team_b (server_test.h); the caller frees it. */
 s0_server *cs_serve_keys(s0_local *local);
+
+/* The fixture of the suites over s0_server: a backend (lf_open, not
+ * zero_time) with a cs_serve_keys() server on it and the server's port.
+ * cs_served_setup / cs_served_teardown fill and empty cs_sv (pass them to
+ * tcase_add_checked_fixture); one fixture per process at a time. */
+typedef struct cs_served {
+	lf f;
+	s0_server *srv;
+	int port;
+} cs_served;
+extern cs_served cs_sv;
+void cs_served_setup(void);
+void cs_served_teardown(void);
 
 /* An HTTP client of srv's port as token, with X-Team-ID team (nullable:
  * none); the caller frees it. */

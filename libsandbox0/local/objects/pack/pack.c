@@ -10,16 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
+#include "common/le.h"
 
 uint64_t s0__pack_rec_span(uint32_t len)
 {
@@ -30,7 +21,7 @@ bool s0__pack_parse_rec(const uint8_t hdr[S0__PACK_REC_BYTES], s0__objid *id, ui
 {
 	if (memcmp(hdr, "S0R1", 4) != 0)
 		return false;
-	*len = get32(hdr + 4);
+	*len = s0__le_get32(hdr + 4);
 	memcpy(id->b, hdr + 8, S0__OBJID_BYTES);
 	return true;
 }
@@ -89,15 +80,15 @@ bool s0__pack_parse_name(const char *name, uint64_t *id)
 void s0__pack_header(uint64_t id, uint8_t out[S0__PACK_HDR_BYTES])
 {
 	memcpy(out, "S0PK", 4);
-	put32(out + 4, 1);
-	put32(out + 8, (uint32_t)id);
-	put32(out + 12, (uint32_t)(id >> 32));
+	s0__le_put32(out + 4, 1);
+	s0__le_put32(out + 8, (uint32_t)id);
+	s0__le_put32(out + 12, (uint32_t)(id >> 32));
 }
 
 void s0__pack_rec_header(const s0__objid *id, uint32_t len, uint8_t out[S0__PACK_REC_BYTES])
 {
 	memcpy(out, "S0R1", 4);
-	put32(out + 4, len);
+	s0__le_put32(out + 4, len);
 	memcpy(out + 8, id->b, S0__OBJID_BYTES);
 }
 
@@ -157,7 +148,7 @@ int s0__pack_read(int fd, uint64_t off, uint32_t len, const s0__objid *id, s0__b
 			adv -= a;
 		}
 	}
-	if (memcmp(hdr, "S0R1", 4) != 0 || get32(hdr + 4) != len ||
+	if (memcmp(hdr, "S0R1", 4) != 0 || s0__le_get32(hdr + 4) != len ||
 	    memcmp(hdr + 8, id->b, S0__OBJID_BYTES) != 0)
 		return corrupt(err, id, "record header mismatch");
 	out->len = len;

@@ -347,3 +347,43 @@ int s0__s3_check(const s0__s3 *s, const s0__s3req *rq, s0_error **err)
 	return s0__error_set(err, S0_EIO, "object_store", "S3 %s %s in bucket %s: HTTP %ld %s",
 	                     rq->method, what, s->conf.bucket, st, rq->code);
 }
+
+int s0__s3_list(s0__s3 *s, const char *sub, const char *after, s0__s3xml_key_cb cb,
+                void *payload, s0_error **err)
+{
+	char *pfx = s0__asprintf("%s%s", s->conf.prefix, sub);
+	char *epfx = pfx ? curl_easy_escape(NULL, pfx, 0) : NULL;
+	char *eafter = after ? curl_easy_escape(NULL, after, 0) : NULL;
+	int rc = epfx && (!after || eafter) ? S0_OK : s0__error_nomem(err);
+	char *token = NULL;
+	s0__buf body = S0__BUF_INIT;
+	while (rc == S0_OK) {
+		char *etok = token ? curl_easy_escape(NULL, token, 0) : NULL;
+		/* parameters in canonical (sorted) order, values escaped */
+		char *q = s0__asprintf("%s%s%slist-type=2&prefix=%s%s%s", etok ? "continuation-token=" : "",
+		                       etok ? etok : "", etok ? "&" : "", epfx,
+		                       eafter ? "&start-after=" : "", eafter ? eafter : "");
+		curl_free(etok);
+		free(token);
+		token = NULL;
+		if (!q) {
+			rc = s0__error_nomem(err);
+			break;
+		}
+		s0__s3req rq = {.method = "GET", .query = q, .out = &body};
+		rc = s0__s3_run(s, &rq, 1, err);
+		if (rc == S0_OK)
+			rc = s0__s3_check(s, &rq, err);
+		if (rc == S0_OK)
+			rc = s0__s3xml_list(body.data, body.len, cb, payload, &token, err);
+		free(q);
+		if (!token)
+			break;
+	}
+	free(token);
+	s0__buf_free(&body);
+	curl_free(epfx);
+	curl_free(eafter);
+	free(pfx);
+	return rc;
+}

@@ -23,6 +23,7 @@
 #include "common/buf.h"
 #include "common/internal.h"
 #include "local/objects/s3/s3conf.h"
+#include "local/objects/s3/s3xml.h"
 
 typedef struct s0__s3 s0__s3;
 
@@ -72,6 +73,19 @@ int s0__s3_run(s0__s3 *s, s0__s3req *rq, size_t n, s0_error **err);
  * "object_store") for any other status.
  */
 int s0__s3_check(const s0__s3 *s, const s0__s3req *rq, s0_error **err);
+
+/**
+ * List every key under the store's prefix followed by sub (e.g. "x/"), page
+ * after page (ListObjectsV2), calling cb for each key in key order. Blocks
+ * for the requests; thread-safe as s0__s3_run().
+ * @param sub    folder below the prefix (borrowed), e.g. "d/".
+ * @param after  whole key (with the prefix) to list after, or NULL.
+ * @retval S0_EUSER cb returned non-zero (the listing stopped there).
+ * @retval S0_ENOMEM, or the errors of s0__s3_run() / s0__s3_check() /
+ *         s0__s3xml_list().
+ */
+int s0__s3_list(s0__s3 *s, const char *sub, const char *after, s0__s3xml_key_cb cb,
+                void *payload, s0_error **err);
 
 /** The endpoint (for messages). @return (transfer none) */
 const char *s0__s3_endpoint(const s0__s3 *s);

@@ -2,7 +2,6 @@
  * deletion of empty packs (s3pack.h). */
 #include "local/objects/s3/s3pack.h"
 
-#include <curl/curl.h>
 #include <inttypes.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/le.h"
 #include "local/objects/pack/pack.h"
 #include "local/objects/s3/s3tomb.h"
 #include "local/objects/s3/s3xml.h"
@@ -18,28 +18,6 @@
 #define INDEX_ROW (S0__OBJID_BYTES + 12)
 /* Index objects read at once by a refresh. */
 #define REFRESH_GROUP 64
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 void s0__s3pack_key(char kind, uint64_t pack, char out[S0__S3PACK_KEY_BYTES])
 {
@@ -67,15 +45,15 @@ int s0__s3pack_index_encode(uint64_t pack, uint64_t pack_bytes, const s0__objrow
 		return s0__error_nomem(err);
 	uint8_t *p = (uint8_t *)out->data;
 	memcpy(p, "S0PX", 4);
-	put32(p + 4, 1);
-	put64(p + 8, pack);
-	put64(p + 16, pack_bytes);
-	put32(p + 24, (uint32_t)n);
+	s0__le_put32(p + 4, 1);
+	s0__le_put64(p + 8, pack);
+	s0__le_put64(p + 16, pack_bytes);
+	s0__le_put32(p + 24, (uint32_t)n);
 	p += INDEX_HDR;
 	for (size_t i = 0; i < n; i++, p += INDEX_ROW) {
 		memcpy(p, rows[i].id.b, S0__OBJID_BYTES);
-		put64(p + S0__OBJID_BYTES, rows[i].loc.off);
-		put32(p + S0__OBJID_BYTES + 8, rows[i].loc.len);
+		s0__le_put64(p + S0__OBJID_BYTES, rows[i].loc.off);
+		s0__le_put32(p + S0__OBJID_BYTES + 8, rows[i].loc.len);
 	}
 	out->len = INDEX_HDR + n * INDEX_ROW;
 	return S0_OK;
@@ -91,12 +69,12 @@ int s0__s3pack_index_decode(const void *data, size_t len, uint64_t pack, uint64_
                             s0__objrow **rows_out, size_t *n_out, s0_error **err)
 {
 	const uint8_t *p = data;
-	if (len < INDEX_HDR || memcmp(p, "S0PX", 4) != 0 || get32(p + 4) != 1)
+	if (len < INDEX_HDR || memcmp(p, "S0PX", 4) != 0 || s0__le_get32(p + 4) != 1)
 		return bad_index(err, pack, "no index header");
-	if (get64(p + 8) != pack)
+	if (s0__le_get64(p + 8) != pack)
 		return bad_index(err, pack, "it names another pack");
-	uint64_t bytes = get64(p + 16);
-	size_t n = get32(p + 24);
+	uint64_t bytes = s0__le_get64(p + 16);
+	size_t n = s0__le_get32(p + 24);
 	if ((len - INDEX_HDR) / INDEX_ROW != n || (len - INDEX_HDR) % INDEX_ROW)
 		return bad_index(err, pack, "wrong length");
 	s0__objrow *rows = calloc(n ? n : 1, sizeof *rows);
@@ -106,8 +84,8 @@ int s0__s3pack_index_decode(const void *data, size_t len, uint64_t pack, uint64_
 	for (size_t i = 0; i < n; i++, p += INDEX_ROW) {
 		memcpy(rows[i].id.b, p, S0__OBJID_BYTES);
 		rows[i].loc.pack = pack;
-		rows[i].loc.off = get64(p + S0__OBJID_BYTES);
-		rows[i].loc.len = get32(p + S0__OBJID_BYTES + 8);
+		rows[i].loc.off = s0__le_get64(p + S0__OBJID_BYTES);
+		rows[i].loc.len = s0__le_get32(p + S0__OBJID_BYTES + 8);
 		if (rows[i].loc.off < S0__PACK_HDR_BYTES ||
 		    rows[i].loc.off + s0__pack_rec_span(rows[i].loc.len) > bytes) {
 			free(rows);
@@ -170,46 +148,14 @@ static int unknown_key(const char *key, uint64_t size, void *payload)
 /* List x/ (after start_after's key when non-zero) into u. */
 static int list_indexes(s0__objs3 *s, uint64_t start_after, unknown *u, s0_error **err)
 {
-	char *pfx = s0__asprintf("%sx/", s0__s3_prefix(s->s3));
 	char *after = start_after ? s0__asprintf("%sx/%016" PRIx64, s0__s3_prefix(s->s3),
 	                                         start_after)
 	                          : NULL;
-	char *epfx = pfx ? curl_easy_escape(NULL, pfx, 0) : NULL;
-	char *eafter = after ? curl_easy_escape(NULL, after, 0) : NULL;
-	int rc = epfx && (!start_after || eafter) ? S0_OK : s0__error_nomem(err);
-	u->skip = pfx ? strlen(pfx) : 0;
-	char *token = NULL;
-	s0__buf body = S0__BUF_INIT;
-	while (rc == S0_OK) {
-		char *etok = token ? curl_easy_escape(NULL, token, 0) : NULL;
-		/* parameters in canonical (sorted) order, values escaped */
-		char *q = s0__asprintf("%s%s%slist-type=2&prefix=%s%s%s", etok ? "continuation-token=" : "",
-		                       etok ? etok : "", etok ? "&" : "", epfx,
-		                       eafter ? "&start-after=" : "", eafter ? eafter : "");
-		curl_free(etok);
-		free(token);
-		token = NULL;
-		if (!q) {
-			rc = s0__error_nomem(err);
-			break;
-		}
-		s0__s3req rq = {.method = "GET", .query = q, .out = &body};
-		rc = s0__s3_run(s->s3, &rq, 1, err);
-		if (rc == S0_OK)
-			rc = s0__s3_check(s->s3, &rq, err);
-		if (rc == S0_OK)
-			rc = s0__s3xml_list(body.data, body.len, unknown_key, u, &token, err);
-		if (rc == S0_EUSER && u->nomem)
-			rc = s0__error_nomem(err);
-		free(q);
-		if (!token)
-			break;
-	}
-	free(token);
-	s0__buf_free(&body);
-	curl_free(epfx);
-	curl_free(eafter);
-	free(pfx);
+	u->skip = strlen(s0__s3_prefix(s->s3)) + 2;
+	int rc = !start_after || after ? s0__s3_list(s->s3, "x/", after, unknown_key, u, err)
+	                               : s0__error_nomem(err);
+	if (rc == S0_EUSER && u->nomem)
+		rc = s0__error_nomem(err);
 	free(after);
 	return rc;
 }

@@ -2,7 +2,6 @@
  * nodes wrote (s3tomb.h). */
 #include "local/objects/s3/s3tomb.h"
 
-#include <curl/curl.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sodium.h>
@@ -12,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/le.h"
 #include "local/objects/s3/s3xml.h"
 
 #define TOMB_HDR 12
@@ -39,20 +39,6 @@ bool s0__s3tomb_young(s0__objs3 *s, uint64_t pack)
 	return (pack >> 21) + s->gc_grace_ms > s0__s3tomb_clock(s);
 }
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 int s0__s3tomb_write(s0__objs3 *s, const s0__objrow *rows, size_t n, s0_error **err)
 {
 	if (!n)
@@ -62,10 +48,10 @@ int s0__s3tomb_write(s0__objs3 *s, const s0__objrow *rows, size_t n, s0_error **
 	if (!b)
 		return s0__error_nomem(err);
 	memcpy(b, "S0TD", 4);
-	put64(b + 4, 1 | (uint64_t)n << 32); /* version 1, count */
+	s0__le_put64(b + 4, 1 | (uint64_t)n << 32); /* version 1, count */
 	for (size_t i = 0; i < n; i++) {
 		memcpy(b + TOMB_HDR + i * TOMB_ROW, rows[i].id.b, S0__OBJID_BYTES);
-		put64(b + TOMB_HDR + i * TOMB_ROW + S0__OBJID_BYTES, rows[i].loc.pack);
+		s0__le_put64(b + TOMB_HDR + i * TOMB_ROW + S0__OBJID_BYTES, rows[i].loc.pack);
 	}
 	char key[TOMB_KEY_BYTES];
 	snprintf(key, sizeof key, "d/%016" PRIx64 "-%08" PRIx32, s0__s3tomb_now_ms(),
@@ -81,8 +67,8 @@ int s0__s3tomb_write(s0__objs3 *s, const s0__objrow *rows, size_t n, s0_error **
 /* Doom the (id, pack) pairs tombstone data names (s3doom.h). */
 static int apply(s0__objs3 *s, const char *key, const uint8_t *p, size_t len, s0_error **err)
 {
-	if (len < TOMB_HDR || memcmp(p, "S0TD", 4) || (get64(p + 4) & 0xffffffffu) != 1 ||
-	    (len - TOMB_HDR) % TOMB_ROW || (len - TOMB_HDR) / TOMB_ROW != get64(p + 4) >> 32)
+	if (len < TOMB_HDR || memcmp(p, "S0TD", 4) || (s0__le_get64(p + 4) & 0xffffffffu) != 1 ||
+	    (len - TOMB_HDR) % TOMB_ROW || (len - TOMB_HDR) / TOMB_ROW != s0__le_get64(p + 4) >> 32)
 		return s0__error_set(err, S0_ECORRUPT, "object_tombstone_corrupt",
 		                     "tombstone %s of the object store is damaged", key);
 	size_t n = (len - TOMB_HDR) / TOMB_ROW;
@@ -92,7 +78,7 @@ static int apply(s0__objs3 *s, const char *key, const uint8_t *p, size_t len, s0
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *r = p + TOMB_HDR + i * TOMB_ROW;
 		memcpy(rows[i].id.b, r, S0__OBJID_BYTES);
-		rows[i].loc.pack = get64(r + S0__OBJID_BYTES);
+		rows[i].loc.pack = s0__le_get64(r + S0__OBJID_BYTES);
 	}
 	int rc = s0__s3doom_add(s->doom, rows, n, s0__s3tomb_clock(s), err);
 	free(rows);
@@ -148,43 +134,10 @@ static int listed_key(const char *key, uint64_t size, void *payload)
 /* LIST d/ after start-after key `after` (nullable) into l. */
 static int list_tombs(s0__objs3 *s, const char *after, listed *l, s0_error **err)
 {
-	char *pfx = s0__asprintf("%sd/", s0__s3_prefix(s->s3));
-	char *epfx = pfx ? curl_easy_escape(NULL, pfx, 0) : NULL;
-	char *eafter = after ? curl_easy_escape(NULL, after, 0) : NULL;
-	int rc = epfx && (!after || eafter) ? S0_OK : s0__error_nomem(err);
-	l->skip = pfx ? strlen(pfx) : 0;
-	char *token = NULL;
-	s0__buf body = S0__BUF_INIT;
-	while (rc == S0_OK) {
-		char *etok = token ? curl_easy_escape(NULL, token, 0) : NULL;
-		/* parameters in canonical (sorted) order, values escaped */
-		char *q = s0__asprintf("%s%s%slist-type=2&prefix=%s%s%s", etok ? "continuation-token=" : "",
-		                       etok ? etok : "", etok ? "&" : "", epfx,
-		                       eafter ? "&start-after=" : "", eafter ? eafter : "");
-		curl_free(etok);
-		free(token);
-		token = NULL;
-		if (!q) {
-			rc = s0__error_nomem(err);
-			break;
-		}
-		s0__s3req rq = {.method = "GET", .query = q, .out = &body};
-		rc = s0__s3_run(s->s3, &rq, 1, err);
-		if (rc == S0_OK)
-			rc = s0__s3_check(s->s3, &rq, err);
-		if (rc == S0_OK)
-			rc = s0__s3xml_list(body.data, body.len, listed_key, l, &token, err);
-		if (rc == S0_EUSER && l->nomem)
-			rc = s0__error_nomem(err);
-		free(q);
-		if (!token)
-			break;
-	}
-	free(token);
-	s0__buf_free(&body);
-	curl_free(epfx);
-	curl_free(eafter);
-	free(pfx);
+	l->skip = strlen(s0__s3_prefix(s->s3)) + 2;
+	int rc = s0__s3_list(s->s3, "d/", after, listed_key, l, err);
+	if (rc == S0_EUSER && l->nomem)
+		rc = s0__error_nomem(err);
 	return rc;
 }
 

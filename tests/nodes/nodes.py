@@ -73,7 +73,8 @@ class Node:
         cmd = [os.environ["S0_CLI"], "serve", "--data", self.data, "--listen",
                f"127.0.0.1:{self.port}", "--token", TOKEN, "--meta", self.cluster.meta,
                "--objects", self.cluster.objects, "--key-file", self.cluster.key_file,
-               "--node-lease-ms", str(self.cluster.lease_ms), "--enable-admin", "--quiet"]
+               "--node-lease-ms", str(self.cluster.lease_ms), "--enable-admin", "--quiet",
+               "--runtime", "sim"]  # the simulated runtime: faults and no root needed
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         wait_until(f"{self.name} to answer /healthz",

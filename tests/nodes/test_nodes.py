@@ -302,7 +302,10 @@ def test_s3_outage_mid_pause_and_mid_resume():
     node: the resume fails (503) and the sandbox stays paused. Restarted: the pause
     completes and the resume works, with the files."""
     ctl = S3_CTL.split()
-    with Cluster(2) as c:
+    # a lease far longer than the outage: the node's lease is renewed by its
+    # controller pass, which an object-store call blocks while S3 is down
+    # (docs/scaling.md "Leases"); this test is about the outage, not failover
+    with Cluster(2, lease_ms=15000) as c:
         a, b = c.nodes
         sid = a.claim()
         a.write(sid, "/home/user/s.txt", b"s3")

@@ -375,11 +375,16 @@ static void mark_packs(s3_batch *b, const plan *p, size_t n, bool on, const bool
 
 /* After a failed commit: delete the packs of p[0, n) no index lists yet
  * (those with an index are whole orphans GC deletes); resolved[i] says
- * whether pack i's fate is known (its mark may go). */
+ * whether pack i's fate is known (its mark may go). The first pack whose
+ * fate the endpoint cannot tell (it is down: the usual reason the commit
+ * failed) ends the attempt: the rest keep their marks for the next open,
+ * so a failed commit costs one request's retries, not one per pack (the
+ * caller's thread also renews the node's lease). */
 static void drop_unindexed(s3_batch *b, const plan *p, size_t n, bool *resolved)
 {
+	bool reachable = true;
 	for (size_t i = 0; i < n; i++)
-		resolved[i] = s0__objs3_drop_unindexed(b->s, p[i].id);
+		resolved[i] = reachable && (reachable = s0__objs3_drop_unindexed(b->s, p[i].id));
 }
 
 int s0__objs3_commit(void *ctx, void *batch, s0_error **err)

@@ -228,9 +228,11 @@ static void *worker(void *arg)
 			bytes[i] = (uint8_t)xorshift(&rnd);
 		char path[128];
 		snprintf(path, sizeof path, "/workspace/soak-%d-%d.bin", w, cy);
+		/* read before the write is sent: a kill any time after it (even between
+		 * the acknowledgement and this line) makes the write unverified */
+		long kills_at_write = atomic_load(&kills_started);
 		CALL(rc, OP_WRITE, s0_files_write(c, id, path, bytes, len, &err));
 		bool written = rc == S0_OK;
-		long kills_at_write = atomic_load(&kills_started);
 		s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
 		wo.timeout_ms = 120000;
 		s0_sandbox_info *st = NULL;

@@ -19,6 +19,7 @@
 #include "common/json.h"
 #include "local/runtime/gvisor/gvisor.h"
 #include "lt.h"
+#include "gv_host.h"
 
 static void open_gvisor(lt *t)
 {
@@ -97,86 +98,6 @@ START_TEST(engine_runs_gvisor_and_pauses)
 }
 END_TEST
 
-/* A gvisor backend on @p dir (manual clock), not a fresh one. */
-static void open_gvisor_dir(lt *t, const char *dir)
-{
-	memset(t, 0, sizeof *t);
-	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
-	t->opts = o;
-	t->opts.manual_clock = 1;
-	t->opts.manual_clock_start_unix_ms = 1700000000000LL;
-	t->opts.runtime = "gvisor";
-	t->dir = strdup(dir);
-	t->keep_dir = true;
-	s0_error *e = NULL;
-	int rc = s0_local_open(t->dir, &t->opts, &t->local, &e);
-	ck_assert_msg(rc == S0_OK, "open: %s", e ? s0_error_message(e) : "?");
-	ck_assert_int_eq(s0_client_new_local(t->local, NULL, &t->c, NULL), S0_OK);
-}
-
-/* What of a killed backend's runtime @p key (a runtime id, or the data
- * directory) is still on the host: a process whose command line names it,
- * a loop device over a file whose path names it, a mount naming it — but
- * not naming @p except (nullable: the live runtime). "" when nothing. */
-static void leftovers_except(const char *dir, const char *except, char *what, size_t n)
-{
-	what[0] = 0;
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	while (d && !what[0] && (de = readdir(d))) {
-		char p[300], buf[4096];
-		snprintf(p, sizeof p, "/proc/%s/cmdline", de->d_name);
-		FILE *f = de->d_name[0] >= '1' && de->d_name[0] <= '9' ? fopen(p, "re") : NULL;
-		size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-		if (f)
-			fclose(f);
-		for (size_t i = 0; i < len; i++)
-			if (!buf[i])
-				buf[i] = ' ';
-		buf[len] = 0;
-		if (len && strstr(buf, dir) && !(except && strstr(buf, except))) {
-			char st[300] = "", wc[64] = "";
-			snprintf(p, sizeof p, "/proc/%s/stat", de->d_name);
-			FILE *sf = fopen(p, "re");
-			if (sf && fgets(st, sizeof st, sf))
-				st[60] = 0;
-			if (sf)
-				fclose(sf);
-			snprintf(p, sizeof p, "/proc/%s/wchan", de->d_name);
-			sf = fopen(p, "re");
-			if (sf && !fgets(wc, sizeof wc, sf))
-				wc[0] = 0;
-			if (sf)
-				fclose(sf);
-			snprintf(what, n, "process %s (%s; %s): %.200s", de->d_name, st, wc, buf);
-		}
-	}
-	if (d)
-		closedir(d);
-	for (int i = 0; !what[0] && i < 64; i++) {
-		char p[96], buf[512] = "";
-		snprintf(p, sizeof p, "/sys/block/loop%d/loop/backing_file", i);
-		FILE *f = fopen(p, "re");
-		if (f && fgets(buf, sizeof buf, f) && strstr(buf, dir) &&
-		    !(except && strstr(buf, except)))
-			snprintf(what, n, "loop%d over %.300s", i, buf);
-		if (f)
-			fclose(f);
-	}
-	FILE *m = fopen("/proc/self/mounts", "re");
-	char line[1024];
-	while (m && !what[0] && fgets(line, sizeof line, m))
-		if (strstr(line, dir) && !(except && strstr(line, except)))
-			snprintf(what, n, "mount %.300s", line);
-	if (m)
-		fclose(m);
-}
-
-static void leftovers(const char *key, char *what, size_t n)
-{
-	leftovers_except(key, NULL, what, n);
-}
-
 /* Where the backend dies: while running (no fault), or at a crash point
  * of a pause or of a resume (manager_restart@<point>, SIGKILL there). */
 static const struct {
@@ -212,7 +133,7 @@ START_TEST(crash_while_running_recovers)
 	pid_t pid = fork();
 	if (pid == 0) { /* the backend that dies */
 		lt t;
-		open_gvisor_dir(&t, dir);
+		gv_open_dir(&t, dir);
 		char *id = lt_claim(&t, NULL, NULL);
 		char *ctx = lt_repl(&t, id);
 		free(lt_sh(&t, id, ctx, "echo committed > /root/c.txt", NULL));
@@ -252,19 +173,19 @@ START_TEST(crash_while_running_recovers)
 	fclose(f);
 	char what[512];
 	if (!point) {
-		leftovers(rid, what, sizeof what);
+		gv_leftovers(rid, what, sizeof what);
 		ck_assert_msg(what[0], "the killed backend left nothing running?"); /* it runs on */
 	}
 
 	lt t;
-	open_gvisor_dir(&t, dir);
+	gv_open_dir(&t, dir);
 	lt_quiesce(&t);
 	if (lt_status(&t, id) != S0_STATUS_RUNNING)
 		lt_resume(&t, id);
 	lt_assert_running(&t, id);
 	/* nothing of the dead runtimes: what runs under dir is the live one's */
 	char *live = lt_runtime_id(&t, id);
-	leftovers_except(dir, live, what, sizeof what);
+	gv_leftovers_except(dir, live, what, sizeof what);
 	ck_assert_msg(!what[0], "left after reopening (live %s, dead %s): %s", live, rid, what);
 	free(live);
 	char *ctx = lt_repl(&t, id);
@@ -274,7 +195,7 @@ START_TEST(crash_while_running_recovers)
 	free(ctx);
 	t.keep_dir = false;
 	lt_close(&t);
-	leftovers(dir, what, sizeof what);
+	gv_leftovers(dir, what, sizeof what);
 	ck_assert_msg(!what[0], "left after close: %s", what);
 	free(idfile);
 	free(dir);

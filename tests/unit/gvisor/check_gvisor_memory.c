@@ -28,6 +28,7 @@
 #include "local/objects/objstore.h"
 #include "local/objects/pack/objdir.h"
 #include "lt.h"
+#include "gv_host.h"
 
 static void open_gvisor(lt *t)
 {
@@ -466,86 +467,6 @@ START_TEST(memory_fork_leaves_parent_running)
 }
 END_TEST
 
-/* A gvisor backend on @p dir (manual clock), not a fresh one. */
-static void open_gvisor_dir(lt *t, const char *dir)
-{
-	memset(t, 0, sizeof *t);
-	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
-	t->opts = o;
-	t->opts.manual_clock = 1;
-	t->opts.manual_clock_start_unix_ms = 1700000000000LL;
-	t->opts.runtime = "gvisor";
-	t->dir = strdup(dir);
-	t->keep_dir = true;
-	s0_error *e = NULL;
-	int rc = s0_local_open(t->dir, &t->opts, &t->local, &e);
-	ck_assert_msg(rc == S0_OK, "open: %s", e ? s0_error_message(e) : "?");
-	ck_assert_int_eq(s0_client_new_local(t->local, NULL, &t->c, NULL), S0_OK);
-}
-
-/* What of a killed backend's runtime @p key (a runtime id, or the data
- * directory) is still on the host: a process whose command line names it,
- * a loop device over a file whose path names it, a mount naming it — but
- * not naming @p except (nullable: the live runtime). "" when nothing. */
-static void leftovers_except(const char *dir, const char *except, char *what, size_t n)
-{
-	what[0] = 0;
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	while (d && !what[0] && (de = readdir(d))) {
-		char p[300], buf[4096];
-		snprintf(p, sizeof p, "/proc/%s/cmdline", de->d_name);
-		FILE *f = de->d_name[0] >= '1' && de->d_name[0] <= '9' ? fopen(p, "re") : NULL;
-		size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-		if (f)
-			fclose(f);
-		for (size_t i = 0; i < len; i++)
-			if (!buf[i])
-				buf[i] = ' ';
-		buf[len] = 0;
-		if (len && strstr(buf, dir) && !(except && strstr(buf, except))) {
-			char st[300] = "", wc[64] = "";
-			snprintf(p, sizeof p, "/proc/%s/stat", de->d_name);
-			FILE *sf = fopen(p, "re");
-			if (sf && fgets(st, sizeof st, sf))
-				st[60] = 0;
-			if (sf)
-				fclose(sf);
-			snprintf(p, sizeof p, "/proc/%s/wchan", de->d_name);
-			sf = fopen(p, "re");
-			if (sf && !fgets(wc, sizeof wc, sf))
-				wc[0] = 0;
-			if (sf)
-				fclose(sf);
-			snprintf(what, n, "process %s (%s; %s): %.200s", de->d_name, st, wc, buf);
-		}
-	}
-	if (d)
-		closedir(d);
-	for (int i = 0; !what[0] && i < 64; i++) {
-		char p[96], buf[512] = "";
-		snprintf(p, sizeof p, "/sys/block/loop%d/loop/backing_file", i);
-		FILE *f = fopen(p, "re");
-		if (f && fgets(buf, sizeof buf, f) && strstr(buf, dir) &&
-		    !(except && strstr(buf, except)))
-			snprintf(what, n, "loop%d over %.300s", i, buf);
-		if (f)
-			fclose(f);
-	}
-	FILE *m = fopen("/proc/self/mounts", "re");
-	char line[1024];
-	while (m && !what[0] && fgets(line, sizeof line, m))
-		if (strstr(line, dir) && !(except && strstr(line, except)))
-			snprintf(what, n, "mount %.300s", line);
-	if (m)
-		fclose(m);
-}
-
-static void leftovers(const char *key, char *what, size_t n)
-{
-	leftovers_except(key, NULL, what, n);
-}
-
 /* Where the backend dies (SIGKILL at a fault point): mid-capture (the
  * image taken, the sandbox stopped, nothing stored) and mid-restore
  * (runsc restore done, the resume not recorded). */
@@ -581,7 +502,7 @@ START_TEST(kill_mid_capture_and_restore)
 	pid_t pid = fork();
 	if (pid == 0) { /* the backend that dies */
 		lt t;
-		open_gvisor_dir(&t, dir);
+		gv_open_dir(&t, dir);
 		procs p;
 		procs_setup(&t, &p, 16);
 		if (on_resume)
@@ -606,7 +527,7 @@ START_TEST(kill_mid_capture_and_restore)
 	fclose(f);
 
 	lt t;
-	open_gvisor_dir(&t, dir);
+	gv_open_dir(&t, dir);
 	lt_quiesce(&t);
 	if (!on_resume) { /* never retained: the sandbox recovers on its committed head */
 		char *img = mem_image_of(&t, id);
@@ -620,7 +541,7 @@ START_TEST(kill_mid_capture_and_restore)
 	lt_assert_running(&t, id);
 	char what[512];
 	char *live = lt_runtime_id(&t, id);
-	leftovers_except(dir, live, what, sizeof what);
+	gv_leftovers_except(dir, live, what, sizeof what);
 	ck_assert_msg(!what[0], "left after reopening (live %s): %s", live, what);
 	free(live);
 	char *ctx = lt_repl(&t, id);
@@ -631,7 +552,7 @@ START_TEST(kill_mid_capture_and_restore)
 	free(ctx);
 	t.keep_dir = false;
 	lt_close(&t);
-	leftovers(dir, what, sizeof what);
+	gv_leftovers(dir, what, sizeof what);
 	ck_assert_msg(!what[0], "left after close: %s", what);
 	free(idfile);
 	free(dir);

@@ -34,7 +34,7 @@ func TestStreams(t *testing.T) {
 	ctx := context.Background()
 	for name, c := range streamClients(t) {
 		t.Run(name, func(t *testing.T) {
-			t.Run("output order and exit", func(t *testing.T) {
+			t.Run("ST-01 output order and exit", func(t *testing.T) {
 				sb := claim(t, c)
 				cr, err := c.CreateContext(ctx, sb.ID, sandbox0.CreateContextRequest{
 					Cmd: &sandbox0.ContextCommand{Command: []string{"sh", "-c", "echo one; echo two >&2; echo three"}}})
@@ -58,7 +58,7 @@ func TestStreams(t *testing.T) {
 					t.Fatalf("close %d %q", code, why)
 				}
 			})
-			t.Run("input echo and signal", func(t *testing.T) {
+			t.Run("ST-01 input echo and signal", func(t *testing.T) {
 				sb := claim(t, c)
 				cr, err := c.CreateContext(ctx, sb.ID, sandbox0.CreateContextRequest{Type: "repl"})
 				must(t, err, "CreateContext")
@@ -84,7 +84,7 @@ func TestStreams(t *testing.T) {
 					t.Fatalf("send after the end: %v", err)
 				}
 			})
-			t.Run("session replay from a cursor", func(t *testing.T) {
+			t.Run("ST-02 session replay from a cursor", func(t *testing.T) {
 				sb := claim(t, c)
 				r, err := c.RuntimeCall(ctx, "POST", sb.ID, "/sessions",
 					map[string]any{"command": []string{"sh", "-c", "echo a; echo b; echo c"}}, "")
@@ -119,7 +119,7 @@ func TestStreams(t *testing.T) {
 					t.Fatalf("after -1: %v", err)
 				}
 			})
-			t.Run("watch events on write and remove, ended by a pause", func(t *testing.T) {
+			t.Run("ST-03 FS-05 watch events on write and remove, ended by a pause", func(t *testing.T) {
 				sb := claim(t, c)
 				must(t, sb.Mkdir(ctx, "/workspace/d", false), "Mkdir")
 				events, errs, stop, err := sb.WatchFiles(ctx, "/workspace/d", false)
@@ -184,7 +184,7 @@ func TestStreams(t *testing.T) {
 					t.Fatalf("after the deadline: %+v", m)
 				}
 			})
-			t.Run("unknown sandbox or context", func(t *testing.T) {
+			t.Run("ST-04 unknown sandbox or context", func(t *testing.T) {
 				if _, err := c.ConnectWSContext(ctx, "sb-nope", "ctx-nope"); !errors.Is(err, sandbox0.ErrNotFound) {
 					t.Fatalf("unknown sandbox: %v", err)
 				}

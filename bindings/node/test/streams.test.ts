@@ -28,7 +28,7 @@ function cases(name: string, open: () => Promise<{ client: Client; done: () => P
 		before(async () => ({ client, done } = await open()));
 		after(async () => done());
 
-		test("cmdStream: output by source in order, then the terminal done (close 1000)", async () => {
+		test("ST-01 cmdStream: output by source in order, then the terminal done (close 1000)", async () => {
 			const sb = client.sandbox((await client.sandboxes.claim("default")).id);
 			const s = await sb.cmdStream("echo one; echo two >&2; echo three");
 			const all: StreamMessage[] = [];
@@ -44,7 +44,7 @@ function cases(name: string, open: () => Promise<{ client: Client; done: () => P
 			assert.equal(s.closeReason, "process exited");
 		});
 
-		test("connectWsContext: input echo with a done per request, then a signal", async () => {
+		test("ST-01 connectWsContext: input echo with a done per request, then a signal", async () => {
 			const sb = client.sandbox((await client.sandboxes.claim("default")).id);
 			const ctx = await sb.createContext({ type: "repl" });
 			const s = await sb.connectWsContext(String(ctx.id));
@@ -63,7 +63,7 @@ function cases(name: string, open: () => Promise<{ client: Client; done: () => P
 			await assert.rejects(s.sendInput("echo late\n"), (e: Error & { reason?: string }) => e.reason === "stream_closed");
 		});
 
-		test("attachSession replays from a cursor", async () => {
+		test("ST-02 attachSession replays from a cursor", async () => {
 			const sb = client.sandbox((await client.sandboxes.claim("default")).id);
 			const ses = await sb.createSession({ command: ["sh", "-c", "echo a; echo b; echo c"] });
 			const all = await sb.attachSession(String(ses.id));
@@ -79,7 +79,7 @@ function cases(name: string, open: () => Promise<{ client: Client; done: () => P
 			await assert.rejects(sb.attachSession(String(ses.id), { after: -1 }), RangeError);
 		});
 
-		test("watchFiles: create, write and remove events; a pause ends it with 1001", async () => {
+		test("ST-03 FS-05 watchFiles: create, write and remove events; a pause ends it with 1001", async () => {
 			const sb = client.sandbox((await client.sandboxes.claim("default")).id);
 			await sb.mkdir("/workspace/d");
 			const w = await sb.watchFiles("/workspace/d");
@@ -115,7 +115,7 @@ function cases(name: string, open: () => Promise<{ client: Client; done: () => P
 			await assert.rejects(sb.connectWsContext(String(ctx.id), { signal: ac.signal }), (e) => e === reason);
 		});
 
-		test("an unknown sandbox or context is NotFoundError", async () => {
+		test("ST-04 an unknown sandbox or context is NotFoundError", async () => {
 			await assert.rejects(client.sandbox("sb-nope").connectWsContext("ctx-nope"), NotFoundError);
 			await assert.rejects(client.sandbox("sb-nope").watchFiles("/workspace"), NotFoundError);
 			const sb = client.sandbox((await client.sandboxes.claim("default")).id);

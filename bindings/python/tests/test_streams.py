@@ -25,7 +25,7 @@ class StreamCases:
     def claim(self, **kw: Any) -> s0.SandboxDetails:  # type: ignore[override]
         return self.sc.sandboxes.claim(**kw)
 
-    def test_context_output_order_and_exit(self) -> None:
+    def test_ST01_context_output_order_and_exit(self) -> None:
         sb = self.claim()
         ctx = self.sc.contexts.create(sb.id, command=["sh", "-c", "echo one; echo two >&2; echo three"])
         with self.sc.contexts.stream(sb.id, ctx["id"]) as s:
@@ -38,7 +38,7 @@ class StreamCases:
         self.assertEqual((msgs[2]["exit_code"], msgs[2]["state"]), (0, "stopped"))
         self.assertEqual(len(msgs), 3)
 
-    def test_input_echo_and_signal(self) -> None:
+    def test_ST01_input_echo_and_signal(self) -> None:
         sb = self.claim()
         ctx = self.sc.contexts.create(sb.id)
         with self.sc.contexts.stream(sb.id, ctx["id"]) as s:
@@ -56,7 +56,7 @@ class StreamCases:
             with self.assertRaises(s0.GoneError):
                 s.send_input("echo late\n")
 
-    def test_session_attach_replays_from_a_cursor(self) -> None:
+    def test_ST02_session_attach_replays_from_a_cursor(self) -> None:
         sb = self.claim()
         ses = self.sc.sessions.create(sb.id, ["sh", "-c", "echo a; echo b; echo c"])
         seqs: List[int] = []
@@ -80,7 +80,7 @@ class StreamCases:
         with self.assertRaises(s0.InvalidArgumentError):
             self.sc.sessions.attach(sb.id, ses["id"], after=-1)
 
-    def test_watch_events_on_write_and_remove(self) -> None:
+    def test_ST03_FS05_watch_events_on_write_and_remove(self) -> None:
         sb = self.claim()
         self.sc.files.mkdir(sb.id, "/workspace/d")
         with self.sc.files.watch(sb.id, "/workspace/d") as w:
@@ -129,7 +129,7 @@ class StreamCases:
         # closing only detaches: the REPL goes on
         self.assertTrue(self.sc.contexts.get(sb.id, ctx["id"])["running"])
 
-    def test_unknown_sandbox_and_context(self) -> None:
+    def test_ST04_unknown_sandbox_and_context(self) -> None:
         with self.assertRaises(s0.NotFoundError):
             self.sc.contexts.stream("sb-nope", "ctx-nope")
         with self.assertRaises(s0.NotFoundError):
@@ -149,6 +149,15 @@ class LocalStreams(StreamCases, BackendCase):
     def setUpClass(cls) -> None:
         super().setUpClass()
         cls.sc = cls.client
+
+    def test_facade_handle_streams(self) -> None:
+        sbx = s0.Sandbox(self.claim().id, client=self.client)
+        ctx = sbx.contexts.create(command=["echo", "hi"])
+        with sbx.contexts.stream(ctx["id"]) as s:
+            self.assertEqual([m["type"] for m in s], ["output", "done"])
+        with sbx.files.watch("/workspace") as w:
+            sbx.files.write("/workspace/n", "1")
+            self.assertEqual(w.recv(timeout=30)["event"], "create")  # type: ignore[index]
 
     def test_closing_the_client_closes_its_streams(self) -> None:
         c = self.backend.client()

@@ -209,8 +209,15 @@ static void take_over(s0__engine *e, const char *id, const s0__gen_owner_row *o)
 		s0__op_row op;
 		s0__sandbox_rec_clear(&row.rec);
 		if (s0__meta_sandbox_get(e->meta, NULL, id, &row, NULL) == S0_OK && row.rec.paused &&
-		    s0__meta_op_active(e->meta, id, &op, NULL) == S0_ENOTFOUND)
+		    s0__meta_op_active(e->meta, id, &op, NULL) == S0_ENOTFOUND) {
+			/* the claimed generation is consumed: later operations act
+			 * on it (the fencing check compares with the released one) */
+			if (row.rec.runtime_generation < gen) {
+				row.rec.runtime_generation = gen;
+				s0__engine_save(e, &row, NULL);
+			}
 			s0__meta_gen_release(e->meta, id, e->ctld.uid, NULL);
+		}
 		s0__engine_kick(e);
 	}
 	s0__sandbox_rec_clear(&row.rec);
@@ -261,6 +268,9 @@ static void drop_superseded(s0__engine *e)
 
 void s0__engine_failover_scan(s0__engine *e)
 {
+	/* runtimes the lease watchdog halted, once the lease is proven again */
+	if (s0__engine_lease_fenced_any(e) && s0__engine_lease_valid(e))
+		s0__engine_lease_recover(e);
 	int64_t now = s0__real_monotonic_ms();
 	if (e->fence.scanned_mono && now - e->fence.scanned_mono < e->opt.lease_ms / 3)
 		return;

@@ -64,6 +64,7 @@ static const s0__meta_ops mpg_ops = {
 	.gen_claim = s0__mpg_gen_claim,
 	.gen_release = s0__mpg_gen_release,
 	.gen_orphans = s0__mpg_gen_orphans,
+	.gen_check = s0__mpg_gen_check,
 	.gen_owner = s0__mpg_gen_owner,
 };
 

@@ -159,4 +159,10 @@ const char *const s0__mpg_sql[Q_COUNT] = {
 	[Q_GEN_ORPHANS] = "SELECT g.sandbox_id FROM gen_owners g WHERE g.node_id <> ''"
 	                  " AND NOT EXISTS(SELECT 1 FROM nodes n WHERE n.id = g.node_id"
 	                  " AND n.lease_until > $1) ORDER BY g.sandbox_id",
+	/* one row: the node's current epoch, and the sandbox's owner row held
+	 * FOR SHARE (a concurrent claim waits for the transaction, or the
+	 * transaction fails to serialise if the claim committed first) */
+	[Q_GEN_CHECK] = "SELECT (SELECT epoch FROM nodes WHERE id = $2), g.node_id, g.generation"
+	                " FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT node_id, generation"
+	                " FROM gen_owners WHERE sandbox_id = $1 FOR SHARE) g ON true",
 };

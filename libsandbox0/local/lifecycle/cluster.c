@@ -247,11 +247,13 @@ static void drop_superseded(s0__engine *e)
 	for (size_t i = 0; i < k; i++) {
 		s0__sblock *l = s0__engine_lock(e, ids[i]);
 		s0__gen_owner_row o;
-		if (s0__meta_gen_owner(e->meta, ids[i], &o, NULL) == S0_OK && o.node_id[0] &&
-		    strcmp(o.node_id, e->ctld.uid)) {
-			pthread_mutex_lock(&e->mu);
-			s0__runtime *rt = s0__node_find_sandbox(&e->node, ids[i]);
-			pthread_mutex_unlock(&e->mu);
+		pthread_mutex_lock(&e->mu);
+		s0__runtime *rt = s0__node_find_sandbox(&e->node, ids[i]);
+		int64_t gen = rt ? rt->generation : 0;
+		pthread_mutex_unlock(&e->mu);
+		/* another node holds it, or claimed a newer generation and released it */
+		if (rt && s0__meta_gen_owner(e->meta, ids[i], &o, NULL) == S0_OK &&
+		    (o.node_id[0] ? strcmp(o.node_id, e->ctld.uid) != 0 : o.generation > gen)) {
 			if (rt) {
 				s0__engine_halt_runtime(e, rt);
 				if (s0__node_terminal_proof(e->faults, rt, NULL) == S0_OK)

@@ -183,10 +183,13 @@ static void settle(s0__engine *e, const char *id)
 	int rc = s0__meta_gen_owner(e->meta, id, &o, NULL);
 	if (rc < 0 && rc != S0_ENOTFOUND)
 		return; /* the store: on a later pass */
+	/* another node holds it, or claimed a newer generation and released it */
+	bool taken = rc == S0_OK && (o.node_id[0] ? strcmp(o.node_id, e->ctld.uid) != 0
+	                                          : o.generation > rt->generation);
 	if (s0__node_terminal_proof(e->faults, rt, NULL) < 0)
 		return; /* capacity stays fenced until the runtime is proven gone */
 	s0__engine_release_runtime(e, rt);
-	if (rc == S0_OK && o.node_id[0] && strcmp(o.node_id, e->ctld.uid)) {
+	if (taken) {
 		pthread_mutex_lock(&e->mu);
 		e->fence.superseded++; /* another node runs it now */
 		pthread_mutex_unlock(&e->mu);

@@ -798,7 +798,7 @@ static int gen_check(fx *f, const char *sb, const char *node, int64_t epoch, int
 	return rc;
 }
 
-/* NOD-12: a transaction that changes a sandbox passes the fencing check
+/* NOD-14: a transaction that changes a sandbox passes the fencing check
  * only while the node's epoch is current and nobody else took the
  * sandbox's generation (docs/scaling.md "Leases"). */
 START_TEST(meta_gen_check_fences_stale_owners)

@@ -111,7 +111,27 @@ def test_any_node_serves_pause_on_one_resume_on_another():
         # and back: paused through a, resumed through b
         assert a.pause(sid).status in (200, 202)
         wait_state(b, sid, "paused", True)
+        # NOD-15: a long-poll held on cc (the sandbox is paused: held where it
+        # arrives) wakes when b resumes it, through the store's change feed
+        g = cc.get(f"/api/v1/sandboxes/{sid}")
+        assert g.status == 200 and g.headers.get("ETag"), g
+        held = {}
+
+        def long_poll():
+            t0 = time.monotonic()
+            held["answer"] = cc.get(f"/api/v1/sandboxes/{sid}", headers={
+                "If-None-Match": g.headers["ETag"], "Prefer": "wait=20"})
+            held["s"] = time.monotonic() - t0
+
+        t = threading.Thread(target=long_poll)
+        t.start()
+        wait_until("the long-poll to be held", lambda: cc.inspect()["node"]["watchers"] >= 1, 5)
         assert b.resume(sid).status == 200
+        t.join()
+        w = held["answer"]
+        assert w.status == 200 and w.data()["status"] == "running", w
+        assert held["s"] < 10, held  # woken by the change, not by its 20 s limit
+        step(f"long-poll on another node woke after {held['s']:.2f} s")
         assert owner_of(c, sid) is b
 
 

@@ -159,6 +159,22 @@ int s0__engine_owner(s0__engine *e, const char *sandbox_id, s0__owner_kind *kind
 	return S0_OK;
 }
 
+/* A sandbox row changed, by this or another node: long-polls and streams
+ * waiting here on it wake (watch.h), wherever the change was made. */
+static void on_store_change(void *arg, const char *sandbox_id, bool deleted)
+{
+	s0__engine_watch *w = arg;
+	if (deleted)
+		s0__engine_watch_forget(w, sandbox_id);
+	else
+		s0__engine_watch_bump(w, sandbox_id);
+}
+
+int s0__engine_listen_open(s0__engine *e, s0_error **err)
+{
+	return s0__meta_listen(e->meta, on_store_change, e->watch, err);
+}
+
 bool s0__engine_acts_on(s0__engine *e, const char *sandbox_id)
 {
 	s0__owner_kind k;

@@ -340,6 +340,9 @@ int s0__engine_node_id_load(const char *dir, const char *legacy, char uid[S0__ID
                             s0_error **err);
 /* Record this node's advertised URL (kv "node:<id>:advertise") at open. */
 int s0__engine_advertise_open(s0__engine *e, s0_error **err);
+/* Wake this node's waiters on changes other nodes commit (the store's
+ * change feed, s0__meta_listen); at open, after the store and the watch. */
+int s0__engine_listen_open(s0__engine *e, s0_error **err);
 /* Whether this node acts on the sandbox's operations: its generation is
  * this node's, released, or never claimed (false also when the store
  * cannot be read). */

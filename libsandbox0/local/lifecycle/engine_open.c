@@ -244,6 +244,8 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 		rc = s0__engine_lease_start(e, err);
 	if (rc == S0_OK) /* where other nodes forward this node's sandboxes' calls */
 		rc = s0__engine_advertise_open(e, err);
+	if (rc == S0_OK) /* changes other nodes commit wake waiters here too */
+		rc = s0__engine_listen_open(e, err);
 	if (rc == S0_OK) {
 		rc = ensure_default_template(e, err);
 	}

@@ -396,6 +396,12 @@ int s0__meta_gen_check(s0__meta *m, const char *sandbox_id, const char *node_id,
 	return m->ops->gen_check(m, sandbox_id, node_id, epoch, generation, err);
 }
 
+int s0__meta_listen(s0__meta *m, s0__meta_change_fn fn, void *arg, s0_error **err)
+{
+	NEED(m && fn, "listen: a store and a callback are required");
+	return m->ops->listen ? m->ops->listen(m, fn, arg, err) : S0_OK;
+}
+
 int s0__meta_gen_verdict(const char *sandbox_id, const char *node_id, int64_t epoch,
                          int64_t generation, int64_t current_epoch, bool has_owner,
                          const char *owner, int64_t owner_generation, s0_error **err)

@@ -45,6 +45,10 @@
 
 typedef struct s0__meta s0__meta;
 typedef struct s0__meta_ops s0__meta_ops;
+/* A change of a sandbox row committed by any process sharing the store
+ * (s0__meta_listen): written, or deleted; runs on the store's listener
+ * thread. */
+typedef void (*s0__meta_change_fn)(void *arg, const char *sandbox_id, bool deleted);
 
 /*
  * The calls of an implementation; the s0__meta_* functions below check
@@ -127,6 +131,8 @@ struct s0__meta_ops {
 	int (*gen_orphans)(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err);
 	int (*gen_check)(s0__meta *m, const char *sandbox_id, const char *node_id, int64_t epoch,
 	                 int64_t generation, s0_error **err);
+	/* NULL: the store is not shared between processes (nothing to listen to) */
+	int (*listen)(s0__meta *m, s0__meta_change_fn fn, void *arg, s0_error **err);
 };
 
 /* The common head of every implementation's handle (embed it first). */
@@ -395,6 +401,15 @@ int s0__meta_gen_orphans(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0
  */
 int s0__meta_gen_check(s0__meta *m, const char *sandbox_id, const char *node_id, int64_t epoch,
                        int64_t generation, s0_error **err);
+/*
+ * Call fn(arg, id, deleted) for every commit, by any process sharing the
+ * store, that wrote or deleted the row of sandbox id (this process's own commits too),
+ * from a thread of the store's, until s0__meta_close (which stops it first).
+ * Best effort: notifications sent while the store was unreachable are lost;
+ * a store no other process can share (SQLite) never calls fn. S0_OK, or
+ * S0_EINVAL when already listening, S0_ERROR when no thread can start.
+ */
+int s0__meta_listen(s0__meta *m, s0__meta_change_fn fn, void *arg, s0_error **err);
 /* For implementations of gen_check: the verdict from what the store holds
  * — node_id's current epoch (0 when it has no row), and the sandbox's owner
  * row (has_owner false when none; owner "" when released). */

@@ -146,7 +146,7 @@ class Node:
                f"127.0.0.1:{self.port}", "--token", TOKEN, "--meta", self.meta(),
                "--objects", self.cluster.objects, "--key-file", self.cluster.key_file,
                "--node-lease-ms", str(self.cluster.lease_ms), "--enable-admin", "--quiet",
-               "--runtime", "sim"]  # the simulated runtime: faults and no root needed
+               "--runtime", self.cluster.runtime]  # sim unless the test asks for gvisor
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         wait_until(f"{self.name} to answer /healthz",
@@ -260,9 +260,10 @@ def wait_state(node, sid, status, paused, deadline_s=60):
 class Cluster:
     """N nodes sharing a new database and a new S3 prefix (and one key file)."""
 
-    def __init__(self, n, lease_ms=1500, name=None, proxied=()):
+    def __init__(self, n, lease_ms=1500, name=None, proxied=(), runtime="sim"):
         self.dir = tempfile.mkdtemp(prefix="s0-nodes.")
         self.lease_ms = lease_ms
+        self.runtime = runtime  # "sim": the simulated runtime (faults, no root needed)
         db = name or "nodes_" + secrets.token_hex(4)
         self.db = db
         admin = os.environ["S0_TEST_PG_ADMIN"]

@@ -441,6 +441,36 @@ def test_s3_outage_mid_pause_and_mid_resume():
         assert r.status == 200 and r.body == b"s3", r
 
 
+RUNSC = os.environ.get("S0_RUNSC", "/var/cache/libsandbox0/runsc/go-20260905-160fafc42237/runsc")
+
+
+def test_gvisor_pause_on_one_resume_on_another():
+    """NOD-16: on the gVisor runtime (as root, with the runsc scripts/install-runsc.sh
+    caches): a sandbox paused on node A resumes on node B, sharing PostgreSQL
+    and S3, with a file written before the pause."""
+    if os.geteuid() != 0 or not os.access(RUNSC, os.X_OK):
+        print(f"  gvisor: not here (root and {RUNSC} needed): skipped", flush=True)
+        return
+    with Cluster(2, lease_ms=5000, runtime="gvisor") as c:
+        a, b = c.nodes
+        sid = a.claim()
+        assert owner_of(c, sid) is a
+        a.write(sid, "/home/user/g.txt", b"written on a, under gvisor")
+        t0 = time.monotonic()
+        assert a.pause(sid).status in (200, 202)
+        wait_state(b, sid, "paused", True, 60)
+        step(f"gvisor pause on a: {time.monotonic() - t0:.1f} s")
+        t0 = time.monotonic()
+        r = b.resume(sid)
+        assert r.status == 200, r
+        step(f"gvisor resume on b: {time.monotonic() - t0:.1f} s")
+        assert owner_of(c, sid) is b
+        r = b.read(sid, "/home/user/g.txt")
+        assert r.status == 200 and r.body == b"written on a, under gvisor", r
+        assert b.inspect()["node"]["runtime"]["name"] == "gvisor"
+        assert b.call("DELETE", f"/api/v1/sandboxes/{sid}").status in (200, 202, 204)
+
+
 TESTS = [v for k, v in list(globals().items()) if k.startswith("test_")]
 
 

@@ -225,6 +225,11 @@ static int step_publish(s0__engine *e, s0__op_row *op)
 		s0__engine_guest_sync(e, rt);
 	if (!rt) /* the runtime died with a previous process: nothing to publish */
 		return set_state(e, op, S0__OPS_FAILED) == S0_OK ? S0_OK : S0_EIO;
+	pthread_mutex_lock(&e->mu);
+	bool lease_fenced = rt->lease_fenced;
+	pthread_mutex_unlock(&e->mu);
+	if (lease_fenced) /* halted by the lease watchdog: recovered first (lease.c) */
+		return S0_EUNAVAILABLE;
 	if (pins)
 		return S0_EUNAVAILABLE; /* a request is finishing; retry shortly */
 	if (s0__fault_hit(e->faults, "node_channel", "pause") != S0__FAULT_NONE)

@@ -65,6 +65,9 @@ const char *const s0__mpg_migrations[] = {
 	"CREATE TABLE services(sandbox_id TEXT PRIMARY KEY, spec TEXT NOT NULL);"
 	"CREATE TABLE public_routes(public_id TEXT PRIMARY KEY, sandbox_id TEXT NOT NULL);"
 	"CREATE INDEX public_routes_sandbox ON public_routes(sandbox_id);",
+	/* 5: the failover scan and per-node lookups read gen_owners by node
+	 * (docs/scaling.md "Where it stops") */
+	"CREATE INDEX gen_owners_node ON gen_owners(node_id);",
 };
 
 const int s0__mpg_migration_count =

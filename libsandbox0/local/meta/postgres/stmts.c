@@ -37,7 +37,9 @@ const char *const s0__mpg_sql[Q_COUNT] = {
 	             " hard_expires_at=excluded.hard_expires_at, pod_name=excluded.pod_name,"
 	             " image=excluded.image, seq=excluded.seq, mem_image=excluded.mem_image,"
 	             " mem_image_gen=excluded.mem_image_gen",
-	[Q_SB_DEL] = "DELETE FROM sandboxes WHERE id=$1",
+	/* its generation owner goes with it, in the same statement */
+	[Q_SB_DEL] = "WITH g AS (DELETE FROM gen_owners WHERE sandbox_id=$1)"
+	             " DELETE FROM sandboxes WHERE id=$1",
 	[Q_SB_COUNT] = "SELECT COUNT(*) FROM sandboxes" SB_WHERE,
 	[Q_SB_LIST] = "SELECT " SB_COLS " FROM sandboxes" SB_WHERE
 	              " ORDER BY created_at DESC, seq DESC LIMIT $5 OFFSET $6",

@@ -517,10 +517,10 @@ static int superseded_error(wait_run *w, const s0_sandbox_info *i, s0_error **er
 {
 	const char *action = w->cfg.memory_mode ? "memory pause" : "pause";
 	char *msg = s0__asprintf(
-	    "%s of sandbox %s failed: its runtime generation %" PRId64 " ended before the pause "
-	    "published it (the sandbox now reads status %s, paused %s, runtime_generation %" PRId64
-	    "); writes after the last committed RootFS head may be lost; pause again to "
-	    "checkpoint the sandbox as it is now",
+	    "%s of sandbox %s superseded: runtime generation %" PRId64 " was replaced without "
+	    "the pause (now status %s, paused %s, runtime_generation %" PRId64 "): a crash "
+	    "recovery restarted it from the last committed RootFS head, whose later writes may be "
+	    "lost, or it was resumed; pause again to checkpoint the sandbox as it is now",
 	    action, w->id, w->pause_gen, s0_status_name(s0_sandbox_info_status(i)),
 	    s0_sandbox_info_paused(i) ? "true" : "false", s0_sandbox_info_runtime_generation(i));
 	s0_error *x = s0__error_make(S0_ELIFECYCLE, "pause_superseded", msg);

@@ -379,6 +379,10 @@ class Sandboxes:
         :param cancel: a :class:`CancelToken` another thread may fire.
         :returns: the paused sandbox.
         :raises SandboxWaitTimeoutError: deadline (``last_sandbox`` set); the pause goes on.
+        :raises SandboxLifecycleFailedError: reason ``pause_superseded``: the runtime
+            generation the pause retires was replaced without it (a crash recovery
+            restarted the sandbox from its last committed head, or it was resumed);
+            ``last_sandbox`` is the sandbox now; pause again to checkpoint it.
         :raises UnavailableError: e.g. memory checkpoints unavailable (503); nothing accepted.
         :raises ConflictError, NotFoundError: from the request.
         :raises CanceledError: ``cancel`` fired. KeyboardInterrupt on Ctrl-C.

@@ -139,6 +139,7 @@ again:
 		}
 		out->status = row.rec.status;
 		out->op_id = op.id;
+		out->generation = op.generation;
 		out->accepted = s0__fault_armed(e->faults, "node_channel", "pause");
 		goto out;
 	}
@@ -195,6 +196,7 @@ again:
 	s0__fault_hit(e->faults, "manager_restart", "intent-recorded"); /* crash point */
 	out->status = row.rec.status;
 	out->op_id = op.id;
+	out->generation = op.generation;
 	out->accepted = s0__fault_armed(e->faults, "node_channel", "pause");
 out:
 	if (preparing) /* intent recorded or failed: waiting pauses look again */

@@ -197,7 +197,9 @@ int s0__meta_sandbox_get(s0__meta *m, const char *team, const char *id, s0__sand
                          s0_error **err);
 /* Insert or replace the row of row->rec.id (id must not be empty). */
 int s0__meta_sandbox_put(s0__meta *m, const s0__sandbox_row *row, s0_error **err);
-/* Remove the row of id (no error when absent). */
+/* Remove the row of id and its generation owner ("nodes and fencing"
+ * below) atomically, in the caller's transaction if any (no error when
+ * absent). */
 int s0__meta_sandbox_delete(s0__meta *m, const char *id, s0_error **err);
 /* One page of team's sandboxes matching f, newest first (created_at, then
  * creation order); *count = every match. *out holds *n records (clear

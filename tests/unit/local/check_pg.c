@@ -587,6 +587,45 @@ START_TEST(pg_change_feed_between_handles)
 }
 END_TEST
 
+/* Migration 6: the generation owners that finished deletes left go; a
+ * claim whose sandbox row is not written yet (a start in progress on
+ * another node) and live sandboxes' claims stay. */
+START_TEST(pg_migration_6_drops_deleted_sandboxes_owners)
+{
+	need_server();
+	char *dir = s0_test_tmpdir("pgmig5");
+	char *url = s0_test_meta_url(dir);
+	s0__meta *m = NULL;
+	ck_assert_int_eq(s0__meta_open_backend("postgres", url, &m, NULL), S0_OK);
+	int64_t a = 0;
+	ck_assert_int_eq(s0__meta_node_lease(m, "node-a", 1000, 60000, &a, NULL), S0_OK);
+	s0__sandbox_row live = {0};
+	snprintf(live.rec.id, sizeof live.rec.id, "sb_live");
+	snprintf(live.rec.team_id, sizeof live.rec.team_id, "t");
+	live.rec.config_json = (char *)"{}";
+	ck_assert_int_eq(s0__meta_sandbox_put(m, &live, NULL), S0_OK);
+	static const char *const ids[] = {"sb_live", "sb_gone", "sb_new"};
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(s0__meta_gen_claim(m, ids[i], 1, "node-a", a, 1100, NULL), S0_OK);
+	s0__op_row done = {.kind = S0__OP_DELETE, .state = S0__OPS_DONE, .generation = 1};
+	snprintf(done.sandbox_id, sizeof done.sandbox_id, "sb_gone");
+	ck_assert_int_eq(s0__meta_op_insert(m, &done, NULL), S0_OK);
+	s0__meta_close(m);
+	ck_assert(s0_test_meta_exec(url, "UPDATE s0_schema SET version=5"));
+	ck_assert_int_eq(s0__meta_open_backend("postgres", url, &m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_schema_version(m), 6);
+	s0__gen_owner_row o;
+	ck_assert_int_eq(s0__meta_gen_owner(m, "sb_gone", &o, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_gen_owner(m, "sb_live", &o, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_gen_owner(m, "sb_new", &o, NULL), S0_OK);
+	s0__meta_close(m);
+	free(url);
+	s0_test_meta_drop(dir);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 static Suite *pg_suite(void)
 {
 	Suite *s = suite_create("postgres");
@@ -604,6 +643,7 @@ static Suite *pg_suite(void)
 	tcase_add_test(c, pg_serve_meta_flag);
 	tcase_add_test(c, pg_migrations_concurrent_and_too_new);
 	tcase_add_test(c, pg_change_feed_between_handles);
+	tcase_add_test(c, pg_migration_6_drops_deleted_sandboxes_owners);
 	suite_add_tcase(s, c);
 	return s;
 }

@@ -39,7 +39,9 @@ const char *const s0__mpg_sql[Q_COUNT] = {
 	             " image=excluded.image, seq=excluded.seq, mem_image=excluded.mem_image,"
 	             " mem_image_gen=excluded.mem_image_gen RETURNING id)"
 	             " SELECT pg_notify('s0_sandbox', id) FROM w",
-	[Q_SB_DEL] = "WITH d AS (DELETE FROM sandboxes WHERE id=$1 RETURNING id)"
+	/* its generation owner goes with it, in the same statement */
+	[Q_SB_DEL] = "WITH g AS (DELETE FROM gen_owners WHERE sandbox_id=$1),"
+	             " d AS (DELETE FROM sandboxes WHERE id=$1 RETURNING id)"
 	             " SELECT pg_notify('s0_sandbox', '-' || id) FROM d",
 	[Q_SB_COUNT] = "SELECT COUNT(*) FROM sandboxes" SB_WHERE,
 	[Q_SB_LIST] = "SELECT " SB_COLS " FROM sandboxes" SB_WHERE

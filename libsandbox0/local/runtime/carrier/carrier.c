@@ -54,6 +54,7 @@ struct s0__carrier {
 	s0__fusedisk_counters last;
 	s0__carrier_record rec;
 	int64_t attach_us, detach_us;
+	int64_t ph_us[5]; /* the last detach's phases (s0__carrier_stats) */
 };
 
 static int64_t now_us(void)
@@ -173,11 +174,15 @@ static int detach_in_ns(s0__carrier *c)
 {
 	size_t ml = sizeof c->msg;
 	int result = DET_OK;
+	int64_t t0 = now_us();
+	memset(c->ph_us, 0, sizeof c->ph_us);
 	/* Copies of our mounts in namespaces made from ours (e.g. a runtime
 	 * that unshared after s0__carrier_enter) would keep the filesystem and
 	 * the loop device alive after our unmount: busy, nothing undone. */
 	pid_t holders[4];
 	int nh = s0__carrier_holders(c->tag, c->loop_index, c->rec.ns_ino, holders, 4);
+	int64_t t1 = now_us();
+	c->ph_us[0] = t1 - t0;
 	if (nh > 0) {
 		int len = snprintf(c->msg, ml, "%d process(es) in other mount namespaces hold it:", nh);
 		for (int i = 0; i < nh && i < 4 && len > 0 && (size_t)len < ml; i++)
@@ -188,6 +193,8 @@ static int detach_in_ns(s0__carrier *c)
 		snprintf(c->msg, ml, "syncfs: %s", strerror(errno));
 		result = DET_ERR;
 	}
+	int64_t t2 = now_us();
+	c->ph_us[1] = t2 - t1;
 	close(c->rootfd);
 	c->rootfd = -1;
 	if (umount2(c->root, 0) != 0) {
@@ -196,6 +203,8 @@ static int detach_in_ns(s0__carrier *c)
 		snprintf(c->msg, ml, "unmount %s: %s", c->root, strerror(e));
 		return e == EBUSY ? DET_BUSY : DET_ERR;
 	}
+	int64_t t3 = now_us();
+	c->ph_us[2] = t3 - t2;
 	s0__crash_point("carrier.unmounted");
 	close(c->loopfd); /* the last close: autoclear detaches the device now */
 	c->loopfd = -1;
@@ -203,9 +212,12 @@ static int detach_in_ns(s0__carrier *c)
 		snprintf(c->msg, ml, "/dev/loop%d still bound after its last close", c->loop_index);
 		result = DET_ERR;
 	}
+	int64_t t4 = now_us();
+	c->ph_us[3] = t4 - t3;
 	s0__fusedisk_counters_get(c->fd, &c->last);
 	s0__fusedisk_stop(c->fd);
 	c->fd = NULL;
+	c->ph_us[4] = now_us() - t4;
 	return result;
 }
 
@@ -495,6 +507,11 @@ void s0__carrier_stats_get(const s0__carrier *c, s0__carrier_stats *out)
 	out->io_errors = k.io_errors;
 	out->attach_us = c->attach_us;
 	out->detach_us = c->detach_us;
+	out->holders_us = c->ph_us[0];
+	out->syncfs_us = c->ph_us[1];
+	out->unmount_us = c->ph_us[2];
+	out->loop_us = c->ph_us[3];
+	out->fuse_us = c->ph_us[4];
 	out->loop_index = c->attached ? c->loop_index : -1;
 	out->io_flusher = c->io_flusher;
 	out->direct_io = c->dio;

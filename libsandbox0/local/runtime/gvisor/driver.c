@@ -602,6 +602,10 @@ static void gv_stop(s0__rt_gen *g)
 	             (t1 - t0) / 1e3, (t2 - t1) / 1e3, killed ? "" : " (runsc delete)",
 	             (t3 - t2) / 1e3, cs.holders_us / 1e3, cs.syncfs_us / 1e3, cs.unmount_us / 1e3,
 	             cs.loop_us / 1e3, cs.fuse_us / 1e3, (t3 - t0) / 1e3);
+	s0__gv_trace(g->id, "carrier fuse reads=%llu (%.1f MiB) writes=%llu (%.1f MiB, %.0f KiB each)",
+	             (unsigned long long)cs.reads, cs.read_bytes / 1048576.0,
+	             (unsigned long long)cs.writes, cs.write_bytes / 1048576.0,
+	             cs.writes ? cs.write_bytes / 1024.0 / (double)cs.writes : 0.0);
 	if (!rest) { /* out of memory: all of it here */
 		teardown(h, g->id, NULL);
 		s0__gv_tmpfs_drop(g);

@@ -586,6 +586,14 @@ static s0__rt_gen *finish_shell(s0__rt_gen *g)
 	return f;
 }
 
+static void *early_sync_main(void *arg)
+{
+	s0_error *e = NULL;
+	s0__carrier_sync(arg, &e); /* a failure shows again in the detach's syncfs */
+	s0_error_free(e);
+	return NULL;
+}
+
 /* How long the fast stop waits for the sandbox's processes to exit after
  * SIGKILL before it falls back to `runsc delete --force`, ms. */
 #define KILL_WAIT_MS 10000
@@ -611,9 +619,15 @@ static void gv_stop(s0__rt_gen *g)
 	if (!g->carrier)
 		s0__gv_root_sync(g->root, NULL);
 	int64_t t1 = s0__gv_now_us();
+	/* ext4's dirty data starts for the branch while the processes die (the
+	 * detach's own syncfs then has only what they wrote meanwhile) */
+	pthread_t st;
+	bool early_sync = g->carrier && pthread_create(&st, NULL, early_sync_main, g->carrier) == 0;
 	/* every process of the sandbox gone (SIGKILL to its cgroup, waited for
 	 * through pidfds) instead of a `runsc delete --force` here */
 	bool killed = s0__gv_kill_wait(g->id, KILL_WAIT_MS) == 0;
+	if (early_sync)
+		pthread_join(st, NULL);
 	if (!killed)
 		teardown(h, g->id, NULL);
 	int64_t t2 = s0__gv_now_us();
@@ -624,7 +638,7 @@ static void gv_stop(s0__rt_gen *g)
 	carrier_end(g, &cs); /* every byte on the branch, unmounted (runtime.h stop) */
 	int64_t t3 = s0__gv_now_us();
 	s0__gv_trace(g->id,
-	             "stop procs+files=%.1fms kill=%.1fms%s carrier=%.1fms (holders %.1f syncfs %.1f "
+	             "stop procs+files=%.1fms kill+early-syncfs=%.1fms%s carrier=%.1fms (holders %.1f syncfs %.1f "
 	             "unmount %.1f loop %.1f fuse %.1f) total=%.1fms",
 	             (t1 - t0) / 1e3, (t2 - t1) / 1e3, killed ? "" : " (runsc delete)",
 	             (t3 - t2) / 1e3, cs.holders_us / 1e3, cs.syncfs_us / 1e3, cs.unmount_us / 1e3,

@@ -2,9 +2,11 @@
  * The gvisor driver's vtable (gvisor.h): probe, open (with the reclaim of
  * what an earlier process left under the same state directory), start
  * (bundle, `runsc run --detach`), readiness (a command really runs), stop
- * (`runsc delete --force`, cgroups, bundle), and the terminal proof from
- * the resources themselves (runsc's record, cgroups, host processes
- * naming the runtime id, the bundle).
+ * (the cgroup's processes killed, the carrier detached; runsc's records,
+ * cgroups, tmpfs, network and bundle in the background, gv_stop.c), and the
+ * terminal proof, after that background half, from the resources
+ * themselves (runsc's record, cgroups, host processes naming the runtime
+ * id, the bundle).
  */
 #include <ctype.h>
 #include <dirent.h>

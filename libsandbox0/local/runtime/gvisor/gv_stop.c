@@ -116,6 +116,8 @@ int s0__gv_kill_wait(const char *id, int timeout_ms)
 			else
 				close(fd);
 		}
+		if (nf == 0) /* each exited meanwhile: look again shortly */
+			nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
 		/* a pidfd is readable once its whole thread group has exited:
 		 * its files and mount namespace are released (a zombie is left
 		 * for the reaper) */

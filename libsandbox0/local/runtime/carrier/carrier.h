@@ -217,6 +217,10 @@ typedef struct s0__carrier_stats {
 	uint64_t io_errors;    /**< requests answered EIO (device errors) */
 	int64_t attach_us;     /**< wall time of attach, microseconds */
 	int64_t detach_us;     /**< wall time of the last detach (0 before) */
+	int64_t holders_us, syncfs_us, unmount_us, loop_us, fuse_us; /**< its phases: the scan
+	                          for other namespaces holding the mount and syncfs (the two at
+	                          the same time), unmount, loop device detach, FUSE server stop
+	                          (microseconds) */
 	int loop_index;        /**< N of /dev/loopN (-1 when detached) */
 	bool io_flusher;       /**< PR_SET_IO_FLUSHER granted to the server threads */
 	bool direct_io;        /**< the loop device runs with direct I/O */

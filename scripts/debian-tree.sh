@@ -53,8 +53,11 @@ debootstrap --variant=minbase --include=python3,python3-pip \
   --keyring=/usr/share/keyrings/debian-archive-keyring.gpg "$suite" "$tmp" "$mirror" >"$tmp.log" 2>&1 ||
   { tail -n 20 "$tmp.log" >&2; exit 1; }
 rm -f "$tmp.log"
-# Downloaded .debs and apt's lists are not part of a template.
+# Downloaded .debs and apt's lists are not part of a template; nor are the
+# device nodes debootstrap made in /dev (the runtime mounts its own /dev,
+# and a template archive refuses device nodes).
 rm -rf "$tmp"/var/cache/apt/archives/*.deb "$tmp"/var/lib/apt/lists/*
+find "$tmp/dev" -mindepth 1 -delete
 mkdir -p "$tmp/workspace"
 mv "$tmp" "$dir"
 trap - EXIT

@@ -157,8 +157,11 @@ static int setup(s0__carrier *c)
 	char dev[32];
 	snprintf(dev, sizeof dev, "/dev/loop%d", c->loop_index);
 	if (mount(dev, c->root, "ext4", MS_NOSUID | MS_NODEV, c->mount_opts) != 0) {
-		snprintf(c->msg, ml, "mount ext4 (%s on %s, %s): %s", dev, c->root, c->mount_opts,
-		         strerror(errno));
+		int en = errno;
+		char first[256]; /* e.g. a chunk the store refused (SEC-74) */
+		s0__fusedisk_first_error(c->fd, first, sizeof first);
+		snprintf(c->msg, ml, "mount ext4 (%s on %s, %s): %s%s%s%s", dev, c->root, c->mount_opts,
+		         strerror(en), first[0] ? " (first device error: " : "", first, first[0] ? ")" : "");
 		return -1;
 	}
 	s0__crash_point("carrier.mounted");

@@ -72,7 +72,10 @@ typedef struct s0__carrier s0__carrier;
 /**
  * Whether carriers can run here: effective root with CAP_SYS_ADMIN,
  * /dev/fuse openable, /dev/loop-control openable, "ext4" in
- * /proc/filesystems. Cheap (no mount); blocks only on those opens.
+ * /proc/filesystems, and this process not in a cgroup v1 memory cgroup
+ * limited below the machine's memory (reclaim there deadlocks the FUSE
+ * server: docs/security.md SEC-75). Cheap (no mount); blocks only on those
+ * opens and reads of /proc and the cgroup files.
  * @retval S0_OK
  * @retval S0_EUNAVAILABLE reason `carrier_unavailable`, the message naming
  *         the first missing piece (e.g. "/dev/fuse: No such file or

@@ -124,6 +124,16 @@ static int run_item(void *arg, size_t i, s0__objctx *cx, s0_error **err)
 		memset(it->id, 0, sizeof *it->id);
 		it->zero = true;
 		return S0_OK;
+	} else if (it->kind == IT_CHUNK) {
+		/* the object is the chunk without its zero tail (the pager pads it
+		 * back): a chunk that is part data, part padding is hashed,
+		 * compressed and encrypted for its data only */
+		const uint64_t *w = (const uint64_t *)(const void *)it->data;
+		size_t words = it->len / 8;
+		while (words > 1 && !w[words - 1])
+			words--;
+		it->len = words * 8;
+		s0__objstore_hash(os, it->data, it->len, it->id);
 	} else {
 		s0__objstore_hash(os, it->data, it->len, it->id);
 	}

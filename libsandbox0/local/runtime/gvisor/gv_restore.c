@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "local/runtime/gvisor/gv_int.h"
+#include "local/runtime/gvisor/gv_pages.h"
 
 #define RESTORE_TIMEOUT_MS 600000
 
@@ -122,9 +123,12 @@ static int put_file(const char *dir, const char *name, const void *data, size_t 
 
 /* One worker of put_pages(): chunks tid, tid + n, … of the region, each
  * fetched and verified through its own lazy heap (reads of one heap are
- * serialised; the pager is thread-safe), written at its offset. */
+ * serialised; the pager is thread-safe), its piece of pages.img written at
+ * its offset (gv_pages.h). */
 typedef struct pages_job {
 	const s0__rt_image_data *d;
+	const s0__gv_slot *slots; /* where chunk i goes in pages.img (gv_pages.h) */
+	size_t nslots;
 	int fd;
 	size_t tid, n;
 	atomic_bool *stop;
@@ -142,16 +146,13 @@ static void *pages_worker(void *arg)
 	j->rc = buf ? s0__heap_new_lazy(r->chunk_bytes, r->size_bytes, r->pages, r->npages,
 	                                j->d->pager, &heap, &j->err)
 	            : s0__error_nomem(&j->err);
-	uint64_t step = (uint64_t)r->chunk_bytes * j->n;
-	for (uint64_t off = (uint64_t)r->chunk_bytes * j->tid;
-	     j->rc == S0_OK && off < r->size_bytes && !atomic_load(j->stop); off += step) {
-		size_t len = r->size_bytes - off < r->chunk_bytes ? (size_t)(r->size_bytes - off)
-		                                                  : r->chunk_bytes;
-		j->rc = s0__heap_read(heap, off, buf, len, &j->err); /* fetch + verify */
+	for (size_t i = j->tid; j->rc == S0_OK && i < j->nslots && !atomic_load(j->stop); i += j->n) {
+		size_t len = j->slots[i].len; /* fetch + verify, then the piece at its offset */
+		j->rc = s0__heap_read(heap, (uint64_t)i * r->chunk_bytes, buf, len, &j->err);
 		bool zero = true;
-		for (size_t i = 0; j->rc == S0_OK && zero && i < len; i++)
-			zero = buf[i] == 0;
-		if (j->rc == S0_OK && !zero && write_all(j->fd, buf, len, (off_t)off) < 0)
+		for (size_t k = 0; j->rc == S0_OK && zero && k < len; k++)
+			zero = buf[k] == 0;
+		if (j->rc == S0_OK && !zero && write_all(j->fd, buf, len, (off_t)j->slots[i].off) < 0)
 			j->rc = s0__error_set(&j->err, S0_EIO, "runtime_unavailable",
 			                      "cannot write pages.img: %s", strerror(errno));
 	}
@@ -164,15 +165,22 @@ static void *pages_worker(void *arg)
 
 /* pages.img from the region's chunks, each fetched and verified, on up to
  * four threads (decompression and decryption are the cost). */
-static int put_pages(const char *dir, const s0__rt_image_data *d, s0_error **err)
+static int put_pages(const char *dir, const s0__rt_image_data *d, const void *layout,
+                     size_t layout_len, s0_error **err)
 {
 	if (d->nregions != 1)
 		return corrupt(err, "it must hold exactly one memory region");
 	const s0__heap_image *r = &d->regions[0];
+	s0__gv_slot *slots = NULL;
+	size_t nslots = 0;
+	uint64_t file_bytes = 0;
+	int rc = s0__gv_pages_slots(layout, layout_len, r->size_bytes, r->chunk_bytes, &slots,
+	                            &nslots, &file_bytes, err);
+	if (rc < 0)
+		return rc;
 	char *p = s0__asprintf("%s/pages.img", dir);
 	int fd = p ? open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
-	int rc = S0_OK;
-	if (fd < 0 || ftruncate(fd, (off_t)r->size_bytes) < 0)
+	if (fd < 0 || ftruncate(fd, (off_t)file_bytes) < 0)
 		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot write %s: %s",
 		                   p ? p : "pages.img", strerror(errno));
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -182,7 +190,8 @@ static int put_pages(const char *dir, const s0__rt_image_data *d, s0_error **err
 	atomic_init(&stop, false);
 	size_t started = 0;
 	for (size_t i = 0; rc == S0_OK && i < n; i++) {
-		jobs[i] = (pages_job){.d = d, .fd = fd, .tid = i, .n = n, .stop = &stop};
+		jobs[i] = (pages_job){.d = d, .slots = slots, .nslots = nslots, .fd = fd, .tid = i,
+		                      .n = n, .stop = &stop};
 		if (pthread_create(&jobs[i].th, NULL, pages_worker, &jobs[i]) != 0) {
 			jobs[i].tid = i; /* run it here */
 			pages_worker(&jobs[i]);
@@ -203,6 +212,7 @@ static int put_pages(const char *dir, const s0__rt_image_data *d, s0_error **err
 	if (fd >= 0)
 		close(fd);
 	free(p);
+	free(slots);
 	return rc;
 }
 
@@ -266,6 +276,8 @@ int s0__gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d, s0__rt_imag
 	const uint8_t *data;
 	uint64_t len;
 	int got, files = 0;
+	const uint8_t *layout = NULL; /* pages.img's pieces (gv_pages.h); none in older images */
+	uint64_t layout_len = 0;
 	while (rc == S0_OK && (got = recs_next(&r, &name, &nl, &data, &len)) == 1) {
 		char fname[32];
 		if (nl == 0 || nl >= sizeof fname) {
@@ -280,6 +292,11 @@ int s0__gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d, s0__rt_imag
 				break;
 			}
 			memcpy(&img->net_slot, data, sizeof img->net_slot);
+			continue;
+		}
+		if (!strcmp(fname, S0__GV_PAGES_LAYOUT)) {
+			layout = data;
+			layout_len = len;
 			continue;
 		}
 		if (!strcmp(fname, "contexts") || !strcmp(fname, "sessions")) {
@@ -300,7 +317,7 @@ int s0__gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d, s0__rt_imag
 		rc = corrupt(err, "damaged state blob");
 	double t0 = mono_ms();
 	if (rc == S0_OK)
-		rc = put_pages(img->dir, d, err);
+		rc = put_pages(img->dir, d, layout, (size_t)layout_len, err);
 	if (getenv("S0_GVISOR_MEM_TRACE")) /* where the time goes (bench/gvisor-memory) */
 		fprintf(stderr, "gvisor: restore: pages fetched and verified in %.0f ms\n",
 		        mono_ms() - t0);

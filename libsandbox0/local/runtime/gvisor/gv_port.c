@@ -1,0 +1,132 @@
+/*
+ * Public routes on the gvisor runtime: connect_port (runtime.h), a TCP
+ * connection from the backend to a port of the sandbox, inside the
+ * backend's network hub (gv_net.h; docs/local-backend.md "Runtime gvisor",
+ * "Public routes").
+ *
+ * The sandbox's own network namespace cannot carry it: runsc takes `eth0`
+ * over into gVisor's network stack, so the host kernel's stack of that
+ * namespace has no address of the sandbox. The hub's stack does: the
+ * sandbox is .2 of its /30 behind the hub end `s0v<slot>`. So the socket is
+ * made by a short-lived thread that joins the hub (setns changes only that
+ * thread; a socket keeps the namespace it was made in) and connected by the
+ * caller. Nothing leaves the machine: the hub has no other link.
+ *
+ * The hub's output chain (gv_nft.c) lets a connection from the hub to a
+ * sandbox start only to an address and port of its set `routes`: each
+ * connect puts (sandbox address . port) there with a short timeout in the
+ * same thread, so the backend reaches a sandbox only on a port a route
+ * asked for just now, and the sandbox's own policy — what it sends — is
+ * not involved (its replies are replies, accepted as such).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "local/runtime/gvisor/gv_int.h"
+
+/* How long a connect may take before the port counts as not answering:
+ * the sandbox is one veth away, so a SYN unanswered this long means no
+ * stack is there (a stopped or crashed generation). */
+#define CONNECT_MS 3000
+/* How long a route's (address . port) element lets new connections
+ * start: long enough for the SYN that follows it, re-armed per connect. */
+#define ROUTE_GRANT "10s"
+
+typedef struct port_job {
+	const char *addr;
+	int port;
+	int fd;
+	s0_error *err;
+} port_job;
+
+/* In the hub: the grant of (address . port), then the socket. The grant is
+ * re-armed (add, delete, add: one transaction) so it never ends between
+ * this and the SYN even when an earlier one is about to. */
+static int hub_socket(void *arg, char *msg, size_t ml)
+{
+	port_job *j = arg;
+	char *cmds = s0__asprintf("add element inet s0 routes { %s . %d timeout " ROUTE_GRANT " }\n"
+	                          "delete element inet s0 routes { %s . %d }\n"
+	                          "add element inet s0 routes { %s . %d timeout " ROUTE_GRANT " }\n",
+	                          j->addr, j->port, j->addr, j->port, j->addr, j->port);
+	int rc = s0__gv_nft_run(cmds, "runtime_unavailable", &j->err);
+	free(cmds);
+	if (rc < 0)
+		return -1;
+	j->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (j->fd < 0) {
+		snprintf(msg, ml, "socket: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int not_listening(s0_error **err, const char *addr, int port, const char *why)
+{
+	return s0__error_set(err, S0_EUNAVAILABLE, "port_not_listening",
+	                     "nothing listens on port %d of the sandbox (%s:%d): %s", port, addr,
+	                     port, why);
+}
+
+/* Connect fd (non-blocking) to addr:port within CONNECT_MS. */
+static int connect_fd(int fd, const char *addr, int port, s0_error **err)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	inet_pton(AF_INET, addr, &sa.sin_addr);
+	int e = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 ? 0 : errno;
+	if (e == EINPROGRESS) {
+		struct pollfd p = {fd, POLLOUT, 0};
+		int n;
+		while ((n = poll(&p, 1, CONNECT_MS)) < 0 && errno == EINTR)
+			;
+		socklen_t len = sizeof e;
+		if (n == 0)
+			return not_listening(err, addr, port, "no answer");
+		if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+			e = errno;
+	}
+	if (e)
+		return not_listening(err, addr, port, strerror(e));
+	/* the caller gets a blocking socket, as from any connect */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return S0_OK;
+}
+
+int s0__gv_connect_port(s0__rt_gen *g, int port, int *fd_out, s0_error **err)
+{
+	*fd_out = -1;
+	if (port < 1 || port > 65535)
+		return s0__error_set(err, S0_EINVAL, "bad_request",
+		                     "port must be an integer of 1..65535, not %d", port);
+	if (!g->net)
+		return not_listening(err, "-", port, "the generation has no network");
+	int hub = open(s0__gv_hub_path(g->h->hub), O_RDONLY | O_CLOEXEC);
+	if (hub < 0)
+		return s0__error_set(err, S0_EUNAVAILABLE, "runtime_unavailable",
+		                     "cannot open the network hub: %s", strerror(errno));
+	port_job j = {.addr = s0__gv_net_addr(g->net), .port = port, .fd = -1};
+	char msg[256] = "";
+	int rc = s0__gv_in_netns(hub, hub_socket, &j, msg, sizeof msg);
+	close(hub);
+	if (rc < 0) {
+		if (j.err)
+			return s0__error_put(err, j.err);
+		return s0__error_set(err, S0_EUNAVAILABLE, "runtime_unavailable",
+		                     "cannot reach the sandbox's network: %s", msg);
+	}
+	rc = connect_fd(j.fd, j.addr, port, err);
+	if (rc < 0) {
+		close(j.fd);
+		return rc;
+	}
+	*fd_out = j.fd;
+	return S0_OK;
+}

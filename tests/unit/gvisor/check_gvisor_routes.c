@@ -1,0 +1,218 @@
+/*
+ * Public routes on the gvisor runtime, as a user runs them: `s0 serve
+ * --runtime gvisor` (the python3 root tree of $S0_TEST_PYTHON_TREE as the
+ * default template), the services API through the client library and the
+ * route through plain HTTP without a key. A `cmd` service runs the real
+ * `python3 -m http.server` inside the sandbox; its answer crosses the
+ * backend's hub (gv_port.c) under a block-all policy; the same public URL
+ * answers after a filesystem-only pause (the inbound GET wakes the sandbox
+ * and the command runs again in the new generation) and after a memory
+ * pause (the restored server answers: no command started again); a wake
+ * that fails answers 503 sandbox_resume_failed (PUB-05, PUB-06, PUB-10).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "../cli/cli_harness.h"
+#include "../server/http_client.h"
+#include "common/buf.h"
+#include "common/json.h"
+#include "sandbox0/sandbox0.h"
+
+#define FILE_TEXT "served by python3 inside gVisor\n"
+
+typedef struct fx {
+	char *home, *data;
+	serve_proc sv;
+	s0_client *c;
+	char auth[160];
+} fx;
+
+/* An API call with the key: the parsed envelope (asserts the status). */
+static cJSON *api(fx *f, const char *method, const char *path, const char *body, long status)
+{
+	char *url = s0__asprintf("%s%s", f->sv.url, path);
+	const char *h[] = {f->auth, "Content-Type: application/json", NULL};
+	th_req q = {.method = method, .url = url, .headers = h, .body = body,
+	            .body_len = body ? strlen(body) : 0, .timeout_ms = 120000};
+	th_resp r;
+	ck_assert_int_eq(th_do(&q, &r), 0);
+	ck_assert_msg(r.status == status, "%s %s: %ld %s", method, path, r.status, r.body);
+	cJSON *j = cJSON_Parse(r.body);
+	th_resp_free(&r);
+	free(url);
+	return j;
+}
+
+/* GET /r/{pid}{rest} without a key (the answer in *r). */
+static void route_get(fx *f, const char *pid, const char *rest, th_resp *r)
+{
+	char *url = s0__asprintf("%s/r/%s%s", f->sv.url, pid, rest);
+	th_req q = {.url = url, .timeout_ms = 120000};
+	ck_assert_int_eq(th_do(&q, r), 0);
+	free(url);
+}
+
+/* The route answers the file, from python's http.server. */
+static void assert_served(fx *f, const char *pid)
+{
+	th_resp r;
+	route_get(f, pid, "/hello.txt", &r);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	ck_assert_str_eq(r.body, FILE_TEXT);
+	char *server = th_header(&r, "Server");
+	ck_assert_msg(server && strstr(server, "Python/3"), "Server: %s", server ? server : "-");
+	free(server);
+	th_resp_free(&r);
+}
+
+/* The ids of the sandbox's contexts, as "a,b," (free()). */
+static char *context_ids(fx *f, const char *sb)
+{
+	char *p = s0__asprintf("/api/v1/sandboxes/%s/contexts", sb);
+	cJSON *j = api(f, "GET", p, NULL, 200);
+	const cJSON *d = cJSON_GetObjectItem(j, "data"), *c;
+	const cJSON *list = cJSON_IsArray(d) ? d : cJSON_GetObjectItem(d, "contexts");
+	s0__buf b = S0__BUF_INIT;
+	cJSON_ArrayForEach(c, list) s0__buf_printf(&b, "%s,", s0__json_str(c, "id"));
+	s0__buf_put(&b, "", 1);
+	cJSON_Delete(j);
+	free(p);
+	return s0__buf_detach(&b, NULL);
+}
+
+static int64_t generation(fx *f, const char *sb)
+{
+	char *p = s0__asprintf("/api/v1/sandboxes/%s", sb);
+	cJSON *j = api(f, "GET", p, NULL, 200);
+	int64_t g = (int64_t)cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"),
+	                                         "runtime_generation")->valuedouble;
+	cJSON_Delete(j);
+	free(p);
+	return g;
+}
+
+static void pause_sb(fx *f, const char *sb, bool memory)
+{
+	s0_wait_options wo = S0_WAIT_OPTIONS_INIT;
+	wo.memory = memory ? S0_BOOL_TRUE : S0_BOOL_FALSE;
+	s0_error *e = NULL;
+	int rc = s0_sandbox_pause_and_wait(f->c, sb, &wo, NULL, &e);
+	ck_assert_msg(rc == S0_OK, "pause: %s", e ? s0_error_message(e) : "?");
+}
+
+static void fx_open(fx *f)
+{
+	memset(f, 0, sizeof *f);
+	const char *tree = getenv("S0_TEST_PYTHON_TREE");
+	ck_assert_msg(tree && *tree, "S0_TEST_PYTHON_TREE unset: run scripts/test gvisor");
+	f->home = s0_test_tmpdir("gvroutes");
+	h_env_reset(f->home);
+	h_env_set("S0_RUNTIME", NULL);
+	h_env_set("S0_GVISOR_TEMPLATE", tree); /* the default template: python3 */
+	f->data = s0__asprintf("%s/data", f->home);
+	const char *extra[] = {"--runtime", "gvisor", "--enable-admin", NULL};
+	ck_assert(h_serve_start(&f->sv, f->data, extra));
+	snprintf(f->auth, sizeof f->auth, "Authorization: Bearer %s", f->sv.key);
+	s0_client_options o = S0_CLIENT_OPTIONS_INIT;
+	o.base_url = f->sv.url;
+	o.token = f->sv.key;
+	ck_assert_int_eq(s0_client_new(&o, &f->c, NULL), S0_OK);
+}
+
+static void fx_close(fx *f)
+{
+	s0_client_free(f->c);
+	ck_assert_int_eq(h_serve_stop(&f->sv), 0);
+	free(f->sv.out);
+	s0_test_rmrf(f->home);
+	free(f->data);
+	free(f->home);
+}
+
+START_TEST(route_serves_python_across_pauses)
+{
+	fx f;
+	fx_open(&f);
+	cJSON *j = api(&f, "POST", "/api/v1/sandboxes",
+	               "{\"template\":\"default\",\"config\":{\"auto_resume\":true,"
+	               "\"network\":{\"mode\":\"block-all\"}}}",
+	               201);
+	char *sb = strdup(s0__json_str(cJSON_GetObjectItem(j, "data"), "sandbox_id"));
+	cJSON_Delete(j);
+	s0_error *e = NULL;
+	ck_assert_int_eq(s0_files_write(f.c, sb, "/srv/hello.txt", FILE_TEXT, strlen(FILE_TEXT), &e),
+	                 S0_OK);
+	char *json = NULL;
+	int rc = s0_sandbox_services_update(
+		f.c, sb,
+		"[{\"id\":\"web\",\"port\":8000,\"runtime\":{\"type\":\"cmd\",\"command\":"
+		"[\"python3\",\"-m\",\"http.server\",\"8000\"],\"cwd\":\"/srv\"},"
+		"\"ingress\":{\"public\":true,\"routes\":[{\"id\":\"all\",\"resume\":true}]}}]",
+		&json, &e);
+	ck_assert_msg(rc == S0_OK, "services: %s", e ? s0_error_message(e) : "?");
+	j = cJSON_Parse(json);
+	const cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "services"), 0);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(v, "publishable")));
+	const char *url = s0__json_str(v, "public_url"), *r = url ? strstr(url, "/r/") : NULL;
+	ck_assert_ptr_nonnull(r);
+	char *pid = strndup(r + 3, strcspn(r + 3, "/"));
+	cJSON_Delete(j);
+	s0_free(json);
+
+	/* running: the first GET starts the command, then python answers */
+	assert_served(&f, pid);
+	char *ctx0 = context_ids(&f, sb);
+	ck_assert_msg(strchr(ctx0, ',') == strrchr(ctx0, ','), "contexts: %s", ctx0);
+	int64_t gen0 = generation(&f, sb);
+
+	/* filesystem-only pause: the GET wakes it, the command runs again */
+	pause_sb(&f, sb, false);
+	assert_served(&f, pid);
+	ck_assert_int_eq(generation(&f, sb), gen0 + 1);
+	char *ctx1 = context_ids(&f, sb);
+	ck_assert_str_ne(ctx1, ctx0);
+
+	/* memory pause: the restored server answers (no command started again) */
+	pause_sb(&f, sb, true);
+	assert_served(&f, pid);
+	ck_assert_int_eq(generation(&f, sb), gen0 + 2);
+	char *ctx2 = context_ids(&f, sb);
+	ck_assert_str_eq(ctx2, ctx1);
+
+	/* a wake that fails: 503 sandbox_resume_failed, the sandbox stays paused */
+	pause_sb(&f, sb, false);
+	cJSON_Delete(api(&f, "POST", "/admin/v1/faults", "{\"name\":\"capacity\",\"mode\":\"fail\"}",
+	                 200));
+	th_resp resp;
+	route_get(&f, pid, "/hello.txt", &resp);
+	ck_assert_msg(resp.status == 503, "%ld %s", resp.status, resp.body);
+	ck_assert_ptr_nonnull(strstr(resp.body, "sandbox_resume_failed"));
+	th_resp_free(&resp);
+	cJSON_Delete(api(&f, "DELETE", "/admin/v1/faults?name=capacity", NULL, 200));
+	assert_served(&f, pid); /* the next GET wakes it */
+
+	free(ctx2);
+	free(ctx1);
+	free(ctx0);
+	free(pid);
+	free(sb);
+	fx_close(&f);
+}
+END_TEST
+
+static Suite *gvisor_routes_suite(void)
+{
+	Suite *s = suite_create("gvisor-routes");
+	TCase *tc = tcase_create("routes");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, route_serves_python_across_pauses);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+S0_TEST_MAIN(gvisor_routes_suite)

@@ -12,6 +12,7 @@
 
 #include "local/api/router.h"
 #include "server/request.h"
+#include "server/route_body.h"
 #include "server/workers.h"
 #include "server/sse.h"
 #include "server/ws.h"
@@ -89,12 +90,15 @@ static enum MHD_Result send_response(s0_server *s, struct MHD_Connection *conn, 
 	struct s0__sse *sse = resp->status == 200 ? r->sse : NULL;
 	if (sse)
 		r->sse = NULL; /* the response's from here (sse.h) */
-	char *data = !ws && resp->body.len ? s0__buf_detach(&resp->body, &len) : NULL;
+	s0__http_body *stream = !ws && !sse ? resp->stream : NULL; /* a route's (route_body.h) */
+	resp->stream = NULL;
+	char *data = !ws && !stream && resp->body.len ? s0__buf_detach(&resp->body, &len) : NULL;
 	struct MHD_Response *mr =
-		ws     ? MHD_create_response_for_upgrade(s0__ws_upgraded, ws)
-		: sse  ? s0__sse_response(sse)
-		: data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
-		       : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+		ws       ? MHD_create_response_for_upgrade(s0__ws_upgraded, ws)
+		: sse    ? s0__sse_response(sse)
+		: stream ? s0__route_body_response(s, conn, stream)
+		: data   ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
+		         : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 	if (!mr) {
 		free(data);
 		s0__ws_discard(ws);

@@ -1,5 +1,6 @@
 /* Public routes: the request's public id and route, the wake, the connect
- * through the runtime seam and the relay through libcurl (proxy.h). */
+ * through the runtime seam and the relay (proxy_http.c; the answer's body
+ * streamed by route_body.c) (proxy.h). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,10 +213,11 @@ static int relay_http(int fd, int port, const char *path, const s0__http_request
 		                    .body = req->body, .body_len = req->body_len,
 		                    .has_body = req->has_body,
 		                    .response_max = S0__ROUTE_RESPONSE_MAX,
-		                    .timeout_ms = (int64_t)timeout_s * 1000};
+		                    .timeout_ms = (int64_t)timeout_s * 1000, .stream = true};
 		rc = s0__proxy_exchange(fd, &pr, &got, &why);
 	}
-	close(fd);
+	if (!got.stream)
+		close(fd); /* else the body's (streamed after this returns) */
 	s0__headers_free(&h);
 	free(target);
 	if (rc == S0_OK) {
@@ -226,6 +228,8 @@ static int relay_http(int fd, int port, const char *path, const s0__http_request
 			rc = S0_ENOMEM;
 		resp->body = got.body;
 		got.body = (s0__buf){0};
+		resp->stream = got.stream;
+		got.stream = NULL;
 	} else if (rc != S0_ENOMEM) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "the service did not answer: %s", why);

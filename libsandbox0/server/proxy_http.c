@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <http_parser.h>
+#include <limits.h>
+#include <unistd.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +63,7 @@ typedef struct answer {
 	s0__http_response *resp;
 	size_t max;
 	char *field;
-	bool head_done, done, too_large, oom, head_only;
+	bool head_done, done, too_large, oom, head_only, stream;
 } answer;
 
 static int on_field(http_parser *p, const char *at, size_t n)
@@ -88,6 +90,8 @@ static int on_head(http_parser *p)
 	answer *a = p->data;
 	a->head_done = true;
 	a->resp->status = (int)p->status_code;
+	if (a->stream && !a->head_only)
+		http_parser_pause(p, 1); /* the body goes on in a stream (proxy_body) */
 	return a->head_only ? 1 : 0; /* 1: no body follows (HEAD) */
 }
 
@@ -133,6 +137,94 @@ static char *head_of(const s0__proxy_req *r)
 	return s0__buf_detach(&b, &n);
 }
 
+/* ---- the answer's body as it comes (r->stream) ---- */
+
+typedef struct proxy_body {
+	s0__http_body base;
+	http_parser p;
+	char *left;             /* bytes read past the head, not parsed yet */
+	size_t left_len, left_pos;
+	char *out;              /* where on_body puts bytes during one read */
+	size_t out_len;
+	bool done;
+} proxy_body;
+
+static int pb_on_body(http_parser *p, const char *at, size_t n)
+{
+	proxy_body *b = p->data;
+	memmove(b->out + b->out_len, at, n); /* never past at: framing only shrinks */
+	b->out_len += n;
+	return 0;
+}
+
+static int pb_on_done(http_parser *p)
+{
+	proxy_body *b = p->data;
+	b->done = true;
+	http_parser_pause(p, 1); /* nothing after the message is ours */
+	return 0;
+}
+
+static const http_parser_settings pb_cbs = {.on_body = pb_on_body,
+                                            .on_message_complete = pb_on_done};
+
+static ptrdiff_t pb_read(s0__http_body *base, char *buf, size_t max)
+{
+	proxy_body *b = (proxy_body *)base;
+	b->out = buf;
+	b->out_len = 0;
+	while (!b->done && !b->out_len) {
+		size_t k;
+		if (b->left_pos < b->left_len) {
+			k = b->left_len - b->left_pos < max ? b->left_len - b->left_pos : max;
+			memcpy(buf, b->left + b->left_pos, k);
+			b->left_pos += k;
+		} else {
+			ssize_t r = recv(b->base.fd, buf, max, 0);
+			if (r < 0)
+				return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR
+				               ? S0__HTTP_BODY_AGAIN
+				               : -1;
+			k = (size_t)r;
+		}
+		size_t used = http_parser_execute(&b->p, &pb_cbs, buf, k); /* k 0: the end */
+		if (!b->done && (HTTP_PARSER_ERRNO(&b->p) != HPE_OK || used != k || !k))
+			return b->out_len ? (ptrdiff_t)b->out_len : -1; /* cut short or not HTTP */
+	}
+	return (ptrdiff_t)b->out_len;
+}
+
+static void pb_free(s0__http_body *base)
+{
+	proxy_body *b = (proxy_body *)base;
+	if (b->base.fd >= 0)
+		close(b->base.fd);
+	free(b->left);
+	free(b);
+}
+
+/* The stream of the body after the head parsed by p (paused), with the
+ * n bytes at rest still unparsed; takes fd. NULL when out of memory. */
+static s0__http_body *body_stream(int fd, const http_parser *p, const char *rest, size_t n,
+                                  int64_t idle_ms)
+{
+	proxy_body *b = calloc(1, sizeof *b);
+	if (!b || (n && !(b->left = malloc(n)))) {
+		free(b);
+		return NULL;
+	}
+	memcpy(b->left, rest, n);
+	b->left_len = n;
+	b->p = *p;
+	b->p.data = b;
+	http_parser_pause(&b->p, 0);
+	bool sized = !(p->flags & F_CHUNKED) && p->content_length != ULLONG_MAX;
+	b->base = (s0__http_body){.read = pb_read, .free = pb_free, .fd = fd,
+	                          .length = sized ? (int64_t)p->content_length : -1,
+	                          .idle_ms = idle_ms};
+	return &b->base;
+}
+
 int s0__proxy_exchange(int fd, const s0__proxy_req *r, s0__http_response *out, const char **why)
 {
 	int64_t deadline = now_ms() + r->timeout_ms;
@@ -153,7 +245,8 @@ int s0__proxy_exchange(int fd, const s0__proxy_req *r, s0__http_response *out, c
 	                                         .on_headers_complete = on_head,
 	                                         .on_body = on_body,
 	                                         .on_message_complete = on_done};
-	answer a = {.resp = out, .max = r->response_max, .head_only = !strcmp(r->method, "HEAD")};
+	answer a = {.resp = out, .max = r->response_max, .head_only = !strcmp(r->method, "HEAD"),
+	            .stream = r->stream};
 	http_parser p;
 	http_parser_init(&p, HTTP_RESPONSE);
 	p.data = &a;
@@ -174,6 +267,18 @@ int s0__proxy_exchange(int fd, const s0__proxy_req *r, s0__http_response *out, c
 			break;
 		}
 		size_t used = http_parser_execute(&p, &cbs, buf, (size_t)n);
+		if (!a.oom && a.stream && HTTP_PARSER_ERRNO(&p) == HPE_PAUSED) { /* the head is in */
+			bool none = p.status_code / 100 == 1 || p.status_code == 204 ||
+			            p.status_code == 304 ||
+			            (!(p.flags & F_CHUNKED) && p.content_length == 0);
+			if (none)
+				break; /* no body follows */
+			out->stream = body_stream(fd, &p, buf + used, (size_t)n - used, r->timeout_ms);
+			if (!out->stream)
+				a.oom = true;
+			else
+				break;
+		}
 		if (a.oom) {
 			*why = "out of memory";
 			rc = S0_ENOMEM;

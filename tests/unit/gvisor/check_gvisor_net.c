@@ -263,7 +263,7 @@ static int hub_connect(void *arg, char *msg, size_t ml)
 	(void)ml;
 	hub_conn *c = arg;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct timeval tv = {3, 0};
+	struct timeval tv = {1, 0};
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)c->port)};
 	inet_pton(AF_INET, c->ip, &sa.sin_addr);
@@ -296,7 +296,7 @@ static char *route_read(gv_fix *f, int port)
  * the sandbox's listener (the policy judges what the sandbox sends, not
  * the route's inbound connection); a port where nothing listens is
  * port_not_listening; a connection the hub starts to a port no route
- * granted is refused although a listener is there. */
+ * granted never connects although a listener is there. */
 static void route_ports(gv_fix *b, const char *ipb)
 {
 	apply(b, "{\"mode\":\"block-all\"}");
@@ -310,14 +310,27 @@ static void route_ports(gv_fix *b, const char *ipb)
 	int hub = open(s0__gv_hub_path(b->h->hub), O_RDONLY | O_CLOEXEC);
 	ck_assert_int_eq(s0__gv_in_netns(hub, hub_connect, &c, msg, sizeof msg), 0);
 	close(hub);
-	ck_assert_msg(c.err == ECONNREFUSED, "an ungranted connect from the hub: %s",
-	              strerror(c.err));
+	/* dropped: it never connects (a timeout, 1 s) */
+	ck_assert_msg(c.err == EINPROGRESS || c.err == ETIMEDOUT,
+	              "an ungranted connect from the hub: %s", c.err ? strerror(c.err) : "connected");
 	char *got = route_read(b, 7070);
 	ck_assert_str_eq(got, "from-b\n");
 	free(got);
 	got = route_read(b, 7071);
 	ck_assert_str_eq(got, "seven-one\n");
 	free(got);
+	/* measured (printed): a connect_port, its nft grant and hub thread
+	 * included, to a port that refuses (the listeners above serve one
+	 * connection per restart of nc) */
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 20; i++) {
+		int fd = -1;
+		ck_assert_int_eq(b->d->connect_port(b->g, 7072, &fd, NULL), S0_EUNAVAILABLE);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("connect_port: %.2f ms each (20, refused)\n",
+	       ((t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6) / 20);
 	got = route_read(b, 7072);
 	ck_assert_str_eq(got, "port_not_listening");
 	free(got);

@@ -13,7 +13,10 @@
  *       grants of public routes (gv_port.c puts one before each connect)
  *   chain output (hook output): the hub's own new TCP connections out of a
  *       sandbox interface start only to an element of @routes; others are
- *       reset. Replies and rejections the hub sends are no SYN: untouched.
+ *       dropped (measured: a `reject with tcp reset` in the output hook never
+ *       reached the local socket, its connect timed out anyway; only this
+ *       backend makes connections in the hub, and it grants each first). Replies and rejections the hub sends are
+ *       no SYN: untouched.
  * Chain sb<slot>, from the sandbox's compiled policy (netpolicy.h), in the
  * order the simulated runtime decides:
  *   1. replies of connections the other side's policy allowed: accept;
@@ -62,7 +65,7 @@ char *s0__gv_nft_base(void)
 	                  "add rule inet s0 output oifname \"" S0__GV_NET_IF_PREFIX "*\" tcp flags & "
 	                  "(syn|ack) == syn ip daddr . tcp dport @routes accept\n"
 	                  "add rule inet s0 output oifname \"" S0__GV_NET_IF_PREFIX "*\" tcp flags & "
-	                  "(syn|ack) == syn reject with tcp reset\n");
+	                  "(syn|ack) == syn drop\n");
 }
 
 /* "ip daddr { a/n, … } " of the rule's IPv4 CIDRs (host bits cleared);

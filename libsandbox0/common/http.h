@@ -41,6 +41,9 @@ typedef struct s0__http_request {
 	const void *body;    /* NULL when there is no body */
 	size_t body_len;
 	bool has_body;       /* distinguishes "no body" from an empty body */
+	/* (nullable) a public route's body read as it comes, instead of body
+	 * (server/route_upload.h) */
+	struct s0__route_upload *upload;
 } s0__http_request;
 
 /*

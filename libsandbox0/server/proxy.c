@@ -213,7 +213,8 @@ static int relay_http(int fd, int port, const char *path, const s0__http_request
 		                    .body = req->body, .body_len = req->body_len,
 		                    .has_body = req->has_body,
 		                    .response_max = S0__ROUTE_RESPONSE_MAX,
-		                    .timeout_ms = (int64_t)timeout_s * 1000, .stream = true};
+		                    .timeout_ms = (int64_t)timeout_s * 1000, .stream = true,
+		                    .upload = req->upload};
 		rc = s0__proxy_exchange(fd, &pr, &got, &why);
 	}
 	if (!got.stream)

@@ -13,6 +13,7 @@
 
 #include "common/internal.h"
 #include "server/proxy_http.h"
+#include "server/route_upload.h"
 
 static int64_t now_ms(void)
 {
@@ -123,7 +124,12 @@ static char *head_of(const s0__proxy_req *r)
 	for (size_t i = 0; !bad && r->headers && i < r->headers->len; i++)
 		bad = s0__buf_printf(&b, "%s: %s\r\n", r->headers->items[i].name,
 		                     r->headers->items[i].value);
-	if (!bad && r->has_body)
+	int64_t up_len = r->upload ? s0__route_upload_length(r->upload) : 0;
+	if (!bad && r->upload && up_len >= 0)
+		bad = s0__buf_printf(&b, "Content-Length: %lld\r\n", (long long)up_len);
+	else if (!bad && r->upload)
+		bad = s0__buf_printf(&b, "Transfer-Encoding: chunked\r\n");
+	else if (!bad && r->has_body)
 		bad = s0__buf_printf(&b, "Content-Length: %zu\r\n", r->body_len);
 	if (!bad)
 		bad = s0__buf_printf(&b, "Connection: close\r\n\r\n");
@@ -135,6 +141,44 @@ static char *head_of(const s0__proxy_req *r)
 	}
 	size_t n;
 	return s0__buf_detach(&b, &n);
+}
+
+/* The streamed request body (route_upload.h) after the head: as it comes,
+ * with its length or in chunks (the chunk framing of RFC 9112 §7.1 is the
+ * only HTTP written here beside the head), each wait bounded by timeout_ms. */
+static int send_upload(int fd, const s0__proxy_req *r, const char **why)
+{
+	bool chunked = s0__route_upload_length(r->upload) < 0;
+	char *buf = malloc(S0__ROUTE_UPLOAD_BUFFER);
+	if (!buf) {
+		*why = "out of memory";
+		return S0_ENOMEM;
+	}
+	int rc = S0_OK;
+	for (;;) {
+		ptrdiff_t n = s0__route_upload_read(r->upload, buf, S0__ROUTE_UPLOAD_BUFFER,
+		                                    now_ms() + r->timeout_ms);
+		if (n == S0__ROUTE_UPLOAD_TIMEOUT || n == S0__ROUTE_UPLOAD_FAILED) {
+			*why = n == S0__ROUTE_UPLOAD_TIMEOUT ? "the client did not send its body in time"
+			                                     : "the client hung up mid-body";
+			rc = n == S0__ROUTE_UPLOAD_TIMEOUT ? S0_ETIMEDOUT : S0_ETRANSPORT;
+			break;
+		}
+		char frame[24];
+		int64_t deadline = now_ms() + r->timeout_ms;
+		if (chunked) {
+			snprintf(frame, sizeof frame, n ? "%zx\r\n" : "0\r\n\r\n", (size_t)n);
+			rc = send_all(fd, frame, strlen(frame), deadline, why);
+		}
+		if (rc == S0_OK && n)
+			rc = send_all(fd, buf, (size_t)n, deadline, why);
+		if (rc == S0_OK && n && chunked)
+			rc = send_all(fd, "\r\n", 2, deadline, why);
+		if (rc < 0 || !n)
+			break;
+	}
+	free(buf);
+	return rc;
 }
 
 /* ---- the answer's body as it comes (r->stream) ---- */
@@ -236,10 +280,13 @@ int s0__proxy_exchange(int fd, const s0__proxy_req *r, s0__http_response *out, c
 	}
 	int rc = send_all(fd, head, strlen(head), deadline, why);
 	free(head);
-	if (rc == S0_OK && r->has_body && r->body_len)
+	if (rc == S0_OK && r->upload)
+		rc = send_upload(fd, r, why);
+	else if (rc == S0_OK && r->has_body && r->body_len)
 		rc = send_all(fd, r->body, r->body_len, deadline, why);
 	if (rc < 0)
 		return rc;
+	deadline = now_ms() + r->timeout_ms; /* the answer's head: from the request's end */
 	static const http_parser_settings cbs = {.on_header_field = on_field,
 	                                         .on_header_value = on_value,
 	                                         .on_headers_complete = on_head,

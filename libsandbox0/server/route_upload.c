@@ -1,5 +1,4 @@
 /* A public route's request body streamed to the service (route_upload.h). */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

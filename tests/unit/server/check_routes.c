@@ -5,9 +5,14 @@
  * httpd, waking a paused sandbox for a `resume: true` route, a failed wake,
  * the auto_resume guard, team scoping and hostile input (PUB-01..PUB-08).
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "client_steps.h"
@@ -464,6 +469,50 @@ START_TEST(failed_wake_and_no_resume_route)
 }
 END_TEST
 
+/* PUB-12: a client that hangs up in the middle of a streamed body
+ * (route_upload.h) ends that request only: the handler's read fails, the
+ * request completes (no request stays active) and the route answers the
+ * next one. */
+START_TEST(client_hangs_up_mid_body)
+{
+	char *sb = claim(KEY_A, true);
+	write_file(sb, "/www/index.html", "still here");
+	char *id = put_services(sb, WEB("[{\"id\":\"all\"}]"));
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cs_sv.port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	char *head = s0__asprintf("POST /r/%s/ HTTP/1.1\r\nHost: x\r\n"
+	                          "Content-Length: 10485760\r\n\r\n", id);
+	ck_assert_int_eq(send(fd, head, strlen(head), MSG_NOSIGNAL), (ssize_t)strlen(head));
+	char part[65536];
+	memset(part, 'x', sizeof part);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(send(fd, part, sizeof part, MSG_NOSIGNAL), (ssize_t)sizeof part);
+	close(fd); /* 256 KiB of 10 MiB sent */
+	int64_t until = s0__real_monotonic_ms() + 10000;
+	int active = 1;
+	while (active && s0__real_monotonic_ms() < until) {
+		pthread_mutex_lock(&cs_sv.srv->mu);
+		active = cs_sv.srv->active;
+		pthread_mutex_unlock(&cs_sv.srv->mu);
+		if (active) {
+			struct timespec t = {0, 10 * 1000000L};
+			nanosleep(&t, NULL);
+		}
+	}
+	ck_assert_int_eq(active, 0);
+	th_resp r;
+	route_do("GET", id, "/", NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "still here");
+	th_resp_free(&r);
+	free(head);
+	free(id);
+	free(sb);
+}
+END_TEST
+
 /* PUB-07: auto_resume cannot be turned off while a resume route exists. */
 START_TEST(auto_resume_guard)
 {
@@ -560,6 +609,7 @@ static Suite *routes_suite(void)
 	tcase_add_test(t, failed_wake_and_no_resume_route);
 	tcase_add_test(t, auto_resume_guard);
 	tcase_add_test(t, nothing_listening_is_bad_gateway);
+	tcase_add_test(t, client_hangs_up_mid_body);
 	tcase_add_test(t, claim_with_services);
 	suite_add_tcase(s, t);
 	return s;

@@ -60,6 +60,8 @@ typedef struct s0__http_body {
 	int fd;                                /* readable when read() may go on */
 	int64_t length;                        /* bytes in all, or -1: unknown */
 	int64_t idle_ms;                       /* longest wait for more (0: none) */
+	bool upgraded; /* a 101: read() gives the raw bytes of a connection the
+	                  server relays both ways (server/route_tunnel.h) */
 } s0__http_body;
 #define S0__HTTP_BODY_AGAIN (-2)
 

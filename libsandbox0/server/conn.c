@@ -13,6 +13,7 @@
 #include "local/api/router.h"
 #include "server/request.h"
 #include "server/route_body.h"
+#include "server/route_tunnel.h"
 #include "server/route_upload.h"
 #include "server/workers.h"
 #include "server/sse.h"
@@ -97,6 +98,7 @@ static enum MHD_Result send_response(s0_server *s, struct MHD_Connection *conn, 
 	struct MHD_Response *mr =
 		ws       ? MHD_create_response_for_upgrade(s0__ws_upgraded, ws)
 		: sse    ? s0__sse_response(sse)
+		: stream && stream->upgraded ? s0__route_tunnel_response(s, stream)
 		: stream ? s0__route_body_response(s, conn, stream)
 		: data   ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
 		         : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);

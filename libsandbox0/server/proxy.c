@@ -178,6 +178,16 @@ static bool not_forwarded(const char *name)
 	return hop_by_hop(name) || !strncasecmp(name, "X-Forwarded-", 12);
 }
 
+/* The protocol a request asks to upgrade to (`Connection: upgrade` and
+ * `Upgrade`), or NULL. */
+static const char *upgrade_of(const s0__http_request *req)
+{
+	const char *conn = s0__headers_get(&req->headers, "Connection");
+	return conn && strcasestr(conn, "upgrade") && !req->upload
+	               ? s0__headers_get(&req->headers, "Upgrade")
+	               : NULL;
+}
+
 /* The request's headers for the service, plus Host and X-Forwarded-*. */
 static int request_headers(const s0__http_request *req, int port, const char *fwd_prefix,
                            s0__headers *h)
@@ -194,6 +204,8 @@ static int request_headers(const s0__http_request *req, int port, const char *fw
 		bad = s0__headers_add(h, "X-Forwarded-Proto", "http");
 	if (!bad && fwd_prefix)
 		bad = s0__headers_add(h, "X-Forwarded-Prefix", fwd_prefix);
+	if (!bad && upgrade_of(req)) /* hop by hop, but the upgrade is the service's */
+		bad = s0__headers_add(h, "Upgrade", upgrade_of(req));
 	return bad ? S0_ENOMEM : S0_OK;
 }
 
@@ -214,7 +226,7 @@ static int relay_http(int fd, int port, const char *path, const s0__http_request
 		                    .has_body = req->has_body,
 		                    .response_max = S0__ROUTE_RESPONSE_MAX,
 		                    .timeout_ms = (int64_t)timeout_s * 1000, .stream = true,
-		                    .upload = req->upload};
+		                    .upgrade = upgrade_of(req) != NULL, .upload = req->upload};
 		rc = s0__proxy_exchange(fd, &pr, &got, &why);
 	}
 	if (!got.stream)
@@ -224,6 +236,9 @@ static int relay_http(int fd, int port, const char *path, const s0__http_request
 	if (rc == S0_OK) {
 		resp->status = got.status;
 		if (s0__headers_copy(&resp->headers, &got.headers, hop_by_hop) < 0)
+			rc = S0_ENOMEM;
+		const char *up = got.status == 101 ? s0__headers_get(&got.headers, "Upgrade") : NULL;
+		if (rc == S0_OK && up && s0__headers_add(&resp->headers, "Upgrade", up) < 0)
 			rc = S0_ENOMEM;
 		if (rc == S0_OK && rid && s0__headers_add(&resp->headers, "X-Request-ID", rid) < 0)
 			rc = S0_ENOMEM;

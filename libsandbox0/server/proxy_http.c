@@ -22,6 +22,11 @@ static int64_t now_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+static bool again(void)
+{
+	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
 /* Wait for ev on fd until deadline: 1 ready, 0 timed out, -1 error. */
 static int wait_fd(int fd, short ev, int64_t deadline)
 {
@@ -132,7 +137,7 @@ static char *head_of(const s0__proxy_req *r)
 	else if (!bad && r->has_body)
 		bad = s0__buf_printf(&b, "Content-Length: %zu\r\n", r->body_len);
 	if (!bad)
-		bad = s0__buf_printf(&b, "Connection: close\r\n\r\n");
+		bad = s0__buf_printf(&b, "Connection: %s\r\n\r\n", r->upgrade ? "Upgrade" : "close");
 	if (!bad)
 		bad = s0__buf_put(&b, "", 1); /* NUL */
 	if (bad) {
@@ -141,6 +146,36 @@ static char *head_of(const s0__proxy_req *r)
 	}
 	size_t n;
 	return s0__buf_detach(&b, &n);
+}
+
+/* send_all() of an upload's bytes, in slices of at most 100 ms between
+ * which it stops when the client hung up (nothing would use the answer). */
+static int send_up(int fd, const s0__proxy_req *r, const char *p, size_t n, int64_t deadline,
+                   const char **why)
+{
+	while (n) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+		if (k > 0) {
+			p += k;
+			n -= (size_t)k;
+			continue;
+		}
+		if (k < 0 && !again()) {
+			*why = "the service closed the connection";
+			return S0_ETRANSPORT;
+		}
+		if (s0__route_upload_gone(r->upload)) {
+			*why = "the client hung up mid-body";
+			return S0_ETRANSPORT;
+		}
+		int64_t slice = now_ms() + 100;
+		int w = wait_fd(fd, POLLOUT, slice < deadline ? slice : deadline);
+		if (w < 0 || (w == 0 && now_ms() >= deadline)) {
+			*why = w ? "the connection failed" : "the service did not take the body in time";
+			return w ? S0_ETRANSPORT : S0_ETIMEDOUT;
+		}
+	}
+	return S0_OK;
 }
 
 /* The streamed request body (route_upload.h) after the head: as it comes,
@@ -168,12 +203,12 @@ static int send_upload(int fd, const s0__proxy_req *r, const char **why)
 		int64_t deadline = now_ms() + r->timeout_ms;
 		if (chunked) {
 			snprintf(frame, sizeof frame, n ? "%zx\r\n" : "0\r\n\r\n", (size_t)n);
-			rc = send_all(fd, frame, strlen(frame), deadline, why);
+			rc = send_up(fd, r, frame, strlen(frame), deadline, why);
 		}
 		if (rc == S0_OK && n)
-			rc = send_all(fd, buf, (size_t)n, deadline, why);
+			rc = send_up(fd, r, buf, (size_t)n, deadline, why);
 		if (rc == S0_OK && n && chunked)
-			rc = send_all(fd, "\r\n", 2, deadline, why);
+			rc = send_up(fd, r, "\r\n", 2, deadline, why);
 		if (rc < 0 || !n)
 			break;
 	}
@@ -215,6 +250,16 @@ static const http_parser_settings pb_cbs = {.on_body = pb_on_body,
 static ptrdiff_t pb_read(s0__http_body *base, char *buf, size_t max)
 {
 	proxy_body *b = (proxy_body *)base;
+	if (b->base.upgraded) { /* raw: what came after the 101, then the socket */
+		if (b->left_pos < b->left_len) {
+			size_t k = b->left_len - b->left_pos < max ? b->left_len - b->left_pos : max;
+			memcpy(buf, b->left + b->left_pos, k);
+			b->left_pos += k;
+			return (ptrdiff_t)k;
+		}
+		ssize_t r = recv(b->base.fd, buf, max, 0);
+		return r >= 0 ? (ptrdiff_t)r : again() ? S0__HTTP_BODY_AGAIN : -1;
+	}
 	b->out = buf;
 	b->out_len = 0;
 	while (!b->done && !b->out_len) {
@@ -315,6 +360,18 @@ int s0__proxy_exchange(int fd, const s0__proxy_req *r, s0__http_response *out, c
 		}
 		size_t used = http_parser_execute(&p, &cbs, buf, (size_t)n);
 		if (!a.oom && a.stream && HTTP_PARSER_ERRNO(&p) == HPE_PAUSED) { /* the head is in */
+			if (p.status_code == 101 && r->upgrade) { /* relayed both ways from here */
+				if (used < (size_t)n && buf[used] == '\n')
+					used++; /* paused in on_headers_complete, http_parser stops
+					           before the head's last LF */
+				out->stream = body_stream(fd, &p, buf + used, (size_t)n - used, 0);
+				if (out->stream) {
+					out->stream->upgraded = true;
+					out->stream->length = -1;
+					break;
+				}
+				a.oom = true;
+			}
 			bool none = p.status_code / 100 == 1 || p.status_code == 204 ||
 			            p.status_code == 304 ||
 			            (!(p.flags & F_CHUNKED) && p.content_length == 0);

@@ -23,6 +23,9 @@ typedef struct s0__proxy_req {
 	int64_t timeout_ms;          /* the whole exchange (stream: up to the answer's head),
 	                                real time */
 	bool stream;                 /* the answer's body as it comes (out->stream) */
+	bool upgrade;                /* ask the service to upgrade (`Connection: Upgrade`; the
+	                                headers carry `Upgrade`): a 101 comes back as an
+	                                upgraded out->stream */
 	struct s0__route_upload *upload; /* (nullable) the body as it comes instead of body:
 	                                    sent with its length, else chunked; each wait for
 	                                    more or for room bounded by timeout_ms */

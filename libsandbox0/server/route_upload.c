@@ -1,5 +1,7 @@
 /* A public route's request body streamed to the service (route_upload.h). */
+#include <poll.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,6 +10,9 @@
 #include "server/request.h"
 #include "server/route_upload.h"
 #include "server/workers.h"
+
+/* How often a handler waiting for the body looks for a hang-up, ms. */
+#define HUP_CHECK_MS 100
 
 struct s0__route_upload {
 	pthread_mutex_t mu;
@@ -158,6 +163,17 @@ void s0__route_upload_free(s0__route_upload *u)
 	free(u);
 }
 
+/* Whether the client shut its side and nothing it sent waits unread: it
+ * hung up mid-body (measured: libmicrohttpd does not always report that
+ * while the handler waits for more of the body). */
+static bool client_gone(int fd)
+{
+	struct pollfd p = {fd, POLLRDHUP, 0};
+	int unread = 0;
+	return fd >= 0 && poll(&p, 1, 0) == 1 && p.revents & (POLLRDHUP | POLLHUP | POLLERR) &&
+	       ioctl(fd, FIONREAD, &unread) == 0 && unread == 0;
+}
+
 ptrdiff_t s0__route_upload_read(s0__route_upload *u, char *buf, size_t max, int64_t deadline_ms)
 {
 	pthread_mutex_lock(&u->mu);
@@ -169,6 +185,12 @@ ptrdiff_t s0__route_upload_read(s0__route_upload *u, char *buf, size_t max, int6
 			n = S0__ROUTE_UPLOAD_TIMEOUT;
 			break;
 		}
+		if (client_gone(u->r->fd)) {
+			n = S0__ROUTE_UPLOAD_FAILED;
+			break;
+		}
+		if (left > HUP_CHECK_MS) /* libmicrohttpd may not tell a hang-up mid-body */
+			left = HUP_CHECK_MS;
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += left / 1000;
@@ -193,6 +215,14 @@ ptrdiff_t s0__route_upload_read(s0__route_upload *u, char *buf, size_t max, int6
 	}
 	pthread_mutex_unlock(&u->mu);
 	return n;
+}
+
+bool s0__route_upload_gone(s0__route_upload *u)
+{
+	pthread_mutex_lock(&u->mu);
+	bool gone = (u->orphan && !u->eof) || (!u->eof && client_gone(u->r->fd));
+	pthread_mutex_unlock(&u->mu);
+	return gone;
 }
 
 int64_t s0__route_upload_length(const s0__route_upload *u)

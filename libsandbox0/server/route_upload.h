@@ -70,6 +70,10 @@ void s0__route_upload_free(struct s0__route_upload *u);
 ptrdiff_t s0__route_upload_read(struct s0__route_upload *u, char *buf, size_t max,
                                 int64_t deadline_ms);
 
+/* Whether the client hung up mid-body (the handler stops sending what it
+ * has). Handler side, any time. */
+bool s0__route_upload_gone(struct s0__route_upload *u);
+
 /* The body's announced length, or -1 (chunked: its end is the end). */
 int64_t s0__route_upload_length(const struct s0__route_upload *u);
 

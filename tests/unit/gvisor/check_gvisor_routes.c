@@ -10,13 +10,20 @@
  * pause (the restored server answers: no command started again); a wake
  * that fails answers 503 sandbox_resume_failed; a 100 MiB answer and
  * 48 MiB requests (with their length and chunked) stream through with
- * the server's peak RSS growing by less than 8 MiB (PUB-11, PUB-12).
+ * the server's peak RSS growing by less than 8 MiB; a WebSocket upgrade
+ * relays bytes both ways (PUB-11, PUB-12, PUB-13).
  */
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,7 +37,8 @@
 #define FILE_TEXT "served by python3 inside gVisor\n"
 
 /* A python upload service: a POST body (with its length, or chunked) read
- * as it comes; the answer "<bytes> <sum of the bytes>". */
+ * as it comes, the answer "<bytes> <sum of the bytes>"; a GET upgrades to
+ * a WebSocket (the handshake of RFC 6455) and echoes the bytes after it. */
 static const char UP_PY[] =
 	"import http.server\n"
 	"class H(http.server.BaseHTTPRequestHandler):\n"
@@ -53,6 +61,23 @@ static const char UP_PY[] =
 	"                return\n"
 	"            left -= len(b)\n"
 	"            yield b\n"
+	"    def do_GET(self):\n"
+	"        import base64, hashlib\n"
+	"        key = self.headers.get('Sec-WebSocket-Key', '') + "
+	"'258EAFA5-E914-47DA-95CA-C5AB0DC85B11'\n"
+	"        self.send_response(101)\n"
+	"        self.send_header('Upgrade', 'websocket')\n"
+	"        self.send_header('Connection', 'Upgrade')\n"
+	"        self.send_header('Sec-WebSocket-Accept', "
+	"base64.b64encode(hashlib.sha1(key.encode()).digest()).decode())\n"
+	"        self.end_headers()\n"
+	"        self.wfile.flush()\n"
+	"        while True:\n"
+	"            b = self.connection.recv(65536)\n"
+	"            if not b:\n"
+	"                break\n"
+	"            self.connection.sendall(b)\n"
+	"        self.close_connection = True\n"
 	"    def do_POST(self):\n"
 	"        n = s = 0\n"
 	"        for b in self.chunks():\n"
@@ -296,6 +321,72 @@ static void big_upload(fx *f, const char *pid, bool chunked)
 	free(url);
 }
 
+/* A WebSocket upgrade through the route (route_tunnel.h): the service's
+ * 101 with its Sec-WebSocket-Accept comes back, and bytes go both ways
+ * after it as they are — a short message and 4 MiB (more than the
+ * buffers of both directions) echoed whole (PUB-13). */
+static void ws_tunnel(fx *f, const char *pid)
+{
+	int port = 0;
+	ck_assert_int_eq(sscanf(f->sv.url, "http://127.0.0.1:%d", &port), 1);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	struct timeval tv = {30, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	char *head = s0__asprintf("GET /r/%s/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+	                          "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+	                          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+	                          pid);
+	ck_assert_int_eq(send(fd, head, strlen(head), MSG_NOSIGNAL), (ssize_t)strlen(head));
+	free(head);
+	char resp[4096];
+	size_t n = 0;
+	while (n < sizeof resp - 1) {
+		ssize_t k = recv(fd, resp + n, 1, 0); /* byte by byte: nothing after the head */
+		ck_assert_int_eq(k, 1);
+		n++;
+		resp[n] = 0;
+		if (n >= 4 && !memcmp(resp + n - 4, "\r\n\r\n", 4))
+			break;
+	}
+	ck_assert_msg(!strncmp(resp, "HTTP/1.1 101", 12), "%s", resp);
+	ck_assert_msg(strstr(resp, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), "%s", resp); /* RFC 6455 1.3 */
+	size_t total = (size_t)4 << 20, sent = 0, got = 0;
+	char *out = malloc(total), *in = malloc(total);
+	memcpy(out, "hello tunnel", 12);
+	for (size_t i = 12; i < total; i++)
+		out[i] = (char)(i * 13 % 251);
+	while (got < total) { /* write and read interleaved: both directions hold data */
+		struct pollfd pf = {fd, (short)(POLLIN | (sent < total ? POLLOUT : 0)), 0};
+		ck_assert_int_gt(poll(&pf, 1, 30000), 0);
+		if (sent < total && pf.revents & POLLOUT) {
+			ssize_t k = send(fd, out + sent, total - sent < 65536 ? total - sent : 65536,
+			                 MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (k > 0)
+				sent += (size_t)k;
+		}
+		if (!(pf.revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		ssize_t k = recv(fd, in + got, total - got, MSG_DONTWAIT);
+		if (k > 0)
+			got += (size_t)k;
+		else
+			ck_assert_msg(k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK),
+			              "echo ended at %zu of %zu", got, total);
+	}
+	size_t bad = 0;
+	while (bad < total && in[bad] == out[bad])
+		bad++;
+	ck_assert_msg(bad == total, "the echo differs from byte %zu of %zu (%02x, not %02x)", bad,
+	              total, bad < total ? (unsigned char)in[bad] : 0,
+	              bad < total ? (unsigned char)out[bad] : 0);
+	close(fd);
+	free(in);
+	free(out);
+}
+
 static void fx_open(fx *f)
 {
 	memset(f, 0, sizeof *f);
@@ -404,6 +495,7 @@ START_TEST(route_serves_python_across_pauses)
 	big_download(&f, sb, pid);
 	big_upload(&f, up_pid, false);
 	big_upload(&f, up_pid, true);
+	ws_tunnel(&f, up_pid);
 
 	free(ctx2);
 	free(ctx1);

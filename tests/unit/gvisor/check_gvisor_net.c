@@ -10,7 +10,8 @@
  * loopback and addresses are out of reach, stop and kill -9 leave no
  * namespace, veth or chain behind, and the restore hook re-makes the same
  * addresses. Also the capabilities of a sandbox (the documented set of
- * docs/security.md, in the bundle and inside).
+ * docs/security.md, in the bundle and inside), and public routes' connects
+ * from the hub (gv_port.c): through block-all, on granted ports only.
  */
 #include <arpa/inet.h>
 #include <dirent.h>

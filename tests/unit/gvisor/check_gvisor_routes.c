@@ -9,7 +9,7 @@
  * and the command runs again in the new generation) and after a memory
  * pause (the restored server answers: no command started again); a wake
  * that fails answers 503 sandbox_resume_failed; a 100 MiB answer and
- * 48 MiB requests (with their length and chunked) stream through with
+ * 24 MiB requests (with their length and chunked) stream through with
  * the server's peak RSS growing by less than 8 MiB; a WebSocket upgrade
  * relays bytes both ways (PUB-11, PUB-12, PUB-13).
  */
@@ -269,7 +269,7 @@ static size_t up_read(char *buf, size_t size, size_t n, void *arg)
 	return k;
 }
 
-/* A 48 MiB POST through the route, with its length or chunked: the
+/* A 24 MiB POST through the route, with its length or chunked: the
  * service reads it all as it comes (its count and sum answer), and the
  * server's peak RSS grows by a bound (route_upload.h; PUB-12). */
 static void big_upload(fx *f, const char *pid, bool chunked)
@@ -282,7 +282,7 @@ static void big_upload(fx *f, const char *pid, bool chunked)
 	fclose(cr);
 	long rss0 = status_kib(f->sv.pid, "VmRSS");
 	char *url = s0__asprintf("%s/r/%s/upload", f->sv.url, pid);
-	up_src src = {.total = (size_t)48 << 20};
+	up_src src = {.total = (size_t)24 << 20};
 	s0__buf got = S0__BUF_INIT;
 	struct curl_slist *h = curl_slist_append(NULL, chunked ? "Transfer-Encoding: chunked"
 	                                                       : "Expect:");
@@ -312,10 +312,10 @@ static void big_upload(fx *f, const char *pid, bool chunked)
 	ck_assert_str_eq(got.data, want);
 	long peak = status_kib(f->sv.pid, "VmHWM");
 	double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("48 MiB POST (%s) through the route: %.2f s (%.0f MiB/s); s0 serve RSS %ld KiB "
+	printf("24 MiB POST (%s) through the route: %.2f s (%.0f MiB/s); s0 serve RSS %ld KiB "
 	       "before, peak %ld KiB during\n",
-	       chunked ? "chunked" : "with its length", s, 48 / s, rss0, peak);
-	ck_assert_msg(peak - rss0 < 8 * 1024, "s0 serve grew by %ld KiB taking 48 MiB",
+	       chunked ? "chunked" : "with its length", s, 24 / s, rss0, peak);
+	ck_assert_msg(peak - rss0 < 8 * 1024, "s0 serve grew by %ld KiB taking 24 MiB",
 	              peak - rss0);
 	s0__buf_free(&got);
 	free(url);

@@ -3,7 +3,8 @@
  * services API of the official SDKs (GET/PUT …/services), the proxy at
  * /r/{public_id}/ and {public_id}.{domain} to the simulated runtime's
  * httpd, waking a paused sandbox for a `resume: true` route, a failed wake,
- * the auto_resume guard, team scoping and hostile input (PUB-01..PUB-08).
+ * the auto_resume guard, team scoping and hostile input (PUB-01..PUB-08),
+ * bodies streamed both ways and a client hanging up mid-body (PUB-12).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -16,8 +16,10 @@
  * sandbox start only to an address and port of its set `routes`: a
  * connect puts (sandbox address . port) there with a 10 s timeout in the
  * same thread unless it did so less than 5 s ago, so the backend reaches a
- * sandbox only on a port a route asked for lately, and the sandbox's own policy — what it sends — is
- * not involved (its replies are replies, accepted as such).
+ * sandbox only on a port a route asked for lately. The sandbox's own
+ * policy (what it sends) is not involved: its replies are replies. A grant
+ * remembered from a hub since closed is re-armed after a connect that got
+ * no answer.
  */
 #include <errno.h>
 #include <fcntl.h>

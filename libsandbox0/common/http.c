@@ -62,6 +62,9 @@ void s0__http_response_free(s0__http_response *r)
 {
 	s0__headers_free(&r->headers);
 	s0__buf_free(&r->body);
+	if (r->stream)
+		r->stream->free(r->stream);
+	r->stream = NULL;
 }
 
 static char *unescape(const char *s, size_t n)

@@ -41,12 +41,35 @@ typedef struct s0__http_request {
 	const void *body;    /* NULL when there is no body */
 	size_t body_len;
 	bool has_body;       /* distinguishes "no body" from an empty body */
+	/* (nullable) a public route's body read as it comes, instead of body
+	 * (server/route_upload.h) */
+	struct s0__route_upload *upload;
 } s0__http_request;
+
+/*
+ * A response body read as it comes instead of held in memory (the public
+ * route proxy's, server/proxy.h; the HTTP server sends it with bounded
+ * buffers). Implementations put this first in their own struct.
+ */
+typedef struct s0__http_body {
+	/* Up to max bytes into buf: > 0 bytes, 0 at the end, S0__HTTP_BODY_AGAIN
+	 * when none is ready (wait for fd to be readable), -1 when it failed.
+	 * Never blocks. */
+	ptrdiff_t (*read)(struct s0__http_body *b, char *buf, size_t max);
+	void (*free)(struct s0__http_body *b); /* closes fd */
+	int fd;                                /* readable when read() may go on */
+	int64_t length;                        /* bytes in all, or -1: unknown */
+	int64_t idle_ms;                       /* longest wait for more (0: none) */
+	bool upgraded; /* a 101: read() gives the raw bytes of a connection the
+	                  server relays both ways (server/route_tunnel.h) */
+} s0__http_body;
+#define S0__HTTP_BODY_AGAIN (-2)
 
 typedef struct s0__http_response {
 	int status;
 	s0__headers headers; /* Content-Type, X-Request-ID, Retry-After… */
 	s0__buf body;
+	s0__http_body *stream; /* (nullable, owned) the body instead of body */
 } s0__http_response;
 
 void s0__http_response_free(s0__http_response *r);

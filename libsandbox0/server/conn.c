@@ -12,6 +12,9 @@
 
 #include "local/api/router.h"
 #include "server/request.h"
+#include "server/route_body.h"
+#include "server/route_tunnel.h"
+#include "server/route_upload.h"
 #include "server/workers.h"
 #include "server/sse.h"
 #include "server/ws.h"
@@ -89,12 +92,16 @@ static enum MHD_Result send_response(s0_server *s, struct MHD_Connection *conn, 
 	struct s0__sse *sse = resp->status == 200 ? r->sse : NULL;
 	if (sse)
 		r->sse = NULL; /* the response's from here (sse.h) */
-	char *data = !ws && resp->body.len ? s0__buf_detach(&resp->body, &len) : NULL;
+	s0__http_body *stream = !ws && !sse ? resp->stream : NULL; /* a route's (route_body.h) */
+	resp->stream = NULL;
+	char *data = !ws && !stream && resp->body.len ? s0__buf_detach(&resp->body, &len) : NULL;
 	struct MHD_Response *mr =
-		ws     ? MHD_create_response_for_upgrade(s0__ws_upgraded, ws)
-		: sse  ? s0__sse_response(sse)
-		: data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
-		       : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+		ws       ? MHD_create_response_for_upgrade(s0__ws_upgraded, ws)
+		: sse    ? s0__sse_response(sse)
+		: stream && stream->upgraded ? s0__route_tunnel_response(s, stream)
+		: stream ? s0__route_body_response(s, conn, stream)
+		: data   ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
+		         : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 	if (!mr) {
 		free(data);
 		s0__ws_discard(ws);
@@ -239,17 +246,16 @@ static enum MHD_Result begin(s0_server *s, struct MHD_Connection *conn, sreq *r)
 	if (r->target_len > S0__SERVER_URI_MAX || r->head_bytes > S0__SERVER_HEADERS_MAX)
 		return head_too_large(s, conn, r);
 	const char *authz = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	bool route = s->cfg.is_public_route &&
+	             s->cfg.is_public_route(s->cfg.handler_ctx, r->path,
+	                                    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"));
 	if (s0__keyring_has_admin(s->keys) && s0__server_is_key_route(r->path)) {
 		/* the admin credential only: a team key never manages keys */
 		if (!s0__keyring_admin(s->keys, authz))
 			return send_error(s, conn, r, 401, "unauthorized",
 			                  "the admin credential is required");
 		r->admin_keys = true;
-	} else if (!is_public(r->path) &&
-	           !(s->cfg.is_public_route &&
-	             s->cfg.is_public_route(s->cfg.handler_ctx, r->path,
-	                                    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-	                                                                "Host")))) {
+	} else if (!is_public(r->path) && !route) {
 		const char *msg = NULL;
 		team_sel sel = {NULL, false};
 		MHD_get_connection_values(conn, MHD_HEADER_KIND, one_selector, &sel);
@@ -262,6 +268,8 @@ static enum MHD_Result begin(s0_server *s, struct MHD_Connection *conn, sreq *r)
 		if (!r->team)
 			return send_error(s, conn, r, 401, "unauthorized", msg);
 	}
+	if (route && s0__route_upload_wanted(conn)) /* its body streams (route_upload.h) */
+		return s0__route_upload_begin(s, conn, r);
 	return declared_body(s, conn, r);
 }
 
@@ -340,6 +348,10 @@ enum MHD_Result s0__server_on_request(void *cls, struct MHD_Connection *conn, co
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	if (r->upload) { /* fed to the route's handler; 1: it answered */
+		int up = s0__route_upload_call(r, upload_data, upload_data_size);
+		return up < 0 ? MHD_NO : up ? finish(s, conn, r) : MHD_YES;
+	}
 	if (*upload_data_size) {
 		enum MHD_Result ok = absorb(s, r, upload_data, *upload_data_size);
 		*upload_data_size = 0;
@@ -357,6 +369,8 @@ void s0__server_on_completed(void *cls, struct MHD_Connection *conn, void **con_
 	if (!r)
 		return;
 	*con_cls = NULL;
+	if (r->upload && s0__route_upload_detach(r))
+		return; /* the route's handler still runs: it completes r (route_upload.h) */
 	int status = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK || r->replied ? r->status : 0;
 	if (r->started)
 		s0__server_log_line(&s->o, r->client, r->rid, r->team, r->method, r->path, status,
@@ -367,6 +381,7 @@ void s0__server_on_completed(void *cls, struct MHD_Connection *conn, void **con_
 	s0__http_response_free(&r->resp);
 	s0__ws_discard(r->ws); /* an upgrade never sent */
 	s0__sse_discard(r->sse); /* an event stream never sent */
+	s0__route_upload_free(r->upload);
 	free(r->path);
 	free(r->query);
 	if (r->counted) {

@@ -21,7 +21,8 @@ int s0__server_call_handler(s0_server *s, s0__sreq *r, s0__http_response *resp)
 {
 	s0__http_request req = {.method = r->method, .path = r->path, .query = r->query,
 	                        .headers = r->hdrs, .body = r->body.data,
-	                        .body_len = r->body.len, .has_body = r->body.len > 0};
+	                        .body_len = r->body.len, .has_body = r->body.len > 0,
+	                        .upload = r->upload};
 	s0__server_call call = {.team_id = r->team, .request_id = r->rid};
 	if (r->admin_keys)
 		return s0__server_admin_keys(s->cfg.admin, &req, r->rid, resp);

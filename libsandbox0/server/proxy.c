@@ -1,5 +1,6 @@
 /* Public routes: the request's public id and route, the wake, the connect
- * through the runtime seam and the relay through libcurl (proxy.h). */
+ * through the runtime seam and the relay (proxy_http.c; the answer's body
+ * streamed by route_body.c) (proxy.h). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +178,16 @@ static bool not_forwarded(const char *name)
 	return hop_by_hop(name) || !strncasecmp(name, "X-Forwarded-", 12);
 }
 
+/* The protocol a request asks to upgrade to (`Connection: upgrade` and
+ * `Upgrade`), or NULL. */
+static const char *upgrade_of(const s0__http_request *req)
+{
+	const char *conn = s0__headers_get(&req->headers, "Connection");
+	return conn && strcasestr(conn, "upgrade") && !req->upload
+	               ? s0__headers_get(&req->headers, "Upgrade")
+	               : NULL;
+}
+
 /* The request's headers for the service, plus Host and X-Forwarded-*. */
 static int request_headers(const s0__http_request *req, int port, const char *fwd_prefix,
                            s0__headers *h)
@@ -193,6 +204,8 @@ static int request_headers(const s0__http_request *req, int port, const char *fw
 		bad = s0__headers_add(h, "X-Forwarded-Proto", "http");
 	if (!bad && fwd_prefix)
 		bad = s0__headers_add(h, "X-Forwarded-Prefix", fwd_prefix);
+	if (!bad && upgrade_of(req)) /* hop by hop, but the upgrade is the service's */
+		bad = s0__headers_add(h, "Upgrade", upgrade_of(req));
 	return bad ? S0_ENOMEM : S0_OK;
 }
 
@@ -212,20 +225,27 @@ static int relay_http(int fd, int port, const char *path, const s0__http_request
 		                    .body = req->body, .body_len = req->body_len,
 		                    .has_body = req->has_body,
 		                    .response_max = S0__ROUTE_RESPONSE_MAX,
-		                    .timeout_ms = (int64_t)timeout_s * 1000};
+		                    .timeout_ms = (int64_t)timeout_s * 1000, .stream = true,
+		                    .upgrade = upgrade_of(req) != NULL, .upload = req->upload};
 		rc = s0__proxy_exchange(fd, &pr, &got, &why);
 	}
-	close(fd);
+	if (!got.stream)
+		close(fd); /* else the body's (streamed after this returns) */
 	s0__headers_free(&h);
 	free(target);
 	if (rc == S0_OK) {
 		resp->status = got.status;
 		if (s0__headers_copy(&resp->headers, &got.headers, hop_by_hop) < 0)
 			rc = S0_ENOMEM;
+		const char *up = got.status == 101 ? s0__headers_get(&got.headers, "Upgrade") : NULL;
+		if (rc == S0_OK && up && s0__headers_add(&resp->headers, "Upgrade", up) < 0)
+			rc = S0_ENOMEM;
 		if (rc == S0_OK && rid && s0__headers_add(&resp->headers, "X-Request-ID", rid) < 0)
 			rc = S0_ENOMEM;
 		resp->body = got.body;
 		got.body = (s0__buf){0};
+		resp->stream = got.stream;
+		got.stream = NULL;
 	} else if (rc != S0_ENOMEM) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "the service did not answer: %s", why);

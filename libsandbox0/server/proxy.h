@@ -12,7 +12,9 @@
 #include "common/http.h"
 #include "local/lifecycle/engine.h"
 
-/* Largest request body a public route takes, and response it relays. */
+/* Largest request body a public route takes buffered, and answer body
+ * read whole (through `s0 serve` both stream: route_upload.h,
+ * route_body.h; these bound a caller that buffers). */
 #define S0__ROUTE_BODY_MAX ((size_t)8 << 20)
 #define S0__ROUTE_RESPONSE_MAX ((size_t)16 << 20)
 
@@ -29,9 +31,12 @@ bool s0__route_is_public(const char *raw_path, const char *host, const char *dom
  * for a `resume: true` route, wake a paused one within the 45 s gateway
  * budget), connect to the service's port through the runtime seam (running
  * a `cmd` runtime's command first when nothing listens), and relay the
- * request and the answer through libcurl. Errors are JSON envelopes: 400
- * hostile path or Host, 404 unknown route, 405 method, 413 body, 502 the
- * service failed, 503 `unavailable` / `sandbox_resume_failed`.
+ * request and the answer through http_parser: the request's body as
+ * req->upload gives it (route_upload.h; else req->body, 413 over
+ * S0__ROUTE_BODY_MAX), the answer's as a stream (resp->stream,
+ * route_body.h). Errors are JSON envelopes: 400 hostile path or Host, 404
+ * unknown route, 405 method, 413 body, 502 the service failed, 503
+ * `unavailable` / `sandbox_resume_failed`.
  * Returns S0_OK, or S0_ENOMEM. Blocks (a handler thread); thread-safe.
  */
 int s0__route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,

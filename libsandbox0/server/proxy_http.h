@@ -19,13 +19,25 @@ typedef struct s0__proxy_req {
 	const void *body;            /* nullable */
 	size_t body_len;
 	bool has_body;
-	size_t response_max;         /* largest answer body relayed */
-	int64_t timeout_ms;          /* the whole exchange, real time */
+	size_t response_max;         /* largest answer body read whole (not stream) */
+	int64_t timeout_ms;          /* the whole exchange (stream: up to the answer's head),
+	                                real time */
+	bool stream;                 /* the answer's body as it comes (out->stream) */
+	bool upgrade;                /* ask the service to upgrade (`Connection: Upgrade`; the
+	                                headers carry `Upgrade`): a 101 comes back as an
+	                                upgraded out->stream */
+	struct s0__route_upload *upload; /* (nullable) the body as it comes instead of body:
+	                                    sent with its length, else chunked; each wait for
+	                                    more or for room bounded by timeout_ms */
 } s0__proxy_req;
 
 /*
  * Send @p r over @p fd (borrowed; left open) and read the answer into
- * @p out (zeroed): status, headers as sent, body.
+ * @p out (zeroed): status, headers as sent, body. With r->stream an
+ * answer with a body comes back with out->stream set instead (the body
+ * as it arrives, chunked or not, decoded by http_parser; bounded
+ * buffers; waits for more at most timeout_ms each): it then owns @p fd
+ * (closed by its free()).
  * @retval S0_ETIMEDOUT the service did not answer in time.
  * @retval S0_ETOOLARGE the answer's body is over response_max.
  * @retval S0_ETRANSPORT the connection failed or the answer is not HTTP.

@@ -40,6 +40,7 @@ typedef struct s0__sreq {
 	s0__http_response resp;
 	struct s0__ws *ws; /* set: resp is the 101 of this WebSocket (ws.h) */
 	struct s0__sse *sse; /* set: a 200 resp is the head of this event stream (sse.h) */
+	struct s0__route_upload *upload; /* set: a route's body streams (route_upload.h) */
 
 	/* long-poll (Prefer: wait); the flags under s->park_mu */
 	int wait_s;               /* the wait asked and granted (0: none) */

@@ -257,36 +257,6 @@ START_TEST(open_without_runsc_names_it)
 }
 END_TEST
 
-/* A service on gvisor (no public routes on this runtime yet) is stored
- * but not publishable: a blocker names the runtime and there is no
- * public_url a caller would find answering 503. */
-START_TEST(services_name_the_routeless_runtime)
-{
-	lt t;
-	open_gvisor(&t);
-	char *id = lt_claim(&t, NULL, NULL);
-	char *json = NULL;
-	ck_assert_int_eq(s0_sandbox_services_update(
-				 t.c, id,
-				 "[{\"id\":\"web\",\"port\":8000,"
-				 "\"ingress\":{\"public\":true,\"routes\":[{\"id\":\"r\"}]}}]",
-				 &json, NULL),
-	                 S0_OK);
-	cJSON *j = cJSON_Parse(json);
-	const cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "services"), 0);
-	ck_assert_str_eq(s0__json_str(v, "id"), "web");
-	ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(v, "publishable")));
-	ck_assert_ptr_null(cJSON_GetObjectItem(v, "public_url"));
-	char *b = cJSON_PrintUnformatted(cJSON_GetObjectItem(v, "publish_blockers"));
-	ck_assert_str_eq(b, "[\"the gvisor runtime has no public routes\"]");
-	free(b);
-	cJSON_Delete(j);
-	s0_free(json);
-	free(id);
-	lt_close(&t);
-}
-END_TEST
-
 static Suite *gvisor_local_suite(void)
 {
 	Suite *s = suite_create("gvisor-local");
@@ -298,10 +268,6 @@ static Suite *gvisor_local_suite(void)
 	                    (int)(sizeof CRASHES / sizeof CRASHES[0]));
 	tcase_add_test(tc, snapshot_of_running_sandbox);
 	suite_add_tcase(s, tc);
-	TCase *tr = tcase_create("routes");
-	tcase_set_timeout(tr, 120);
-	tcase_add_test(tr, services_name_the_routeless_runtime);
-	suite_add_tcase(s, tr);
 	return s;
 }
 

@@ -934,4 +934,5 @@ const s0__rt_driver s0__rt_gvisor_driver = {
 	.procd_version = gv_procd_version,
 	.image_restore = gv_image_restore,
 	.image_free = s0__gv_image_free,
+	.connect_port = s0__gv_connect_port,
 };

@@ -159,6 +159,13 @@ int s0__gv_ses_restore(struct s0__gv_ses *t, const char *saved, s0_error **err);
 int s0__gv_ses_call(struct s0__gv_ses *t, const s0__rt_proc_call *call, cJSON **data_out,
                     int *status_out, s0_error **err);
 
+/**
+ * connect_port (runtime.h) of generation @p g (gv_port.c): a TCP socket made
+ * in the hub and connected to the sandbox's address on @p port (1..65535).
+ * @retval S0_EUNAVAILABLE `port_not_listening` (refused, or no answer in 3 s).
+ */
+int s0__gv_connect_port(s0__rt_gen *g, int port, int *fd_out, s0_error **err);
+
 /** Where procd's directory is bound inside a sandbox (read-only), and its file name. */
 #define S0__GV_PROCD_DIR "/dev/.s0"
 #define S0__GV_PROCD_NAME "s0-procd"

@@ -9,6 +9,14 @@
  *   chain input (hook input, policy drop): nothing reaches the hub itself
  *       (its gateway addresses, a listener of the hub) but replies; the
  *       rest is rejected (TCP reset, else ICMP) so a connect fails at once.
+ *   set routes   (sandbox address . TCP port) with a timeout each: the
+ *       grants of public routes (gv_port.c puts one before each connect)
+ *   chain output (hook output): the hub's own new TCP connections out of a
+ *       sandbox interface start only to an element of @routes; others are
+ *       dropped (measured: a `reject with tcp reset` in the output hook never
+ *       reached the local socket, its connect timed out anyway; only this
+ *       backend makes connections in the hub, and it grants each first). Replies and rejections the hub sends are
+ *       no SYN: untouched.
  * Chain sb<slot>, from the sandbox's compiled policy (netpolicy.h), in the
  * order the simulated runtime decides:
  *   1. replies of connections the other side's policy allowed: accept;
@@ -50,7 +58,14 @@ char *s0__gv_nft_base(void)
 	                  "add rule inet s0 input ct state established,related accept\n"
 	                  /* refused at once, as a sandbox's own denials are */
 	                  "add rule inet s0 input meta l4proto tcp reject with tcp reset\n"
-	                  "add rule inet s0 input reject with icmpx type admin-prohibited\n");
+	                  "add rule inet s0 input reject with icmpx type admin-prohibited\n"
+	                  /* public routes: the backend reaches a sandbox on a granted port only */
+	                  "add set inet s0 routes { type ipv4_addr . inet_service ; flags timeout ; }\n"
+	                  "add chain inet s0 output { type filter hook output priority 0 ; }\n"
+	                  "add rule inet s0 output oifname \"" S0__GV_NET_IF_PREFIX "*\" tcp flags & "
+	                  "(syn|ack) == syn ip daddr . tcp dport @routes accept\n"
+	                  "add rule inet s0 output oifname \"" S0__GV_NET_IF_PREFIX "*\" tcp flags & "
+	                  "(syn|ack) == syn drop\n");
 }
 
 /* "ip daddr { a/n, … } " of the rule's IPv4 CIDRs (host bits cleared);

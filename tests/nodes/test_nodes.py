@@ -414,8 +414,20 @@ def test_streams_forwarded_to_the_owner():
             h = sign(c.key_file, b.node_id(), "POST", path, body)
             r = a.call("POST", path, raw=body, headers=dict(hdr, **{"X-S0-Node-Auth": h}))
             assert r.status == 201 and r.json()["stream_id"], r
+            sid2 = r.json()["stream_id"]
             r = a.call("POST", path, raw=body, headers=dict(hdr, **{"X-S0-Node-Auth": h}))
             assert r.status == 401, r
+            # a bad open and an unknown stream are refused clearly; a close is 204
+            h = sign(c.key_file, b.node_id(), "POST", path, b"{}")
+            r = a.call("POST", path, raw=b"{}", headers=dict(hdr, **{"X-S0-Node-Auth": h}))
+            assert r.status == 400 and b"stream target" in r.body, r
+            p2 = f"{path}/{'0' * 32}/pull"
+            h = sign(c.key_file, b.node_id(), "POST", p2, b"{}")
+            r = a.call("POST", p2, raw=b"{}", headers=dict(hdr, **{"X-S0-Node-Auth": h}))
+            assert r.status == 404, r
+            h = sign(c.key_file, b.node_id(), "DELETE", f"{path}/{sid2}", b"")
+            r = a.call("DELETE", f"{path}/{sid2}", headers={"X-S0-Node-Auth": h})
+            assert r.status == 204, r
             # A killed: B's stream ends with a clear close
             ctx = cl.contexts.create(sid)
             with cl.contexts.stream(sid, ctx["id"]) as st:

@@ -31,8 +31,10 @@ typedef struct fwd {
 
 static struct {
 	pthread_mutex_t mu;
-	pthread_cond_t cv; /* CLOCK_MONOTONIC; any kick */
+	pthread_cond_t cv;       /* CLOCK_MONOTONIC; any kick */
+	pthread_cond_t reaper_cv; /* CLOCK_MONOTONIC; only the reaper's time */
 	fwd *head;
+	bool reaper; /* a reaper thread runs (while the registry is not empty) */
 } reg = {.mu = PTHREAD_MUTEX_INITIALIZER};
 static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
 
@@ -42,6 +44,7 @@ static void reg_init(void)
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
 	pthread_cond_init(&reg.cv, &a);
+	pthread_cond_init(&reg.reaper_cv, &a);
 	pthread_condattr_destroy(&a);
 }
 
@@ -108,6 +111,40 @@ static void sweep(void)
 		gone = f->next;
 		unref(f);
 	}
+}
+
+/* Sweep every quarter of the idle time while any forwarded stream is held,
+ * so a stream whose entry node died is dropped even when no call comes. */
+static void *reaper(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&reg.mu);
+		if (!reg.head) {
+			reg.reaper = false;
+			pthread_mutex_unlock(&reg.mu);
+			return NULL;
+		}
+		int64_t at = s0__real_monotonic_ms() + S0__FWDSTREAM_IDLE_MS / 4;
+		struct timespec ts = {.tv_sec = at / 1000, .tv_nsec = (at % 1000) * 1000000L};
+		pthread_cond_timedwait(&reg.reaper_cv, &reg.mu, &ts);
+		pthread_mutex_unlock(&reg.mu);
+		sweep();
+	}
+}
+
+/* Under reg.mu, with f just registered: a reaper runs (if a thread can be had;
+ * else the next call's sweep does its work). */
+static void reaper_start_locked(void)
+{
+	if (reg.reaper)
+		return;
+	pthread_t t;
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	reg.reaper = pthread_create(&t, &a, reaper, NULL) == 0;
+	pthread_attr_destroy(&a);
 }
 
 /* The stream id of team (a reference), or NULL. */
@@ -211,6 +248,7 @@ static int serve_open(s0__engine *e, const s0__router_opts *opts, const s0__http
 	pthread_mutex_lock(&reg.mu);
 	f->next = reg.head;
 	reg.head = f;
+	reaper_start_locked();
 	pthread_mutex_unlock(&reg.mu);
 	cJSON *o = cJSON_CreateObject();
 	if (o && s0__json_add_str(o, "stream_id", f->id) < 0) {

@@ -366,7 +366,8 @@ def test_streams_forwarded_to_the_owner():
     on A over the node channel: a context stream (output order, input echo,
     done), a file watch (events from a write through A), a pause on A ending
     B's stream with 1001, A killed ending it with 1011; the channel's stream
-    calls refuse a forged or replayed signature and a client without one."""
+    calls refuse a forged or replayed signature and a client without one, and
+    a stream its entry node stops pulling is dropped by the owner."""
     sys.path.insert(0, os.environ.get("S0_PY_BINDINGS", os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "bindings", "python")))
     import libsandbox0 as s0
@@ -374,6 +375,17 @@ def test_streams_forwarded_to_the_owner():
         a, b = c.nodes
         sid = a.claim()
         assert owner_of(c, sid) is a
+        # a stream opened over the channel that nobody pulls (its entry node gone)
+        path = f"/api/v1/sandboxes/{sid}/node-streams"
+        body = json.dumps({"target": f"/api/v1/sandboxes/{sid}/files/watch"}).encode()
+        hdr = {"Content-Type": "application/json"}
+        held0 = a.inspect()["node"]["watchers"]
+        h = sign(c.key_file, b.node_id(), "POST", path, body)
+        r = a.call("POST", path, raw=body, headers=dict(hdr, **{"X-S0-Node-Auth": h}))
+        assert r.status == 201, r
+        idle, t_idle = r.json()["stream_id"], time.monotonic()
+        w1 = a.inspect()["node"]["watchers"]
+        assert w1 > held0, (held0, w1, r)
         with s0.Client(token=TOKEN, base_url=b.url) as cl:
             ctx = cl.contexts.create(sid, command=["sh", "-c", "echo one; echo two >&2; echo three"])
             with cl.contexts.stream(sid, ctx["id"]) as st:
@@ -404,9 +416,6 @@ def test_streams_forwarded_to_the_owner():
             assert a.resume(sid).status == 200
             assert owner_of(c, sid) is a
             # the channel's stream calls: not for clients, signed by a node, once
-            path = f"/api/v1/sandboxes/{sid}/node-streams"
-            body = json.dumps({"target": f"/api/v1/sandboxes/{sid}/files/watch"}).encode()
-            hdr = {"Content-Type": "application/json"}
             assert b.call("POST", path, raw=body, headers=hdr).status == 404
             forged = sign(c.key_file, b.node_id(), "POST", path, b"{}")
             r = a.call("POST", path, raw=body, headers=dict(hdr, **{"X-S0-Node-Auth": forged}))
@@ -428,6 +437,14 @@ def test_streams_forwarded_to_the_owner():
             h = sign(c.key_file, b.node_id(), "DELETE", f"{path}/{sid2}", b"")
             r = a.call("DELETE", f"{path}/{sid2}", headers={"X-S0-Node-Auth": h})
             assert r.status == 204, r
+            # the stream nobody pulled is dropped within the idle time (10 s) and a reaper pass
+            wait_until("a to drop the unpulled stream",
+                       lambda: a.inspect()["node"]["watchers"] == held0, 20, 0.2)
+            step(f"unpulled stream dropped after {time.monotonic() - t_idle:.1f} s")
+            p3 = f"{path}/{idle}/pull"
+            h = sign(c.key_file, b.node_id(), "POST", p3, b"{}")
+            r = a.call("POST", p3, raw=b"{}", headers=dict(hdr, **{"X-S0-Node-Auth": h}))
+            assert r.status == 404, r
             # A killed: B's stream ends with a clear close
             ctx = cl.contexts.create(sid)
             with cl.contexts.stream(sid, ctx["id"]) as st:

@@ -15,8 +15,10 @@
 
 /* Longest hold of one pull on the owner (ms). */
 #define S0__FWDSTREAM_WAIT_MS 5000
-/* A forwarded stream nobody pulled for this long is dropped by its owner (ms). */
-#define S0__FWDSTREAM_IDLE_MS 20000
+/* A forwarded stream nobody pulled for this long is dropped by its owner (ms);
+ * an entry node whose client reads slowly (its queue full) sends an empty
+ * pull (max_bytes 0) every quarter of it to keep the stream. */
+#define S0__FWDSTREAM_IDLE_MS 10000
 
 /* Whether path (decoded) is a node-channel route of forwarded streams
  * (/api/v1/sandboxes/{id}/node-streams[/…]). Pure. */

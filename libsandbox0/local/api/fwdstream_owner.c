@@ -274,7 +274,7 @@ static int serve_pull(fwd *f, const cJSON *body, s0__http_response *resp)
 	s0__smsgq out = {0};
 	int close = 0;
 	char reason[128] = "";
-	for (;;) {
+	for (; room > 0;) { /* no room: a keep-alive, answered at once */
 		int64_t now = s0__real_monotonic_ms();
 		pthread_mutex_lock(&reg.mu);
 		bool go = f->kicked || (f->retry_at && now >= f->retry_at);
@@ -303,6 +303,9 @@ static int serve_pull(fwd *f, const cJSON *body, s0__http_response *resp)
 		if (close || out.count || (!go && s0__real_monotonic_ms() >= until))
 			break;
 	}
+	pthread_mutex_lock(&reg.mu);
+	f->seen_ms = s0__real_monotonic_ms(); /* idle from the end of the pull */
+	pthread_mutex_unlock(&reg.mu);
 	if (close)
 		drop(f);
 	int rc = reply_batch(resp, &out, close, reason);

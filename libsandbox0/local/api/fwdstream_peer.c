@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "common/json.h"
 #include "local/api/forward.h"
@@ -123,10 +124,14 @@ static void *puller(void *arg)
 	bool stopped = false;
 	for (;;) {
 		pthread_mutex_lock(&r->mu);
-		while (!r->stop && r->q.bytes >= S0__STREAM_QUEUE_MAX)
-			pthread_cond_wait(&r->cv, &r->mu);
+		if (!r->stop && r->q.bytes >= S0__STREAM_QUEUE_MAX) { /* the client is behind */
+			int64_t at = s0__real_monotonic_ms() + S0__FWDSTREAM_IDLE_MS / 4;
+			struct timespec ts = {.tv_sec = at / 1000, .tv_nsec = (at % 1000) * 1000000L};
+			pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+		}
 		stopped = r->stop;
-		size_t room = S0__STREAM_QUEUE_MAX - r->q.bytes;
+		/* still no room: an empty pull keeps the stream on the owner */
+		size_t room = r->q.bytes >= S0__STREAM_QUEUE_MAX ? 0 : S0__STREAM_QUEUE_MAX - r->q.bytes;
 		pthread_mutex_unlock(&r->mu);
 		if (stopped)
 			break;
@@ -231,7 +236,11 @@ int s0__fwdstream_open(s0__engine *e, const char *url, const s0__http_request *r
 	r->kick_arg = kick_arg;
 	r->refs = 2;
 	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->cv, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->cv, &ca);
+	pthread_condattr_destroy(&ca);
 	st->e = e;
 	st->remote = r;
 	st->reason = "";

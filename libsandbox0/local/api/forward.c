@@ -96,9 +96,13 @@ int s0__node_call(s0__engine *e, const char *url, const s0__http_request *req,
 	if (rc == S0_OK && s0__headers_copy(&out.headers, &req->headers, hop_by_hop) < 0)
 		rc = S0_ENOMEM;
 	char auth[S0__NODE_AUTH_MAX];
+	const char *signed_already = s0__headers_get(&req->headers, S0__NODE_AUTH_HEADER);
 	if (rc == S0_OK) {
-		s0__engine_node_sign(e, req->method, target, req->body, req->has_body ? req->body_len : 0,
-		                     auth);
+		if (!e && signed_already)
+			s0__strlcpy(auth, signed_already, sizeof auth);
+		else
+			s0__engine_node_sign(e, req->method, target, req->body,
+			                     req->has_body ? req->body_len : 0, auth);
 		if (s0__headers_add(&out.headers, S0__NODE_AUTH_HEADER, auth) < 0)
 			rc = S0_ENOMEM;
 	}

@@ -6,6 +6,7 @@
  * room); input goes to the owner at once, its replies back with it.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -32,36 +33,48 @@ struct s0__rstream {
 	int close;         /* under mu: the close code once known */
 	char reason[128];  /* set with close */
 	int refs;          /* under mu: the stream + the puller */
+	char close_auth[S0__NODE_AUTH_MAX]; /* the DELETE's signature, made by the free */
 };
 
 static bool not_sent(const char *name)
 {
 	static const char *const h[] = {"Upgrade", "Sec-WebSocket-Key", "Sec-WebSocket-Version",
 	                                "Sec-WebSocket-Extensions", "Sec-WebSocket-Protocol",
-	                                "Content-Type"};
+	                                "Content-Type", S0__NODE_AUTH_HEADER};
 	for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
 		if (!strcasecmp(name, h[i]))
 			return true;
 	return false;
 }
 
-/* One call on the owner: method path with body (taken; nullable). */
-static int call(s0__engine *e, const char *url, const s0__headers *hdrs, const char *method,
-                const char *path, cJSON *body, int64_t timeout_ms, s0__http_response *resp)
+/* One call on the owner: method path with body (a JSON text, nullable),
+ * signed here with e, or (e NULL) with auth made by sign_with() before. */
+static int call_text(s0__engine *e, const char *auth, const char *url, const s0__headers *hdrs,
+                     const char *method, const char *path, const char *text,
+                     int64_t timeout_ms, s0__http_response *resp)
 {
-	char *text = body ? cJSON_PrintUnformatted(body) : NULL;
-	cJSON_Delete(body);
 	s0__http_request req = {.method = method, .path = path, .body = text,
 	                        .body_len = text ? strlen(text) : 0, .has_body = text != NULL};
-	int rc = body && !text ? S0_ENOMEM : S0_OK;
-	if (rc == S0_OK && (s0__headers_copy(&req.headers, hdrs, not_sent) < 0 ||
-	                    (text && s0__headers_add(&req.headers, "Content-Type",
-	                                             "application/json") < 0)))
+	int rc = S0_OK;
+	if (s0__headers_copy(&req.headers, hdrs, not_sent) < 0 ||
+	    (text && s0__headers_add(&req.headers, "Content-Type", "application/json") < 0) ||
+	    (!e && s0__headers_add(&req.headers, S0__NODE_AUTH_HEADER, auth) < 0))
 		rc = S0_ENOMEM;
 	bool sent = false;
 	if (rc == S0_OK)
 		rc = s0__node_call(e, url, &req, timeout_ms, resp, &sent);
 	s0__headers_free(&req.headers);
+	return rc;
+}
+
+/* call_text() with body (taken; nullable) signed with e. */
+static int call(s0__engine *e, const char *url, const s0__headers *hdrs, const char *method,
+                const char *path, cJSON *body, int64_t timeout_ms, s0__http_response *resp)
+{
+	char *text = body ? cJSON_PrintUnformatted(body) : NULL;
+	cJSON_Delete(body);
+	int rc = body && !text ? S0_ENOMEM
+	                       : call_text(e, NULL, url, hdrs, method, path, text, timeout_ms, resp);
 	free(text);
 	return rc;
 }
@@ -117,11 +130,17 @@ static void rs_unref(struct s0__rstream *r)
 	free(r);
 }
 
+/*
+ * The puller's calls are signed under r->mu while the stream is not freed, so
+ * the engine (which outlives every stream) is never used after
+ * s0__rstream_free() returns; the close sent after a free was signed by it.
+ */
 static void *puller(void *arg)
 {
 	struct s0__rstream *r = arg;
 	char *pull = s0__asprintf("%s/pull", r->base);
 	bool stopped = false;
+	char auth[S0__NODE_AUTH_MAX];
 	for (;;) {
 		pthread_mutex_lock(&r->mu);
 		if (!r->stop && r->q.bytes >= S0__STREAM_QUEUE_MAX) { /* the client is behind */
@@ -135,16 +154,20 @@ static void *puller(void *arg)
 		pthread_mutex_unlock(&r->mu);
 		if (stopped)
 			break;
-		cJSON *b = cJSON_CreateObject();
-		if (b && (s0__json_add_i64(b, "wait_ms", S0__FWDSTREAM_WAIT_MS) < 0 ||
-		          s0__json_add_i64(b, "max_bytes", (int64_t)room) < 0)) {
-			cJSON_Delete(b);
-			b = NULL;
-		}
+		char text[96];
+		snprintf(text, sizeof text, "{\"wait_ms\":%d,\"max_bytes\":%zu}", S0__FWDSTREAM_WAIT_MS,
+		         room);
+		pthread_mutex_lock(&r->mu);
+		stopped = r->stop;
+		if (!stopped && pull)
+			s0__engine_node_sign(r->e, "POST", pull, text, strlen(text), auth);
+		pthread_mutex_unlock(&r->mu);
+		if (stopped)
+			break;
 		s0__http_response resp = {0};
-		int rc = pull && b ? call(r->e, r->url, &r->hdrs, "POST", pull, b,
+		int rc = pull ? call_text(NULL, auth, r->url, &r->hdrs, "POST", pull, text,
 		                          S0__FWDSTREAM_WAIT_MS + CALL_TIMEOUT_MS, &resp)
-		                   : S0_ENOMEM;
+		              : S0_ENOMEM;
 		s0__smsgq got = {0};
 		char reason[128];
 		int close = rc == S0_OK && resp.status == 200 ? take_batch(&resp, &got, reason)
@@ -166,7 +189,8 @@ static void *puller(void *arg)
 	}
 	if (stopped) { /* the client left first: end it on the owner now */
 		s0__http_response resp = {0};
-		call(r->e, r->url, &r->hdrs, "DELETE", r->base, NULL, CALL_TIMEOUT_MS, &resp);
+		call_text(NULL, r->close_auth, r->url, &r->hdrs, "DELETE", r->base, NULL,
+		          CALL_TIMEOUT_MS, &resp);
 		s0__http_response_free(&resp);
 	}
 	free(pull);
@@ -327,6 +351,7 @@ int s0__rstream_pull(s0__stream *st, size_t room, s0__smsgq *out)
 void s0__rstream_free(struct s0__rstream *r)
 {
 	pthread_mutex_lock(&r->mu);
+	s0__engine_node_sign(r->e, "DELETE", r->base, NULL, 0, r->close_auth);
 	r->stop = true;
 	pthread_cond_signal(&r->cv);
 	pthread_mutex_unlock(&r->mu);

@@ -4,9 +4,10 @@
 # channel, any node serving any call, pause on one node and resume on
 # another, concurrent pauses and resumes through different nodes, nodes
 # killed with SIGKILL mid-pause and mid-resume, a stalled node, PostgreSQL and S3 outages,
-# the lease thread, its watchdog and the fencing check, long-polls woken across nodes, and
+# the lease thread, its watchdog and the fencing check, long-polls woken across nodes,
+# WebSocket streams forwarded to the owning node (through the Python binding), and
 # one cross-node pause/resume on the gVisor runtime when run as root
-# (tests/nodes/test_nodes.py, behaviours NOD-01..NOD-16). Both servers are
+# (tests/nodes/test_nodes.py, behaviours NOD-01..NOD-17). Both servers are
 # started with the helpers of parts 47 and 48 (scripts/lib.sh) and stopped and
 # removed on every path.
 
@@ -27,6 +28,7 @@ run() {
     return 1
   fi
   export S0_TEST_PG_ADMIN=$S0_TEST_META S0_CLI=$PWD/build/libsandbox0/cli/s0
+  export S0_PY_BINDINGS=$PWD/build/bindings/python
   local out rc=0
   out=$(mktemp /tmp/s0-nodes-out.XXXXXX)
   nice python3 tests/nodes/test_nodes.py 2>&1 | tee "$out"

@@ -7,6 +7,7 @@ Run by scripts/test.d/49-nodes.sh, which starts the real servers:
 """
 import hashlib
 import hmac
+import json
 import os
 import secrets
 import signal
@@ -16,7 +17,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nodes import Cluster, wait_state, wait_until  # noqa: E402
+from nodes import TOKEN, Cluster, wait_state, wait_until  # noqa: E402
 
 PG_CTL = os.environ.get("S0_TEST_PG_CTL", "")
 T0 = time.monotonic()
@@ -358,6 +359,107 @@ def test_owner_unreachable_pause_is_202():
             x["status"] == "running" and not x["paused"] or x["paused"]) and owner_of(c, sid)
             is b and x)(b.sandbox(sid)), 30)
         assert s["status"] in ("running", "paused"), s
+
+
+def test_streams_forwarded_to_the_owner():
+    """NOD-17: WebSocket streams opened on B for a sandbox running on A are driven
+    on A over the node channel: a context stream (output order, input echo,
+    done), a file watch (events from a write through A), a pause on A ending
+    B's stream with 1001, A killed ending it with 1011; the channel's stream
+    calls refuse a forged or replayed signature and a client without one, and
+    a stream its entry node stops pulling is dropped by the owner."""
+    sys.path.insert(0, os.environ.get("S0_PY_BINDINGS", os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "bindings", "python")))
+    import libsandbox0 as s0
+    with Cluster(2, lease_ms=4000) as c:
+        a, b = c.nodes
+        sid = a.claim()
+        assert owner_of(c, sid) is a
+        # a stream opened over the channel that nobody pulls (its entry node gone)
+        path = f"/api/v1/sandboxes/{sid}/node-streams"
+        body = json.dumps({"target": f"/api/v1/sandboxes/{sid}/files/watch"}).encode()
+        hdr = {"Content-Type": "application/json"}
+        held0 = a.inspect()["node"]["watchers"]
+        h = sign(c.key_file, b.node_id(), "POST", path, body)
+        r = a.call("POST", path, raw=body, headers=dict(hdr, **{"X-S0-Node-Auth": h}))
+        assert r.status == 201, r
+        idle, t_idle = r.json()["stream_id"], time.monotonic()
+        w1 = a.inspect()["node"]["watchers"]
+        assert w1 > held0, (held0, w1, r)
+        with s0.Client(token=TOKEN, base_url=b.url) as cl:
+            ctx = cl.contexts.create(sid, command=["sh", "-c", "echo one; echo two >&2; echo three"])
+            with cl.contexts.stream(sid, ctx["id"]) as st:
+                msgs = list(st)
+                assert (st.close_code, st.close_reason) == (1000, "process exited"), st.close_code
+            assert [(m["type"], m.get("source"), m.get("data")) for m in msgs[:2]] == [
+                ("output", "stdout", "one\nthree\n"), ("output", "stderr", "two\n")], msgs
+            assert msgs[2]["type"] == "done" and msgs[2]["exit_code"] == 0, msgs
+            ctx = cl.contexts.create(sid)
+            with cl.contexts.stream(sid, ctx["id"]) as st:
+                st.send_input("echo hello\n", request_id="r1")
+                st.send_input("echo world\n", request_id="r2")
+                got = [st.recv(timeout=30) for _ in range(4)]
+                assert [(m["type"], m.get("data") or m.get("request_id")) for m in got] == [
+                    ("output", "hello\n"), ("done", "r1"), ("output", "world\n"),
+                    ("done", "r2")], got
+            step("context streams through b")
+            cl.files.mkdir(sid, "/workspace/d")
+            with cl.files.watch(sid, "/workspace/d") as w:
+                a.write(sid, "/workspace/d/f", b"1")
+                got = [w.recv(timeout=30) for _ in range(2)]
+                assert [(m["event"], m["path"]) for m in got] == [
+                    ("create", "/workspace/d/f"), ("write", "/workspace/d/f")], got
+                assert a.pause(sid).status in (200, 202)
+                assert list(w) == []
+                assert (w.close_code, w.close_reason) == (1001, "sandbox paused"), w.close_code
+            step("file watch through b, ended by a pause on a")
+            assert a.resume(sid).status == 200
+            assert owner_of(c, sid) is a
+            # the channel's stream calls: not for clients, signed by a node, once
+            assert b.call("POST", path, raw=body, headers=hdr).status == 404
+            forged = sign(c.key_file, b.node_id(), "POST", path, b"{}")
+            r = a.call("POST", path, raw=body, headers=dict(hdr, **{"X-S0-Node-Auth": forged}))
+            assert r.status == 401, r
+            h = sign(c.key_file, b.node_id(), "POST", path, body)
+            r = a.call("POST", path, raw=body, headers=dict(hdr, **{"X-S0-Node-Auth": h}))
+            assert r.status == 201 and r.json()["stream_id"], r
+            sid2 = r.json()["stream_id"]
+            r = a.call("POST", path, raw=body, headers=dict(hdr, **{"X-S0-Node-Auth": h}))
+            assert r.status == 401, r
+            # a bad open and an unknown stream are refused clearly; a close is 204
+            h = sign(c.key_file, b.node_id(), "POST", path, b"{}")
+            r = a.call("POST", path, raw=b"{}", headers=dict(hdr, **{"X-S0-Node-Auth": h}))
+            assert r.status == 400 and b"stream target" in r.body, r
+            p2 = f"{path}/{'0' * 32}/pull"
+            h = sign(c.key_file, b.node_id(), "POST", p2, b"{}")
+            r = a.call("POST", p2, raw=b"{}", headers=dict(hdr, **{"X-S0-Node-Auth": h}))
+            assert r.status == 404, r
+            h = sign(c.key_file, b.node_id(), "DELETE", f"{path}/{sid2}", b"")
+            r = a.call("DELETE", f"{path}/{sid2}", headers={"X-S0-Node-Auth": h})
+            assert r.status == 204, r
+            # the stream nobody pulled is dropped within the idle time (10 s) and a reaper pass
+            wait_until("a to drop the unpulled stream",
+                       lambda: a.inspect()["node"]["watchers"] == held0, 20, 0.2)
+            step(f"unpulled stream dropped after {time.monotonic() - t_idle:.1f} s")
+            p3 = f"{path}/{idle}/pull"
+            h = sign(c.key_file, b.node_id(), "POST", p3, b"{}")
+            r = a.call("POST", p3, raw=b"{}", headers=dict(hdr, **{"X-S0-Node-Auth": h}))
+            assert r.status == 404, r
+            # A killed: B's stream ends with a clear close
+            ctx = cl.contexts.create(sid)
+            with cl.contexts.stream(sid, ctx["id"]) as st:
+                st.send_input("echo up\n", request_id="r1")
+                assert st.recv(timeout=30)["data"] == "up\n"
+                a.kill9()
+                rest = list(st)
+                assert all(m["type"] == "done" for m in rest), rest
+                assert (st.close_code, st.close_reason) == (
+                    1011, "the node running this sandbox stopped answering"), st.close_code
+            step("a killed: b's stream closed 1011")
+        # deleted (recorded through b; a's lease lapses, b carries it out), so
+        # that b's stop has nothing of the dead node's left to pause
+        d = b.call("DELETE", f"/api/v1/sandboxes/{sid}")
+        assert d.status in (200, 202, 204), d
 
 
 def test_postgres_outage_mid_pause():

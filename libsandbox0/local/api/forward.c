@@ -84,10 +84,8 @@ static char *target_of(const s0__http_request *req)
 	                                 : s0__strdup(req->path);
 }
 
-/* Send req to url; S0_OK with resp filled, or S0_ETRANSPORT (*sent: it
- * may have arrived), S0_ENOMEM. */
-static int send_to(s0__engine *e, const char *url, const s0__http_request *req,
-                   s0__http_response *resp, bool *sent)
+int s0__node_call(s0__engine *e, const char *url, const s0__http_request *req,
+                  int64_t timeout_ms, s0__http_response *resp, bool *sent)
 {
 	*sent = false;
 	void *ctx = peer_transport(url);
@@ -98,16 +96,20 @@ static int send_to(s0__engine *e, const char *url, const s0__http_request *req,
 	if (rc == S0_OK && s0__headers_copy(&out.headers, &req->headers, hop_by_hop) < 0)
 		rc = S0_ENOMEM;
 	char auth[S0__NODE_AUTH_MAX];
+	const char *signed_already = s0__headers_get(&req->headers, S0__NODE_AUTH_HEADER);
 	if (rc == S0_OK) {
-		s0__engine_node_sign(e, req->method, target, req->body, req->has_body ? req->body_len : 0,
-		                     auth);
+		if (!e && signed_already)
+			s0__strlcpy(auth, signed_already, sizeof auth);
+		else
+			s0__engine_node_sign(e, req->method, target, req->body,
+			                     req->has_body ? req->body_len : 0, auth);
 		if (s0__headers_add(&out.headers, S0__NODE_AUTH_HEADER, auth) < 0)
 			rc = S0_ENOMEM;
 	}
 	s0__http_response got = {0};
 	if (rc == S0_OK) {
 		s0_error *err = NULL;
-		rc = s0__http_transport_ops.send(ctx, &out, FORWARD_TIMEOUT_MS, NULL, &got, sent, &err);
+		rc = s0__http_transport_ops.send(ctx, &out, timeout_ms, NULL, &got, sent, &err);
 		s0_error_free(err);
 	}
 	if (rc == S0_OK) {
@@ -151,7 +153,7 @@ int s0__router_forward(s0__engine *e, const s0__http_request *req, const char *p
 	if (s0__engine_owner(e, id, &kind, url, sizeof url, NULL) < 0 || kind != S0__OWNER_PEER)
 		return 0; /* here, nowhere, or lapsed (taken over soon): served here */
 	bool sent = false;
-	int rc = url[0] ? send_to(e, url, req, resp, &sent) : S0_ETRANSPORT;
+	int rc = url[0] ? s0__node_call(e, url, req, FORWARD_TIMEOUT_MS, resp, &sent) : S0_ETRANSPORT;
 	if (rc == S0_OK)
 		return 1;
 	if (rc == S0_ENOMEM)

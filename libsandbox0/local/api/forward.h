@@ -25,4 +25,16 @@
 int s0__router_forward(s0__engine *e, const s0__http_request *req, const char *path,
                        const char *request_id, s0__http_response *resp, bool *unreachable);
 
+/*
+ * One signed call over the node channel: req (raw path and query; headers
+ * copied but for hop-by-hop ones; X-S0-Node-Auth added over method, target
+ * and body — or, with e NULL, the X-S0-Node-Auth req already carries, made
+ * with s0__engine_node_sign over the same) to the peer at url. S0_OK with resp (zeroed by the caller; its
+ * own after) holding the peer's answer as it came; S0_ETRANSPORT when none
+ * came within timeout_ms (*sent: the call may have arrived), S0_ENOMEM.
+ * Blocks. Thread-safe.
+ */
+int s0__node_call(s0__engine *e, const char *url, const s0__http_request *req,
+                  int64_t timeout_ms, s0__http_response *resp, bool *sent);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "local/api/forward.h"
+#include "local/api/fwdstream.h"
 #include "local/api/router.h"
 
 /* A call served here while the node running its sandbox cannot be
@@ -42,8 +43,16 @@ int s0__router_handle_raw(s0__engine *e, const s0__router_opts *opts,
 		         limit);
 		return s0__router_reply_error(resp, o.request_id, 413, wire, msg);
 	}
+	bool channel = s0__headers_get(&req->headers, S0__NODE_AUTH_HEADER) != NULL;
+	bool fwd_stream = s0__fwdstream_is_route(path); /* node channel only */
+	if (fwd_stream && !channel) {
+		free(path);
+		return s0__router_reply_error(resp, o.request_id, 404, "not_found", "not found");
+	}
 	bool unreachable = false;
 	rc = s0__router_forward(e, req, path, o.request_id, resp, &unreachable);
+	if (rc == 0 && fwd_stream)
+		rc = s0__fwdstream_serve(e, &o, req, path, resp) < 0 ? S0_ENOMEM : 1;
 	if (rc != 0) {
 		free(path);
 		return rc < 0 ? rc : S0_OK;

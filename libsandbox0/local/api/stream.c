@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "local/api/fwdstream.h"
 #include "local/api/router.h"
 #include "local/api/stream_int.h"
 
@@ -173,6 +174,8 @@ int s0__stream_open(s0__engine *e, const s0__stream_open_req *req, s0__stream_ki
 
 int s0__stream_input(s0__stream *st, const char *text, size_t len, s0__smsgq *out)
 {
+	if (st->remote)
+		return s0__rstream_input(st, text, len, out);
 	cJSON *msg = cJSON_ParseWithLength(text, len);
 	if (!cJSON_IsObject(msg)) {
 		cJSON_Delete(msg);
@@ -193,6 +196,8 @@ int s0__stream_input(s0__stream *st, const char *text, size_t len, s0__smsgq *ou
 int s0__stream_pull(s0__stream *st, size_t room, s0__smsgq *out, int64_t *retry_ms)
 {
 	*retry_ms = 0;
+	if (st->remote)
+		return s0__rstream_pull(st, room, out);
 	int rc = s0__stream_check_sandbox(st);
 	if (rc)
 		return rc;
@@ -215,6 +220,8 @@ void s0__stream_free(s0__stream *st)
 {
 	if (!st)
 		return;
+	if (st->remote)
+		s0__rstream_free(st->remote);
 	if (st->sub)
 		s0__engine_watch_unsubscribe(s0__engine_watch_of(st->e), st->sub);
 	s0__stream_watch_free(st);

@@ -33,6 +33,8 @@ struct s0__stream {
 	cJSON *pending_done; /* request ids whose output is not all out yet (array; NULL: none) */
 	/* session */
 	int64_t after;
+	/* a stream driven on the node running the sandbox (fwdstream_peer.c; NULL: here) */
+	struct s0__rstream *remote;
 	/* watch (stream_watch.c) */
 	struct s0__watchset *watches;
 };

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "local/api/api_internal.h"
+#include "local/api/forward.h"
+#include "local/api/fwdstream.h"
 #include "local/api/stream.h"
 #include "local/api/stream_route.h"
 
@@ -68,6 +70,14 @@ int s0__router_stream_open(s0__engine *e, const s0__router_opts *opts,
 	if (kind == S0__STREAM_SESSION && req->query)
 		after = s0__query_get(req->query, "after", &present);
 	o.after = after;
+	s0__owner_kind owner = S0__OWNER_HERE;
+	char url[512] = "";
+	if (opts->team_id && !s0__headers_get(&req->headers, S0__NODE_AUTH_HEADER) &&
+	    s0__engine_owner(e, sandbox, &owner, url, sizeof url, NULL) == S0_OK &&
+	    owner == S0__OWNER_PEER && url[0]) { /* it runs on another node: driven there */
+		free(path);
+		return s0__fwdstream_open(e, url, req, opts->request_id, kick, kick_arg, out, resp);
+	}
 	s0_error *err = NULL;
 	rc = opts->team_id ? s0__stream_open(e, &o, kick, kick_arg, out, &err)
 	                   : s0__error_set(&err, S0_EAUTH, "unauthorized", "unauthorized");

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "local/api/fwdstream.h"
 #include "local/api/stream_local.h"
 #include "local/lifecycle/watch.h"
 
@@ -358,6 +359,21 @@ int s0__engine_owner(s0__engine *e, const char *sandbox_id, s0__owner_kind *kind
 	if (addr_len)
 		addr[0] = '\0';
 	return S0_OK;
+}
+
+/* No forwarded streams (fwdstream.h): the fake's node channel refuses every call. */
+bool s0__fwdstream_is_route(const char *path)
+{
+	(void)path;
+	return false;
+}
+
+int s0__fwdstream_serve(s0__engine *e, const s0__router_opts *opts,
+                        const s0__http_request *req, const char *path,
+                        s0__http_response *resp)
+{
+	(void)e, (void)opts, (void)req, (void)path, (void)resp;
+	return S0_ENOMEM;
 }
 
 void s0__engine_node_sign(s0__engine *e, const char *method, const char *target,

@@ -13,6 +13,14 @@
  * every read of it answers EIO). An owner thread fetches ahead in file
  * order, at most PF_AHEAD chunks held, then waits for the end (the file
  * handed and closed, or dropped) and tears the server down.
+ *
+ * Scheduling (what keeps time to running flat in the image size): runsc's
+ * loader queues up to 128 large reads of its front-to-back sweep, and a
+ * task that touches a page not loaded yet makes it read that page's range
+ * (a small read). The receiving threads serve small reads at once; large
+ * ones go to a queue the bulk threads serve in order, at nice + 10, one at
+ * a time until `runsc restore` returned (then PF_BULK). Measured in
+ * docs/memory-gvisor.md.
  */
 #define FUSE_USE_VERSION 312
 #include <fuse3/fuse_lowlevel.h>
@@ -25,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -33,10 +43,20 @@
 #include "local/runtime/gvisor/gv_pagefile.h"
 #include "local/runtime/heap.h"
 
-#define PF_THREADS 4
+#define PF_THREADS 4 /* receive requests; serve the small (waited-for) reads */
+#define PF_BULK 2    /* serve the loader's large reads, in arrival order */
+#define PF_BULK_MIN (128u << 10) /* a read this large is the loader's sweep */
 #define PF_AHEAD 64 /* chunks the owner fetches ahead of the reads */
 
 enum { C_NONE, C_LOADING, C_READY, C_SERVED, C_BAD };
+
+/* A large read waiting for a bulk thread. */
+typedef struct pf_read {
+	fuse_req_t req;
+	size_t size;
+	off_t off;
+	struct pf_read *next;
+} pf_read;
 
 typedef struct pf_chunk {
 	uint8_t st;
@@ -47,8 +67,11 @@ typedef struct pf_chunk {
 struct s0__gv_pagefile {
 	char *path;
 	struct fuse_session *se;
-	pthread_t th[PF_THREADS];
-	int nth;
+	pthread_t th[PF_THREADS + PF_BULK];
+	int nth, nbulk;
+	int nbulk_run; /* bulk threads that started (the first sweeps from the start) */
+	pf_read *q_head, *q_tail; /* large reads not served yet (under mu) */
+	bool q_stop;
 	pthread_t owner;
 	bool owner_started;
 	unsigned conn; /* FUSE connection number (minor of the mount's st_dev) */
@@ -202,12 +225,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fuse_reply_err(req, 0);
 }
 
-static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                    struct fuse_file_info *fi)
+/* Answer one read from the chunks (fetching what is missing). */
+static void serve_read(s0__gv_pagefile *pf, fuse_req_t req, size_t size, off_t off)
 {
-	(void)ino;
-	(void)fi;
-	s0__gv_pagefile *pf = fuse_req_userdata(req);
 	if (off < 0 || (uint64_t)off >= pf->size) {
 		fuse_reply_buf(req, NULL, 0);
 		return;
@@ -251,6 +271,72 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	else
 		fuse_reply_buf(req, (const char *)buf, size);
 	free(buf);
+}
+
+/* runsc's loader sweeps the file in reads of 256 KiB, many queued at once,
+ * and reads the few pages a task waits for as small reads: those are served
+ * at once by the receiving thread, the sweep by the bulk threads in order,
+ * so a waiting task never queues behind the sweep. */
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                    struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	s0__gv_pagefile *pf = fuse_req_userdata(req);
+	pf_read *r = size >= PF_BULK_MIN ? malloc(sizeof *r) : NULL;
+	if (!r) {
+		serve_read(pf, req, size, off);
+		return;
+	}
+	*r = (pf_read){.req = req, .size = size, .off = off};
+	pthread_mutex_lock(&pf->mu);
+	if (pf->q_tail)
+		pf->q_tail->next = r;
+	else
+		pf->q_head = r;
+	pf->q_tail = r;
+	pthread_cond_broadcast(&pf->cv);
+	pthread_mutex_unlock(&pf->mu);
+}
+
+/* This thread yields the CPU to the sandbox and to the waited-for reads:
+ * the sweep is background work (nice + 10). */
+static void background_thread(void)
+{
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	errno = 0;
+	int cur = getpriority(PRIO_PROCESS, (id_t)tid);
+	if (errno == 0)
+		setpriority(PRIO_PROCESS, (id_t)tid, cur + 10 > 19 ? 19 : cur + 10);
+}
+
+static void *bulk(void *arg)
+{
+	s0__gv_pagefile *pf = arg;
+	background_thread();
+	pthread_mutex_lock(&pf->mu);
+	bool first = pf->nbulk_run++ == 0;
+	for (;;) {
+		/* one sweeping thread until runsc restore returned: the restore
+		 * and the sandbox's first steps keep the CPU */
+		while ((!pf->q_head || (!first && !pf->handed)) && !pf->q_stop)
+			pthread_cond_wait(&pf->cv, &pf->mu);
+		pf_read *r = pf->q_head;
+		if (!r)
+			break; /* stopping and nothing left */
+		pf->q_head = r->next;
+		if (!pf->q_head)
+			pf->q_tail = NULL;
+		pthread_mutex_unlock(&pf->mu);
+		if (pf->q_stop)
+			fuse_reply_err(r->req, EIO);
+		else
+			serve_read(pf, r->req, r->size, r->off);
+		free(r);
+		pthread_mutex_lock(&pf->mu);
+	}
+	pthread_mutex_unlock(&pf->mu);
+	return NULL;
 }
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -338,6 +424,12 @@ static void teardown(s0__gv_pagefile *pf)
 		abort_conn(pf);
 	for (int i = 0; i < pf->nth; i++)
 		pthread_join(pf->th[i], NULL);
+	pthread_mutex_lock(&pf->mu);
+	pf->q_stop = true; /* reads still queued fail (the connection is gone) */
+	pthread_cond_broadcast(&pf->cv);
+	pthread_mutex_unlock(&pf->mu);
+	for (int i = 0; i < pf->nbulk; i++)
+		pthread_join(pf->th[PF_THREADS + i], NULL);
 	fuse_session_destroy(pf->se);
 	unlink(pf->path);
 }
@@ -354,6 +446,7 @@ static void live_add(int d)
 static void *owner(void *arg)
 {
 	s0__gv_pagefile *pf = arg;
+	background_thread();
 	pthread_mutex_lock(&pf->mu);
 	for (size_t i = 0;;) {
 		while (!pf->ending && !(pf->handed && pf->opens == 0) && pf->held >= PF_AHEAD)
@@ -457,6 +550,12 @@ int s0__gv_pagefile_start(const char *path, const s0__heap_image *r, s0__pager *
 			rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot start a thread");
 		else
 			pf->nth++;
+	}
+	for (int i = 0; rc == S0_OK && i < PF_BULK; i++) {
+		if (pthread_create(&pf->th[PF_THREADS + i], NULL, bulk, pf) != 0)
+			rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot start a thread");
+		else
+			pf->nbulk++;
 	}
 	struct stat st; /* answered by the threads (INIT first) */
 	if (rc == S0_OK && stat(path, &st) == 0)

@@ -532,7 +532,11 @@ int s0__gv_pagefile_start(const char *path, const s0__heap_image *r, s0__pager *
 		return rc;
 	}
 	fuse_set_log_func(quiet_log); /* the library never writes to stderr */
-	char *argv[] = {"s0pages", "-o", "fsname=s0pages,subtype=s0pages,allow_other,ro", NULL};
+	/* allow_other: runsc may open it from a user namespace; default_permissions:
+	 * the kernel checks the file's mode (0400, root) — the pages are the
+	 * sandbox's memory */
+	char *argv[] = {"s0pages", "-o",
+	                "fsname=s0pages,subtype=s0pages,allow_other,default_permissions,ro", NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	pf->se = fuse_session_new(&args, &pf_ops, sizeof pf_ops, pf);
 	fuse_opt_free_args(&args);

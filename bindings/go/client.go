@@ -105,6 +105,8 @@ type clientCore struct {
 
 	newC    func(tok capi.Struct_SS_s0_cancel_token) (capi.Struct_SS_s0_client, error)
 	baseURL string
+
+	streams map[*stream]struct{} // open streams (each also counts in inflight; under mu)
 }
 
 // NewClient makes a client of an HTTP(S) Sandbox0 API. Without options it
@@ -270,7 +272,7 @@ func (core *clientCore) release(l *lane) {
 	core.idle = append(core.idle, l)
 }
 
-// close fires every lane's token, waits for the calls in flight that are
+// close fires every lane's token, closes the open streams, waits for the calls in flight that are
 // not running a predicate, and frees the lanes if no call is left (else the
 // last call out does.
 func (core *clientCore) close() {
@@ -281,6 +283,13 @@ func (core *clientCore) close() {
 			capi.S0_cancel_token_cancel(l.tok) // in-flight calls return promptly
 		}
 	}
+	streams := core.streams
+	core.streams = nil
+	core.mu.Unlock()
+	for s := range streams {
+		s.close() // gives its in-flight slot back
+	}
+	core.mu.Lock()
 	for core.inflight > core.inPred {
 		core.cond.Wait()
 	}
@@ -301,6 +310,28 @@ func (core *clientCore) freeLocked() {
 		capi.S0_cancel_token_free(l.tok)
 	}
 	core.all, core.idle = nil, nil
+}
+
+// addStream lists an open stream, so that close() closes it; false on a
+// closed client (the caller frees the stream).
+func (core *clientCore) addStream(s *stream) bool {
+	core.mu.Lock()
+	defer core.mu.Unlock()
+	if core.closed {
+		return false
+	}
+	if core.streams == nil {
+		core.streams = map[*stream]struct{}{}
+	}
+	core.streams[s] = struct{}{}
+	return true
+}
+
+// dropStream forgets a stream that was freed.
+func (core *clientCore) dropStream(s *stream) {
+	core.mu.Lock()
+	delete(core.streams, s)
+	core.mu.Unlock()
 }
 
 func (core *clientCore) isClosed() bool {

@@ -76,6 +76,7 @@ struct s0py_client {
 	struct s0py_local *local; /* owning backend (a reference), or NULL */
 	int in_local_list;
 	struct s0py_client *next;
+	struct s0py_stream *streams; /* open streams (streams.i) */
 	atomic_int refs;
 };
 
@@ -84,6 +85,7 @@ struct s0py_local {
 	pthread_mutex_t mu; /* children */
 	s0_local *l;
 	struct s0py_client *children;
+	struct s0py_server *servers; /* in-process servers (streams.i) */
 	char *path;
 	atomic_int refs;
 };
@@ -95,6 +97,8 @@ struct s0py_iter {
 };
 
 static void s0py_local_unref(struct s0py_local *L);
+static void s0py_client_close_streams(struct s0py_client *cl);
+static void s0py_local_stop_servers(struct s0py_local *L);
 
 static void s0py_client_unref(struct s0py_client *cl)
 {
@@ -132,6 +136,7 @@ static void s0py_client_close(struct s0py_client *cl)
 	if (cl->tok)
 		s0_cancel_token_cancel(cl->tok);
 	pthread_rwlock_wrlock(&cl->lock);
+	s0py_client_close_streams(cl);
 	s0_client *c = cl->c;
 	cl->c = NULL;
 	pthread_rwlock_unlock(&cl->lock);
@@ -177,6 +182,7 @@ static void s0py_local_close(struct s0py_local *L)
 {
 	if (!L)
 		return;
+	s0py_local_stop_servers(L);
 	for (;;) {
 		pthread_mutex_lock(&L->mu);
 		struct s0py_client *cl = L->children;
@@ -832,6 +838,8 @@ static int s0py_local_client(s0_local *l, const char *user_agent, s0_cancel_toke
 }
 typedef int _Bool;
 #define bool _Bool
+
+%include "streams.i"
 
 /* ------------------------------------------------------------------ */
 /* Opaque types                                                        */

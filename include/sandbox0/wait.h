@@ -190,7 +190,13 @@ S0_API int s0_sandbox_wait(s0_client *c, const char *sandbox_id, uint32_t until_
  * `failed` ends the wait with S0_ELIFECYCLE (action "memory pause", reason
  * `memory_pause_failed`): a capture failure is never success, and no
  * filesystem-only pause is ever sent instead (CL-03). In filesystem mode
- * `failed` is not a stop condition.
+ * `failed` is not a stop condition. A pause that can no longer complete
+ * because its runtime generation was replaced without it (the server
+ * crashed before publishing and its recovery superseded the pause, or
+ * another caller resumed) ends the wait at the next look with
+ * S0_ELIFECYCLE, reason `pause_superseded`: the generation is the one the
+ * pause answer names, else the first poll's, and a later one without the
+ * paused state is that end; no second pause is sent (CL-19).
  *
  * @param[in] c the client.
  * @param[in] sandbox_id the sandbox.
@@ -199,8 +205,13 @@ S0_API int s0_sandbox_wait(s0_client *c, const char *sandbox_id, uint32_t until_
  *             on failure.
  * @param[out] err (nullable) error detail.
  * @retval S0_EINVAL bad options or id; no request sent.
- * @retval S0_ELIFECYCLE memory capture failed; the sandbox reads `failed`
- *         with `paused` true and its last committed RootFS intact.
+ * @retval S0_ELIFECYCLE memory capture failed (reason
+ *         `memory_pause_failed`); the sandbox reads `failed` with `paused`
+ *         true and its last committed RootFS intact. Or the pause was
+ *         superseded (reason `pause_superseded`, action "pause" or "memory
+ *         pause"): the sandbox runs (or reads `failed` while no replacement
+ *         can be placed) on the last committed RootFS head; writes after it
+ *         may be lost; pausing again pauses it as it is now.
  * @retval S0_ETIMEDOUT deadline; the pause goes on server-side.
  * @retval S0_ECONFLICT / S0_ENOTFOUND / S0_EUNAVAILABLE / S0_EQUOTA /
  *         S0_ETHROTTLED / S0_EINTERNAL from the POST; nothing was accepted.

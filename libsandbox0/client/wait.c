@@ -18,6 +18,14 @@
  * that GET shows the goal, the very same request (same memory body) sent
  * again after the next sleep. Every request starts before the deadline and
  * is capped to the time left, so the call ends by the deadline.
+ *
+ * A pause retires one runtime generation: the one its answer names
+ * (`runtime_generation`, docs/wire.md §6.3), else the one the first poll
+ * after it shows. A later generation that is not the paused state means
+ * that runtime is gone without the pause (a crash recovery superseded the
+ * unpublished pause, or another caller resumed): no poll can ever show the
+ * goal, so the wait ends with S0_ELIFECYCLE `pause_superseded` at once
+ * (docs/decisions.md "Superseded pause").
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -207,6 +215,7 @@ typedef struct wait_run {
 	uint32_t until_mask;     /* generic */
 	s0_wait_predicate pred;  /* generic, nullable */
 	int64_t target_gen;      /* resume */
+	int64_t pause_gen;       /* pause: the generation it retires; -1 not known yet */
 	s0_cancel_token *cancel; /* the options' token (nullable) */
 	s0_cancel_token *tok;    /* it and the client's: what sleeps observe */
 	s0__cancel_link link;
@@ -464,6 +473,13 @@ static int poll_once(wait_run *w, s0_error **err)
 	return POLL_RETRY;
 }
 
+/* The generation an accepted pause retires, from its answer (-1 when absent). */
+static int64_t pause_generation(const cJSON *data)
+{
+	const cJSON *g = data ? cJSON_GetObjectItemCaseSensitive(data, "runtime_generation") : NULL;
+	return cJSON_IsNumber(g) && g->valuedouble >= 0 ? (int64_t)g->valuedouble : -1;
+}
+
 /* The lifecycle POST, body exactly as configured: POST_ACCEPTED, POST_UNKNOWN or an error. */
 static int post_once(wait_run *w, s0_error **err)
 {
@@ -485,6 +501,8 @@ static int post_once(wait_run *w, s0_error **err)
 	if (never_reached(w, rc, sent))
 		return fatal(w, rc, x, err);
 	if (rc == S0_OK) {
+		if (w->kind == WAIT_PAUSE)
+			w->pause_gen = pause_generation(r.data);
 		s0__reply_free(&r);
 		return POST_ACCEPTED;
 	}
@@ -494,11 +512,33 @@ static int post_once(wait_run *w, s0_error **err)
 	return POST_UNKNOWN;
 }
 
+/* The pause's runtime generation was replaced without the pause (see the top). */
+static int superseded_error(wait_run *w, const s0_sandbox_info *i, s0_error **err)
+{
+	const char *action = w->cfg.memory_mode ? "memory pause" : "pause";
+	char *msg = s0__asprintf(
+	    "%s of sandbox %s superseded: runtime generation %" PRId64 " was replaced without "
+	    "the pause (now status %s, paused %s, runtime_generation %" PRId64 "): a crash "
+	    "recovery restarted it from the last committed RootFS head, whose later writes may be "
+	    "lost, or it was resumed; pause again to checkpoint the sandbox as it is now",
+	    action, w->id, w->pause_gen, s0_status_name(s0_sandbox_info_status(i)),
+	    s0_sandbox_info_paused(i) ? "true" : "false", s0_sandbox_info_runtime_generation(i));
+	s0_error *x = s0__error_make(S0_ELIFECYCLE, "pause_superseded", msg);
+	free(msg);
+	s0__error_set_sandbox(x, w->id, action, i, 0);
+	return s0__error_put(err, x);
+}
+
 static int judge_pause(wait_run *w, const s0_sandbox_info *i, s0_error **err)
 {
 	int st = s0_sandbox_info_status(i);
+	int64_t gen = s0_sandbox_info_runtime_generation(i);
 	if (st == S0_STATUS_PAUSED && s0_sandbox_info_paused(i))
 		return 1;
+	if (w->phase == PH_POLL && w->pause_gen < 0)
+		w->pause_gen = gen; /* the server did not say: the first look after acceptance */
+	if (w->phase == PH_POLL && gen > w->pause_gen)
+		return superseded_error(w, i, err);
 	if (w->cfg.memory_mode && st == S0_STATUS_FAILED)
 		return lifecycle_error(w, "memory pause", "memory_pause_failed", i, err);
 	return 0;
@@ -626,6 +666,7 @@ static int run_init(wait_run *w, s0_client *c, const char *id, wait_kind kind,
 		w->tok = w->link.token;
 	}
 	w->retry_after_ms = -1;
+	w->pause_gen = -1;
 	w->start_ms = now_ms(w);
 	w->deadline_ms = s0__wait_deadline(w->start_ms, w->cfg.timeout_ms);
 	uint64_t seed = (uint64_t)s0__real_monotonic_ms() ^ (uint64_t)(uintptr_t)w;

@@ -3,14 +3,18 @@
 # tests/s3server), on the simulated runtime: node identity and the node
 # channel, any node serving any call, pause on one node and resume on
 # another, concurrent pauses and resumes through different nodes, nodes
-# killed with SIGKILL mid-pause and mid-resume, a stalled node, PostgreSQL and S3 outages
-# (tests/nodes/test_nodes.py, behaviours NOD-01..NOD-11). Both servers are
+# killed with SIGKILL mid-pause and mid-resume, a stalled node, PostgreSQL and S3 outages,
+# the lease thread, its watchdog and the fencing check, long-polls woken across nodes, and
+# one cross-node pause/resume on the gVisor runtime when run as root
+# (tests/nodes/test_nodes.py, behaviours NOD-01..NOD-16). Both servers are
 # started with the helpers of parts 47 and 48 (scripts/lib.sh) and stopped and
 # removed on every path.
 
 deps() {
   (. scripts/test.d/47-postgres.sh && deps) || return 1
   (. scripts/test.d/48-s3.sh && deps) || return 1
+  # the gVisor case (NOD-16): the pinned runsc, built once into its cache
+  if [ "$(id -u)" = 0 ]; then scripts/install-runsc.sh || return 1; fi
 }
 
 run() {

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -44,6 +45,76 @@ def wait_until(what, fn, deadline_s=30.0, step_s=0.05):
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
+class PgProxy:
+    """A TCP path to the PostgreSQL server's unix socket for one node: cut()
+    refuses new connections and drops the open ones (the server unreachable
+    from that node only); restore() opens the path again on the same port."""
+
+    def __init__(self, admin_url):
+        q = dict(kv.split("=", 1) for kv in admin_url.partition("?")[2].split("&") if kv)
+        self.sock_path = os.path.join(q["host"], f".s.PGSQL.{q['port']}")
+        self.port = free_port()
+        self.lock = threading.Lock()
+        self.conns, self.listener = [], None
+        self.restore()
+
+    def restore(self):
+        l = socket.socket()
+        l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        l.bind(("127.0.0.1", self.port))
+        l.listen(64)
+        self.listener = l
+        threading.Thread(target=self._accept, args=(l,), daemon=True).start()
+
+    def _accept(self, l):
+        while True:
+            try:
+                c, _ = l.accept()
+            except OSError:
+                return
+            u = socket.socket(socket.AF_UNIX)
+            try:
+                u.connect(self.sock_path)
+            except OSError:
+                c.close()
+                continue
+            with self.lock:
+                self.conns += [c, u]
+            for a, b in ((c, u), (u, c)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(a, b):
+        try:
+            while True:
+                d = a.recv(65536)
+                if not d:
+                    break
+                b.sendall(d)
+        except OSError:
+            pass
+        for s in (a, b):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cut(self):
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept
+        except OSError:
+            pass
+        self.listener.close()
+        with self.lock:
+            conns, self.conns = self.conns, []
+        for s in conns:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+
 class Answer:
     def __init__(self, status, body, headers):
         self.status, self.body, self.headers = status, body, headers
@@ -68,19 +139,25 @@ class Node:
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = None
         self.log_path = os.path.join(cluster.dir, name + ".log")
+        self.pg_proxy = None  # set by Cluster(proxied=...): its own path to PostgreSQL
 
     def start(self):
         cmd = [os.environ["S0_CLI"], "serve", "--data", self.data, "--listen",
-               f"127.0.0.1:{self.port}", "--token", TOKEN, "--meta", self.cluster.meta,
+               f"127.0.0.1:{self.port}", "--token", TOKEN, "--meta", self.meta(),
                "--objects", self.cluster.objects, "--key-file", self.cluster.key_file,
                "--node-lease-ms", str(self.cluster.lease_ms), "--enable-admin", "--quiet",
-               "--runtime", "sim"]  # the simulated runtime: faults and no root needed
+               "--runtime", self.cluster.runtime]  # sim unless the test asks for gvisor
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         wait_until(f"{self.name} to answer /healthz",
                    lambda: self.proc.poll() is None and self.get("/healthz").status == 200
                    or self.proc.poll() is not None and self._died(), 60)
         return self
+
+    def meta(self):
+        if not self.pg_proxy:
+            return self.cluster.meta
+        return f"postgresql://s0@127.0.0.1:{self.pg_proxy.port}/{self.cluster.db}"
 
     def _died(self):
         raise AssertionError(f"{self.name} exited {self.proc.returncode}: {self.tail()}")
@@ -159,9 +236,10 @@ class Node:
     def read(self, sid, path):
         return self.get(f"/api/v1/sandboxes/{sid}/files?path={path}")
 
-    def fault(self, name, mode="hold", arm=True):
+    def fault(self, name, mode="hold", arm=True, **kw):
+        """Arm (count=, delay_ms= as the admin API takes them) or release a fault point."""
         a = self.call("POST" if arm else "DELETE", "/admin/v1/faults",
-                      body={"name": name, "mode": mode} if arm else {"name": name},
+                      body=dict({"name": name, "mode": mode}, **kw) if arm else {"name": name},
                       )
         assert a.status == 200, a
         return a
@@ -182,9 +260,10 @@ def wait_state(node, sid, status, paused, deadline_s=60):
 class Cluster:
     """N nodes sharing a new database and a new S3 prefix (and one key file)."""
 
-    def __init__(self, n, lease_ms=1500, name=None):
+    def __init__(self, n, lease_ms=1500, name=None, proxied=(), runtime="sim"):
         self.dir = tempfile.mkdtemp(prefix="s0-nodes.")
         self.lease_ms = lease_ms
+        self.runtime = runtime  # "sim": the simulated runtime (faults, no root needed)
         db = name or "nodes_" + secrets.token_hex(4)
         self.db = db
         admin = os.environ["S0_TEST_PG_ADMIN"]
@@ -199,6 +278,14 @@ class Cluster:
         with open(os.open(self.key_file, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
             f.write(secrets.token_bytes(32))
         self.nodes = [Node(self, f"n{i}") for i in range(n)]
+        for i in proxied:  # these nodes reach PostgreSQL through a path the test can cut
+            self.nodes[i].pg_proxy = PgProxy(admin)
+
+    def sql(self, query):
+        """One query's first column of the first row, on this cluster's database."""
+        r = subprocess.run(["psql", "-qtA", "-v", "ON_ERROR_STOP=1", self.meta, "-c", query],
+                           check=True, capture_output=True, text=True)
+        return r.stdout.strip()
 
     def start(self):
         for n in self.nodes:
@@ -208,6 +295,8 @@ class Cluster:
     def close(self):
         for n in self.nodes:
             n.stop()
+            if n.pg_proxy:
+                n.pg_proxy.cut()
         subprocess.run(["psql", "-q", os.environ["S0_TEST_PG_ADMIN"], "-c",
                         f"DROP DATABASE IF EXISTS {self.db} WITH (FORCE)"], capture_output=True)
         subprocess.run(["rm", "-rf", self.dir])

@@ -46,9 +46,10 @@ def sign(key_file, node_id, method, target, body, ms=None):
 
 
 def owner_of(cluster, sid):
-    """The node whose inspection lists sid's runtime."""
+    """The node whose inspection lists sid's runtime, not halted."""
     for n in cluster.nodes:
-        if n.proc and any(r.get("sandbox_id") == sid for r in n.inspect()["node"]["runtimes"]):
+        if n.proc and any(r.get("sandbox_id") == sid and not r.get("halted")
+                          for r in n.inspect()["node"]["runtimes"]):
             return n
     return None
 
@@ -110,7 +111,27 @@ def test_any_node_serves_pause_on_one_resume_on_another():
         # and back: paused through a, resumed through b
         assert a.pause(sid).status in (200, 202)
         wait_state(b, sid, "paused", True)
+        # NOD-15: a long-poll held on cc (the sandbox is paused: held where it
+        # arrives) wakes when b resumes it, through the store's change feed
+        g = cc.get(f"/api/v1/sandboxes/{sid}")
+        assert g.status == 200 and g.headers.get("ETag"), g
+        held = {}
+
+        def long_poll():
+            t0 = time.monotonic()
+            held["answer"] = cc.get(f"/api/v1/sandboxes/{sid}", headers={
+                "If-None-Match": g.headers["ETag"], "Prefer": "wait=20"})
+            held["s"] = time.monotonic() - t0
+
+        t = threading.Thread(target=long_poll)
+        t.start()
+        wait_until("the long-poll to be held", lambda: cc.inspect()["node"]["watchers"] >= 1, 5)
         assert b.resume(sid).status == 200
+        t.join()
+        w = held["answer"]
+        assert w.status == 200 and w.data()["status"] == "running", w
+        assert held["s"] < 10, held  # woken by the change, not by its 20 s limit
+        step(f"long-poll on another node woke after {held['s']:.2f} s")
         assert owner_of(c, sid) is b
 
 
@@ -244,6 +265,82 @@ def test_stalled_node_gives_up_a_taken_over_sandbox():
         assert r.status == 200 and r.body == b"before the stall", r
 
 
+def test_lease_thread_watchdog_and_fencing_check():
+    """NOD-12, NOD-13, NOD-14 (docs/scaling.md "Leases"). A pause step blocked
+    three leases long on node A's controller does not cost A its lease (renewed
+    by a thread of its own): no takeover, the pause completes. PostgreSQL cut
+    off from A alone: A halts the sandbox's runtime before its lease can
+    expire, B takes the sandbox over from its last committed head, and A gives
+    its runtime up once it reaches the store again. Then B, stalled in a
+    pause's commit step while A takes the sandbox over, has that commit refused
+    by the fencing check: nothing of it is written."""
+    with Cluster(2, proxied=[0]) as c:
+        a, b = c.nodes
+        ida = a.node_id()
+        sid = a.claim()
+        a.write(sid, "/home/user/f1.txt", b"committed")
+        ident0 = a.inspect()["node"]["identity"]
+        # NOD-12: the controller sleeps 3 leases inside the pause's upload
+        a.fault("object_store@after-seal", mode="delay", count=1, delay_ms=3 * c.lease_ms)
+        t0 = time.monotonic()
+        assert b.pause(sid).status in (200, 202)
+        wait_state(b, sid, "paused", True, 30)
+        step(f"pause with its step blocked 3 leases: {time.monotonic() - t0:.1f} s")
+        assert time.monotonic() - t0 >= 3 * c.lease_ms / 1000
+        ident = a.inspect()["node"]["identity"]
+        assert ident["lease_epoch"] == ident0["lease_epoch"], (ident0, ident)
+        assert ident["lease_reacquisitions"] == ident0["lease_reacquisitions"], ident
+        assert ident["lease_renewals"] >= ident0["lease_renewals"] + 3, (ident0, ident)
+        assert b.inspect()["node"]["identity"]["takeovers"] == 0
+        # NOD-13: running on A again, a write not yet committed, then A alone
+        # loses PostgreSQL
+        assert a.resume(sid).status == 200
+        assert owner_of(c, sid) is a
+        a.write(sid, "/home/user/f2.txt", b"uncommitted")
+        a.pg_proxy.cut()
+        step("PostgreSQL cut off from a")
+        try:
+            ident = wait_until("a to halt its runtime", lambda: (
+                lambda i: i["self_fenced"] >= 1 and i)(a.inspect()["node"]["identity"]), 20)
+            lease_until = int(c.sql(f"SELECT lease_until FROM nodes WHERE id = '{ida}'"))
+            assert ident["self_fenced_at_ms"] < lease_until, (ident, lease_until)
+            step(f"a halted it {lease_until - ident['self_fenced_at_ms']} ms before its lease ended")
+            wait_until("b to take the sandbox over", lambda: owner_of(c, sid) is b, 30)
+        finally:
+            a.pg_proxy.restore()
+        wait_until("a to give its halted runtime up", lambda: not any(
+            r.get("sandbox_id") == sid for r in a.inspect()["node"]["runtimes"]), 30)
+        assert a.inspect()["node"]["identity"]["superseded"] >= 1
+        r = a.read(sid, "/home/user/f1.txt")
+        assert r.status == 200 and r.body == b"committed", r
+        assert a.read(sid, "/home/user/f2.txt").status == 404  # uncommitted: lost
+        # NOD-14: B stalls in the commit step of a pause; A takes the sandbox
+        # over and finishes the pause; B's late commit is refused
+        b.fault("meta_store@commit", mode="delay", delay_ms=4 * c.lease_ms)
+        p = a.pause(sid)
+        assert p.status in (200, 202), p
+        op = int(p.data()["operation_id"])
+        wait_until("b's commit step", lambda: b.inspect()["faults"].get(
+            "meta_store@commit", {}).get("hits", 0) >= 1, 20)
+        taken = a.inspect()["node"]["identity"]["takeovers"]
+        b.proc.send_signal(signal.SIGSTOP)
+        try:
+            wait_until("a to take the sandbox over from b", lambda: a.inspect()["node"][
+                "identity"]["takeovers"] > taken, 30)
+        finally:
+            b.proc.send_signal(signal.SIGCONT)
+        b.fault("meta_store@commit", arm=False)  # the step in its delay goes on
+        wait_until("b's stale commit refused", lambda: b.inspect()["node"]["identity"][
+            "stale_refused"] >= 1, 30)
+        s = wait_state(a, sid, "paused", True, 30)
+        assert s["paused"], s
+        # the operation is A's finished one: B's commit wrote nothing over it
+        assert c.sql(f"SELECT state FROM operations WHERE id = {op}") == "done"
+        assert b.resume(sid).status == 200
+        r = a.read(sid, "/home/user/f1.txt")
+        assert r.status == 200 and r.body == b"committed", r
+
+
 def test_owner_unreachable_pause_is_202():
     """NOD-08: a pause through B of a sandbox whose node A is down but whose
     lease is still live is accepted (202) and recorded; the sandbox is never
@@ -268,7 +365,10 @@ def test_postgres_outage_mid_pause():
     nothing changes; stopped after the intent: the POST answered, GET is 503 (no
     false `paused`), capacity stays fenced; restarted: the pause completes."""
     pg_dir = os.environ["S0_TEST_PG_DIR"]
-    with Cluster(2) as c:
+    # a lease longer than the outage: PostgreSQL away for most of a lease
+    # makes every node halt its running runtimes (the fencing rule,
+    # docs/scaling.md "Leases"), and this test is about the pause
+    with Cluster(2, lease_ms=15000) as c:
         a, b = c.nodes
         sid = a.claim()
         a.write(sid, "/home/user/p.txt", b"pg")
@@ -302,10 +402,10 @@ def test_s3_outage_mid_pause_and_mid_resume():
     node: the resume fails (503) and the sandbox stays paused. Restarted: the pause
     completes and the resume works, with the files."""
     ctl = S3_CTL.split()
-    # a lease far longer than the outage: the node's lease is renewed by its
-    # controller pass, which an object-store call blocks while S3 is down
-    # (docs/scaling.md "Leases"); this test is about the outage, not failover
-    with Cluster(2, lease_ms=15000) as c:
+    # the default short lease: the lease is renewed by a thread of its own,
+    # not by the controller an object-store call blocks while S3 is down
+    # (docs/scaling.md "Leases")
+    with Cluster(2) as c:
         a, b = c.nodes
         sid = a.claim()
         a.write(sid, "/home/user/s.txt", b"s3")
@@ -339,6 +439,36 @@ def test_s3_outage_mid_pause_and_mid_resume():
         assert b.resume(sid).status == 200
         r = a.read(sid, "/home/user/s.txt")
         assert r.status == 200 and r.body == b"s3", r
+
+
+RUNSC = os.environ.get("S0_RUNSC", "/var/cache/libsandbox0/runsc/go-20260905-160fafc42237/runsc")
+
+
+def test_gvisor_pause_on_one_resume_on_another():
+    """NOD-16: on the gVisor runtime (as root, with the runsc scripts/install-runsc.sh
+    caches): a sandbox paused on node A resumes on node B, sharing PostgreSQL
+    and S3, with a file written before the pause."""
+    if os.geteuid() != 0 or not os.access(RUNSC, os.X_OK):
+        print(f"  gvisor: not here (root and {RUNSC} needed): skipped", flush=True)
+        return
+    with Cluster(2, lease_ms=5000, runtime="gvisor") as c:
+        a, b = c.nodes
+        sid = a.claim()
+        assert owner_of(c, sid) is a
+        a.write(sid, "/home/user/g.txt", b"written on a, under gvisor")
+        t0 = time.monotonic()
+        assert a.pause(sid).status in (200, 202)
+        wait_state(b, sid, "paused", True, 60)
+        step(f"gvisor pause on a: {time.monotonic() - t0:.1f} s")
+        t0 = time.monotonic()
+        r = b.resume(sid)
+        assert r.status == 200, r
+        step(f"gvisor resume on b: {time.monotonic() - t0:.1f} s")
+        assert owner_of(c, sid) is b
+        r = b.read(sid, "/home/user/g.txt")
+        assert r.status == 200 and r.body == b"written on a, under gvisor", r
+        assert b.inspect()["node"]["runtime"]["name"] == "gvisor"
+        assert b.call("DELETE", f"/api/v1/sandboxes/{sid}").status in (200, 202, 204)
 
 
 TESTS = [v for k, v in list(globals().items()) if k.startswith("test_")]

@@ -14,8 +14,9 @@
  *   lifecycle_soak S0_BINARY WORKERS CYCLES SEED [KILLS]
  *
  * Prints one summary line; exits 1 on a violation (a wrong or lost byte, a
- * sandbox left starting/terminating, without KILLS any failed call, RSS
- * growth over 64 MiB or open-file growth over 64 since the first sample).
+ * sandbox left starting/terminating, a call or wait that ran into its
+ * deadline, without KILLS any failed call, RSS growth over 64 MiB or
+ * open-file growth over 64 since the first sample).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -51,6 +52,7 @@ static pid_t server_pid;
 static double *lat[OP_N];
 static size_t nlat[OP_N];
 static atomic_long calls_ok, calls_failed, violations, cycles_done, unverified;
+static atomic_long superseded; /* pauses a restart superseded (paused again) */
 static atomic_long kills_started; /* bumped before each SIGKILL */
 static atomic_int workers_left;
 static long rss_first = -1, rss_max, rss_last, fds_first = -1, fds_max, fds_last;
@@ -181,11 +183,20 @@ static void record(int op, double ms, int rc)
 }
 
 /* Retry a call across server restarts (crash loop only): transport errors
- * and 503s are expected while the server is down or recovering. */
-static bool retryable(int rc)
+ * and 503s are expected while the server is down or recovering, and so is a
+ * pause that a restart's recovery superseded (its runtime died before it
+ * published: the wait ends with `pause_superseded`, docs/decisions.md
+ * "Superseded pause"), which is paused again. A wait's deadline is never
+ * expected: every wait ends with a definite answer well inside its 120 s. */
+static bool retryable(int rc, const s0_error *err)
 {
-	return nkills && (rc == S0_ETRANSPORT || rc == S0_EUNAVAILABLE || rc == S0_ECONFLICT ||
-	                  rc == S0_ETIMEDOUT);
+	if (!nkills)
+		return false;
+	if (rc == S0_ELIFECYCLE && err && !strcmp(s0_error_reason(err), "pause_superseded")) {
+		atomic_fetch_add(&superseded, 1);
+		return true;
+	}
+	return rc == S0_ETRANSPORT || rc == S0_EUNAVAILABLE || rc == S0_ECONFLICT;
 }
 
 /* rc = expr, timed and recorded; retried while retryable (crash loop). */
@@ -198,7 +209,10 @@ static bool retryable(int rc)
 			double t_ = now_ms();                                                         \
 			(rc) = (expr);                                                                \
 			record(op, now_ms() - t_, (rc));                                              \
-			if (!retryable(rc) || ++tries_ >= 200)                                        \
+			if ((rc) == S0_ETIMEDOUT)                                                     \
+				violation("%s timed out: %s", op_names[op],                               \
+				          err ? s0_error_message(err) : "?");                             \
+			if (!retryable(rc, err) || ++tries_ >= 200)                                   \
 				break;                                                                    \
 			usleep(50000); /* the server is down or recovering: try again shortly */      \
 		}                                                                                 \
@@ -324,12 +338,30 @@ static void *sampler(void *arg)
 	return NULL;
 }
 
+/*
+ * The crash moments: kill k comes once a seeded share (5..80 %) of all
+ * cycles is done, plus a seeded 0..20 ms, so every kill lands inside the
+ * workload however fast it runs (a time-based schedule outlasted a workload
+ * of a few seconds and killed less than asked) and in the middle of calls.
+ */
 static void *killer(void *arg)
 {
 	(void)arg;
 	uint64_t rnd = seed ^ 0x9e3779b97f4a7c15ull;
-	for (int k = 0; k < nkills && atomic_load(&workers_left) > 0; k++) {
-		usleep((useconds_t)(200000 + xorshift(&rnd) % 1300000)); /* a random moment */
+	long total = (long)nworkers * ncycles, at[64];
+	int n = nkills;
+	for (int k = 0; k < n; k++)
+		at[k] = total * 5 / 100 + (long)(xorshift(&rnd) % (uint64_t)(total * 75 / 100 + 1));
+	for (int k = 1; k < n; k++) /* in order */
+		for (int j = k; j > 0 && at[j - 1] > at[j]; j--) {
+			long t = at[j];
+			at[j] = at[j - 1];
+			at[j - 1] = t;
+		}
+	for (int k = 0; k < n; k++) {
+		while (atomic_load(&cycles_done) < at[k] && atomic_load(&workers_left) > 0)
+			usleep(1000); /* polling a counter of the workload */
+		usleep((useconds_t)(xorshift(&rnd) % 20000)); /* a random moment of it */
 		if (atomic_load(&workers_left) == 0)
 			break;
 		atomic_fetch_add(&kills_started, 1);
@@ -387,8 +419,8 @@ int main(int argc, char **argv)
 	ncycles = atoi(argv[3]);
 	seed = strtoull(argv[4], NULL, 0);
 	nkills = argc > 5 ? atoi(argv[5]) : 0;
-	if (nworkers < 1 || nworkers > 64 || ncycles < 1) {
-		fprintf(stderr, "lifecycle_soak: 1..64 workers and at least one cycle\n");
+	if (nworkers < 1 || nworkers > 64 || ncycles < 1 || nkills < 0 || nkills > 64) {
+		fprintf(stderr, "lifecycle_soak: 1..64 workers, at least one cycle, 0..64 kills\n");
 		return 2;
 	}
 	const char *tmp = getenv("TMPDIR");
@@ -417,6 +449,8 @@ int main(int argc, char **argv)
 	if (nkills)
 		pthread_join(kil, NULL);
 	double secs = (now_ms() - t0) / 1e3;
+	if (kills_done < nkills)
+		violation("%ld of %d kills happened before the workload ended", kills_done, nkills);
 	long left = transitional_left();
 	if (left != 0)
 		violation("%ld sandboxes left in a transitional state (-1: could not list)", left);
@@ -441,11 +475,13 @@ int main(int argc, char **argv)
 	long v = atomic_load(&violations);
 	bool ok = v == 0 && !grew && (nkills || atomic_load(&calls_failed) == 0);
 	printf("lifecycle_soak: %s: %d workers x %d cycles (seed %llu), %ld cycles, %ld calls ok, %ld "
-	       "failed, %ld violations, %ld writes unverified (crash before their pause), %.1f s; p50/p99 ms%s; server RSS KiB first/max/last "
+	       "failed, %ld violations, %ld writes unverified (crash before their pause), %ld pauses "
+	       "superseded, %.1f s; p50/p99 ms%s; server RSS KiB first/max/last "
 	       "%ld/%ld/%ld, open files %ld/%ld/%ld; kills %ld, start %.0f ms, restart-to-healthy "
 	       "max %.0f ms\n",
 	       ok ? "ok" : "FAILED", nworkers, ncycles, (unsigned long long)seed,
-	       atomic_load(&cycles_done), atomic_load(&calls_ok), atomic_load(&calls_failed), v, atomic_load(&unverified), secs,
+	       atomic_load(&cycles_done), atomic_load(&calls_ok), atomic_load(&calls_failed), v, atomic_load(&unverified),
+	       atomic_load(&superseded), secs,
 	       figs, rss_first, rss_max, rss_last, fds_first, fds_max, fds_last, kills_done,
 	       first_start, restart_max_ms);
 	return ok ? 0 : 1;

@@ -296,7 +296,8 @@ static napi_value init(napi_env env, napi_value exports)
 	    !nx_export_define(env, exports, "setMaxThreads", js_set_max_threads) ||
 	    !nx_export_define(env, exports, "errorTables", js_error_tables) ||
 	    !nx_export_client_ops(env, exports) || !nx_export_wait_ops(env, exports) ||
-	    !nx_export_data_ops(env, exports) || !nx_export_local_ops(env, exports))
+	    !nx_export_data_ops(env, exports) || !nx_export_local_ops(env, exports) ||
+	    !nx_export_stream_ops(env, exports))
 		return NULL;
 	return exports;
 }

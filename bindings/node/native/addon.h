@@ -195,6 +195,7 @@ bool nx_export_client_ops(napi_env env, napi_value exports);
 bool nx_export_wait_ops(napi_env env, napi_value exports);
 bool nx_export_data_ops(napi_env env, napi_value exports);
 bool nx_export_local_ops(napi_env env, napi_value exports);
+bool nx_export_stream_ops(napi_env env, napi_value exports);
 bool nx_export_define(napi_env env, napi_value exports, const char *name, napi_callback cb);
 
 #endif

@@ -13,6 +13,11 @@ import type {
 	SandboxRootFSSnapshot,
 } from "./models.js";
 import { nativeWaitOptions, runWait } from "./wait.js";
+import {
+	BaseStream, ContextStream, FileWatchStream, KIND_CONTEXT, KIND_FILES_WATCH, KIND_SESSION, SessionStream,
+	openStream,
+} from "./streams.js";
+import type { StreamOptions } from "./streams.js";
 import type { SandboxLifecycleWaitOptions } from "./wait.js";
 
 /** The official default API address. */
@@ -359,6 +364,58 @@ export class SandboxHandle {
 	async contextExec(contextId: string, input: string): Promise<Record<string, unknown>> {
 		return toObject(await call(native.contextExec(this.h, this.id, contextId, input)));
 	}
+	/**
+	 * Open a context's stream (`GET …/contexts/{id}/ws`): output by source in
+	 * order, `done` per input, a terminal `done`; input, resize, signals.
+	 * @throws NotFoundError `sandbox_not_found`, `context_not_found`.
+	 */
+	async connectWsContext(contextId: string, options: StreamOptions = {}): Promise<ContextStream> {
+		return this.client.track(await openStream(this.h, KIND_CONTEXT, this.id, contextId, 0,
+			new ContextStream(this.id, contextId, options.signal), options.signal));
+	}
+	/** Start `command` (an argv, or a string run by `sh -c`) in a new `cmd` context and stream it. */
+	async cmdStream(command: string | string[], options: StreamOptions & { cwd?: string; envVars?: Record<string, string> } = {}): Promise<ContextStream> {
+		const argv = typeof command === "string" ? ["sh", "-c", command] : command;
+		const req: Record<string, unknown> = { type: "cmd", cmd: { command: argv } };
+		if (options.cwd !== undefined)
+			req.cwd = options.cwd;
+		if (options.envVars !== undefined)
+			req.envVars = options.envVars;
+		const ctx = await this.createContext(req);
+		return this.connectWsContext(String(ctx.id), options);
+	}
+	/**
+	 * Watch files (`GET …/files/watch`), subscribed to @p path.
+	 * @throws NotFoundError `sandbox_not_found`; rejects if the subscription is refused.
+	 */
+	async watchFiles(path: string, recursive = false, options: StreamOptions = {}): Promise<FileWatchStream> {
+		const w = this.client.track(await openStream(this.h, KIND_FILES_WATCH, this.id, null, 0,
+			new FileWatchStream(options.signal), options.signal));
+		try {
+			await w.subscribe(path, recursive);
+		} catch (e) {
+			w.close();
+			throw e;
+		}
+		return w;
+	}
+	/** Start a supervised session (`POST …/sessions`; `{command: [...]}` and other members, snake_cased). */
+	async createSession(request: Record<string, unknown>): Promise<Record<string, unknown>> {
+		const r = await call(native.runtimeCall(this.h, this.id, "/sessions", "POST", JSON.stringify(snakeize(request)), null));
+		return toObject(r.json);
+	}
+	/**
+	 * Attach to a supervised session (`GET …/sessions/{id}/ws?after=`): its
+	 * events with `seq` greater than `after` (default 0: from the start), then live ones.
+	 * @throws NotFoundError `session_not_found`; GoneError `event_cursor_expired`.
+	 */
+	async attachSession(sessionId: string, options: StreamOptions & { after?: number } = {}): Promise<SessionStream> {
+		const after = options.after ?? 0;
+		if (!Number.isSafeInteger(after) || after < 0)
+			throw new RangeError("after must be an integer >= 0 (a seq)");
+		return this.client.track(await openStream(this.h, KIND_SESSION, this.id, sessionId, after,
+			new SessionStream(options.signal), options.signal));
+	}
 	/** The sandbox's network policy. */
 	async getNetworkPolicy(): Promise<NetworkPolicy> {
 		return this.client.sandboxes.getNetworkPolicy(this.id);
@@ -434,8 +491,21 @@ export class Client {
 		return new SandboxHandle(this, sandboxId);
 	}
 
-	/** Free the client once its calls in flight end; later calls throw. Idempotent. */
+	#streams = new Set<BaseStream>();
+
+	/** @internal close() closes the streams it opened */
+	track<S extends BaseStream>(s: S): S {
+		if (!s.closed) {
+			this.#streams.add(s);
+			s.onClose(() => this.#streams.delete(s));
+		}
+		return s;
+	}
+
+	/** Close its open streams, then free the client once its calls in flight end; later calls throw. Idempotent. */
 	close(): void {
+		for (const s of [...this.#streams])
+			s.close();
 		native.clientClose(this.handle);
 	}
 }

@@ -15,6 +15,8 @@ export type {
 } from "./models.js";
 export * from "./errors.js";
 export { LocalBackend } from "./local.js";
+export { BaseStream, ContextStream, FileWatchStream, SessionStream } from "./streams.js";
+export type { FileWatchResponse, StreamDone, StreamMessage, StreamOptions, StreamOutput } from "./streams.js";
 export type { FaultMode, FaultOptions, LocalBackendOptions } from "./local.js";
 export {
 	Sandbox, SandboxFiles, SandboxPaginator, claimConfig, setDefaultClient, stateOf,

@@ -129,6 +129,11 @@ export interface Native {
 	runtimeCall(c: Handle, id: string, suffix: string, method: string, body: string | null,
 		idempotencyKey: string | null): Promise<{ status: number; json: string }>;
 
+	streamOpen(c: Handle, kind: number, sandboxId: string, id: string | null, after: number,
+		onEvent: (type: number, payload: unknown, code: number, reason: string) => void): Promise<Handle>;
+	streamSend(s: Handle, json: string): Promise<void>;
+	streamClose(s: Handle): void;
+
 	localOpen(dir: string, o: {
 		manualClock?: number; manualClockStartUnixMs?: number; disableMemoryCheckpoints?: number;
 		maxActiveRuntimes?: number; zeroTimeCompat?: number; teamId?: string;

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 from . import capi
 from .client import (DEFAULT_BASE_URL, CancelToken, Client, Contexts, Files, Sandboxes,
-                     Snapshots)
+                     Sessions, Snapshots)
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _errors_all
 from .facade import (Sandbox, SandboxInfo, SandboxPaginator, SandboxQuery, SandboxState,
                      default_client, set_default_client)
-from .local import LocalBackend
+from .local import LocalBackend, LocalServer
+from .streams import ContextStream, FileWatch, SessionStream, Stream
 from .models import (FileInfo, FileType, LifecycleResult, PauseResult, RefreshResult,
                      RestoreResult, ResumeResult, SandboxPage, SandboxStatus, Snapshot)
 from .models import Sandbox as SandboxDetails
@@ -45,8 +46,9 @@ def live_objects() -> int:
 
 
 __all__ = [
-    "Client", "Sandboxes", "Snapshots", "Files", "Contexts", "CancelToken", "DEFAULT_BASE_URL",
-    "LocalBackend", "SandboxDetails", "SandboxStatus", "LifecycleResult", "PauseResult",
+    "Client", "Sandboxes", "Snapshots", "Files", "Contexts", "Sessions", "CancelToken",
+    "DEFAULT_BASE_URL", "LocalBackend", "LocalServer", "Stream", "ContextStream", "SessionStream",
+    "FileWatch", "SandboxDetails", "SandboxStatus", "LifecycleResult", "PauseResult",
     "ResumeResult", "RestoreResult", "RefreshResult", "SandboxPage", "Snapshot", "FileInfo",
     "FileType", "Sandbox", "SandboxInfo", "SandboxQuery", "SandboxState", "SandboxPaginator",
     "default_client", "set_default_client", "live_objects", "capi", "__version__",

@@ -19,6 +19,8 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List
 
 from . import capi
 from ._util import duration_ms, invalid, timeout_ms, to_unix_ms, tri, whole_seconds
+from .streams import (KIND_CONTEXT, KIND_FILES_WATCH, KIND_SESSION, ContextStream, FileWatch,
+                      SessionStream)
 from .models import (FileInfo, LifecycleResult, RefreshResult, Sandbox, SandboxPage,
                      SandboxStatus, Snapshot)
 
@@ -377,6 +379,10 @@ class Sandboxes:
         :param cancel: a :class:`CancelToken` another thread may fire.
         :returns: the paused sandbox.
         :raises SandboxWaitTimeoutError: deadline (``last_sandbox`` set); the pause goes on.
+        :raises SandboxLifecycleFailedError: reason ``pause_superseded``: the runtime
+            generation the pause retires was replaced without it (a crash recovery
+            restarted the sandbox from its last committed head, or it was resumed);
+            ``last_sandbox`` is the sandbox now; pause again to checkpoint it.
         :raises UnavailableError: e.g. memory checkpoints unavailable (503); nothing accepted.
         :raises ConflictError, NotFoundError: from the request.
         :raises CanceledError: ``cancel`` fired. KeyboardInterrupt on Ctrl-C.
@@ -558,6 +564,26 @@ class Files:
         """Move/rename; destination parents are created."""
         self._client._native.files_move(sandbox_id, source, destination)
 
+    def watch(self, sandbox_id: str, path: Optional[str] = None,
+              recursive: bool = False) -> FileWatch:
+        """Open a file watch (``GET …/files/watch``; the official SDKs'
+        ``WatchFiles``) and, with ``path``, subscribe to it; iterate it for
+        ``{"type":"event","event":"create"|"write"|"remove"|…,"path"}``
+        messages (see :class:`~libsandbox0.streams.FileWatch`). A pause ends
+        it (close code 1001); opening wakes a paused ``auto_resume`` sandbox.
+
+        :raises NotFoundError: ``sandbox_not_found``.
+        :raises Sandbox0Error: ``watch_refused``, the subscription was refused.
+        """
+        w = FileWatch(self._client._native.stream_open(KIND_FILES_WATCH, sandbox_id))
+        if path is not None:
+            try:
+                w.subscribe(path, recursive)
+            except BaseException:
+                w.close()
+                raise
+        return w
+
     def exists(self, sandbox_id: str, path: str) -> bool:
         from .errors import NotFoundError
 
@@ -647,6 +673,22 @@ class Contexts:
         """Delete a context and kill its process. :raises NotFoundError: ``context_not_found``."""
         self._client._native.context_delete(sandbox_id, context_id)
 
+    def stream(self, sandbox_id: str, context_id: str) -> ContextStream:
+        """Open a context's stream (``GET …/contexts/{id}/ws``; the official
+        SDKs' ``connectWsContext``): its output by source in order, ``done``
+        per input, a terminal ``done``; send input, signals and resizes
+        (see :class:`~libsandbox0.streams.ContextStream`)::
+
+            with client.contexts.stream(sandbox_id, ctx["id"]) as s:
+                s.send_input("echo hi\\n", request_id="r1")
+                for msg in s: ...
+
+        :raises NotFoundError: ``sandbox_not_found``, ``context_not_found``.
+        :raises UnavailableError: ``auto_resume_disabled`` on a paused sandbox.
+        """
+        return ContextStream(self._client._native.stream_open(
+            KIND_CONTEXT, sandbox_id, context_id))
+
     def call(self, method: str, sandbox_id: str, suffix: str,
              body: Optional[Mapping[str, Any]] = None, *,
              idempotency_key: Optional[str] = None) -> Any:
@@ -659,6 +701,37 @@ class Contexts:
             body_json=None if body is None else json.dumps(dict(body)),
             idempotency_key=idempotency_key)
         return json.loads(data) if data else None
+
+
+class Sessions:
+    """Supervised sessions (``client.sessions``, docs/wire.md §8): a command
+    whose events (output, exit, restarts) are kept with a ``seq`` cursor."""
+
+    def __init__(self, client: "Client") -> None:
+        self._client = client
+
+    def create(self, sandbox_id: str, command: Sequence[str], **fields: Any) -> Dict[str, Any]:
+        """Start a session (``POST …/sessions``) and return it (``id``…);
+        ``fields`` are other members of the request, passed as is."""
+        if isinstance(command, (str, bytes)):
+            raise TypeError("command must be a sequence of strings (an argv)")
+        body = dict(fields)
+        body["command"] = list(command)
+        return self._client.contexts.call("POST", sandbox_id, "/sessions", body)
+
+    def attach(self, sandbox_id: str, session_id: str, *, after: int = 0) -> SessionStream:
+        """Attach to a session (``GET …/sessions/{id}/ws?after=``): its events
+        with ``seq`` greater than ``after`` (0: from the start), then live
+        ones (see :class:`~libsandbox0.streams.SessionStream`).
+
+        :raises NotFoundError: ``session_not_found``.
+        :raises GoneError: ``event_cursor_expired``.
+        :raises InvalidArgumentError: ``after`` < 0.
+        """
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            raise invalid("after must be an int >= 0 (a seq)")
+        return SessionStream(self._client._native.stream_open(
+            KIND_SESSION, sandbox_id, session_id, after=after))
 
 
 class Client:
@@ -711,6 +784,7 @@ class Client:
         self.snapshots = Snapshots(self)
         self.files = Files(self)
         self.contexts = Contexts(self)
+        self.sessions = Sessions(self)
 
     @classmethod
     def from_env(cls, *, token: Optional[str] = None, base_url: Optional[str] = None,

@@ -55,6 +55,7 @@ from .client import Client
 from .errors import NotFoundError
 from .models import Sandbox as SandboxModel
 from .models import FileInfo, SandboxStatus, Snapshot
+from .streams import ContextStream, FileWatch
 
 DEFAULT_TIMEOUT_SEC = 300
 """UCloud's default sandbox timeout (5 minutes)."""
@@ -324,6 +325,29 @@ class SandboxFiles:
     def rename(self, old_path: str, new_path: str) -> None:
         self._sbx._client.files.move(self._sbx.sandbox_id, old_path, new_path)
 
+    def watch(self, path: str, recursive: bool = False) -> FileWatch:
+        """A file watch subscribed to ``path`` (``client.files.watch``)."""
+        return self._sbx._client.files.watch(self._sbx.sandbox_id, path, recursive)
+
+
+class SandboxContexts:
+    """``sbx.contexts``: process contexts bound to one sandbox."""
+
+    def __init__(self, sandbox: "Sandbox") -> None:
+        self._sbx = sandbox
+
+    def create(self, type: str = "repl", **kwargs: Any) -> Dict[str, Any]:
+        """``client.contexts.create`` on this sandbox."""
+        return self._sbx._client.contexts.create(self._sbx.sandbox_id, type, **kwargs)
+
+    def stream(self, context_id: str) -> ContextStream:
+        """``client.contexts.stream`` on this sandbox::
+
+            with sbx.contexts.stream(ctx["id"]) as s:
+                for msg in s: ...
+        """
+        return self._sbx._client.contexts.stream(self._sbx.sandbox_id, context_id)
+
 
 class Sandbox:
     """A handle on one sandbox, UCloud/E2B style (see the module doc).
@@ -337,6 +361,7 @@ class Sandbox:
         self._id = sandbox_id
         self._client = client if client is not None else default_client()
         self.files = SandboxFiles(self)
+        self.contexts = SandboxContexts(self)
 
     @property
     def sandbox_id(self) -> str:

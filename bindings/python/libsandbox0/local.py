@@ -84,6 +84,7 @@ class LocalBackend:
             raise
         self.path: str = os.fspath(path)
         self.manual_clock: bool = manual_clock
+        self._team_id: str = team_id or "team_local"
         # a temporary directory goes away even when close() is never called
         self._finalizer = weakref.finalize(self, LocalBackend._cleanup, self._native, self._tmp)
 
@@ -97,6 +98,19 @@ class LocalBackend:
         """A client over this backend in process (no sockets). It is closed
         with the backend; every endpoint, wait and error behaves as over HTTP."""
         return Client(_native=self._native.client(user_agent=user_agent), _backend=self)
+
+    def serve(self, api_key: str, team_id: Optional[str] = None) -> "LocalServer":
+        """Serve this backend over HTTP in process, as ``s0 serve`` does
+        (127.0.0.1, an ephemeral port; the WebSocket stream routes included),
+        accepting one API key. ``Client(token=api_key,
+        base_url=server.base_url)`` then sees this backend's sandboxes of
+        ``team_id`` (default the backend's team, ``team_local``). Stopped by
+        :meth:`LocalServer.close` or by closing the backend.
+
+        :raises InvalidArgumentError: a key not starting with ``s0_`` (8+ characters after it).
+        """
+        native = self._native.serve(api_key=api_key, team_id=team_id or self._team_id)
+        return LocalServer(native, f"http://127.0.0.1:{native.port()}")
 
     def arm_fault(self, name: str, count: int = 1, mode: Union[str, int] = "fail",
                   delay_sec: float = 0.0) -> None:
@@ -210,3 +224,21 @@ class LocalBackend:
 
     def __repr__(self) -> str:
         return f"<libsandbox0.LocalBackend {self.path}{' (closed)' if self.closed else ''}>"
+
+
+class LocalServer:
+    """A :meth:`LocalBackend.serve` server; a context manager."""
+
+    def __init__(self, native: "capi.CServer", base_url: str) -> None:
+        self._native = native
+        self.base_url: str = base_url
+
+    def close(self) -> None:
+        """Stop serving (requests in flight finish first). Idempotent."""
+        self._native.close()
+
+    def __enter__(self) -> "LocalServer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -49,8 +49,12 @@ void s0__ep_pause(s0__rctx *c)
 		rc |= s0__json_add_str(d, "sandbox_id", c->id);
 		rc |= s0__json_add_bool(d, "paused", pr.paused);
 		rc |= s0__json_add_str(d, "status", s0_status_name(pr.status));
-		if (pr.op_id > 0) /* the durable operation recorded or joined (docs/wire.md §6.3) */
+		/* the durable operation recorded or joined and the runtime
+		 * generation it retires (docs/wire.md §6.3) */
+		if (pr.op_id > 0) {
 			rc |= s0__json_add_i64(d, "operation_id", pr.op_id);
+			rc |= s0__json_add_i64(d, "runtime_generation", pr.generation);
+		}
 	}
 	bool accepted = pr.accepted || (c->opts->owner_unreachable && !pr.paused);
 	reply_or_oom(c, accepted && !c->opts->pause_200_only ? 202 : 200, done(d, rc));

@@ -33,9 +33,12 @@ void s0__ep_metadata(s0__rctx *c)
 	s0__reply_data(c, 200, d);
 }
 
+/* A stream that only `s0 serve` answers (before routing): the in-process
+ * transport has no connection to stream on. */
 void s0__ep_not_implemented(s0__rctx *c)
 {
 	s0__reply_err(c, 501, "not_implemented",
-	              "%.16s %.200s is not implemented by this server; use the polling equivalent",
+	              "%.16s %.200s is not implemented by this transport; use the polling "
+	              "equivalent",
 	              c->req->method, c->req->path);
 }

@@ -70,12 +70,10 @@ static const route routes[] = {
 	{SB "/*/files/watch", "GET", s0__ep_upgrade_required, R_AUTH},
 	{SB "/*/contexts/*/ws", "GET", s0__ep_upgrade_required, R_AUTH},
 	{SB "/*/sessions/*/ws", "GET", s0__ep_upgrade_required, R_AUTH},
-	/* what is left of the process APIs' second tier (the session event
-	 * stream) is a later issue (docs/decisions.md "Deferred", docs/wire.md
-	 * §8.4): an envelope tells "unsupported" from "unknown sandbox" */
-	{SB "/*/files/watch", NULL, s0__ep_not_implemented, R_AUTH},
-	{SB "/*/contexts/**", NULL, s0__ep_not_implemented, R_AUTH},
-	{SB "/*/sessions/**", NULL, s0__ep_not_implemented, R_AUTH},
+	/* the session event stream: server-sent events that `s0 serve` answers
+	 * before routing (docs/wire.md §8.4); other methods of these stream
+	 * paths are 405 with Allow, like every route's */
+	{SB "/*/sessions/*/events/stream", "GET", s0__ep_not_implemented, R_AUTH},
 	{SNAP "/*", "GET", s0__ep_snapshot_get, R_AUTH},
 	{SNAP "/*", "DELETE", s0__ep_snapshot_delete, R_AUTH},
 	{TPL, "POST", s0__ep_template_create, R_AUTH},

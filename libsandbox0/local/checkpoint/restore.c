@@ -24,9 +24,11 @@ static int fetch_chunk(void *ctx, const s0__objid *id, void *buf, size_t len, s0
 	size_t got = 0;
 	rc = s0__objstore_get(pc->c->os, cx, id, buf, len, &got, err);
 	s0__ckpt_ctx_put(pc->c, cx);
-	if (rc == S0_OK && got != len)
+	if (rc == S0_OK && (got > len || got == 0))
 		rc = s0__error_set(err, S0_ECORRUPT, "corrupt", "heap chunk of %zu bytes, expected %zu",
 		                   got, len);
+	if (rc == S0_OK) /* stored without its zero tail (capture.c) */
+		memset((uint8_t *)buf + got, 0, len - got);
 	if (rc == S0_OK) {
 		atomic_fetch_add(&pc->c->fetched, 1);
 		atomic_fetch_add(&pc->c->fetched_bytes, len);

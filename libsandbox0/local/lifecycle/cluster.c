@@ -159,6 +159,22 @@ int s0__engine_owner(s0__engine *e, const char *sandbox_id, s0__owner_kind *kind
 	return S0_OK;
 }
 
+/* A sandbox row changed, by this or another node: long-polls and streams
+ * waiting here on it wake (watch.h), wherever the change was made. */
+static void on_store_change(void *arg, const char *sandbox_id, bool deleted)
+{
+	s0__engine_watch *w = arg;
+	if (deleted)
+		s0__engine_watch_forget(w, sandbox_id);
+	else
+		s0__engine_watch_bump(w, sandbox_id);
+}
+
+int s0__engine_listen_open(s0__engine *e, s0_error **err)
+{
+	return s0__meta_listen(e->meta, on_store_change, e->watch, err);
+}
+
 bool s0__engine_acts_on(s0__engine *e, const char *sandbox_id)
 {
 	s0__owner_kind k;
@@ -209,8 +225,15 @@ static void take_over(s0__engine *e, const char *id, const s0__gen_owner_row *o)
 		s0__op_row op;
 		s0__sandbox_rec_clear(&row.rec);
 		if (s0__meta_sandbox_get(e->meta, NULL, id, &row, NULL) == S0_OK && row.rec.paused &&
-		    s0__meta_op_active(e->meta, id, &op, NULL) == S0_ENOTFOUND)
+		    s0__meta_op_active(e->meta, id, &op, NULL) == S0_ENOTFOUND) {
+			/* the claimed generation is consumed: later operations act
+			 * on it (the fencing check compares with the released one) */
+			if (row.rec.runtime_generation < gen) {
+				row.rec.runtime_generation = gen;
+				s0__engine_save(e, &row, NULL);
+			}
 			s0__meta_gen_release(e->meta, id, e->ctld.uid, NULL);
+		}
 		s0__engine_kick(e);
 	}
 	s0__sandbox_rec_clear(&row.rec);
@@ -240,11 +263,13 @@ static void drop_superseded(s0__engine *e)
 	for (size_t i = 0; i < k; i++) {
 		s0__sblock *l = s0__engine_lock(e, ids[i]);
 		s0__gen_owner_row o;
-		if (s0__meta_gen_owner(e->meta, ids[i], &o, NULL) == S0_OK && o.node_id[0] &&
-		    strcmp(o.node_id, e->ctld.uid)) {
-			pthread_mutex_lock(&e->mu);
-			s0__runtime *rt = s0__node_find_sandbox(&e->node, ids[i]);
-			pthread_mutex_unlock(&e->mu);
+		pthread_mutex_lock(&e->mu);
+		s0__runtime *rt = s0__node_find_sandbox(&e->node, ids[i]);
+		int64_t gen = rt ? rt->generation : 0;
+		pthread_mutex_unlock(&e->mu);
+		/* another node holds it, or claimed a newer generation and released it */
+		if (rt && s0__meta_gen_owner(e->meta, ids[i], &o, NULL) == S0_OK &&
+		    (o.node_id[0] ? strcmp(o.node_id, e->ctld.uid) != 0 : o.generation > gen)) {
 			if (rt) {
 				s0__engine_halt_runtime(e, rt);
 				if (s0__node_terminal_proof(e->faults, rt, NULL) == S0_OK)
@@ -261,6 +286,9 @@ static void drop_superseded(s0__engine *e)
 
 void s0__engine_failover_scan(s0__engine *e)
 {
+	/* runtimes the lease watchdog halted, once the lease is proven again */
+	if (s0__engine_lease_fenced_any(e) && s0__engine_lease_valid(e))
+		s0__engine_lease_recover(e);
 	int64_t now = s0__real_monotonic_ms();
 	if (e->fence.scanned_mono && now - e->fence.scanned_mono < e->opt.lease_ms / 3)
 		return;

@@ -29,7 +29,8 @@ void s0__engine_new_id(const char *prefix, char *out, size_t n)
 	snprintf(out, n, "%s%s", prefix, body);
 }
 
-s0__sblock *s0__engine_lock(s0__engine *e, const char *id)
+/* The lock record of id with one more reference (NULL when out of memory). */
+static s0__sblock *lock_ref(s0__engine *e, const char *id)
 {
 	pthread_mutex_lock(&e->mu);
 	s0__sblock *l = e->locks;
@@ -48,15 +49,12 @@ s0__sblock *s0__engine_lock(s0__engine *e, const char *id)
 	}
 	l->refs++;
 	pthread_mutex_unlock(&e->mu);
-	pthread_mutex_lock(&l->mu);
 	return l;
 }
 
-void s0__engine_unlock(s0__engine *e, s0__sblock *l)
+/* Drop a reference taken by lock_ref (the record goes with the last one). */
+static void unref(s0__engine *e, s0__sblock *l)
 {
-	if (!l)
-		return;
-	pthread_mutex_unlock(&l->mu);
 	pthread_mutex_lock(&e->mu);
 	if (--l->refs == 0) {
 		for (s0__sblock **p = &e->locks; *p; p = &(*p)->next)
@@ -68,6 +66,32 @@ void s0__engine_unlock(s0__engine *e, s0__sblock *l)
 		free(l);
 	}
 	pthread_mutex_unlock(&e->mu);
+}
+
+s0__sblock *s0__engine_lock(s0__engine *e, const char *id)
+{
+	s0__sblock *l = lock_ref(e, id);
+	if (l)
+		pthread_mutex_lock(&l->mu);
+	return l;
+}
+
+s0__sblock *s0__engine_trylock(s0__engine *e, const char *id)
+{
+	s0__sblock *l = lock_ref(e, id);
+	if (l && pthread_mutex_trylock(&l->mu) != 0) {
+		unref(e, l);
+		return NULL;
+	}
+	return l;
+}
+
+void s0__engine_unlock(s0__engine *e, s0__sblock *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_unlock(&l->mu);
+	unref(e, l);
 }
 
 int s0__engine_load(s0__engine *e, const char *team, const char *id, s0__sandbox_row *row,
@@ -206,8 +230,8 @@ int s0__engine_quiesce(s0__engine *e, int64_t timeout_ms)
 
 void s0__engine_controller_pass(s0__engine *e)
 {
-	s0__engine_fence_renew(e); /* when a third of the lease has passed */
-	s0__engine_failover_scan(e); /* as often: sandboxes of nodes whose lease lapsed */
+	/* the lease is renewed by its own thread (lease.c) */
+	s0__engine_failover_scan(e); /* sandboxes of nodes whose lease lapsed */
 	s0__meta_snapshot_expire(e->meta, s0__engine_now(e), NULL);
 	s0__engine_crash_scan(e);
 	s0__engine_ttl_scan(e);

@@ -56,6 +56,7 @@ typedef struct s0__pause_reply {
 	int status;    /* status to report */
 	bool accepted; /* true: answer 202 (intent recorded, node channel down) */
 	int64_t op_id; /* the durable operation recorded or joined; 0 when already paused */
+	int64_t generation; /* the runtime generation that operation retires (with op_id) */
 } s0__pause_reply;
 
 /*

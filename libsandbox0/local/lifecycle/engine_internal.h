@@ -85,6 +85,18 @@ typedef struct s0__fence {
 	_Atomic int64_t epoch; /* the held epoch, 0 before the first acquisition */
 	int64_t renewed_mono;  /* monotonic ms of the last acquisition or renewal (mu) */
 	_Atomic int64_t renewals, reacquisitions;
+	/* monotonic ms until which the held lease is proven: the send time of
+	 * the last acquisition or renewal the store answered, plus the lease */
+	_Atomic int64_t valid_mono;
+	_Atomic int64_t renew_failures;  /* renewals the store did not answer */
+	_Atomic int64_t self_fenced;     /* runtimes halted for want of a renewal (lease.c) */
+	_Atomic int64_t self_fenced_at;  /* wall ms of the latest such halt (0 = none) */
+	_Atomic int64_t refused;         /* transactions the fencing check refused */
+	/* the lease threads (lease.c): a renewer and a watchdog, stopped by stop */
+	pthread_mutex_t tmu;
+	pthread_cond_t tcv;
+	bool stop, threads;
+	pthread_t renewer, watchdog;
 	int64_t scanned_mono;  /* monotonic ms of the last failover scan (controller only) */
 	int64_t held_since_mono; /* monotonic ms of the last acquisition (mu) */
 	int64_t takeovers;     /* sandboxes taken over from lapsed nodes (e->mu) */
@@ -328,6 +340,9 @@ int s0__engine_node_id_load(const char *dir, const char *legacy, char uid[S0__ID
                             s0_error **err);
 /* Record this node's advertised URL (kv "node:<id>:advertise") at open. */
 int s0__engine_advertise_open(s0__engine *e, s0_error **err);
+/* Wake this node's waiters on changes other nodes commit (the store's
+ * change feed, s0__meta_listen); at open, after the store and the watch. */
+int s0__engine_listen_open(s0__engine *e, s0_error **err);
 /* Whether this node acts on the sandbox's operations: its generation is
  * this node's, released, or never claimed (false also when the store
  * cannot be read). */
@@ -345,9 +360,37 @@ void s0__engine_recover_locked(s0__engine *e, const char *id);
  * earlier holder). At open, after s0__ctld_init; fence.mu is initialised
  * with the engine and destroyed with it. */
 int s0__engine_fence_open(s0__engine *e, s0_error **err);
-/* Renew the lease when a third of its time has passed (controller pass);
- * a failure is retried on the next pass. */
-void s0__engine_fence_renew(s0__engine *e);
+/* Renew the lease now if a third of its time has passed (force: now); a
+ * lease lost meanwhile is taken again. S0_OK or the store's error. Blocks
+ * on the store; takes fence.mu. */
+int s0__engine_fence_renew(s0__engine *e, bool force, s0_error **err);
+/* The fencing check of a transaction that changes sandbox_id, inside it
+ * (s0__meta_gen_check with this node's id and epoch; generation: the one
+ * the step acts on). Counts refusals (node.identity.stale_refused). */
+int s0__engine_fence_check(s0__engine *e, const char *sandbox_id, int64_t generation,
+                           s0_error **err);
+/* s0__engine_save in a transaction of its own behind the fencing check
+ * (a resume's commit): S0_ECONFLICT node_lease_lost/generation_owned and
+ * nothing written when this node no longer owns the sandbox. */
+int s0__engine_save_fenced(s0__engine *e, s0__sandbox_row *row, int64_t generation,
+                           s0_error **err);
+/* The lease threads (lease.c): a renewer every third of the lease (more
+ * often after a failure), and a watchdog that halts every running runtime
+ * once the lease is no longer proven for a quarter of it (the fencing
+ * rule, docs/scaling.md "Leases"). Start after s0__engine_fence_open; stop
+ * is idempotent and joins both (before the metadata store closes). */
+int s0__engine_lease_start(s0__engine *e, s0_error **err);
+void s0__engine_lease_stop(s0__engine *e);
+/* Whether the lease is proven now (the watchdog's rule). */
+bool s0__engine_lease_valid(s0__engine *e);
+/* The controller's half (failover scan): once the lease is proven again,
+ * each runtime the watchdog halted is given up if another node took its
+ * sandbox over, else recovered from its last committed head. */
+void s0__engine_lease_recover(s0__engine *e);
+/* Whether any runtime here was halted by the watchdog and awaits that. */
+bool s0__engine_lease_fenced_any(s0__engine *e);
+/* Lock a sandbox only if nobody holds it (NULL when busy or out of memory). */
+s0__sblock *s0__engine_trylock(s0__engine *e, const char *id);
 /* Claim generation of sandbox_id for this node before it starts: S0_OK,
  * or S0_ECONFLICT generation_owned (another node's) / the store's error.
  * A lease this node lost is taken again once (the data directory's lock

@@ -43,6 +43,7 @@ void s0__engine_close(s0__engine *e)
 		return;
 	if (e->faults)
 		s0__faults_release_all(e->faults);
+	s0__engine_lease_stop(e);
 	s0__engine_controller_stop(e);
 	pthread_mutex_lock(&e->mu);
 	e->stopping = true; /* waits give up */
@@ -61,6 +62,8 @@ void s0__engine_close(s0__engine *e)
 	s0__engine_watch_free(e->watch);
 	pthread_mutex_destroy(&e->mu);
 	pthread_mutex_destroy(&e->fence.mu);
+	pthread_mutex_destroy(&e->fence.tmu);
+	pthread_cond_destroy(&e->fence.tcv);
 	pthread_cond_destroy(&e->cv);
 	free(e->dir);
 	free((char *)e->opt.advertise);
@@ -203,6 +206,8 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 		return s0__error_nomem(err);
 	pthread_mutex_init(&e->mu, NULL);
 	pthread_mutex_init(&e->fence.mu, NULL);
+	pthread_mutex_init(&e->fence.tmu, NULL);
+	pthread_cond_init(&e->fence.tcv, NULL);
 	pthread_cond_init(&e->cv, NULL);
 	e->opt = *opt;
 	if (e->opt.lease_ms <= 0)
@@ -235,8 +240,12 @@ int s0__engine_open(const char *dir, const s0__engine_options *opt, s0__engine *
 		rc = s0__ctld_init(e, err);
 	if (rc == S0_OK) /* this node's lease: a new epoch fences any earlier holder */
 		rc = s0__engine_fence_open(e, err);
+	if (rc == S0_OK) /* renewed from threads of its own (lease.c) */
+		rc = s0__engine_lease_start(e, err);
 	if (rc == S0_OK) /* where other nodes forward this node's sandboxes' calls */
 		rc = s0__engine_advertise_open(e, err);
+	if (rc == S0_OK) /* changes other nodes commit wake waiters here too */
+		rc = s0__engine_listen_open(e, err);
 	if (rc == S0_OK) {
 		rc = ensure_default_template(e, err);
 	}

@@ -24,6 +24,7 @@ cJSON *s0__engine_runtime_json(s0__engine *e)
 static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 {
 	cJSON *n = cJSON_CreateObject();
+	size_t watchers = s0__engine_watch_subscribers(e->watch); /* not under e->mu */
 	pthread_mutex_lock(&e->mu);
 	s0__node *nd = &e->node;
 	cJSON_AddNumberToObject(n, "cpu_total_millis", (double)nd->cpu_total);
@@ -32,6 +33,7 @@ static cJSON *node_json(s0__engine *e, const char *sandbox_id)
 	cJSON_AddNumberToObject(n, "memory_used_bytes", (double)nd->memory_used);
 	cJSON_AddNumberToObject(n, "carriers_total", nd->carriers_total);
 	cJSON_AddNumberToObject(n, "carriers_used", nd->carriers_used);
+	cJSON_AddNumberToObject(n, "watchers", (double)watchers);
 	cJSON_AddNumberToObject(n, "nbd_used", nd->nbd_used);
 	cJSON *drv = cJSON_AddObjectToObject(n, "runtime"); /* the driver and what it can do */
 	if (drv && e->rt_drv) {

@@ -45,6 +45,8 @@ typedef struct s0__runtime {
 	                     * then only the lease fields may be read by others */
 	bool halted;        /* process, writer and mount gone; leases held until proof */
 	bool crashed;       /* halted by an unplanned failure (branch abandoned) */
+	bool lease_fenced;  /* halted because this node's lease could not be renewed in
+	                     * time (lease.c): recovered or given up once it is back */
 	/* The allocation: a scheduler record (in memory) and a directory on the
 	 * node (<data>/allocs/<runtime_id>), removed separately (REC-07). */
 	bool sched_record;

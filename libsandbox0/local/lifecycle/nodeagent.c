@@ -263,5 +263,9 @@ void s0__ctld_json(s0__engine *e, cJSON *node)
 		cJSON_AddStringToObject(id, "advertise", e->opt.advertise ? e->opt.advertise : "");
 		cJSON_AddNumberToObject(id, "takeovers", (double)e->fence.takeovers);
 		cJSON_AddNumberToObject(id, "superseded", (double)e->fence.superseded);
+		cJSON_AddNumberToObject(id, "lease_renew_failures", (double)e->fence.renew_failures);
+		cJSON_AddNumberToObject(id, "self_fenced", (double)e->fence.self_fenced);
+		cJSON_AddNumberToObject(id, "self_fenced_at_ms", (double)e->fence.self_fenced_at);
+		cJSON_AddNumberToObject(id, "stale_refused", (double)e->fence.refused);
 	}
 }

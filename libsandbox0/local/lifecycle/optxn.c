@@ -16,6 +16,15 @@ static int transaction(s0__engine *e, s0__op_row *op, s0__op_state to, const s0_
 	int rc = s0__meta_begin(e->meta, err);
 	if (rc < 0)
 		return rc;
+	/* advancing an operation changes a sandbox this node acts on: only
+	 * while it still holds it (docs/scaling.md "Leases"); recording a new
+	 * one is a request any node may make for the owner to carry out */
+	if (op->id)
+		rc = s0__engine_fence_check(e, op->sandbox_id, op->generation, err);
+	if (rc < 0) {
+		s0__meta_rollback(e->meta);
+		return rc;
+	}
 	op->state = to;
 	op->updated_at_ms = s0__engine_now(e);
 	if (!op->id)

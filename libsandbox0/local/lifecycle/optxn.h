@@ -42,6 +42,10 @@ typedef struct s0__op_step {
  * updated otherwise, updated_at = now), and commit. On success op holds
  * the committed state (and its new id). On failure op keeps its previous
  * state and id, nothing is written, and undo runs if the effect ran.
+ * Advancing an existing operation (op->id set) first runs the fencing
+ * check (s0__engine_fence_check on op->generation) in the transaction:
+ * S0_ECONFLICT node_lease_lost/generation_owned, nothing written, when
+ * another node took the sandbox over.
  * Returns S0_OK, the effect's code, or the store's (S0_EIO…, with err).
  * Not inside another metadata transaction.
  */

@@ -139,6 +139,7 @@ again:
 		}
 		out->status = row.rec.status;
 		out->op_id = op.id;
+		out->generation = op.generation;
 		out->accepted = s0__fault_armed(e->faults, "node_channel", "pause");
 		goto out;
 	}
@@ -195,6 +196,7 @@ again:
 	s0__fault_hit(e->faults, "manager_restart", "intent-recorded"); /* crash point */
 	out->status = row.rec.status;
 	out->op_id = op.id;
+	out->generation = op.generation;
 	out->accepted = s0__fault_armed(e->faults, "node_channel", "pause");
 out:
 	if (preparing) /* intent recorded or failed: waiting pauses look again */
@@ -225,6 +227,11 @@ static int step_publish(s0__engine *e, s0__op_row *op)
 		s0__engine_guest_sync(e, rt);
 	if (!rt) /* the runtime died with a previous process: nothing to publish */
 		return set_state(e, op, S0__OPS_FAILED) == S0_OK ? S0_OK : S0_EIO;
+	pthread_mutex_lock(&e->mu);
+	bool lease_fenced = rt->lease_fenced;
+	pthread_mutex_unlock(&e->mu);
+	if (lease_fenced) /* halted by the lease watchdog: recovered first (lease.c) */
+		return S0_EUNAVAILABLE;
 	if (pins)
 		return S0_EUNAVAILABLE; /* a request is finishing; retry shortly */
 	if (s0__fault_hit(e->faults, "node_channel", "pause") != S0__FAULT_NONE)

@@ -224,7 +224,10 @@ static int resume_locked(s0__engine *e, s0__sandbox_row *row, settle st, bool me
 	}
 	if (rc == S0_OK)
 		s0__fault_hit(e->faults, "manager_restart", "resume-ready"); /* crash point */
-	if (rc == S0_OK && (rc = s0__engine_save(e, &next, err)) < 0)
+	/* the commit of the resume: only while this node still holds the
+	 * generation it just claimed (docs/scaling.md "Leases") */
+	if (rc == S0_OK &&
+	    (rc = s0__engine_save_fenced(e, &next, next.rec.runtime_generation, err)) < 0)
 		s0__engine_stop_runtime(e, rt);
 	else if (rc < 0 && next.rec.runtime_generation != row->rec.runtime_generation) {
 		row->rec.runtime_generation = next.rec.runtime_generation; /* consumed */

@@ -357,9 +357,12 @@ int s0__engine_start_runtime_mem(s0__engine *e, s0__sandbox_row *row, const char
 		}
 		if (rc == S0_OK && restored)
 			s0__strlcpy(rt->restored_image, mem_image, sizeof rt->restored_image);
-		if (rc < 0) {
+		if (rc < 0) { /* the cause's text kept: callers of an operation see only this one */
+			char *m = s0__asprintf("sandbox rootfs store is unavailable: %s",
+			                       cause ? s0_error_message(cause) : "?");
 			s0_error *w = s0__error_make(S0_EUNAVAILABLE, "object_store",
-			                             "sandbox rootfs store is unavailable");
+			                             m ? m : "sandbox rootfs store is unavailable");
+			free(m);
 			s0__error_set_cause(w, cause);
 			rc = s0__error_put(err, w);
 		}

@@ -104,6 +104,16 @@ void s0__engine_watch_bump(s0__engine_watch *w, const char *sandbox_id)
 	pthread_mutex_unlock(&w->mu);
 }
 
+size_t s0__engine_watch_subscribers(s0__engine_watch *w)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&w->mu);
+	for (s0__engine_watch_sub *s = w->subs; s; s = s->next)
+		n++;
+	pthread_mutex_unlock(&w->mu);
+	return n;
+}
+
 uint64_t s0__engine_watch_version(s0__engine_watch *w, const char *sandbox_id)
 {
 	if (!w || !sandbox_id)

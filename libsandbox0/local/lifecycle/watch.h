@@ -20,6 +20,7 @@
 #define S0_LIFECYCLE_WATCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct s0__engine s0__engine;
@@ -60,6 +61,10 @@ void s0__engine_watch_bump(s0__engine_watch *w, const char *sandbox_id);
  * a floor that moves is only an early wake for such an id.
  */
 uint64_t s0__engine_watch_version(s0__engine_watch *w, const char *sandbox_id);
+
+/* How many subscriptions are live (parked long-polls, streams; inspection
+ * `node.watchers`). */
+size_t s0__engine_watch_subscribers(s0__engine_watch *w);
 
 /*
  * The delete of sandbox_id is committed: bump it once more (its waiters wake

@@ -386,3 +386,34 @@ int s0__meta_gen_orphans(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0
 	NEED(ids && n && now_ms >= 0, "gen_orphans: a time and outputs are required");
 	return m->ops->gen_orphans(m, now_ms, ids, n, err);
 }
+
+int s0__meta_gen_check(s0__meta *m, const char *sandbox_id, const char *node_id, int64_t epoch,
+                       int64_t generation, s0_error **err)
+{
+	NEED(fits(sandbox_id, S0__ID_MAX) && fits(node_id, S0__ID_MAX) && epoch >= 1 &&
+	             generation >= 0,
+	     "gen_check: a sandbox, a node, its epoch and a generation are required");
+	return m->ops->gen_check(m, sandbox_id, node_id, epoch, generation, err);
+}
+
+int s0__meta_listen(s0__meta *m, s0__meta_change_fn fn, void *arg, s0_error **err)
+{
+	NEED(m && fn, "listen: a store and a callback are required");
+	return m->ops->listen ? m->ops->listen(m, fn, arg, err) : S0_OK;
+}
+
+int s0__meta_gen_verdict(const char *sandbox_id, const char *node_id, int64_t epoch,
+                         int64_t generation, int64_t current_epoch, bool has_owner,
+                         const char *owner, int64_t owner_generation, s0_error **err)
+{
+	if (current_epoch != epoch)
+		return s0__error_set(err, S0_ECONFLICT, "node_lease_lost",
+		                     "node %s: lease epoch %lld is no longer its own (now %lld)", node_id,
+		                     (long long)epoch, (long long)current_epoch);
+	if (!has_owner || !strcmp(owner, node_id) || (!owner[0] && owner_generation <= generation))
+		return S0_OK;
+	return s0__error_set(err, S0_ECONFLICT, "generation_owned",
+	                     "sandbox %s: taken over by %s (generation %lld, this node acts on %lld)",
+	                     sandbox_id, owner[0] ? owner : "another node",
+	                     (long long)owner_generation, (long long)generation);
+}

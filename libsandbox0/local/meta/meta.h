@@ -45,6 +45,10 @@
 
 typedef struct s0__meta s0__meta;
 typedef struct s0__meta_ops s0__meta_ops;
+/* A change of a sandbox row committed by any process sharing the store
+ * (s0__meta_listen): written, or deleted; runs on the store's listener
+ * thread. */
+typedef void (*s0__meta_change_fn)(void *arg, const char *sandbox_id, bool deleted);
 
 /*
  * The calls of an implementation; the s0__meta_* functions below check
@@ -125,6 +129,10 @@ struct s0__meta_ops {
 	int (*gen_release)(s0__meta *m, const char *sandbox_id, const char *node_id,
 	                   s0_error **err);
 	int (*gen_orphans)(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err);
+	int (*gen_check)(s0__meta *m, const char *sandbox_id, const char *node_id, int64_t epoch,
+	                 int64_t generation, s0_error **err);
+	/* NULL: the store is not shared between processes (nothing to listen to) */
+	int (*listen)(s0__meta *m, s0__meta_change_fn fn, void *arg, s0_error **err);
 };
 
 /* The common head of every implementation's handle (embed it first). */
@@ -189,7 +197,9 @@ int s0__meta_sandbox_get(s0__meta *m, const char *team, const char *id, s0__sand
                          s0_error **err);
 /* Insert or replace the row of row->rec.id (id must not be empty). */
 int s0__meta_sandbox_put(s0__meta *m, const s0__sandbox_row *row, s0_error **err);
-/* Remove the row of id (no error when absent). */
+/* Remove the row of id and its generation owner ("nodes and fencing"
+ * below) atomically, in the caller's transaction if any (no error when
+ * absent). */
 int s0__meta_sandbox_delete(s0__meta *m, const char *id, s0_error **err);
 /* One page of team's sandboxes matching f, newest first (created_at, then
  * creation order); *count = every match. *out holds *n records (clear
@@ -377,6 +387,37 @@ int s0__meta_gen_release(s0__meta *m, const char *sandbox_id, const char *node_i
  * another node may take them over (docs/scaling.md "Several nodes"). *ids
  * malloc'd (s0__meta_free_ids), oldest sandbox first. */
 int s0__meta_gen_orphans(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err);
+/*
+ * The fencing check of a transaction that changes a sandbox (called inside
+ * it, before its writes; docs/scaling.md "Leases"): S0_OK when epoch is
+ * node_id's current lease epoch and sandbox_id's runtime generation is not
+ * another node's — never claimed, node_id's (any epoch), or released at a
+ * generation <= generation (the one the caller acts on: nobody claimed a
+ * newer one meanwhile). S0_ECONFLICT node_lease_lost when node_id's epoch
+ * is no longer epoch (a later acquisition fenced it), generation_owned
+ * when another node holds the generation or claimed a newer one. The
+ * lease's expiry is not checked: a takeover must first claim the
+ * generation, and PostgreSQL holds the row (FOR SHARE) until the
+ * transaction ends, so the claim and the transaction serialise. One
+ * statement; reads only. epoch >= 1, generation >= 0.
+ */
+int s0__meta_gen_check(s0__meta *m, const char *sandbox_id, const char *node_id, int64_t epoch,
+                       int64_t generation, s0_error **err);
+/*
+ * Call fn(arg, id, deleted) for every commit, by any process sharing the
+ * store, that wrote or deleted the row of sandbox id (this process's own commits too),
+ * from a thread of the store's, until s0__meta_close (which stops it first).
+ * Best effort: notifications sent while the store was unreachable are lost;
+ * a store no other process can share (SQLite) never calls fn. S0_OK, or
+ * S0_EINVAL when already listening, S0_ERROR when no thread can start.
+ */
+int s0__meta_listen(s0__meta *m, s0__meta_change_fn fn, void *arg, s0_error **err);
+/* For implementations of gen_check: the verdict from what the store holds
+ * — node_id's current epoch (0 when it has no row), and the sandbox's owner
+ * row (has_owner false when none; owner "" when released). */
+int s0__meta_gen_verdict(const char *sandbox_id, const char *node_id, int64_t epoch,
+                         int64_t generation, int64_t current_epoch, bool has_owner,
+                         const char *owner, int64_t owner_generation, s0_error **err);
 
 /*
  * The hash an API key is stored under: a keyed BLAKE2b-256 (libsodium

@@ -5,6 +5,12 @@
 #include <string.h>
 
 static const s0__blockdev *armed;
+static s0_error **catch_slot;
+
+void s0__ext4io_catch(s0_error **slot)
+{
+	catch_slot = slot;
+}
 
 void s0__ext4io_arm(const s0__blockdev *dev)
 {
@@ -62,6 +68,8 @@ static errcode_t io_close(io_channel chan)
 		return 0;
 	s0__ext4io *io = chan->private_data;
 	s0__iocache_free(io->cache); /* unflushed writes go: s0__rootfs_discard */
+	if (catch_slot && !*catch_slot)
+		*catch_slot = s0__ext4io_take_error(io);
 	s0_error_free(io->dev_err);
 	ext2fs_free_mem(&io);
 	ext2fs_free_mem(&chan->name);

@@ -49,6 +49,15 @@ extern io_manager s0__ext4io_manager;
 void s0__ext4io_arm(const s0__blockdev *dev);
 
 /**
+ * While @p slot is set (NULL: off), a channel that closes holding a device
+ * error hands it to *slot (if empty; the caller frees it) instead of
+ * dropping it: a failed ext2fs_open2 closes its channel before the caller
+ * could take the error (e.g. a chunk the store refused). Under the rootfs
+ * lock, like s0__ext4io_arm().
+ */
+void s0__ext4io_catch(s0_error **slot);
+
+/**
  * File data past the cache: read count whole blocks at block straight from
  * the device, with any cached (newer) copies laid over them; write them
  * straight to the device, updating cached copies. Data blocks so never push

@@ -44,8 +44,7 @@ static char **make_env(const s0__rootfs_image_opts *o, size_t *n_extra)
 	return env;
 }
 
-/* Read up to 4 KiB of the child's output for the error message. */
-static char *slurp(int fd)
+char *s0__rfs_slurp(int fd)
 {
 	char *buf = calloc(1, 4097);
 	if (!buf)
@@ -59,7 +58,7 @@ static char *slurp(int fd)
 	return buf;
 }
 
-static int spawn_wait(char *const argv[], char **env, int out_fd, int *status)
+int s0__rfs_spawn_wait(char *const argv[], char **env, int out_fd, int *status)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
@@ -109,7 +108,7 @@ int s0__rfs_run_mke2fs(const s0__rootfs_image_opts *o, const char *image, s0_err
 	size_t n_extra = 0;
 	char **env = make_env(o, &n_extra);
 	int status = 0;
-	int sp = env ? spawn_wait((char *const *)argv, env, out, &status) : ENOMEM;
+	int sp = env ? s0__rfs_spawn_wait((char *const *)argv, env, out, &status) : ENOMEM;
 	if (n_extra)
 		free(env[n_extra - 1]);
 	free(env);
@@ -117,7 +116,7 @@ int s0__rfs_run_mke2fs(const s0__rootfs_image_opts *o, const char *image, s0_err
 	if (sp != 0) {
 		rc = s0__error_set(err, S0_EIO, "mkfs_failed", "cannot run %s: %s", argv[0], strerror(sp));
 	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char *msg = slurp(out);
+		char *msg = s0__rfs_slurp(out);
 		rc = s0__error_set(err, S0_EIO, "mkfs_failed", "mke2fs failed (status %d): %s",
 		                   WIFEXITED(status) ? WEXITSTATUS(status) : -1, msg ? msg : "");
 		free(msg);

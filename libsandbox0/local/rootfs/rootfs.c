@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 /* Map an ext2fs_open2 failure. */
-static int open_fail(s0__rootfs *r, errcode_t ec, s0_error **err)
+static int open_fail(errcode_t ec, s0_error *dev_err, s0_error **err)
 {
 	switch (ec) {
 	case EXT2_ET_BAD_MAGIC:
@@ -20,13 +20,16 @@ static int open_fail(s0__rootfs *r, errcode_t ec, s0_error **err)
 	case EXT2_ET_GDESC_BAD_INODE_MAP:
 	case EXT2_ET_GDESC_BAD_INODE_TABLE:
 	case EXT2_ET_SHORT_READ:
+		s0_error_free(dev_err);
 		return s0__error_set(err, S0_ECORRUPT, "not_ext4", "not a usable ext4 filesystem: %s",
 		                     error_message(ec));
 	default:
 		break;
 	}
-	s0_error *cause = r->io ? s0__ext4io_take_error(r->io) : NULL;
-	s0_error *e = s0__error_make(S0_EIO, "io_error", error_message(ec));
+	s0_error *cause = dev_err;
+	char *text = cause ? s0__asprintf("%s: %s", error_message(ec), s0_error_message(cause)) : NULL;
+	s0_error *e = s0__error_make(S0_EIO, "io_error", text ? text : error_message(ec));
+	free(text);
 	if (cause)
 		s0__error_set_cause(e, cause);
 	return s0__error_put(err, e);
@@ -56,14 +59,18 @@ int s0__rootfs_open(const s0__blockdev *dev, unsigned flags, s0__rootfs **out, s
 	int oflags = EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP | (r->rw ? EXT2_FLAG_RW : 0);
 	int rc = S0_OK;
 	s0__rootfs_lock();
+	s0_error *dev_err = NULL; /* a device error of a failed open (a refused chunk) */
 	s0__ext4io_arm(&r->dev);
+	s0__ext4io_catch(&dev_err);
 	errcode_t ec = ext2fs_open2(S0__EXT4IO_NAME, NULL, oflags, 0, 0, s0__ext4io_manager, &r->fs);
+	s0__ext4io_catch(NULL);
 	s0__ext4io_arm(NULL);
 	if (ec) {
 		r->fs = NULL;
-		rc = open_fail(r, ec, err);
+		rc = open_fail(ec, dev_err, err);
 		goto out;
 	}
+	s0_error_free(dev_err);
 	r->io = r->fs->io->private_data;
 	if (r->rw) {
 		rc = check_writable(r->fs, err);

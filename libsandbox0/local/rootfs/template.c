@@ -128,6 +128,11 @@ int s0__rootfs_image_build(const s0__rootfs_image_opts *o, const char *image, s0
 	rc = s0__rfs_run_mke2fs(o, image, err);
 	if (rc == S0_OK)
 		rc = finish_image(o, image, err);
+	/* An image with content from outside is checked before anything
+	 * imports it, so the kernel's ext4 never mounts metadata e2fsck
+	 * rejects (docs/security.md SEC-74). */
+	if (rc == S0_OK && o->source_dir)
+		rc = s0__rfs_run_e2fsck(image, err);
 	return rc;
 }
 

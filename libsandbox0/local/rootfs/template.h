@@ -67,7 +67,9 @@ typedef struct s0__image_stats {
  * @retval S0_EINVAL    bad options (size, paths); `invalid_request`.
  * @retval S0_ENOTFOUND `directory_not_found`: source_dir is not a directory.
  * @retval S0_EIO       reason `mkfs_failed` (mke2fs output in the message;
- *                      e.g. the tree does not fit) or file I/O failed.
+ *                      e.g. the tree does not fit) or file I/O failed;
+ *                      reason `fsck_failed`: with a source_dir, the finished
+ *                      image failed `e2fsck -fn` (its output in the message).
  * On failure the image file may remain, partially written.
  * @threadsafety safe
  */

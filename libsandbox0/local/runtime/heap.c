@@ -38,6 +38,9 @@ struct s0__heap {
 	uint64_t fetched, prefetched;
 	uint64_t zero_hash;
 	bool have_zero_hash;
+	void (*unmap)(void *ctx); /* a mapped heap (s0__heap_new_mapped): releases its bytes */
+	void *unmap_ctx;
+	bool mapped;              /* chunk bytes are the caller's: never freed, never written */
 };
 
 /* ---- pager ---- */
@@ -174,8 +177,10 @@ void s0__heap_unref(s0__heap *h)
 {
 	if (!h || atomic_fetch_sub(&h->refs, 1) != 1)
 		return;
-	for (size_t i = 0; i < h->n; i++)
+	for (size_t i = 0; i < h->n && !h->mapped; i++)
 		free(h->slots[i].data);
+	if (h->unmap)
+		h->unmap(h->unmap_ctx);
 	free(h->slots);
 	free(h->pages);
 	s0__pager_unref(h->pager);
@@ -282,6 +287,8 @@ static int chunk_read(s0__heap *h, size_t i, const uint8_t **data, s0_error **er
 /* The bytes of chunk i for writing: made resident and dirty. */
 static int chunk_write(s0__heap *h, size_t i, uint8_t **data, s0_error **err)
 {
+	if (h->mapped)
+		return s0__error_set(err, S0_EINVAL, "invalid_request", "a mapped heap is read-only");
 	pthread_mutex_lock(&h->mu);
 	slot *s = &h->slots[i];
 	int rc = s->unresolved ? resolve(h, i, err) : S0_OK;
@@ -416,6 +423,8 @@ int s0__heap_fill(s0__heap *h, uint64_t off, uint64_t len, uint64_t seed, s0_err
 
 int s0__heap_grow(s0__heap *h, uint64_t n, uint64_t seed, s0_error **err)
 {
+	if (h->mapped)
+		return s0__error_set(err, S0_EINVAL, "invalid_request", "a mapped heap is read-only");
 	if (n > S0__HEAP_MAX_BYTES || h->size > S0__HEAP_MAX_BYTES - n)
 		return s0__error_set(err, S0_EINVAL, "invalid_request",
 		                     "heap would exceed %llu bytes",
@@ -535,4 +544,34 @@ void s0__heap_stats_get(s0__heap *h, s0__heap_stats *out)
 	out->fetched_on_touch = h->fetched;
 	out->prefetched = h->prefetched;
 	pthread_mutex_unlock(&h->mu);
+}
+
+int s0__heap_new_mapped(uint32_t chunk_bytes, const uint8_t *base, uint64_t size_bytes,
+                        void (*unmap)(void *ctx), void *ctx, s0__heap **out, s0_error **err)
+{
+	s0__heap *h = NULL;
+	int rc = size_bytes % chunk_bytes || size_bytes > S0__HEAP_MAX_BYTES
+	             ? s0__error_set(err, S0_EINVAL, "invalid_request",
+	                             "mapped heap of %llu bytes is not whole chunks of %u",
+	                             (unsigned long long)size_bytes, chunk_bytes)
+	             : s0__heap_new(chunk_bytes, &h, err);
+	size_t n = (size_t)(size_bytes / chunk_bytes);
+	if (rc == S0_OK && reserve_slots(h, n) < 0)
+		rc = s0__error_nomem(err);
+	if (rc < 0) {
+		s0__heap_unref(h);
+		if (unmap)
+			unmap(ctx);
+		return rc;
+	}
+	h->mapped = true;
+	h->unmap = unmap;
+	h->unmap_ctx = ctx;
+	h->n = n;
+	h->size = size_bytes;
+	for (size_t i = 0; i < n; i++)
+		h->slots[i] = (slot){.data = (uint8_t *)(uintptr_t)(base + (size_t)i * chunk_bytes),
+		                     .state = S0__CHUNK_RESIDENT, .dirty = true};
+	*out = h;
+	return S0_OK;
 }

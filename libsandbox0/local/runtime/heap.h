@@ -127,6 +127,21 @@ int s0__heap_new(uint32_t chunk_bytes, s0__heap **out, s0_error **err);
 int s0__heap_new_lazy(uint32_t chunk_bytes, uint64_t size_bytes, const s0__objid *pages,
                       size_t npages, s0__pager *pager, s0__heap **out, s0_error **err);
 
+/**
+ * A heap over bytes the caller mapped (zero-copy capture of a file): every
+ * chunk resident at @p base + i * @p chunk_bytes and dirty, nothing
+ * allocated for the bytes. The heap is read-only: every write, fill or grow
+ * fails S0_EINVAL and leaves it unchanged.
+ * @param base        @p size_bytes readable bytes, kept mapped until @p unmap.
+ * @param size_bytes  a whole number of chunks, at most S0__HEAP_MAX_BYTES.
+ * @param unmap       (nullable) called with @p ctx once, when the last
+ *                    reference goes — or before returning an error.
+ * @param[out] out (transfer full) one reference; drop with s0__heap_unref().
+ * @retval S0_EINVAL bad chunk size or size. @retval S0_ENOMEM
+ */
+int s0__heap_new_mapped(uint32_t chunk_bytes, const uint8_t *base, uint64_t size_bytes,
+                        void (*unmap)(void *ctx), void *ctx, s0__heap **out, s0_error **err);
+
 /** Take a reference. @return @p h. */
 s0__heap *s0__heap_ref(s0__heap *h);
 /** Drop a reference; the last frees the memory. NULL-safe. */

@@ -15,6 +15,8 @@ Suite *carrier_basic_suite(void);
 Suite *carrier_hostile_suite(void);
 Suite *carrier_lazy_suite(void);
 Suite *carrier_crash_suite(void);
+Suite *carrier_tamper_suite(void);
+Suite *carrier_pressure_suite(void);
 
 /* The root of every test's directories (made by main, reclaimed and removed
  * at exit). */

@@ -27,8 +27,9 @@ int main(void)
 	if (!ct_root)
 		return 1;
 	static const s0_suite_fn suites[] = {carrier_basic_suite, carrier_hostile_suite,
-	                                     carrier_lazy_suite, carrier_crash_suite};
-	int rc = s0_test_run_suites(suites, 4);
+	                                     carrier_lazy_suite, carrier_crash_suite,
+	                                     carrier_tamper_suite, carrier_pressure_suite};
+	int rc = s0_test_run_suites(suites, 6);
 	/* Whatever a failed test left: reclaim it, then prove the host clean. */
 	char what[2048];
 	if (ct_sweep(ct_root, what, sizeof what) != 0) {

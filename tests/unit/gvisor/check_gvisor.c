@@ -85,6 +85,17 @@ static void fix_stop(gv_fix *f)
 	f->g = NULL;
 	int rc = f->d->terminal_proof(f->h, f->rid, &e);
 	ck_assert_msg(rc == S0_OK, "terminal proof: %s", e ? s0_error_message(e) : "?");
+	/* the stop finishes in the background (gv_stop.c): once the proof
+	 * answered, what it stands for is gone from the host itself */
+	char p[600];
+	snprintf(p, sizeof p, "/sys/fs/cgroup/pids/s0-gvisor/%s", f->rid);
+	ck_assert_msg(access(p, F_OK) != 0, "%s left after the proof", p);
+	snprintf(p, sizeof p, "%s/gvisor/bundles/%s", f->dir, f->rid);
+	ck_assert_msg(access(p, F_OK) != 0, "%s left after the proof", p);
+	snprintf(p, sizeof p, "%s/gvisor/runsc/%s_sandbox:%s.state", f->dir, f->rid, f->rid);
+	ck_assert_msg(access(p, F_OK) != 0, "%s left after the proof", p);
+	snprintf(p, sizeof p, "%s/gvisor/net/%s", f->dir, f->rid);
+	ck_assert_msg(access(p, F_OK) != 0, "%s left after the proof", p);
 }
 
 static void fix_close(gv_fix *f)

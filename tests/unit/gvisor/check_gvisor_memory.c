@@ -7,7 +7,8 @@
  * generation + 1) and are gone after a filesystem-only one; a stored chunk
  * with flipped bytes or deleted image objects make the restore fail before
  * anything runs and fall back filesystem-only (never restoring garbage); a
- * changed runtime fingerprint resumes filesystem-only; a memory fork leaves
+ * changed runtime fingerprint (runsc's version, procd's build) resumes
+ * filesystem-only; a memory fork leaves
  * the parent running.
  */
 #include <dirent.h>
@@ -27,6 +28,7 @@
 #include "local/local_internal.h"
 #include "local/objects/objstore.h"
 #include "local/objects/pack/objdir.h"
+#include "local/runtime/gvisor/gv_procd.h"
 #include "lt.h"
 #include "gv_host.h"
 
@@ -402,24 +404,52 @@ START_TEST(damaged_chunk_falls_back)
 }
 END_TEST
 
-/* MFB-02: an image whose fingerprint differs from the destination's (the
- * runtime version, as another runsc build would give) resumes with fresh
- * processes on the committed RootFS. */
+/* MFB-02: an image whose fingerprint differs from the destination's
+ * resumes with fresh processes on the committed RootFS. Loop 0: the runtime
+ * version, as another runsc build would give (a doctored fingerprint: one
+ * runsc build in CI). Loop 1: a real change of procd's build (PID 1 of the
+ * image; docs/memory-gvisor.md "Compatibility fingerprint"): the backend
+ * runs a copy of procd ($S0_PROCD), which gets other bytes between the
+ * pause and the resume. */
 START_TEST(fingerprint_mismatch_is_filesystem_only)
 {
 	LT_ROW("MFB-02");
+	char pd[] = "/tmp/s0-gvm-procd.XXXXXX", *copy = NULL;
+	if (_i == 1) {
+		char *orig = NULL;
+		LT_OK(s0__gv_procd_find(&orig, &e_));
+		ck_assert(mkdtemp(pd));
+		copy = s0__asprintf("%s/s0-procd", pd);
+		char cmd[1024];
+		snprintf(cmd, sizeof cmd, "cp %s %s", orig, copy);
+		ck_assert_int_eq(system(cmd), 0);
+		free(orig);
+		setenv("S0_PROCD", copy, 1);
+	}
 	lt t;
 	open_gvisor(&t);
+	unsetenv("S0_PROCD");
 	procs p;
 	procs_setup(&t, &p, 16);
 	mem_pause(&t, p.id);
-	LT_OK(s0_local_fault_arm(t.local, "carrier_fingerprint@runtime_version", S0_FAULT_FAIL, 0, 0,
-	                         &e_));
+	if (_i == 0)
+		LT_OK(s0_local_fault_arm(t.local, "carrier_fingerprint@runtime_version", S0_FAULT_FAIL,
+		                         0, 0, &e_));
+	else { /* a rebuilt procd: other bytes (trailing ones: it still runs) */
+		FILE *f = fopen(copy, "ae");
+		ck_assert(f && fputs("another build", f) >= 0 && fclose(f) == 0);
+	}
 	mem_resume(&t, p.id);
-	LT_OK(s0_local_fault_release(t.local, "carrier_fingerprint", &e_));
+	if (_i == 0)
+		LT_OK(s0_local_fault_release(t.local, "carrier_fingerprint", &e_));
 	assert_fresh(&t, &p);
 	procs_free(&p);
 	lt_close(&t);
+	if (copy) {
+		unlink(copy);
+		rmdir(pd);
+		free(copy);
+	}
 }
 END_TEST
 
@@ -566,7 +596,7 @@ static Suite *gvisor_memory_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, memory_cycle_keeps_processes);
 	tcase_add_loop_test(tc, damaged_chunk_falls_back, 0, 2);
-	tcase_add_test(tc, fingerprint_mismatch_is_filesystem_only);
+	tcase_add_loop_test(tc, fingerprint_mismatch_is_filesystem_only, 0, 2);
 	tcase_add_test(tc, memory_fork_leaves_parent_running);
 	tcase_add_test(tc, auto_resume_restores_memory);
 	tcase_add_test(tc, session_attempt_survives_memory_cycle);

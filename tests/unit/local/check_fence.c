@@ -51,6 +51,12 @@ START_TEST(fence_starts_claim_their_generation)
 	o = owner(&t, id);
 	ck_assert_int_eq(o.epoch, epoch + 1);
 	ck_assert_int_eq(o.generation, lt_generation(&t, id));
+	/* the delete takes the claim with the sandbox (in its done transaction) */
+	LT_OK(s0_sandbox_delete(t.c, id, &e_));
+	lt_quiesce(&t);
+	s0__gen_owner_row gone;
+	ck_assert_int_eq(s0__meta_gen_owner(s0__local_engine(t.local)->meta, id, &gone, NULL),
+	                 S0_ENOTFOUND);
 	free(id);
 	lt_close(&t);
 }

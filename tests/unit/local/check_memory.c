@@ -1226,7 +1226,7 @@ START_TEST(mem01_fs_equivalent_bodies_and_bad_body)
 		ck_assert(procs_fresh(&t, &p));
 		procs_free(&p);
 	}
-	ck_assert_str_eq(pause_keys, "sandbox_id,paused,status,operation_id,");
+	ck_assert_str_eq(pause_keys, "sandbox_id,paused,status,operation_id,runtime_generation,");
 	ck_assert_str_eq(resume_keys, "sandbox_id,resumed,");
 	free(pause_keys);
 	free(resume_keys);

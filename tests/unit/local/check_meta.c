@@ -780,6 +780,62 @@ START_TEST(meta_nodes_fence_generations)
 }
 END_TEST
 
+/* Runs the fencing check inside a transaction, as the engine does; the
+ * reason of a refusal must be want_reason. */
+static int gen_check(fx *f, const char *sb, const char *node, int64_t epoch, int64_t gen,
+                     const char *want_reason)
+{
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__meta_begin(f->m, NULL), S0_OK);
+	int rc = s0__meta_gen_check(f->m, sb, node, epoch, gen, &err);
+	s0__meta_rollback(f->m);
+	if (want_reason)
+		ck_assert_msg(err && !strcmp(s0_error_reason(err), want_reason), "%s by %s: %s", sb,
+		              node, err ? s0_error_reason(err) : "ok");
+	else
+		ck_assert_msg(rc == S0_OK, "%s by %s: %s", sb, node, err ? s0_error_message(err) : "");
+	s0_error_free(err);
+	return rc;
+}
+
+/* NOD-14: a transaction that changes a sandbox passes the fencing check
+ * only while the node's epoch is current and nobody else took the
+ * sandbox's generation (docs/scaling.md "Leases"). */
+START_TEST(meta_gen_check_fences_stale_owners)
+{
+	fx f = open_fx(_i);
+	int64_t a = 0, b = 0;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 1000, 1000, &a, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-b", 1000, 5000, &b, NULL), S0_OK);
+	gen_check(&f, "sb_new", "node-a", a, 0, NULL); /* never claimed */
+	ck_assert_int_eq(claim(&f, "sb_1", 1, "node-a", a, 1100, NULL), S0_OK);
+	/* (no time is involved: a lapsed lease that nobody took over still
+	 * commits — a takeover claims first, and the two serialise) */
+	gen_check(&f, "sb_1", "node-a", a, 1, NULL);
+	ck_assert_int_eq(gen_check(&f, "sb_1", "node-b", b, 1, "generation_owned"), S0_ECONFLICT);
+	/* b takes it over once a's lease lapsed: a's transactions are refused */
+	ck_assert_int_eq(claim(&f, "sb_1", 2, "node-b", b, 2500, NULL), S0_OK);
+	ck_assert_int_eq(gen_check(&f, "sb_1", "node-a", a, 1, "generation_owned"), S0_ECONFLICT);
+	gen_check(&f, "sb_1", "node-b", b, 2, NULL);
+	/* b finished a pause (released): a's view of generation 1 is stale,
+	 * anyone acting on generation 2 may go on */
+	ck_assert_int_eq(s0__meta_gen_release(f.m, "sb_1", "node-b", NULL), S0_OK);
+	ck_assert_int_eq(gen_check(&f, "sb_1", "node-a", a, 1, "generation_owned"), S0_ECONFLICT);
+	gen_check(&f, "sb_1", "node-a", a, 2, NULL);
+	/* a's epoch superseded by a later acquisition: node_lease_lost */
+	int64_t a2 = 0;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 3000, 1000, &a2, NULL), S0_OK);
+	ck_assert_int_eq(gen_check(&f, "sb_1", "node-a", a, 2, "node_lease_lost"), S0_ECONFLICT);
+	gen_check(&f, "sb_1", "node-a", a2, 2, NULL);
+	ck_assert_int_eq(gen_check(&f, "sb_1", "node-z", 1, 2, "node_lease_lost"), S0_ECONFLICT);
+	/* bad input */
+	ck_assert_int_eq(s0__meta_gen_check(f.m, "sb_1", "node-a", 0, 1, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0__meta_gen_check(f.m, "", "node-a", 1, 1, NULL), S0_EINVAL);
+	ck_assert_int_eq(s0__meta_gen_check(f.m, "sb_1", "node-a", 1, -1, NULL), S0_EINVAL);
+	close_fx(&f);
+}
+END_TEST
+
 /* NOD-01, NOD-04: a released generation is anyone's to claim; a lapsed
  * holder's sandboxes are listed for takeover (docs/scaling.md "Failover"). */
 START_TEST(meta_gen_release_and_orphans)
@@ -835,6 +891,53 @@ START_TEST(meta_gen_release_and_orphans)
 	s0__meta_free_ids(ids, n);
 	ck_assert_int_eq(s0__meta_gen_release(f.m, "", "node-a", NULL), S0_EINVAL);
 	ck_assert_int_eq(s0__meta_gen_orphans(f.m, -1, &ids, &n, NULL), S0_EINVAL);
+	close_fx(&f);
+}
+END_TEST
+
+/* A sandbox's delete takes its generation owner with it, atomically and in
+ * the caller's transaction: the table and the failover scan stay as large
+ * as the set of live sandboxes. */
+START_TEST(meta_gen_owner_goes_with_its_sandbox)
+{
+	fx f = open_fx(_i);
+	int64_t a = 0;
+	ck_assert_int_eq(s0__meta_node_lease(f.m, "node-a", 1000, 1000, &a, NULL), S0_OK);
+	s0__sandbox_row r1 = sandbox("sb_1", "t", 1), r2 = sandbox("sb_2", "t", 2);
+	ck_assert_int_eq(s0__meta_sandbox_put(f.m, &r1, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sandbox_put(f.m, &r2, NULL), S0_OK);
+	ck_assert_int_eq(claim(&f, "sb_1", 1, "node-a", a, 1100, NULL), S0_OK);
+	ck_assert_int_eq(claim(&f, "sb_2", 1, "node-a", a, 1100, NULL), S0_OK);
+	s0__gen_owner_row o;
+	s0__sandbox_row got = {0};
+	/* rolled back: both rows stay */
+	ck_assert_int_eq(s0__meta_begin(f.m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sandbox_delete(f.m, "sb_1", NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_gen_owner(f.m, "sb_1", &o, NULL), S0_ENOTFOUND); /* own writes */
+	s0__meta_rollback(f.m);
+	ck_assert_int_eq(s0__meta_gen_owner(f.m, "sb_1", &o, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sandbox_get(f.m, NULL, "sb_1", &got, NULL), S0_OK);
+	s0__sandbox_rec_clear(&got.rec);
+	/* committed: both go, the other sandbox's stay */
+	ck_assert_int_eq(s0__meta_begin(f.m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sandbox_delete(f.m, "sb_1", NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_commit(f.m, NULL), S0_OK);
+	reopen_fx(&f);
+	ck_assert_int_eq(s0__meta_gen_owner(f.m, "sb_1", &o, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_sandbox_get(f.m, NULL, "sb_1", &got, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_gen_owner(f.m, "sb_2", &o, NULL), S0_OK);
+	/* a's lease lapsed: only the live sandbox is listed for takeover */
+	char **ids = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(s0__meta_gen_orphans(f.m, 2500, &ids, &n, NULL), S0_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(ids[0], "sb_2");
+	s0__meta_free_ids(ids, n);
+	/* no owner row (never started), or no sandbox at all: still S0_OK */
+	s0__sandbox_row r3 = sandbox("sb_3", "t", 3);
+	ck_assert_int_eq(s0__meta_sandbox_put(f.m, &r3, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sandbox_delete(f.m, "sb_3", NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sandbox_delete(f.m, "sb_none", NULL), S0_OK);
 	close_fx(&f);
 }
 END_TEST
@@ -1001,7 +1104,7 @@ START_TEST(sqlite_migrates_version_3)
 	s0__meta *m = NULL;
 	s0_error *err = NULL;
 	ck_assert_msg(s0__meta_open(dir, &m, &err) == S0_OK, "%s", err ? s0_error_message(err) : "");
-	ck_assert_int_eq(s0__meta_schema_version(m), 7);
+	ck_assert_int_eq(s0__meta_schema_version(m), 9);
 
 	/* a template of before schema 5 is public, with an empty spec */
 	s0__template_row tpl;
@@ -1052,8 +1155,43 @@ START_TEST(sqlite_migrates_version_3)
 
 	/* reopening a migrated store migrates nothing and keeps everything */
 	ck_assert_int_eq(s0__meta_open(dir, &m, NULL), S0_OK);
-	ck_assert_int_eq(s0__meta_schema_version(m), 7);
+	ck_assert_int_eq(s0__meta_schema_version(m), 9);
 	ck_assert_int_eq(s0__meta_apikey_get(m, "key_1", &k, NULL), S0_OK);
+	s0__meta_close(m);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+/* Migration 9: the generation owners finished deletes left go; a row whose
+ * sandbox is not written yet (a start in progress) and live sandboxes'
+ * rows stay. */
+START_TEST(sqlite_migration_9_drops_deleted_sandboxes_owners)
+{
+	char *dir = s0_test_tmpdir("meta");
+	s0__meta *m = NULL;
+	ck_assert_int_eq(s0__meta_open(dir, &m, NULL), S0_OK);
+	s0__meta_close(m);
+	/* what schema 8 left: sb_gone deleted (its delete done), sb_live
+	 * running, sb_new claimed before its row, sb_old's delete failed */
+	raw_sql(dir,
+	        "INSERT INTO sandboxes VALUES('sb_live','t','base',2,0,1,'rt_1',1,'g','{}',0,0,"
+	        " 1,1,1,0,0,'','img',1,'','');"
+	        "INSERT INTO operations(sandbox_id,kind,state,memory,runtime_id,generation,"
+	        " new_head,created_at,updated_at,image) VALUES"
+	        " ('sb_gone','delete','done',0,'rt_0',1,'',1,2,''),"
+	        " ('sb_ttl','hard_delete','done',0,'rt_2',1,'',1,2,''),"
+	        " ('sb_new','pause','failed',0,'rt_3',1,'',1,2,'');"
+	        "INSERT INTO gen_owners VALUES('sb_gone',1,'node-a',1),('sb_ttl',1,'',1),"
+	        " ('sb_live',1,'node-a',1),('sb_new',1,'node-a',1);"
+	        "PRAGMA user_version=8;");
+	ck_assert_int_eq(s0__meta_open(dir, &m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_schema_version(m), 9);
+	s0__gen_owner_row o;
+	ck_assert_int_eq(s0__meta_gen_owner(m, "sb_gone", &o, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_gen_owner(m, "sb_ttl", &o, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_gen_owner(m, "sb_live", &o, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_gen_owner(m, "sb_new", &o, NULL), S0_OK);
 	s0__meta_close(m);
 	s0_test_rmrf(dir);
 	free(dir);
@@ -1267,11 +1405,14 @@ static Suite *meta_suite(void)
 	tcase_add_loop_test(c, meta_outbox, 0, (int)n);
 	tcase_add_loop_test(c, meta_nodes_fence_generations, 0, (int)n);
 	tcase_add_loop_test(c, meta_gen_release_and_orphans, 0, (int)n);
+	tcase_add_loop_test(c, meta_gen_check_fences_stale_owners, 0, (int)n);
+	tcase_add_loop_test(c, meta_gen_owner_goes_with_its_sandbox, 0, (int)n);
 	tcase_add_test(c, meta_names_table);
 	tcase_add_test(c, meta_unknown_backend);
 	suite_add_tcase(s, c);
 	TCase *q = tcase_create("sqlite");
 	tcase_add_test(q, sqlite_migrates_version_3);
+	tcase_add_test(q, sqlite_migration_9_drops_deleted_sandboxes_owners);
 	tcase_add_test(q, sqlite_refuses_newer_schema);
 	tcase_add_test(q, sqlite_unknown_op_names_are_errors);
 	tcase_add_test(q, sqlite_engine_refuses_unknown_op_names);

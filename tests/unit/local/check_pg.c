@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -483,6 +484,148 @@ START_TEST(pg_migrations_concurrent_and_too_new)
 }
 END_TEST
 
+/* What the change feed delivered (pg_change_feed_between_handles). */
+typedef struct feed {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char last[S0__ID_MAX];
+	bool last_deleted, rolled_back_seen;
+	int n;
+} feed;
+
+static void on_change(void *arg, const char *id, bool deleted)
+{
+	feed *f = arg;
+	pthread_mutex_lock(&f->mu);
+	s0__strlcpy(f->last, id, sizeof f->last);
+	f->last_deleted = deleted;
+	if (!strcmp(id, "sb_rolled"))
+		f->rolled_back_seen = true;
+	f->n++;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* Wait up to ms (real time) for a delivery of id with that deleted flag. */
+static bool feed_wait(feed *f, const char *id, bool deleted, int ms)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += ms / 1000;
+	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&f->mu);
+	bool ok;
+	while (!(ok = !strcmp(f->last, id) && f->last_deleted == deleted))
+		if (pthread_cond_timedwait(&f->cv, &f->mu, &dl))
+			break;
+	pthread_mutex_unlock(&f->mu);
+	return ok;
+}
+
+static s0__sandbox_row feed_row(const char *id)
+{
+	s0__sandbox_row r = {0};
+	s0__strlcpy(r.rec.id, id, sizeof r.rec.id);
+	s0__strlcpy(r.rec.team_id, "team_feed", sizeof r.rec.team_id);
+	s0__strlcpy(r.rec.template_id, "base", sizeof r.rec.template_id);
+	r.rec.status = S0_STATUS_RUNNING;
+	r.rec.config_json = (char *)"{}";
+	return r;
+}
+
+/* NOD-15: a commit through one handle that writes or deletes a sandbox row
+ * reaches another handle's change feed (LISTEN/NOTIFY); a rolled-back
+ * write never does. */
+START_TEST(pg_change_feed_between_handles)
+{
+	need_server();
+	char *dir = s0_test_tmpdir("pgfeed");
+	char *url = s0_test_meta_url(dir);
+	s0__meta *a = NULL, *b = NULL;
+	ck_assert_int_eq(s0__meta_open_backend("postgres", url, &a, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_open_backend("postgres", url, &b, NULL), S0_OK);
+	feed f = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+	ck_assert_int_eq(s0__meta_listen(a, on_change, &f, NULL), S0_OK);
+	s0_error *err = NULL;
+	ck_assert_int_eq(s0__meta_listen(a, on_change, &f, &err), S0_EINVAL); /* once per handle */
+	s0_error_free(err);
+	ck_assert_int_eq(s0__meta_listen(a, NULL, &f, NULL), S0_EINVAL);
+	/* the listener connects on its own thread: write until it hears one */
+	s0__sandbox_row r = feed_row("sb_feed");
+	bool heard = false;
+	for (int i = 0; i < 50 && !heard; i++) {
+		r.rec.updated_at_ms = i;
+		ck_assert_int_eq(s0__meta_sandbox_put(b, &r, NULL), S0_OK);
+		heard = feed_wait(&f, "sb_feed", false, 200);
+	}
+	ck_assert_msg(heard, "no notification of a committed write");
+	/* a rolled-back write says nothing; the commit after it does */
+	s0__sandbox_row x = feed_row("sb_rolled");
+	ck_assert_int_eq(s0__meta_begin(b, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sandbox_put(b, &x, NULL), S0_OK);
+	s0__meta_rollback(b);
+	s0__sandbox_row y = feed_row("sb_after");
+	ck_assert_int_eq(s0__meta_begin(b, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_sandbox_put(b, &y, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_commit(b, NULL), S0_OK);
+	ck_assert(feed_wait(&f, "sb_after", false, 10000));
+	ck_assert_int_eq(s0__meta_sandbox_delete(b, "sb_feed", NULL), S0_OK);
+	ck_assert(feed_wait(&f, "sb_feed", true, 10000));
+	pthread_mutex_lock(&f.mu);
+	ck_assert(!f.rolled_back_seen);
+	pthread_mutex_unlock(&f.mu);
+	s0__meta_close(a); /* stops the listener: no call after it returns */
+	s0__meta_close(b);
+	free(url);
+	s0_test_meta_drop(dir);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+/* Migration 6: the generation owners that finished deletes left go; a
+ * claim whose sandbox row is not written yet (a start in progress on
+ * another node) and live sandboxes' claims stay. */
+START_TEST(pg_migration_6_drops_deleted_sandboxes_owners)
+{
+	need_server();
+	char *dir = s0_test_tmpdir("pgmig5");
+	char *url = s0_test_meta_url(dir);
+	s0__meta *m = NULL;
+	ck_assert_int_eq(s0__meta_open_backend("postgres", url, &m, NULL), S0_OK);
+	int64_t a = 0;
+	ck_assert_int_eq(s0__meta_node_lease(m, "node-a", 1000, 60000, &a, NULL), S0_OK);
+	s0__sandbox_row live = {0};
+	snprintf(live.rec.id, sizeof live.rec.id, "sb_live");
+	snprintf(live.rec.team_id, sizeof live.rec.team_id, "t");
+	live.rec.config_json = (char *)"{}";
+	ck_assert_int_eq(s0__meta_sandbox_put(m, &live, NULL), S0_OK);
+	static const char *const ids[] = {"sb_live", "sb_gone", "sb_new"};
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(s0__meta_gen_claim(m, ids[i], 1, "node-a", a, 1100, NULL), S0_OK);
+	s0__op_row done = {.kind = S0__OP_DELETE, .state = S0__OPS_DONE, .generation = 1};
+	snprintf(done.sandbox_id, sizeof done.sandbox_id, "sb_gone");
+	ck_assert_int_eq(s0__meta_op_insert(m, &done, NULL), S0_OK);
+	s0__meta_close(m);
+	ck_assert(s0_test_meta_exec(url, "UPDATE s0_schema SET version=5"));
+	ck_assert_int_eq(s0__meta_open_backend("postgres", url, &m, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_schema_version(m), 6);
+	s0__gen_owner_row o;
+	ck_assert_int_eq(s0__meta_gen_owner(m, "sb_gone", &o, NULL), S0_ENOTFOUND);
+	ck_assert_int_eq(s0__meta_gen_owner(m, "sb_live", &o, NULL), S0_OK);
+	ck_assert_int_eq(s0__meta_gen_owner(m, "sb_new", &o, NULL), S0_OK);
+	s0__meta_close(m);
+	free(url);
+	s0_test_meta_drop(dir);
+	s0_test_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
 static Suite *pg_suite(void)
 {
 	Suite *s = suite_create("postgres");
@@ -499,6 +642,8 @@ static Suite *pg_suite(void)
 	tcase_add_test(c, pg_bad_urls_are_einval);
 	tcase_add_test(c, pg_serve_meta_flag);
 	tcase_add_test(c, pg_migrations_concurrent_and_too_new);
+	tcase_add_test(c, pg_change_feed_between_handles);
+	tcase_add_test(c, pg_migration_6_drops_deleted_sandboxes_owners);
 	suite_add_tcase(s, c);
 	return s;
 }

@@ -347,6 +347,152 @@ START_TEST(shutdown_answers_parked_long_polls)
 }
 END_TEST
 
+/* A crash and restart of the served backend, serving again on the same port
+ * (so clients of the old server reach the new one). */
+static void restart_server(void)
+{
+	int port = s0_server_port(srv);
+	s0_server_free(srv); /* parked long-polls are answered; then refused */
+	srv = NULL;
+	lf_restart(&f);
+	srv = cs_serve_keys_on(f.local, port);
+}
+
+static int64_t generation_of(s0_client *c, const char *id)
+{
+	s0_sandbox_info *info = NULL;
+	ck_assert_int_eq(s0_sandbox_get(c, id, &info, NULL), S0_OK);
+	int64_t g = s0_sandbox_info_runtime_generation(info);
+	s0_sandbox_info_free(info);
+	return g;
+}
+
+typedef struct pauser {
+	pthread_t t;
+	s0_client *c;
+	const char *id;
+	int rc;
+	char reason[64], action[64];
+	int status;     /* of the sandbox it returned, or of its error's last one */
+	int64_t gen;
+	int64_t done_ms;
+} pauser;
+
+static void *pause_and_wait_thread(void *arg)
+{
+	pauser *p = arg;
+	s0_wait_options o = S0_WAIT_OPTIONS_INIT;
+	o.timeout_ms = 30000;
+	s0_sandbox_info *info = NULL;
+	s0_error *err = NULL;
+	p->rc = s0_sandbox_pause_and_wait(p->c, p->id, &o, &info, &err);
+	p->done_ms = mono_ms();
+	const s0_sandbox_info *last = p->rc == S0_OK ? info : s0_error_last_sandbox(err);
+	p->status = last ? s0_sandbox_info_status(last) : -1;
+	p->gen = last ? s0_sandbox_info_runtime_generation(last) : -1;
+	snprintf(p->reason, sizeof p->reason, "%s", err ? s0_error_reason(err) : "");
+	snprintf(p->action, sizeof p->action, "%s", err && s0_error_action(err)
+	                                                 ? s0_error_action(err) : "");
+	s0_sandbox_info_free(info);
+	s0_error_free(err);
+	return NULL;
+}
+
+/* CL-19: the pause's intent is recorded and answered, the node channel keeps
+ * it from publishing, and the server process dies there (the lifecycle_soak
+ * crash loop's case). The restart's recovery supersedes the unpublished
+ * pause and runs a replacement generation: the waiting pause_and_wait ends
+ * with the lifecycle error at its next look, not at its 30 s deadline. */
+START_TEST(superseded_pause_ends_the_wait_after_a_restart)
+{
+	s0_client *c = cs_client(srv, KEY_A, NULL);
+	char *id = cs_claim(c, "default");
+	int64_t g = generation_of(c, id);
+	ck_assert_int_eq(s0_local_fault_arm(f.local, "node_channel@pause", S0_FAULT_FAIL, 0, 0,
+	                                    NULL), S0_OK);
+	pauser p = {.c = c, .id = id};
+	pthread_create(&p.t, NULL, pause_and_wait_thread, &p);
+	/* accepted, looked at once, and now held on the server */
+	ck_assert_msg(parked_reaches(1), "the wait's GET was not parked");
+	restart_server();
+	int64_t t0 = mono_ms();
+	pthread_join(p.t, NULL);
+	fprintf(stderr, "CL-19: the superseded pause's wait ended %lld ms after the restart\n",
+	        (long long)(p.done_ms - t0));
+	ck_assert_int_eq(p.rc, S0_ELIFECYCLE);
+	ck_assert_str_eq(p.reason, "pause_superseded");
+	ck_assert_str_eq(p.action, "pause");
+	ck_assert_int_eq(p.status, S0_STATUS_RUNNING);
+	ck_assert_int_eq(p.gen, g + 1); /* the replacement from the committed head */
+	ck_assert_msg(p.done_ms - t0 < 5000, "the wait ended %lld ms after the restart",
+	              (long long)(p.done_ms - t0));
+	/* pausing again pauses the replacement */
+	s0_sandbox_info *info = NULL;
+	ck_assert_int_eq(s0_sandbox_pause_and_wait(c, id, NULL, &info, NULL), S0_OK);
+	ck_assert_int_eq(s0_sandbox_info_status(info), S0_STATUS_PAUSED);
+	ck_assert_int_eq(s0_sandbox_info_runtime_generation(info), g + 1);
+	s0_sandbox_info_free(info);
+	s0_client_free(c);
+	free(id);
+}
+END_TEST
+
+/* A member of the `data` of a GET's JSON body, printed (the caller's). */
+static char *data_member(const th_resp *r, const char *k)
+{
+	cJSON *j = resp_json(r);
+	ck_assert_ptr_nonnull(j);
+	char *v = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), k));
+	cJSON_Delete(j);
+	ck_assert_ptr_nonnull(v);
+	return v;
+}
+
+/* CL-18: a restarted server never answers 304 (nor holds a long-poll) for a
+ * tag of the previous process, even when the sandbox's state is the same:
+ * the tag's epoch is new with every open. */
+START_TEST(etag_changes_across_a_restart)
+{
+	static const char *const fields[] = {"status", "paused", "runtime_generation",
+	                                     "runtime_id", "updated_at"};
+	s0_client *c = slow_poller();
+	char *id = cs_claim(c, "default");
+	ck_assert_int_eq(s0_sandbox_pause_and_wait(c, id, NULL, NULL, NULL), S0_OK);
+	th_resp r;
+	get_with(id, KEY_A, NULL, NULL, &r);
+	ck_assert_int_eq(r.status, 200);
+	char *etag = th_header(&r, "ETag"), *before[5];
+	for (int i = 0; i < 5; i++)
+		before[i] = data_member(&r, fields[i]);
+	th_resp_free(&r);
+	restart_server();
+	char inm[160];
+	snprintf(inm, sizeof inm, "If-None-Match: %s", etag);
+	get_with(id, KEY_A, inm, "Prefer: wait=5", &r);
+	ck_assert_int_eq(r.status, 200); /* neither 304 nor held */
+	ck_assert_msg(r.seconds < 1.0, "took %.3f s", r.seconds);
+	char *etag2 = th_header(&r, "ETag");
+	ck_assert_ptr_nonnull(etag2);
+	ck_assert_str_ne(etag, etag2);
+	for (int i = 0; i < 5; i++) { /* the same state */
+		char *now = data_member(&r, fields[i]);
+		ck_assert_msg(!strcmp(now, before[i]), "%s: %s, was %s", fields[i], now, before[i]);
+		free(now);
+		free(before[i]);
+	}
+	th_resp_free(&r);
+	/* the new tag is the current one */
+	snprintf(inm, sizeof inm, "If-None-Match: %s", etag2);
+	get_with(id, KEY_A, inm, NULL, &r);
+	ck_assert_int_eq(r.status, 304);
+	th_resp_free(&r);
+	free(etag);
+	free(etag2);
+	s0_client_free(c);
+	free(id);
+}
+END_TEST
+
 Suite *s0_server_longpoll_suite(void)
 {
 	Suite *s = suite_create("server_longpoll");
@@ -359,6 +505,8 @@ Suite *s0_server_longpoll_suite(void)
 	tcase_add_test(tc, conditional_get_and_prefer_wait_on_the_wire);
 	tcase_add_test(tc, many_parked_long_polls_do_not_starve_requests);
 	tcase_add_test(tc, shutdown_answers_parked_long_polls);
+	tcase_add_test(tc, superseded_pause_ends_the_wait_after_a_restart);
+	tcase_add_test(tc, etag_changes_across_a_restart);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -130,8 +130,10 @@ START_TEST(pause_resume_refresh_cycle)
 	rc_free(&r);
 	r = CALL("POST", pp, .body = "{}");
 	ck_assert_int_eq(r.status, 200);
-	static const char *const keys[] = {"sandbox_id", "paused", "status", "operation_id", NULL};
+	static const char *const keys[] = {"sandbox_id", "paused", "status", "operation_id",
+	                                   "runtime_generation", NULL};
 	ck_assert(rc_has_keys(r.data, keys));
+	int64_t retires = s0__json_i64(r.data, "runtime_generation", -1);
 	rc_free(&r);
 	lf_quiesce(&f);
 	r = CALL("GET", p);
@@ -139,6 +141,7 @@ START_TEST(pause_resume_refresh_cycle)
 	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(r.data, "paused")));
 	ck_assert_str_eq(s0__json_str0(r.data, "runtime_id"), "");
 	int64_t gen = s0__json_i64(r.data, "runtime_generation", -1);
+	ck_assert_int_eq(retires, gen); /* the generation the pause retired (docs/wire.md §6.3) */
 	rc_free(&r);
 	r = CALL("POST", pp);
 	ck_assert_int_eq(r.status, 200);

@@ -89,11 +89,33 @@ START_TEST(unknown_routes_wrong_methods_and_deferred_routes)
 	expect_error(&r, 405, "method_not_allowed", NULL);
 	r = CALL("DELETE", "/api/v1/sandbox-rootfs-snapshots");
 	expect_error(&r, 404, "not_found", NULL);
-	static const char *const deferred[] = {SB "/sb-1/sessions/s1/events/stream",
-	                                       SB "/sb-1/sessions/s1/attempts"};
-	for (size_t i = 0; i < 2; i++) {
-		r = CALL("GET", deferred[i]);
-		expect_error(&r, 501, "not_implemented", NULL);
+	/* the session event stream is s0 serve's (SSE before routing): in process 501 */
+	r = CALL("GET", SB "/sb-1/sessions/s1/events/stream");
+	expect_error(&r, 501, "not_implemented", NULL);
+	/* other methods of the stream paths, and of any known path, are 405 with
+	 * Allow and the error envelope (RFC 9110 §15.5.6); unknown paths 404 */
+	static const char *const wrong[][3] = {
+		{"POST", SB "/sb-1/sessions/s1/events/stream", "GET, HEAD"},
+		{"DELETE", SB "/sb-1/sessions/s1/events/stream", "GET, HEAD"},
+		{"POST", SB "/sb-1/files/watch", "GET, HEAD"},
+		{"PUT", SB "/sb-1/contexts/c1/ws", "GET, HEAD"},
+		{"POST", SB "/sb-1/sessions/s1/ws", "GET, HEAD"},
+		{"GET", SB "/sb-1/sessions/s1/attempts", "POST"},
+		{"GET", SB "/sb-1/sessions/s1/terminal", "PUT"}};
+	for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+		r = CALL(wrong[i][0], wrong[i][1]);
+		ck_assert_msg(r.status == 405, "%s %s: %d", wrong[i][0], wrong[i][1], r.status);
+		ck_assert_str_eq(rc_header(&r, "Allow"), wrong[i][2]);
+		char msg[64];
+		snprintf(msg, sizeof msg, "method %s not allowed", wrong[i][0]);
+		expect_error(&r, 405, "method_not_allowed", msg);
+	}
+	static const char *const unknown[] = {SB "/sb-1/sessions/s1/events/stream/x",
+	                                      SB "/sb-1/contexts/c1/nothing",
+	                                      SB "/sb-1/files/watch/x"};
+	for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+		r = CALL("GET", unknown[i]);
+		expect_error(&r, 404, "not_found", NULL);
 	}
 	/* the WebSocket routes without an upgrade (docs/wire.md §8.2): 426 */
 	static const char *const ws[] = {SB "/sb-1/files/watch", SB "/sb-1/contexts/c1/ws",
@@ -117,8 +139,6 @@ START_TEST(unknown_routes_wrong_methods_and_deferred_routes)
 		             "sandbox is not running and auto_resume is disabled");
 		ck_assert_int_eq(fake_last(eng)->calls, (int)i + 1);
 	}
-	r = CALL("GET", SB "/sb-1/sessions/s1/terminal");
-	expect_error(&r, 501, "not_implemented", NULL);
 }
 END_TEST
 

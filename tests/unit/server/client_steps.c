@@ -10,8 +10,14 @@
 
 s0_server *cs_serve_keys(s0_local *local)
 {
+	return cs_serve_keys_on(local, 0);
+}
+
+s0_server *cs_serve_keys_on(s0_local *local, int port)
+{
 	static const s0_server_api_key keys[] = {{KEY_A, "team_a"}, {KEY_B, "team_b"}};
 	s0_server_options o = S0_SERVER_OPTIONS_INIT;
+	o.port = port;
 	o.api_keys = keys;
 	o.api_keys_len = 2;
 	s0_server *srv = NULL;

@@ -16,6 +16,9 @@
 /* A server over local (borrowed; it must outlive the server) taking KEY_A
  * for team_a and KEY_B for team_b (server_test.h); the caller frees it. */
 s0_server *cs_serve_keys(s0_local *local);
+/* The same on a given TCP port (0: an ephemeral one), e.g. the port of a
+ * server that was just freed, so that its clients reach the restarted one. */
+s0_server *cs_serve_keys_on(s0_local *local, int port);
 
 /* The fixture of the suites over s0_server: a backend (lf_open, not
  * zero_time) with a cs_serve_keys() server on it and the server's port.

@@ -4,12 +4,11 @@
 #include <stdlib.h>
 
 #include "check_main.h"
+#include "local/lifecycle/engine_open.h" /* s0__engine_controller_stop */
 #include "local/local_internal.h"
 
-void lf_open(lf *f, bool zero_time)
+static void open_dir(lf *f, bool zero_time)
 {
-	f->dir = s0_test_tmpdir("srv-local");
-	ck_assert_ptr_nonnull(f->dir);
 	s0_local_options o = S0_LOCAL_OPTIONS_INIT;
 	o.manual_clock = 1;
 	o.manual_clock_start_unix_ms = 1767225600000LL;
@@ -19,6 +18,21 @@ void lf_open(lf *f, bool zero_time)
 	int rc = s0_local_open(f->dir, &o, &f->local, &err);
 	ck_assert_msg(rc == S0_OK, "s0_local_open: %s", err ? s0_error_message(err) : "?");
 	f->engine = s0__local_engine(f->local);
+	f->zero_time = zero_time;
+}
+
+void lf_open(lf *f, bool zero_time)
+{
+	f->dir = s0_test_tmpdir("srv-local");
+	ck_assert_ptr_nonnull(f->dir);
+	open_dir(f, zero_time);
+}
+
+void lf_restart(lf *f)
+{
+	s0__engine_controller_stop(f->engine);
+	s0_local_close(f->local);
+	open_dir(f, f->zero_time);
 }
 
 void lf_close(lf *f)

@@ -43,6 +43,10 @@ typedef struct ft_step {
 	{.kind = FT_RESPOND, .status = (st), .body = "{\"success\":true,\"data\":" data "}"}
 #define PAUSE_OK(st, paused, status) \
 	OK_BODY(st, "{\"sandbox_id\":\"sb_1\",\"paused\":" paused ",\"status\":\"" status "\"}")
+/* A pause answer naming the runtime generation its operation retires (docs/wire.md §6.3). */
+#define PAUSE_OK_GEN(st, gen) \
+	OK_BODY(st, "{\"sandbox_id\":\"sb_1\",\"paused\":false,\"status\":\"running\"," \
+	            "\"operation_id\":7,\"runtime_generation\":" gen "}")
 #define RESUME_OK(resumed) OK_BODY(200, "{\"sandbox_id\":\"sb_1\",\"resumed\":" resumed "}")
 #define ERR(st, code, msg)                                                                  \
 	{.kind = FT_RESPOND, .status = (st),                                                   \

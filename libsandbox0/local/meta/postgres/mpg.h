@@ -48,7 +48,7 @@ typedef enum mpg_stmt {
 	Q_KEY_CREATE, Q_KEY_GET, Q_KEY_BYHASH, Q_KEY_LIST, Q_KEY_REVOKE,
 	Q_VERSION,
 	Q_NODE_ACQUIRE, Q_NODE_RENEW, Q_NODE_LIVE, Q_GEN_CLAIM, Q_GEN_OWNER,
-	Q_GEN_RELEASE, Q_GEN_ORPHANS,
+	Q_GEN_RELEASE, Q_GEN_ORPHANS, Q_GEN_CHECK,
 	Q_COUNT
 } mpg_stmt;
 
@@ -72,6 +72,7 @@ typedef struct s0__mpg {
 	pthread_mutex_t txn_mu; /* held from begin to commit/rollback */
 	mpg_conn *txn;          /* the transaction's connection */
 	bool txn_broken;        /* a statement of it failed: only rollback remains */
+	struct mpg_listen *listen; /* the change feed's thread (listen.c), NULL when none */
 } s0__mpg;
 
 #define MPG(m) ((s0__mpg *)(m))
@@ -200,5 +201,10 @@ int s0__mpg_gen_owner(s0__meta *m, const char *sandbox_id, s0__gen_owner_row *ou
 int s0__mpg_gen_release(s0__meta *m, const char *sandbox_id, const char *node_id,
                         s0_error **err);
 int s0__mpg_gen_orphans(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err);
+int s0__mpg_listen(s0__meta *m, s0__meta_change_fn fn, void *arg, s0_error **err);
+/* Stop the change feed's thread, if any (close). */
+void s0__mpg_listen_stop(s0__mpg *q);
+int s0__mpg_gen_check(s0__meta *m, const char *sandbox_id, const char *node_id,
+                       int64_t epoch, int64_t generation, s0_error **err);
 
 #endif

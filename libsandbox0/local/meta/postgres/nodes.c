@@ -109,3 +109,25 @@ int s0__mpg_gen_orphans(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_
 	int rc = s0__mpg_run(m, Q_GEN_ORPHANS, &p, false, &r, err);
 	return rc < 0 ? rc : s0__mpg_ids(r, ids, n, err);
 }
+
+int s0__mpg_gen_check(s0__meta *m, const char *sandbox_id, const char *node_id, int64_t epoch,
+                      int64_t generation, s0_error **err)
+{
+	mpg_params p = {0};
+	s0__mpg_p_text(&p, sandbox_id);
+	s0__mpg_p_text(&p, node_id);
+	PGresult *r = NULL;
+	int rc = s0__mpg_run(m, Q_GEN_CHECK, &p, false, &r, err);
+	if (rc < 0)
+		return rc;
+	char owner[S0__ID_MAX] = "";
+	bool has = PQntuples(r) && !PQgetisnull(r, 0, 1);
+	int64_t cur = PQntuples(r) ? s0__mpg_i64(r, 0, 0) : 0, gen = 0;
+	if (has) {
+		s0__mpg_text(r, 0, 1, owner, sizeof owner);
+		gen = s0__mpg_i64(r, 0, 2);
+	}
+	PQclear(r);
+	return s0__meta_gen_verdict(sandbox_id, node_id, epoch, generation, cur, has, owner, gen,
+	                            err);
+}

@@ -64,6 +64,8 @@ static const s0__meta_ops mpg_ops = {
 	.gen_claim = s0__mpg_gen_claim,
 	.gen_release = s0__mpg_gen_release,
 	.gen_orphans = s0__mpg_gen_orphans,
+	.gen_check = s0__mpg_gen_check,
+	.listen = s0__mpg_listen,
 	.gen_owner = s0__mpg_gen_owner,
 };
 
@@ -163,6 +165,7 @@ void s0__mpg_close(s0__meta *m)
 	if (!m)
 		return;
 	s0__mpg *q = MPG(m);
+	s0__mpg_listen_stop(q);
 	for (int i = 0; i < S0__MPG_POOL; i++)
 		PQfinish(q->conns[i].pg);
 	pthread_mutex_destroy(&q->mu);

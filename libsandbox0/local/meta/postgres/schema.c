@@ -65,6 +65,16 @@ const char *const s0__mpg_migrations[] = {
 	"CREATE TABLE services(sandbox_id TEXT PRIMARY KEY, spec TEXT NOT NULL);"
 	"CREATE TABLE public_routes(public_id TEXT PRIMARY KEY, sandbox_id TEXT NOT NULL);"
 	"CREATE INDEX public_routes_sandbox ON public_routes(sandbox_id);",
+	/* 5: the failover scan and per-node lookups read gen_owners by node
+	 * (docs/scaling.md "Where it stops") */
+	"CREATE INDEX gen_owners_node ON gen_owners(node_id);",
+	/* 6: the generation owners that deleted sandboxes left (a delete now
+	 * removes its row with the sandbox's); a row without a sandbox but
+	 * without a finished delete either is a start in progress (on another
+	 * node, while this one migrates) and stays */
+	"DELETE FROM gen_owners WHERE sandbox_id NOT IN (SELECT id FROM sandboxes)"
+	" AND sandbox_id IN (SELECT sandbox_id FROM operations"
+	" WHERE kind IN ('delete','hard_delete') AND state='done');",
 };
 
 const int s0__mpg_migration_count =

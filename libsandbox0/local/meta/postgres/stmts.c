@@ -25,7 +25,8 @@
 const char *const s0__mpg_sql[Q_COUNT] = {
 	[Q_SB_GET] = "SELECT " SB_COLS " FROM sandboxes WHERE id=$1"
 	             " AND ($2::text IS NULL OR team_id=$2)",
-	[Q_SB_PUT] = "INSERT INTO sandboxes(" SB_COLS ") VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,"
+	/* a write of a sandbox row notifies the other nodes at its commit (listen.c) */
+	[Q_SB_PUT] = "WITH w AS (INSERT INTO sandboxes(" SB_COLS ") VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,"
 	             "$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22) ON CONFLICT(id) DO UPDATE SET"
 	             " team_id=excluded.team_id, template_id=excluded.template_id,"
 	             " status=excluded.status, paused=excluded.paused,"
@@ -36,8 +37,12 @@ const char *const s0__mpg_sql[Q_COUNT] = {
 	             " claimed_at=excluded.claimed_at, expires_at=excluded.expires_at,"
 	             " hard_expires_at=excluded.hard_expires_at, pod_name=excluded.pod_name,"
 	             " image=excluded.image, seq=excluded.seq, mem_image=excluded.mem_image,"
-	             " mem_image_gen=excluded.mem_image_gen",
-	[Q_SB_DEL] = "DELETE FROM sandboxes WHERE id=$1",
+	             " mem_image_gen=excluded.mem_image_gen RETURNING id)"
+	             " SELECT pg_notify('s0_sandbox', id) FROM w",
+	/* its generation owner goes with it, in the same statement */
+	[Q_SB_DEL] = "WITH g AS (DELETE FROM gen_owners WHERE sandbox_id=$1),"
+	             " d AS (DELETE FROM sandboxes WHERE id=$1 RETURNING id)"
+	             " SELECT pg_notify('s0_sandbox', '-' || id) FROM d",
 	[Q_SB_COUNT] = "SELECT COUNT(*) FROM sandboxes" SB_WHERE,
 	[Q_SB_LIST] = "SELECT " SB_COLS " FROM sandboxes" SB_WHERE
 	              " ORDER BY created_at DESC, seq DESC LIMIT $5 OFFSET $6",
@@ -159,4 +164,10 @@ const char *const s0__mpg_sql[Q_COUNT] = {
 	[Q_GEN_ORPHANS] = "SELECT g.sandbox_id FROM gen_owners g WHERE g.node_id <> ''"
 	                  " AND NOT EXISTS(SELECT 1 FROM nodes n WHERE n.id = g.node_id"
 	                  " AND n.lease_until > $1) ORDER BY g.sandbox_id",
+	/* one row: the node's current epoch, and the sandbox's owner row held
+	 * FOR SHARE (a concurrent claim waits for the transaction, or the
+	 * transaction fails to serialise if the claim committed first) */
+	[Q_GEN_CHECK] = "SELECT (SELECT epoch FROM nodes WHERE id = $2), g.node_id, g.generation"
+	                " FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT node_id, generation"
+	                " FROM gen_owners WHERE sandbox_id = $1 FOR SHARE) g ON true",
 };

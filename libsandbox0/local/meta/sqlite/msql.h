@@ -133,5 +133,7 @@ int s0__msql_gen_owner(s0__meta *m, const char *sandbox_id, s0__gen_owner_row *o
 int s0__msql_gen_release(s0__meta *m, const char *sandbox_id, const char *node_id,
                          s0_error **err);
 int s0__msql_gen_orphans(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0_error **err);
+int s0__msql_gen_check(s0__meta *m, const char *sandbox_id, const char *node_id,
+                        int64_t epoch, int64_t generation, s0_error **err);
 
 #endif

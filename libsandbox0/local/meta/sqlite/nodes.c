@@ -42,6 +42,10 @@ static const char ORPHANS[] =
 	" FROM nodes n WHERE n.id = g.node_id AND n.lease_until > ?1)"
 	" ORDER BY g.sandbox_id";
 
+static const char CHECK[] =
+	"SELECT (SELECT epoch FROM nodes WHERE id = ?2), g.node_id, g.generation"
+	" FROM (SELECT 1) AS one LEFT JOIN gen_owners g ON g.sandbox_id = ?1";
+
 /* Step st once: 1 when it returned a row (its column 0 into *v when v),
  * 0 when none, <0 on failure; finalizes st. */
 static int one_row(s0__meta *m, sqlite3_stmt *st, int64_t *v, s0_error **err)
@@ -167,4 +171,34 @@ int s0__msql_gen_orphans(s0__meta *m, int64_t now_ms, char ***ids, size_t *n, s0
 	}
 	s0__msql_unlock(m);
 	return rc;
+}
+
+int s0__msql_gen_check(s0__meta *m, const char *sandbox_id, const char *node_id, int64_t epoch,
+                       int64_t generation, s0_error **err)
+{
+	sqlite3_stmt *st = NULL;
+	s0__msql_lock(m);
+	int rc = s0__sql_prepare(m, CHECK, &st, err);
+	char owner[S0__ID_MAX] = "";
+	int64_t cur = 0, gen = 0;
+	bool has = false;
+	if (rc == S0_OK) {
+		sqlite3_bind_text(st, 1, sandbox_id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, node_id, -1, SQLITE_TRANSIENT);
+		int r = sqlite3_step(st);
+		if (r == SQLITE_ROW) {
+			cur = sqlite3_column_int64(st, 0);
+			has = sqlite3_column_type(st, 1) != SQLITE_NULL;
+			if (has)
+				s0__sql_text(st, 1, owner, sizeof owner);
+			gen = sqlite3_column_int64(st, 2);
+		} else {
+			rc = s0__msql_fail(m, err, "fencing check");
+		}
+		sqlite3_finalize(st);
+	}
+	s0__msql_unlock(m);
+	return rc < 0 ? rc
+	              : s0__meta_gen_verdict(sandbox_id, node_id, epoch, generation, cur, has, owner,
+	                                     gen, err);
 }

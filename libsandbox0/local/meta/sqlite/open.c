@@ -87,6 +87,7 @@ static const s0__meta_ops msql_ops = {
 	.gen_owner = s0__msql_gen_owner,
 	.gen_release = s0__msql_gen_release,
 	.gen_orphans = s0__msql_gen_orphans,
+	.gen_check = s0__msql_gen_check,
 };
 
 int s0__msql_open(const char *dir, s0__meta **out, s0_error **err)

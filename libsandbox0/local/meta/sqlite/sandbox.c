@@ -106,7 +106,13 @@ int s0__msql_sandbox_put(s0__meta *m, const s0__sandbox_row *o, s0_error **err)
 
 int s0__msql_sandbox_delete(s0__meta *m, const char *id, s0_error **err)
 {
-	return s0__sql_exec_text(m, "DELETE FROM sandboxes WHERE id=?1", id, err);
+	/* its generation owner goes with it (in the caller's transaction) */
+	s0__msql_lock(m);
+	int rc = s0__sql_exec_text(m, "DELETE FROM gen_owners WHERE sandbox_id=?1", id, err);
+	if (rc == S0_OK)
+		rc = s0__sql_exec_text(m, "DELETE FROM sandboxes WHERE id=?1", id, err);
+	s0__msql_unlock(m);
+	return rc;
 }
 
 #define LIST_WHERE                                                                      \

@@ -54,6 +54,7 @@ struct s0__carrier {
 	s0__fusedisk_counters last;
 	s0__carrier_record rec;
 	int64_t attach_us, detach_us;
+	int64_t ph_us[5]; /* the last detach's phases (s0__carrier_stats) */
 };
 
 static int64_t now_us(void)
@@ -156,8 +157,11 @@ static int setup(s0__carrier *c)
 	char dev[32];
 	snprintf(dev, sizeof dev, "/dev/loop%d", c->loop_index);
 	if (mount(dev, c->root, "ext4", MS_NOSUID | MS_NODEV, c->mount_opts) != 0) {
-		snprintf(c->msg, ml, "mount ext4 (%s on %s, %s): %s", dev, c->root, c->mount_opts,
-		         strerror(errno));
+		int en = errno;
+		char first[256]; /* e.g. a chunk the store refused (SEC-74) */
+		s0__fusedisk_first_error(c->fd, first, sizeof first);
+		snprintf(c->msg, ml, "mount ext4 (%s on %s, %s): %s%s%s%s", dev, c->root, c->mount_opts,
+		         strerror(en), first[0] ? " (first device error: " : "", first, first[0] ? ")" : "");
 		return -1;
 	}
 	s0__crash_point("carrier.mounted");
@@ -169,23 +173,51 @@ static int setup(s0__carrier *c)
 	return 0;
 }
 
+typedef struct sync_job {
+	int fd, err;
+	int64_t us;
+} sync_job;
+
+static void *sync_main(void *arg)
+{
+	sync_job *j = arg;
+	int64_t t0 = now_us();
+	j->err = syncfs(j->fd) == 0 ? 0 : errno;
+	j->us = now_us() - t0;
+	return NULL;
+}
+
 static int detach_in_ns(s0__carrier *c)
 {
 	size_t ml = sizeof c->msg;
 	int result = DET_OK;
+	int64_t t0 = now_us();
+	memset(c->ph_us, 0, sizeof c->ph_us);
+	/* ext4's dirty data goes to the branch (syncfs, in a thread of its
+	 * own) while the holders are looked for: both take milliseconds */
+	sync_job sj = {.fd = c->rootfd};
+	pthread_t st;
+	bool sync_thread = pthread_create(&st, NULL, sync_main, &sj) == 0;
+	if (!sync_thread)
+		sync_main(&sj);
 	/* Copies of our mounts in namespaces made from ours (e.g. a runtime
 	 * that unshared after s0__carrier_enter) would keep the filesystem and
 	 * the loop device alive after our unmount: busy, nothing undone. */
 	pid_t holders[4];
 	int nh = s0__carrier_holders(c->tag, c->loop_index, c->rec.ns_ino, holders, 4);
+	c->ph_us[0] = now_us() - t0;
+	if (sync_thread)
+		pthread_join(st, NULL);
+	c->ph_us[1] = sj.us;
+	int64_t t2 = now_us();
 	if (nh > 0) {
 		int len = snprintf(c->msg, ml, "%d process(es) in other mount namespaces hold it:", nh);
 		for (int i = 0; i < nh && i < 4 && len > 0 && (size_t)len < ml; i++)
 			len += snprintf(c->msg + len, ml - (size_t)len, " %d", (int)holders[i]);
 		return DET_BUSY;
 	}
-	if (syncfs(c->rootfd) != 0) {
-		snprintf(c->msg, ml, "syncfs: %s", strerror(errno));
+	if (sj.err) {
+		snprintf(c->msg, ml, "syncfs: %s", strerror(sj.err));
 		result = DET_ERR;
 	}
 	close(c->rootfd);
@@ -196,6 +228,8 @@ static int detach_in_ns(s0__carrier *c)
 		snprintf(c->msg, ml, "unmount %s: %s", c->root, strerror(e));
 		return e == EBUSY ? DET_BUSY : DET_ERR;
 	}
+	int64_t t3 = now_us();
+	c->ph_us[2] = t3 - t2;
 	s0__crash_point("carrier.unmounted");
 	close(c->loopfd); /* the last close: autoclear detaches the device now */
 	c->loopfd = -1;
@@ -203,9 +237,12 @@ static int detach_in_ns(s0__carrier *c)
 		snprintf(c->msg, ml, "/dev/loop%d still bound after its last close", c->loop_index);
 		result = DET_ERR;
 	}
+	int64_t t4 = now_us();
+	c->ph_us[3] = t4 - t3;
 	s0__fusedisk_counters_get(c->fd, &c->last);
 	s0__fusedisk_stop(c->fd);
 	c->fd = NULL;
+	c->ph_us[4] = now_us() - t4;
 	return result;
 }
 
@@ -495,6 +532,11 @@ void s0__carrier_stats_get(const s0__carrier *c, s0__carrier_stats *out)
 	out->io_errors = k.io_errors;
 	out->attach_us = c->attach_us;
 	out->detach_us = c->detach_us;
+	out->holders_us = c->ph_us[0];
+	out->syncfs_us = c->ph_us[1];
+	out->unmount_us = c->ph_us[2];
+	out->loop_us = c->ph_us[3];
+	out->fuse_us = c->ph_us[4];
 	out->loop_index = c->attached ? c->loop_index : -1;
 	out->io_flusher = c->io_flusher;
 	out->direct_io = c->dio;

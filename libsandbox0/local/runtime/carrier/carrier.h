@@ -72,7 +72,10 @@ typedef struct s0__carrier s0__carrier;
 /**
  * Whether carriers can run here: effective root with CAP_SYS_ADMIN,
  * /dev/fuse openable, /dev/loop-control openable, "ext4" in
- * /proc/filesystems. Cheap (no mount); blocks only on those opens.
+ * /proc/filesystems, and this process not in a cgroup v1 memory cgroup
+ * limited below the machine's memory (reclaim there deadlocks the FUSE
+ * server: docs/security.md SEC-75). Cheap (no mount); blocks only on those
+ * opens and reads of /proc and the cgroup files.
  * @retval S0_OK
  * @retval S0_EUNAVAILABLE reason `carrier_unavailable`, the message naming
  *         the first missing piece (e.g. "/dev/fuse: No such file or
@@ -217,6 +220,10 @@ typedef struct s0__carrier_stats {
 	uint64_t io_errors;    /**< requests answered EIO (device errors) */
 	int64_t attach_us;     /**< wall time of attach, microseconds */
 	int64_t detach_us;     /**< wall time of the last detach (0 before) */
+	int64_t holders_us, syncfs_us, unmount_us, loop_us, fuse_us; /**< its phases: the scan
+	                          for other namespaces holding the mount and syncfs (the two at
+	                          the same time), unmount, loop device detach, FUSE server stop
+	                          (microseconds) */
 	int loop_index;        /**< N of /dev/loopN (-1 when detached) */
 	bool io_flusher;       /**< PR_SET_IO_FLUSHER granted to the server threads */
 	bool direct_io;        /**< the loop device runs with direct I/O */

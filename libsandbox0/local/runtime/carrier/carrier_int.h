@@ -71,6 +71,13 @@ void s0__carrier_tag(const char *state_real, const char *id, char *out, size_t o
  * unmount. Writes up to max pids; returns how many were found (reclaim.c). */
 int s0__carrier_holders(const char *tag, int loop, uint64_t skip_ns, pid_t *pids, int max);
 
+/* ---- memory cgroup guard (memcg.c) ---- */
+
+/* Whether this process's cgroup v1 memory cgroup (or an ancestor) has a
+ * limit below the machine's memory, where a carrier would deadlock in
+ * reclaim (SEC-75); why says which and what to do. False on cgroup v2. */
+bool s0__carrier_memcg_limited(char *why, size_t why_len);
+
 /* ---- records (record.c) ---- */
 
 typedef struct s0__carrier_record {

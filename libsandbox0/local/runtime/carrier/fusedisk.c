@@ -213,6 +213,7 @@ static const struct fuse_lowlevel_ops fd_ops = {
 static void *serve(void *arg)
 {
 	s0__fusedisk *fd = arg;
+	pthread_setname_np(pthread_self(), "s0-carrier-fuse"); /* found by name in perf and ps */
 	/* Reclaim from this thread must not wait on filesystem I/O (which may
 	 * need this thread): needs CAP_SYS_RESOURCE, counted when granted. */
 	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) == 0)

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "local/runtime/carrier/carrier.h"
+#include "local/runtime/carrier/carrier_int.h"
 
 #define CAP_SYS_ADMIN_BIT 21
 
@@ -64,5 +64,8 @@ int s0__carrier_probe(s0_error **err)
 	}
 	if (!has_ext4())
 		return missing(err, "ext4", "not in /proc/filesystems");
+	char why[512];
+	if (s0__carrier_memcg_limited(why, sizeof why))
+		return missing(err, "memory cgroup", why);
 	return S0_OK;
 }

@@ -402,6 +402,11 @@ int s0__carrier_holders(const char *tag, int loop, uint64_t skip_ns, pid_t *pids
 	int n = 0;
 	pid_t self = getpid();
 	struct dirent *de;
+	/* one mount table read per namespace and root (what a process's
+	 * mountinfo shows depends on both): most processes share a few */
+	uint64_t seen[64][3];
+	bool held[64];
+	int nseen = 0;
 	while ((de = readdir(d))) {
 		char *end;
 		long v = strtol(de->d_name, &end, 10);
@@ -412,7 +417,21 @@ int s0__carrier_holders(const char *tag, int loop, uint64_t skip_ns, pid_t *pids
 		snprintf(path, sizeof path, "/proc/%ld/ns/mnt", v);
 		if (stat(path, &st) != 0 || (skip_ns && (uint64_t)st.st_ino == skip_ns))
 			continue;
-		if (!shows((pid_t)v, tag, loop))
+		uint64_t key[3] = {(uint64_t)st.st_ino, 0, 0};
+		snprintf(path, sizeof path, "/proc/%ld/root", v);
+		if (stat(path, &st) == 0) {
+			key[1] = (uint64_t)st.st_dev;
+			key[2] = (uint64_t)st.st_ino;
+		}
+		int k = 0;
+		while (k < nseen && (!key[2] || memcmp(seen[k], key, sizeof key)))
+			k++;
+		bool shown = k < nseen ? held[k] : shows((pid_t)v, tag, loop);
+		if (k == nseen && nseen < 64 && key[2]) {
+			memcpy(seen[nseen], key, sizeof key);
+			held[nseen++] = shown;
+		}
+		if (!shown)
 			continue;
 		if (n < max)
 			pids[n] = (pid_t)v;

@@ -2,9 +2,11 @@
  * The gvisor driver's vtable (gvisor.h): probe, open (with the reclaim of
  * what an earlier process left under the same state directory), start
  * (bundle, `runsc run --detach`), readiness (a command really runs), stop
- * (`runsc delete --force`, cgroups, bundle), and the terminal proof from
- * the resources themselves (runsc's record, cgroups, host processes
- * naming the runtime id, the bundle).
+ * (the cgroup's processes killed, the carrier detached; runsc's records,
+ * cgroups, tmpfs, network and bundle in the background, gv_stop.c), and the
+ * terminal proof, after that background half, from the resources
+ * themselves (runsc's record, cgroups, host processes naming the runtime
+ * id, the bundle).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -179,6 +181,7 @@ static void drop_null_netns(s0__rt_host *h)
 
 static void host_free(s0__rt_host *h)
 {
+	s0__gv_fin_wait_all(h); /* stops finishing in the background */
 	drop_null_netns(h);
 	s0__gv_pagefile_wait_all(10000); /* their sandboxes are stopped: files closed */
 	s0__gv_hub_close(h->hub);
@@ -323,7 +326,7 @@ static void teardown(s0__rt_host *h, const char *id, const char *bundle)
 
 /* Detach the generation's carrier (its sandbox is gone): a mount still
  * busy for a moment after runsc's processes died is retried, briefly. */
-static void carrier_end(s0__rt_gen *g)
+static void carrier_end(s0__rt_gen *g, s0__carrier_stats *stats)
 {
 	if (!g->carrier)
 		return;
@@ -339,6 +342,8 @@ static void carrier_end(s0__rt_gen *g)
 		s0__gv_reap_orphans();
 		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
 	}
+	if (stats)
+		s0__carrier_stats_get(g->carrier, stats);
 	s0__carrier_free(g->carrier); /* a carrier still busy is kept for reclaim */
 	g->carrier = NULL;
 }
@@ -363,6 +368,24 @@ static int env_from(const cJSON *vars, char ***out, s0_error **err)
 			return s0__error_nomem(err);
 	}
 	return S0_OK;
+}
+
+/* The generation's network (a restore: the slot of the capture), in a
+ * thread of its own while the carrier attaches. */
+typedef struct net_job {
+	s0__rt_gen *g;
+	s0__rt_image *img;
+	int rc;
+	s0_error *err;
+} net_job;
+
+static void *net_main(void *arg)
+{
+	net_job *j = arg;
+	s0__rt_gen *g = j->g;
+	j->rc = j->img ? s0__gv_restore_net(g, j->img, &j->err)
+	               : s0__gv_net_prepare(g->h->hub, g->id, -1, &g->net, &j->err);
+	return NULL;
 }
 
 static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_error **err)
@@ -400,12 +423,17 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 	if (rc == S0_OK && mkdir(g->bundle, 0700) < 0 && errno != EEXIST)
 		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot make %s: %s",
 		                   g->bundle, strerror(errno));
+	int64_t t0 = s0__gv_now_us(), t_net = 0, t_carrier = 0, t_bundle = 0;
+	bool restoring = img != NULL;
 	/* the tmpfs mounts first: the carrier's mount namespace copies them */
 	if (rc == S0_OK)
 		rc = s0__gv_tmpfs_make(g, r, err);
-	if (rc == S0_OK)
-		rc = img ? s0__gv_restore_net(g, img, err) /* the slot of the capture */
-		         : s0__gv_net_prepare(h->hub, g->id, -1, &g->net, err);
+	/* the network is made while the carrier attaches (both take ms) */
+	net_job nj = {.g = g, .img = img, .rc = S0_OK};
+	pthread_t nt;
+	bool net_thread = false;
+	if (rc == S0_OK && !(net_thread = pthread_create(&nt, NULL, net_main, &nj) == 0))
+		net_main(&nj);
 	const char *files_root = g->root;
 	if (rc == S0_OK && r->dev) { /* the RootFS branch as kernel ext4 */
 		s0__carrier_opts co = {.dev = r->dev, .state_dir = h->carriers, .id = g->id};
@@ -414,6 +442,14 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 			rc = s0__error_nomem(err);
 		files_root = rc == S0_OK ? s0__carrier_host_root(g->carrier) : NULL;
 	}
+	t_carrier = s0__gv_now_us();
+	if (net_thread)
+		pthread_join(nt, NULL);
+	t_net = s0__gv_now_us();
+	if (nj.rc < 0 && rc == S0_OK)
+		rc = s0__error_put(err, nj.err);
+	else
+		s0_error_free(nj.err);
 	if (rc == S0_OK)
 		rc = s0__gv_init_stage(g, err); /* procd, PID 1 */
 	if (rc == S0_OK)
@@ -423,6 +459,7 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 		                       (const char *const *)g->rt_dirs, g->n_rt, err);
 		g->files_open = rc == S0_OK;
 	}
+	t_bundle = s0__gv_now_us();
 	if (rc == S0_OK && img) /* a memory image continues (gv_restore.c) */
 		rc = s0__gv_restore_run(g, img, err);
 	else if (rc == S0_OK) {
@@ -432,12 +469,20 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 		free(bflag);
 	}
 	s0__gv_image_free(img);
+	if (rc == S0_OK) {
+		int64_t t_run = s0__gv_now_us();
+		s0__gv_trace(g->id,
+		             "start tmpfs+carrier=%.1fms net-join=%.1fms procd+bundle+files=%.1fms "
+		             "%s=%.1fms total=%.1fms",
+		             (t_carrier - t0) / 1e3, (t_net - t_carrier) / 1e3, (t_bundle - t_net) / 1e3,
+		             restoring ? "restore" : "run+hello", (t_run - t_bundle) / 1e3, (t_run - t0) / 1e3);
+	}
 	if (rc < 0) {
 		if (g->files_open)
 			s0__gv_files_close(&g->files);
 		if (g->bundle && g->id)
 			teardown(h, g->id, NULL);
-		carrier_end(g);
+		carrier_end(g, NULL);
 		s0__gv_tmpfs_drop(g);
 		s0__gv_net_free(g->net);
 		if (g->bundle)
@@ -455,6 +500,7 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 /* Readiness: a first command really runs through procd (gv_init.c). */
 static int gv_ready(s0__rt_gen *g, s0_error **err)
 {
+	int64_t t0 = s0__gv_now_us();
 	char *cmd[] = {"/bin/sh", "-c", "echo s0-ready", NULL};
 	s0__gv_pp *pp = NULL;
 	s0_error *why = NULL;
@@ -470,6 +516,7 @@ static int gv_ready(s0__rt_gen *g, s0_error **err)
 	s0__buf_put(&out, "", 1);
 	s0__buf_put(&errb, "", 1);
 	bool ok = rc == S0_OK && status == 0 && !strcmp(out.data, "s0-ready\n");
+	s0__gv_trace(g->id, "ready %.1fms", (s0__gv_now_us() - t0) / 1e3);
 	if (!ok)
 		rc = s0__error_set(err, S0_EUNAVAILABLE, "procd_not_ready",
 		                   "sandbox runtime did not become ready: %.300s",
@@ -480,28 +527,140 @@ static int gv_ready(s0__rt_gen *g, s0_error **err)
 	return ok ? S0_OK : rc;
 }
 
+static void *net_free_main(void *arg)
+{
+	s0__gv_net_free(arg); /* the kernel's veth teardown: tens of ms */
+	return NULL;
+}
+
+/* The rest of a stop, in the background once the sandbox's processes are
+ * gone (gv_stop.c), while the carrier detaches and the engine seals,
+ * publishes and commits: runsc's records of the dead sandbox, the
+ * cgroups, the tmpfs mounts and the network (in parallel), then the
+ * bundle (last: the next open's reclaim starts from it). @p arg is a shell
+ * generation holding only these; gv_terminal_proof() joins this first. */
+static void stop_finish(void *arg)
+{
+	s0__rt_gen *g = arg;
+	s0__rt_host *h = g->h;
+	int64_t t0 = s0__gv_now_us();
+	pthread_t nt;
+	bool net_thread = g->net && pthread_create(&nt, NULL, net_free_main, g->net) == 0;
+	if (!net_thread)
+		s0__gv_net_free(g->net);
+	g->net = NULL;
+	teardown(h, g->id, NULL);
+	int64_t t1 = s0__gv_now_us();
+	s0__gv_tmpfs_drop(g); /* after the sandbox is gone: nothing holds them */
+	if (net_thread)
+		pthread_join(nt, NULL);
+	int64_t t2 = s0__gv_now_us();
+	if (s0__gv_rm_tree(g->bundle) < 0)
+		rm_rf(g->bundle);
+	int64_t t3 = s0__gv_now_us();
+	s0__gv_trace(g->id, "stop-finish runsc-delete+cgroups=%.1fms tmpfs+net-join=%.1fms "
+	             "bundle=%.1fms total=%.1fms",
+	             (t1 - t0) / 1e3, (t2 - t1) / 1e3, (t3 - t2) / 1e3, (t3 - t0) / 1e3);
+	gen_free(g);
+	pthread_mutex_lock(&h->mu);
+	h->live--;
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* A generation holding what stop_finish() removes, moved out of @p g. */
+static s0__rt_gen *finish_shell(s0__rt_gen *g)
+{
+	s0__rt_gen *f = calloc(1, sizeof *f);
+	if (f && !(f->id = s0__strdup(g->id))) {
+		free(f);
+		f = NULL;
+	}
+	if (!f)
+		return NULL;
+	f->h = g->h;
+	f->bundle = g->bundle;
+	f->net = g->net;
+	f->rt_paths = g->rt_paths;
+	f->rt_dirs = g->rt_dirs;
+	f->n_rt = g->n_rt;
+	g->bundle = NULL;
+	g->net = NULL;
+	g->rt_paths = g->rt_dirs = NULL;
+	g->n_rt = 0;
+	return f;
+}
+
+static void *early_sync_main(void *arg)
+{
+	s0_error *e = NULL;
+	s0__carrier_sync(arg, &e); /* a failure shows again in the detach's syncfs */
+	s0_error_free(e);
+	return NULL;
+}
+
+/* How long the fast stop waits for the sandbox's processes to exit after
+ * SIGKILL before it falls back to `runsc delete --force`, ms. */
+#define KILL_WAIT_MS 10000
+
 static void gv_stop(s0__rt_gen *g)
 {
 	if (!g)
 		return;
 	s0__rt_host *h = g->h;
+	int64_t t0 = s0__gv_now_us();
 	s0__gv_ctxs_free(g->ctxs); /* the contexts' and sessions' processes first */
 	g->ctxs = NULL;
 	s0__gv_ses_free(g->ses);
 	g->ses = NULL;
 	if (g->files_open)
 		s0__gv_files_close(&g->files);
+	g->files_open = false;
+	pthread_mutex_lock(&h->mu);
+	s0__gv_ckpt *ck = g->ck;
+	g->ck = NULL;
+	pthread_mutex_unlock(&h->mu);
+	s0__gv_ckpt_unref(ck);
 	if (!g->carrier)
 		s0__gv_root_sync(g->root, NULL);
-	teardown(h, g->id, NULL);
-	carrier_end(g); /* every byte on the branch, unmounted (runtime.h stop) */
-	s0__gv_tmpfs_drop(g); /* after the sandbox is gone: nothing holds them */
-	s0__gv_net_free(g->net);
-	rm_rf(g->bundle);
+	int64_t t1 = s0__gv_now_us();
+	/* ext4's dirty data starts for the branch while the processes die (the
+	 * detach's own syncfs then has only what they wrote meanwhile) */
+	pthread_t st;
+	bool early_sync = g->carrier && pthread_create(&st, NULL, early_sync_main, g->carrier) == 0;
+	/* every process of the sandbox gone (SIGKILL to its cgroup, waited for
+	 * through pidfds) instead of a `runsc delete --force` here */
+	bool killed = s0__gv_kill_wait(g->id, KILL_WAIT_MS) == 0;
+	if (early_sync)
+		pthread_join(st, NULL);
+	if (!killed)
+		teardown(h, g->id, NULL);
+	int64_t t2 = s0__gv_now_us();
+	s0__rt_gen *rest = finish_shell(g);
+	if (rest) /* runsc's records, cgroups, tmpfs, network, bundle: meanwhile */
+		s0__gv_fin_start(h, g->id, stop_finish, rest);
+	s0__carrier_stats cs = {0};
+	carrier_end(g, &cs); /* every byte on the branch, unmounted (runtime.h stop) */
+	int64_t t3 = s0__gv_now_us();
+	s0__gv_trace(g->id,
+	             "stop procs+files=%.1fms kill+early-syncfs=%.1fms%s carrier=%.1fms (holders %.1f syncfs %.1f "
+	             "unmount %.1f loop %.1f fuse %.1f) total=%.1fms",
+	             (t1 - t0) / 1e3, (t2 - t1) / 1e3, killed ? "" : " (runsc delete)",
+	             (t3 - t2) / 1e3, cs.holders_us / 1e3, cs.syncfs_us / 1e3, cs.unmount_us / 1e3,
+	             cs.loop_us / 1e3, cs.fuse_us / 1e3, (t3 - t0) / 1e3);
+	s0__gv_trace(g->id, "carrier fuse reads=%llu (%.1f MiB) writes=%llu (%.1f MiB, %.0f KiB each)",
+	             (unsigned long long)cs.reads, cs.read_bytes / 1048576.0,
+	             (unsigned long long)cs.writes, cs.write_bytes / 1048576.0,
+	             cs.writes ? cs.write_bytes / 1024.0 / (double)cs.writes : 0.0);
+	if (!rest) { /* out of memory: all of it here */
+		teardown(h, g->id, NULL);
+		s0__gv_tmpfs_drop(g);
+		s0__gv_net_free(g->net);
+		rm_rf(g->bundle);
+		pthread_mutex_lock(&h->mu);
+		h->live--;
+		pthread_mutex_unlock(&h->mu);
+	}
 	gen_free(g);
-	pthread_mutex_lock(&h->mu);
-	h->live--;
-	pthread_mutex_unlock(&h->mu);
 }
 
 /* A host process whose command line names the runtime id (runsc's
@@ -561,21 +720,40 @@ static bool net_left(s0__rt_host *h, const char *id, char *what, size_t n)
 	return left;
 }
 
+/* runsc's record of a container: "<sandbox id>_sandbox:<container id>.state"
+ * in its --root (what `runsc state` reads), without starting runsc. */
+static bool runsc_record(s0__rt_host *h, const char *id, char *what, size_t n)
+{
+	DIR *d = opendir(h->runsc_root);
+	struct dirent *de;
+	size_t idlen = strlen(id);
+	bool found = false;
+	while (d && !found && (de = readdir(d))) {
+		const char *c = strstr(de->d_name, "_sandbox:");
+		size_t len = strlen(de->d_name);
+		found = c && len > 6 && !strcmp(de->d_name + len - 6, ".state") &&
+		        (size_t)(de->d_name + len - 6 - (c + 9)) == idlen && !strncmp(c + 9, id, idlen);
+		if (found)
+			snprintf(what, n, "runsc sandbox %s (%s/%s)", id, h->runsc_root, de->d_name);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 static int gv_terminal_proof(s0__rt_host *h, const char *runtime_id, s0_error **err)
 {
 	char what[600] = "";
 	if (!good_id(runtime_id))
 		return s0__error_set(err, S0_EINVAL, "invalid_request", "bad runtime id");
-	const char *args[] = {"state", runtime_id, NULL};
-	s0__gv_result res;
-	int rc = s0__gv_runsc(h, args, RUNSC_TIMEOUT_MS, true, &res, NULL);
-	bool known = rc == S0_OK && res.status == 0;
-	s0__gv_result_clear(&res);
+	int64_t t0 = s0__gv_now_us();
+	s0__gv_fin_wait(h, runtime_id); /* the background half of its stop (gv_stop.c) */
+	int64_t t1 = s0__gv_now_us();
 	char *bundle = s0__asprintf("%s/bundles/%s", h->dir, runtime_id);
-	if (known)
-		snprintf(what, sizeof what, "runsc sandbox %s", runtime_id);
-	else if (!bundle)
+	if (!bundle)
 		return s0__error_nomem(err);
+	if (runsc_record(h, runtime_id, what, sizeof what))
+		; /* runsc still knows the sandbox */
 	else if (s0__gv_mount_under(bundle, what, sizeof what))
 		; /* a runtime tmpfs still mounted */
 	else if (carrier_left(h, runtime_id, what, sizeof what))
@@ -587,6 +765,8 @@ static int gv_terminal_proof(s0__rt_host *h, const char *runtime_id, s0_error **
 	else if (!s0__gv_cgroup_present(runtime_id, what, sizeof what))
 		process_named(runtime_id, what, sizeof what);
 	free(bundle);
+	s0__gv_trace(runtime_id, "proof wait=%.1fms checks=%.1fms%s%s", (t1 - t0) / 1e3,
+	             (s0__gv_now_us() - t1) / 1e3, *what ? " LEFT: " : "", what);
 	if (*what)
 		return s0__error_set(err, S0_EUNAVAILABLE, "resource_leak",
 		                     "runtime %s still holds %s", runtime_id, what);

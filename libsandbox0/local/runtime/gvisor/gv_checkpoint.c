@@ -2,8 +2,10 @@
  * The capture side of the gvisor driver's memory checkpoints (gv_mem.h):
  * `runsc checkpoint --image-path` of a generation into a directory on the
  * driver's image tmpfs (runsc writes its pages at memory speed), read once:
- * pages.img into a heap the checkpoint engine chunks, compresses, encrypts
- * and stores (chunks whose content is already stored are deduplicated),
+ * pages.img cut by content into the chunks of a heap that maps the file
+ * (gv_pages.h: no copy; a copy for a sandbox left running), which the
+ * checkpoint engine compresses, encrypts and stores (chunks whose content
+ * is already stored are deduplicated),
  * checkpoint.img, pages_meta.img, the network slot, the contexts table and
  * the session attempts (both taken at capture()) into the state blob, the runtime-only
  * mounts into the tmpfs blob as tar streams; then the directory is removed.
@@ -32,6 +34,7 @@
 
 #include "common/buf.h"
 #include "local/runtime/gvisor/gv_int.h"
+#include "local/runtime/gvisor/gv_pages.h"
 
 /* runsc's time to write an image: generous, 1 GiB takes about a second */
 #define CHECKPOINT_TIMEOUT_MS 600000
@@ -178,8 +181,12 @@ __attribute__((format(printf, 2, 3))) static int fail(s0__gv_ckpt *c, const char
 	return c->rc = S0_EMEMCAPTURE;
 }
 
-/* pages.img (mapped from the tmpfs) into a heap of the engine's chunk size. */
-static int load_pages(s0__gv_ckpt *c, const char *path)
+/* pages.img into a heap of the engine's chunk size, cut by content
+ * (gv_pages.h), its layout appended to @p layout. @p share: the heap maps
+ * the file's pages (no copy; they stay on the image tmpfs until the heap
+ * goes); otherwise it copies them (a sandbox left running is charged for
+ * the file until it is removed). */
+static int load_pages(s0__gv_ckpt *c, const char *path, bool share, s0__buf *layout)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -189,22 +196,37 @@ static int load_pages(s0__gv_ckpt *c, const char *path)
 		return fail(c, "cannot read %s: %s", path, strerror(errno));
 	}
 	s0_error *e = NULL;
-	int rc = s0__heap_new(S0__HEAP_CHUNK_DEFAULT, &c->pages, &e);
-	if (rc == S0_OK)
-		rc = s0__heap_grow(c->pages, (uint64_t)st.st_size, 0, &e);
+	uint32_t *lens = NULL;
+	size_t n = 0;
+	int rc = S0_OK;
 	void *map = NULL;
-	if (rc == S0_OK && st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (st.st_size > 0) {
+		/* populated at once: the cut samples every page */
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
 		if (map == MAP_FAILED) {
 			map = NULL;
 			rc = S0_EIO;
 		}
 	}
-	if (map)
-		rc = s0__heap_write(c->pages, 0, map, (size_t)st.st_size, &e);
+	if (rc == S0_OK)
+		rc = s0__gv_pages_cut(map, (uint64_t)st.st_size, S0__HEAP_CHUNK_DEFAULT, &lens, &n, &e);
+	if (rc == S0_OK && share)
+		rc = s0__gv_pages_map(fd, (uint64_t)st.st_size, lens, n, S0__HEAP_CHUNK_DEFAULT,
+		                      &c->pages, &e);
+	if (share && rc == S0_EIO) { /* too many mappings: copy */
+		s0_error_free(e);
+		e = NULL;
+		rc = S0_OK;
+		share = false;
+	}
+	if (rc == S0_OK && !share)
+		rc = s0__gv_pages_copy(map, lens, n, S0__HEAP_CHUNK_DEFAULT, &c->pages, &e);
+	if (rc == S0_OK && s0__gv_pages_layout(lens, n, S0__HEAP_CHUNK_DEFAULT, layout) < 0)
+		rc = S0_ENOMEM;
 	if (map)
 		munmap(map, (size_t)st.st_size);
 	close(fd);
+	free(lens);
 	if (rc < 0)
 		fail(c, "cannot load %s: %s", path, e ? s0_error_message(e) : strerror(errno));
 	s0_error_free(e);
@@ -332,17 +354,23 @@ static int take(s0__gv_ckpt *c, bool leave_running)
 	}
 	t2 = mono_ms();
 	char *pages = rc == S0_OK ? s0__asprintf("%s/pages.img", dir) : NULL;
+	s0__buf layout = {0};
 	if (pages)
-		rc = load_pages(c, pages);
+		rc = load_pages(c, pages, !leave_running, &layout);
 	else if (rc == S0_OK)
 		rc = fail(c, "out of memory");
+	if (rc == S0_OK && rec_add(&c->state, S0__GV_PAGES_LAYOUT, layout.data, layout.len) < 0)
+		rc = fail(c, "out of memory");
+	s0__buf_free(&layout);
 	free(pages);
-	rm_rf(dir); /* what the engine stores is in memory now */
+	double t3 = mono_ms();
+	rm_rf(dir); /* what the engine stores is mapped or copied now */
 	s0__gv_images_release(c->h);
 	cgroup_limit(c, false, 0, &limit);
 	if (getenv("S0_GVISOR_MEM_TRACE")) /* where the time goes (bench/gvisor-memory) */
 		fprintf(stderr, "gvisor: checkpoint %s: runsc %.0f ms, state+tmpfs %.0f ms, pages "
-		        "%.0f ms (%llu bytes)\n", c->id, t1 - t0, t2 - t1, mono_ms() - t2,
+		        "cut and mapped %.0f ms, image removed %.0f ms (%llu bytes)\n", c->id, t1 - t0,
+		        t2 - t1, t3 - t2, mono_ms() - t3,
 		        c->pages ? (unsigned long long)s0__heap_size(c->pages) : 0ULL);
 	free(dir);
 	free(flag);

@@ -2,17 +2,24 @@
  * The gvisor driver's compatibility fingerprint and memory capability
  * (gv_mem.h): what decides whether `runsc restore` can continue an image —
  *  - runtime_version: runsc's version line and the size of its binary (a
- *    rebuilt runsc of the same version differs in size);
+ *    rebuilt runsc of the same version differs in size), and procd's build
+ *    (a hash of its binary): procd is PID 1 of the sandbox, so the image's
+ *    kernel state holds its process (its code, data and the channel's
+ *    protocol state); a restore continues the image's procd, which the
+ *    driver of another procd build may not speak to;
  *  - platform: OS/architecture, the runsc platform and the runtime
  *    options that change the image (overlay, file access, network);
  *  - cpu_features: a hash of the host's /proc/cpuinfo flags (runsc saves
  *    the CPUID in the image and refuses another CPU's).
  * A mismatch makes the engine resume filesystem-only (MFB-02).
  */
+#include <fcntl.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "local/runtime/gvisor/gv_int.h"
 
@@ -44,15 +51,40 @@ static void cpu_flags(char *out, size_t n)
 		snprintf(out, n, "flags-unknown");
 }
 
+/* procd's build: the first 6 bytes of the BLAKE2b of its binary in hex
+ * ("pd-<hex>"), read each time (a rebuilt procd at the same path counts);
+ * "pd-unknown" when unreadable. */
+static void procd_build(const char *path, char *out, size_t n)
+{
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	crypto_generichash_state st;
+	unsigned char h[16], buf[65536];
+	crypto_generichash_init(&st, NULL, 0, sizeof h);
+	ssize_t got = fd < 0 ? -1 : 0;
+	while (fd >= 0 && (got = read(fd, buf, sizeof buf)) > 0)
+		crypto_generichash_update(&st, buf, (unsigned long long)got);
+	if (fd >= 0)
+		close(fd);
+	crypto_generichash_final(&st, h, sizeof h);
+	if (got < 0) {
+		snprintf(out, n, "pd-unknown");
+		return;
+	}
+	char hex[13];
+	sodium_bin2hex(hex, sizeof hex, h, 6);
+	snprintf(out, n, "pd-%s", hex);
+}
+
 void s0__gv_fingerprint(s0__rt_host *h, s0__rt_fp *out)
 {
 	const char *v = h->version ? h->version : "runsc";
 	if (!strncmp(v, "runsc version ", 14))
 		v += 14;
 	struct stat st;
-	char ver[64];
-	snprintf(ver, sizeof ver, "%.40s/%lld", v,
-	         h->runsc && stat(h->runsc, &st) == 0 ? (long long)st.st_size : -1LL);
+	char ver[64], pd[24];
+	procd_build(h->procd, pd, sizeof pd);
+	snprintf(ver, sizeof ver, "%.32s/%lld/%s", v,
+	         h->runsc && stat(h->runsc, &st) == 0 ? (long long)st.st_size : -1LL, pd);
 	s0__rt_fp_host(out, ver);
 	size_t n = strlen(out->platform);
 	snprintf(out->platform + n, sizeof out->platform - n, "/%s", RUNSC_CONFIG);

@@ -70,7 +70,41 @@ struct s0__rt_host {
 	bool no_memory;   /**< memory checkpoints turned off (s0__rt_host_opts) */
 	bool images_ok;   /**< the image directory exists (gv_mem.h) */
 	int images_users; /**< holds of the image tmpfs (gv_mem.h), under mu */
+	struct s0__gv_fin *fins; /**< stops finishing in the background (gv_stop.c), under mu */
 };
+
+/* ---- gv_stop.c: the fast stop, its background half, the trace ---- */
+
+/** Whether $S0_GVISOR_TRACE is set (read once). */
+bool s0__gv_tracing(void);
+/** CLOCK_MONOTONIC in microseconds. */
+int64_t s0__gv_now_us(void);
+/** One trace line "s0 gvisor trace: <id> <printf>" on stderr when tracing. */
+void s0__gv_trace(const char *id, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/**
+ * SIGKILL every process of the generation's cgroup (runsc's sandbox, gofer
+ * and stubs) and wait, through pidfds, until each has exited (its files
+ * and mount namespace released), round after round until the cgroup lists
+ * none. Blocks up to @p timeout_ms (ms).
+ * @return 0 (none left, or no cgroup), -ETIMEDOUT.
+ */
+int s0__gv_kill_wait(const char *id, int timeout_ms);
+/**
+ * Run @p fn(@p arg) in a thread of its own, registered under runtime @p id
+ * (copied) until s0__gv_fin_wait() joins it; without a thread it runs here.
+ */
+void s0__gv_fin_start(s0__rt_host *h, const char *id, void (*fn)(void *arg), void *arg);
+/** Join every background finisher of runtime @p id (none: returns at once). */
+void s0__gv_fin_wait(s0__rt_host *h, const char *id);
+/**
+ * Remove the tree @p dir in this process (no `rm` started): depth first,
+ * symlinks not followed, nothing on another filesystem (a mount point
+ * left makes its parent fail).
+ * @return 0 (also when @p dir is absent), or -errno of a failure.
+ */
+int s0__gv_rm_tree(const char *dir);
+/** Join every background finisher of @p h (before it closes). */
+void s0__gv_fin_wait_all(s0__rt_host *h);
 
 struct s0__rt_gen {
 	s0__rt_host *h;

@@ -9,12 +9,14 @@
  * folder only.
  *
  * An image of this driver is
- *  - one memory region (pid 1): runsc's pages.img, cut into the engine's
- *    chunks (deduplicated by content against the previous capture);
+ *  - one memory region (pid 1): runsc's pages.img, cut by content into
+ *    pieces, one per chunk of the engine (gv_pages.h; deduplicated by
+ *    content against the previous capture);
  *  - the state blob: checkpoint.img (the sentry's kernel state),
  *    pages_meta.img, net_slot (the generation's network slot, gv_net.h)
- *    contexts (the contexts table, s0__gv_ctxs_save()) and sessions (the
- *    session attempts, s0__gv_ses_save()) as named records;
+ *    contexts (the contexts table, s0__gv_ctxs_save()), sessions (the
+ *    session attempts, s0__gv_ses_save()) and pages_layout (the pieces'
+ *    lengths) as named records;
  *  - the tmpfs blob: each runtime-only mount ("/tmp", ephemeral paths) as a
  *    tar stream (the host tmpfs serving it is not in runsc's image).
  */

@@ -76,9 +76,10 @@ struct s0__gv_pagefile {
 	bool owner_started;
 	unsigned conn; /* FUSE connection number (minor of the mount's st_dev) */
 	s0__pager *pager;
-	uint64_t size;
-	uint32_t chunk;
-	size_t n;
+	uint64_t size;  /* pages.img's size */
+	uint32_t chunk; /* the region's chunk size */
+	size_t n;       /* chunks */
+	s0__gv_slot *slots; /* chunk i is pages.img's [off, off + len) */
 	s0__objid *ids; /* every chunk's object id (zero: a zero chunk) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -114,8 +115,21 @@ static double mono_ms(void)
 
 static uint64_t chunk_len(const s0__gv_pagefile *pf, size_t i)
 {
-	uint64_t off = (uint64_t)i * pf->chunk;
-	return pf->size - off < pf->chunk ? pf->size - off : pf->chunk;
+	return pf->slots[i].len;
+}
+
+/* The chunk holding byte @p pos of pages.img (pos < size). */
+static size_t chunk_at(const s0__gv_pagefile *pf, uint64_t pos)
+{
+	size_t lo = 0, hi = pf->n; /* the last slot with off <= pos */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pf->slots[mid].off <= pos)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /* Chunk i ready (mu held; dropped while fetching). 0, or -1 when bad. */
@@ -246,9 +260,9 @@ static void serve_read(s0__gv_pagefile *pf, fuse_req_t req, size_t size, off_t o
 		pf->t_first = mono_ms();
 	while (done < size) {
 		uint64_t pos = (uint64_t)off + done;
-		size_t i = (size_t)(pos / pf->chunk);
-		uint64_t in = pos % pf->chunk;
-		size_t n = (size_t)(pf->chunk - in < size - done ? pf->chunk - in : size - done);
+		size_t i = chunk_at(pf, pos);
+		uint64_t in = pos - pf->slots[i].off, left = pf->slots[i].len - in;
+		size_t n = (size_t)(left < size - done ? left : size - done);
 		if (chunk_get(pf, i) < 0) {
 			bad = true;
 			break;
@@ -406,6 +420,7 @@ static void pf_free(s0__gv_pagefile *pf)
 		free(pf->c[i].data);
 	free(pf->c);
 	free(pf->ids);
+	free(pf->slots);
 	s0__pager_unref(pf->pager);
 	pthread_cond_destroy(&pf->cv);
 	pthread_mutex_destroy(&pf->mu);
@@ -496,27 +511,47 @@ static int read_index(s0__gv_pagefile *pf, const s0__heap_image *r, s0_error **e
 	return S0_OK;
 }
 
-int s0__gv_pagefile_start(const char *path, const s0__heap_image *r, s0__pager *pager,
+/* The slots cover pages.img back to back, each inside its chunk. */
+static bool slots_ok(const s0__gv_slot *slots, size_t n, uint64_t file_bytes, uint32_t chunk)
+{
+	uint64_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (slots[i].off != at || !slots[i].len || slots[i].len > chunk)
+			return false;
+		at += slots[i].len;
+	}
+	return at == file_bytes;
+}
+
+int s0__gv_pagefile_start(const char *path, const s0__heap_image *r, const s0__gv_slot *slots,
+                          size_t nslots, uint64_t file_bytes, s0__pager *pager,
                           s0__gv_pagefile **out, s0_error **err)
 {
-	if (!path || !r || !pager || !out || r->chunk_bytes < S0__HEAP_CHUNK_MIN ||
+	if (!path || !r || !pager || !out || (nslots && !slots) || r->chunk_bytes < S0__HEAP_CHUNK_MIN ||
 	    r->chunk_bytes > S0__HEAP_CHUNK_MAX || r->size_bytes > S0__HEAP_MAX_BYTES)
 		return s0__error_set(err, S0_EINVAL, "invalid_request",
-		                     "a pages file needs a path, a region and a pager");
+		                     "a pages file needs a path, a region, its slots and a pager");
+	if (nslots != (size_t)((r->size_bytes + r->chunk_bytes - 1) / r->chunk_bytes) ||
+	    !slots_ok(slots, nslots, file_bytes, r->chunk_bytes))
+		return s0__error_set(err, S0_ECORRUPT, "image_corrupt",
+		                     "gvisor memory image: the pages layout does not match its region");
 	s0__gv_pagefile *pf = calloc(1, sizeof *pf);
 	if (!pf)
 		return s0__error_nomem(err);
 	pthread_mutex_init(&pf->mu, NULL);
 	pthread_cond_init(&pf->cv, NULL);
 	pf->pager = s0__pager_ref(pager);
-	pf->size = r->size_bytes;
+	pf->size = file_bytes;
 	pf->chunk = r->chunk_bytes;
-	pf->n = (size_t)((pf->size + pf->chunk - 1) / pf->chunk);
+	pf->n = nslots;
+	pf->slots = malloc((nslots ? nslots : 1) * sizeof *slots);
+	if (pf->slots && nslots)
+		memcpy(pf->slots, slots, nslots * sizeof *slots);
 	pf->path = s0__strdup(path);
 	pf->t0 = mono_ms();
 	pf->ids = calloc(pf->n ? pf->n : 1, sizeof *pf->ids);
 	pf->c = calloc(pf->n ? pf->n : 1, sizeof *pf->c);
-	int rc = pf->path && pf->ids && pf->c ? S0_OK : s0__error_nomem(err);
+	int rc = pf->path && pf->ids && pf->c && pf->slots ? S0_OK : s0__error_nomem(err);
 	if (rc == S0_OK)
 		rc = read_index(pf, r, err); /* the index verified before anything runs */
 	int fd = rc == S0_OK ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400) : -1;

@@ -2,9 +2,10 @@
  * The lazy pages file of a memory restore (docs/memory-gvisor.md "Restore"):
  * runsc's pages.img served by a FUSE file system of this process, mounted
  * over an empty regular file of the image directory, whose bytes come from
- * the checkpoint engine on demand. Each read fetches the 1 MiB chunks it
- * covers through the image's pager (which verifies each: keyed BLAKE2b of
- * the plaintext) and keeps them until their bytes were served; a worker
+ * the checkpoint engine on demand. Each read fetches the chunks it covers
+ * (each chunk is a piece of the file: gv_pages.h) through the image's
+ * pager (which verifies each: keyed BLAKE2b of the plaintext) and keeps
+ * them until their bytes were served; a worker
  * fetches ahead sequentially behind the reads (runsc's background loader
  * reads the file front to back, with the pages a task waits for first).
  * A chunk that fails verification answers EIO: runsc's loader then kills
@@ -24,28 +25,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "local/runtime/gvisor/gv_pages.h"
 #include "local/runtime/image.h"
 
 /** A lazy pages file being served. */
 typedef struct s0__gv_pagefile s0__gv_pagefile;
 
 /**
- * Serve @p r's bytes as the file @p path (created empty, then a FUSE mount
- * in the calling thread's mount namespace covers it; mount namespaces made
- * afterwards, e.g. a carrier's, copy the mount). Reads the region's chunk
- * table through @p pager first (each page verified) so a damaged or missing
- * index fails here, before anything runs.
+ * Serve pages.img as the file @p path (created empty, then a FUSE mount in
+ * the calling thread's mount namespace covers it; mount namespaces made
+ * afterwards, e.g. a carrier's, copy the mount): chunk k of region @p r is
+ * the file's bytes [slots[k].off, + slots[k].len) (s0__gv_pages_slots()).
+ * Reads the region's chunk table through @p pager first (each page
+ * verified) so a damaged or missing index fails here, before anything runs.
  * @param r      the region (its chunk-table ids are copied).
+ * @param slots  @p nslots slots, one per chunk of @p r, in file order, back
+ *               to back from 0 to @p file_bytes (copied).
  * @param pager  a reference is taken.
  * @param[out] out (transfer full) end with s0__gv_pagefile_hand() or
  *             s0__gv_pagefile_drop().
- * @retval S0_ECORRUPT / S0_ENOTFOUND the chunk table is damaged or gone.
+ * @retval S0_ECORRUPT / S0_ENOTFOUND the chunk table is damaged or gone,
+ *         or the slots do not match the region.
  * @retval S0_EIO the file or the mount cannot be made (message names it).
  * @retval S0_ENOMEM
  * Nothing is left behind on failure. Blocks for the chunk table's fetch.
  * @threadsafety safe
  */
-int s0__gv_pagefile_start(const char *path, const s0__heap_image *r, s0__pager *pager,
+int s0__gv_pagefile_start(const char *path, const s0__heap_image *r, const s0__gv_slot *slots,
+                          size_t nslots, uint64_t file_bytes, s0__pager *pager,
                           s0__gv_pagefile **out, s0_error **err);
 
 /**

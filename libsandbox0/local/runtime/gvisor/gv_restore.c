@@ -21,6 +21,7 @@
 
 #include "local/runtime/gvisor/gv_int.h"
 #include "local/runtime/gvisor/gv_pagefile.h"
+#include "local/runtime/gvisor/gv_pages.h"
 
 #define RESTORE_TIMEOUT_MS 600000
 
@@ -183,6 +184,8 @@ int s0__gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d, s0__rt_imag
 	const uint8_t *data;
 	uint64_t len;
 	int got, files = 0;
+	const uint8_t *layout = NULL; /* pages.img's pieces (gv_pages.h); none in older images */
+	uint64_t layout_len = 0;
 	while (rc == S0_OK && (got = recs_next(&r, &name, &nl, &data, &len)) == 1) {
 		char fname[32];
 		if (nl == 0 || nl >= sizeof fname) {
@@ -197,6 +200,11 @@ int s0__gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d, s0__rt_imag
 				break;
 			}
 			memcpy(&img->net_slot, data, sizeof img->net_slot);
+			continue;
+		}
+		if (!strcmp(fname, S0__GV_PAGES_LAYOUT)) {
+			layout = data;
+			layout_len = len;
 			continue;
 		}
 		if (!strcmp(fname, "contexts") || !strcmp(fname, "sessions")) {
@@ -218,12 +226,20 @@ int s0__gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d, s0__rt_imag
 	double t0 = mono_ms();
 	if (rc == S0_OK && d->nregions != 1)
 		rc = corrupt(err, "it must hold exactly one memory region");
+	s0__gv_slot *slots = NULL; /* where each chunk goes in pages.img (gv_pages.h) */
+	size_t nslots = 0;
+	uint64_t file_bytes = 0;
+	if (rc == S0_OK)
+		rc = s0__gv_pages_slots(layout, (size_t)layout_len, d->regions[0].size_bytes,
+		                        d->regions[0].chunk_bytes, &slots, &nslots, &file_bytes, err);
 	char *pages = rc == S0_OK ? s0__asprintf("%s/pages.img", img->dir) : NULL;
 	if (rc == S0_OK && !pages)
 		rc = s0__error_nomem(err);
 	if (rc == S0_OK) /* served lazily: the chunk table verified now */
-		rc = s0__gv_pagefile_start(pages, &d->regions[0], d->pager, &img->pages, err);
+		rc = s0__gv_pagefile_start(pages, &d->regions[0], slots, nslots, file_bytes, d->pager,
+		                           &img->pages, err);
 	free(pages);
+	free(slots);
 	if (getenv("S0_GVISOR_MEM_TRACE")) /* where the time goes (bench/gvisor-memory) */
 		fprintf(stderr, "gvisor: restore: pages file served in %.0f ms\n", mono_ms() - t0);
 	if (rc < 0) {

@@ -79,6 +79,17 @@ void s0__pager_unref(s0__pager *p)
 	free(p);
 }
 
+int s0__pager_fetch(s0__pager *p, const s0__objid *id, void *buf, size_t len, s0_error **err)
+{
+	return p->fetch(p->ctx, id, buf, len, err);
+}
+
+int s0__pager_fetch_ids(s0__pager *p, const s0__objid *page, s0__objid *ids, size_t n,
+                        s0_error **err)
+{
+	return p->fetch_ids(p->ctx, page, ids, n, err);
+}
+
 /* ---- life cycle ---- */
 
 static bool chunk_ok(uint32_t c)

@@ -96,6 +96,15 @@ int s0__pager_new(s0__pager_fetch_fn fetch, s0__pager_ids_fn fetch_ids,
 s0__pager *s0__pager_ref(s0__pager *p);
 /** Drop a reference; the last one destroys ctx. NULL-safe. */
 void s0__pager_unref(s0__pager *p);
+/**
+ * Fetch one chunk through the pager, outside any heap (a driver serving an
+ * image's bytes itself, e.g. gvisor's pages file): the pager's fetch with
+ * its verification. Same errors as s0__pager_fetch_fn; thread-safe.
+ */
+int s0__pager_fetch(s0__pager *p, const s0__objid *id, void *buf, size_t len, s0_error **err);
+/** Fetch one chunk-table page through the pager (as s0__pager_ids_fn); thread-safe. */
+int s0__pager_fetch_ids(s0__pager *p, const s0__objid *page, s0__objid *ids, size_t n,
+                        s0_error **err);
 
 typedef struct s0__heap s0__heap;
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "local/runtime/gvisor/gv_int.h"
+#include "local/runtime/gvisor/gv_pagefile.h"
 #include "local/runtime/gvisor/procd/procd_proto.h"
 #include "local/runtime/sim/sessions.h"
 
@@ -182,6 +183,7 @@ static void host_free(s0__rt_host *h)
 {
 	s0__gv_fin_wait_all(h); /* stops finishing in the background */
 	drop_null_netns(h);
+	s0__gv_pagefile_wait_all(10000); /* their sandboxes are stopped: files closed */
 	s0__gv_hub_close(h->hub);
 	s0__gv_images_close(h);
 	s0__gv_cgroup_parent_remove();
@@ -899,7 +901,7 @@ static const char *gv_procd_version(s0__rt_gen *g)
 static int gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d,
                             const s0__rt_restore_opts *o, s0__rt_image **out, s0_error **err)
 {
-	(void)o; /* eager: every chunk is read and verified before runsc restores */
+	(void)o; /* lazy: pages.img served from the engine as runsc loads it (gv_pagefile.h) */
 	if (s0__gv_mem_missing(h))
 		return no_memory(h, err);
 	return s0__gv_image_restore(h, d, out, err);

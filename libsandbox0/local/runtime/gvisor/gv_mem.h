@@ -2,8 +2,9 @@
  * Memory checkpoints of the gvisor driver (docs/memory-gvisor.md): the
  * capture side (gv_checkpoint.c: `runsc checkpoint` of a generation into an
  * image directory on the driver's tmpfs, read once into an image source of
- * the checkpoint engine), the restore side (gv_restore.c: every chunk read
- * and verified into a fresh image directory, then `runsc restore`) and the
+ * the checkpoint engine), the restore side (gv_restore.c: a fresh image
+ * directory whose pages.img the engine serves lazily, gv_pagefile.h, then
+ * `runsc restore --background`) and the
  * compatibility fingerprint (gv_fingerprint.c). Used by the files of this
  * folder only.
  *
@@ -65,10 +66,11 @@ void s0__gv_ckpt_unref(s0__gv_ckpt *c);
 
 /**
  * Rebuild an image the checkpoint engine read (runtime.h image_restore()):
- * every chunk of pages.img read through the pager (each verified) into a
- * new image directory with checkpoint.img and pages_meta.img.
- * @retval S0_ECORRUPT a chunk, the state or the tmpfs blob is damaged.
- * @retval S0_ENOTFOUND a chunk object is missing. @retval S0_EIO
+ * a new image directory with checkpoint.img and pages_meta.img, and
+ * pages.img served from the pager as it is read (gv_pagefile.h; the chunk
+ * table fetched and verified here, each chunk when read).
+ * @retval S0_ECORRUPT the chunk table, the state or the tmpfs blob is damaged.
+ * @retval S0_ENOTFOUND a chunk-table object is missing. @retval S0_EIO
  */
 int s0__gv_image_restore(struct s0__rt_host *h, const s0__rt_image_data *d,
                          s0__rt_image **out, s0_error **err);
@@ -91,8 +93,10 @@ int s0__gv_restore_net(struct s0__rt_gen *g, const s0__rt_image *img, s0_error *
  * pipes as procd's stdio, the channel attached (s0__gv_init_run()), the
  * contexts and session attempts of the capture taken over
  * (s0__gv_ctxs_adopt(), s0__gv_ses_restore()).
+ * Once runsc holds pages.img its server serves on by itself (gv_pagefile.h).
  * @p img stays the caller's. @retval S0_EUNAVAILABLE `restore_failed`
- * (runsc's error in the message). @retval S0_ECORRUPT a bad tmpfs blob or contexts record.
+ * (runsc's error in the message). @retval S0_ECORRUPT a bad tmpfs blob or
+ * contexts record, or `chunk_damaged`: a chunk runsc read by then.
  */
 int s0__gv_restore_run(struct s0__rt_gen *g, s0__rt_image *img, s0_error **err);
 

@@ -1,12 +1,12 @@
 /*
  * The restore side of the gvisor driver's memory checkpoints (gv_mem.h):
- * an image the checkpoint engine read is written back, eagerly, into a
- * fresh directory on the driver's image tmpfs — every chunk of pages.img
- * fetched through the engine's pager, which verifies each (a damaged or
- * missing chunk fails the whole restore before anything runs, so garbage
- * is never restored) — and start() continues it with `runsc restore` after
- * unpacking the runtime-only mounts; start() re-created the network
- * namespace first with the slot recorded at capture (s0__gv_restore_net).
+ * an image the checkpoint engine read becomes a fresh directory on the
+ * driver's image tmpfs holding checkpoint.img and pages_meta.img, and
+ * pages.img served lazily from the engine (gv_pagefile.h: its chunk table
+ * verified here, each chunk verified as runsc reads it); start() continues
+ * it with `runsc restore --background` after unpacking the runtime-only
+ * mounts, having re-created the network namespace with the slot recorded
+ * at capture (s0__gv_restore_net).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "local/runtime/gvisor/gv_int.h"
+#include "local/runtime/gvisor/gv_pagefile.h"
 #include "local/runtime/gvisor/gv_pages.h"
 
 #define RESTORE_TIMEOUT_MS 600000
@@ -32,6 +33,7 @@ struct s0__rt_image {
 	int32_t net_slot; /* the network slot at capture, -1 when none was recorded */
 	char *contexts;   /* (nullable) the contexts table at capture */
 	char *sessions;   /* (nullable) the session attempts at capture */
+	s0__gv_pagefile *pages; /* pages.img, served until runsc holds it */
 };
 
 /* Milliseconds on the monotonic clock. */
@@ -121,101 +123,6 @@ static int put_file(const char *dir, const char *name, const void *data, size_t 
 	return rc;
 }
 
-/* One worker of put_pages(): chunks tid, tid + n, … of the region, each
- * fetched and verified through its own lazy heap (reads of one heap are
- * serialised; the pager is thread-safe), its piece of pages.img written at
- * its offset (gv_pages.h). */
-typedef struct pages_job {
-	const s0__rt_image_data *d;
-	const s0__gv_slot *slots; /* where chunk i goes in pages.img (gv_pages.h) */
-	size_t nslots;
-	int fd;
-	size_t tid, n;
-	atomic_bool *stop;
-	int rc;
-	s0_error *err;
-	pthread_t th;
-} pages_job;
-
-static void *pages_worker(void *arg)
-{
-	pages_job *j = arg;
-	const s0__heap_image *r = &j->d->regions[0];
-	s0__heap *heap = NULL;
-	uint8_t *buf = malloc(r->chunk_bytes);
-	j->rc = buf ? s0__heap_new_lazy(r->chunk_bytes, r->size_bytes, r->pages, r->npages,
-	                                j->d->pager, &heap, &j->err)
-	            : s0__error_nomem(&j->err);
-	for (size_t i = j->tid; j->rc == S0_OK && i < j->nslots && !atomic_load(j->stop); i += j->n) {
-		size_t len = j->slots[i].len; /* fetch + verify, then the piece at its offset */
-		j->rc = s0__heap_read(heap, (uint64_t)i * r->chunk_bytes, buf, len, &j->err);
-		bool zero = true;
-		for (size_t k = 0; j->rc == S0_OK && zero && k < len; k++)
-			zero = buf[k] == 0;
-		if (j->rc == S0_OK && !zero && write_all(j->fd, buf, len, (off_t)j->slots[i].off) < 0)
-			j->rc = s0__error_set(&j->err, S0_EIO, "runtime_unavailable",
-			                      "cannot write pages.img: %s", strerror(errno));
-	}
-	if (j->rc < 0)
-		atomic_store(j->stop, true);
-	free(buf);
-	s0__heap_unref(heap);
-	return NULL;
-}
-
-/* pages.img from the region's chunks, each fetched and verified, on up to
- * four threads (decompression and decryption are the cost). */
-static int put_pages(const char *dir, const s0__rt_image_data *d, const void *layout,
-                     size_t layout_len, s0_error **err)
-{
-	if (d->nregions != 1)
-		return corrupt(err, "it must hold exactly one memory region");
-	const s0__heap_image *r = &d->regions[0];
-	s0__gv_slot *slots = NULL;
-	size_t nslots = 0;
-	uint64_t file_bytes = 0;
-	int rc = s0__gv_pages_slots(layout, layout_len, r->size_bytes, r->chunk_bytes, &slots,
-	                            &nslots, &file_bytes, err);
-	if (rc < 0)
-		return rc;
-	char *p = s0__asprintf("%s/pages.img", dir);
-	int fd = p ? open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
-	if (fd < 0 || ftruncate(fd, (off_t)file_bytes) < 0)
-		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot write %s: %s",
-		                   p ? p : "pages.img", strerror(errno));
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t n = cpus < 1 ? 1 : cpus > 4 ? 4 : (size_t)cpus;
-	pages_job jobs[4];
-	atomic_bool stop;
-	atomic_init(&stop, false);
-	size_t started = 0;
-	for (size_t i = 0; rc == S0_OK && i < n; i++) {
-		jobs[i] = (pages_job){.d = d, .slots = slots, .nslots = nslots, .fd = fd, .tid = i,
-		                      .n = n, .stop = &stop};
-		if (pthread_create(&jobs[i].th, NULL, pages_worker, &jobs[i]) != 0) {
-			jobs[i].tid = i; /* run it here */
-			pages_worker(&jobs[i]);
-			jobs[i].th = pthread_self();
-		}
-		started++;
-	}
-	for (size_t i = 0; i < started; i++) {
-		if (!pthread_equal(jobs[i].th, pthread_self()))
-			pthread_join(jobs[i].th, NULL);
-		if (jobs[i].rc < 0 && rc == S0_OK) {
-			rc = jobs[i].rc;
-			s0__error_put(err, jobs[i].err);
-			jobs[i].err = NULL;
-		}
-		s0_error_free(jobs[i].err);
-	}
-	if (fd >= 0)
-		close(fd);
-	free(p);
-	free(slots);
-	return rc;
-}
-
 static void rm_rf(const char *p)
 {
 	char *const argv[] = {"/bin/rm", "-rf", (char *)p, NULL};
@@ -228,6 +135,7 @@ void s0__gv_image_free(s0__rt_image *img)
 {
 	if (!img)
 		return;
+	s0__gv_pagefile_drop(img->pages); /* not handed to runsc: nothing reads it */
 	if (img->dir)
 		rm_rf(img->dir);
 	if (img->h)
@@ -316,11 +224,24 @@ int s0__gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d, s0__rt_imag
 	if (rc == S0_OK && (got < 0 || files != 2))
 		rc = corrupt(err, "damaged state blob");
 	double t0 = mono_ms();
+	if (rc == S0_OK && d->nregions != 1)
+		rc = corrupt(err, "it must hold exactly one memory region");
+	s0__gv_slot *slots = NULL; /* where each chunk goes in pages.img (gv_pages.h) */
+	size_t nslots = 0;
+	uint64_t file_bytes = 0;
 	if (rc == S0_OK)
-		rc = put_pages(img->dir, d, layout, (size_t)layout_len, err);
+		rc = s0__gv_pages_slots(layout, (size_t)layout_len, d->regions[0].size_bytes,
+		                        d->regions[0].chunk_bytes, &slots, &nslots, &file_bytes, err);
+	char *pages = rc == S0_OK ? s0__asprintf("%s/pages.img", img->dir) : NULL;
+	if (rc == S0_OK && !pages)
+		rc = s0__error_nomem(err);
+	if (rc == S0_OK) /* served lazily: the chunk table verified now */
+		rc = s0__gv_pagefile_start(pages, &d->regions[0], slots, nslots, file_bytes, d->pager,
+		                           &img->pages, err);
+	free(pages);
+	free(slots);
 	if (getenv("S0_GVISOR_MEM_TRACE")) /* where the time goes (bench/gvisor-memory) */
-		fprintf(stderr, "gvisor: restore: pages fetched and verified in %.0f ms\n",
-		        mono_ms() - t0);
+		fprintf(stderr, "gvisor: restore: pages file served in %.0f ms\n", mono_ms() - t0);
 	if (rc < 0) {
 		s0__gv_image_free(img);
 		return rc;
@@ -396,6 +317,16 @@ int s0__gv_restore_run(s0__rt_gen *g, s0__rt_image *img, s0_error **err)
 	}
 	if (getenv("S0_GVISOR_MEM_TRACE"))
 		fprintf(stderr, "gvisor: restore: runsc restore %.0f ms\n", mono_ms() - t0);
+	char why[320];
+	if (rc == S0_OK && s0__gv_pagefile_damaged(img->pages, why, sizeof why))
+		/* found before the generation runs: a failed restore (the fallback);
+		 * runsc's loader has killed the sandbox */
+		rc = s0__error_set(err, S0_ECORRUPT, "chunk_damaged",
+		                   "the memory image is damaged: %s", why);
+	if (rc == S0_OK) { /* runsc holds pages.img: the server ends when it is loaded */
+		s0__gv_pagefile_hand(img->pages);
+		img->pages = NULL;
+	}
 	/* the contexts of the capture, bound to the processes procd kept */
 	if (rc == S0_OK)
 		rc = s0__gv_ctxs_adopt(g->ctxs, img->contexts, err);

@@ -82,29 +82,51 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const ch
 	return MHD_YES;
 }
 
+/* libmicrohttpd's upgrade handler (cls: the request): the pending WebSocket
+ * or tunnel is the handler's from here. Until it runs, the request holds
+ * it, so a client that goes before the 101 has it freed on completion. */
+static void on_upgraded(void *cls, struct MHD_Connection *connection, void *con_cls,
+                        const char *extra_in, size_t extra_in_size, MHD_socket sock,
+                        struct MHD_UpgradeResponseHandle *urh)
+{
+	sreq *r = cls;
+	struct s0__ws *ws = r->ws;
+	struct s0__route_tunnel *t = r->tunnel;
+	r->ws = NULL;
+	r->tunnel = NULL;
+	if (ws)
+		s0__ws_upgraded(ws, connection, con_cls, extra_in, extra_in_size, sock, urh);
+	else if (t)
+		s0__route_tunnel_upgraded(t, extra_in, extra_in_size, sock, urh);
+	else
+		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+}
+
 /* Queue resp (consumed). */
 static enum MHD_Result send_response(s0_server *s, struct MHD_Connection *conn, sreq *r,
                                      s0__http_response *resp)
 {
 	size_t len = 0;
-	struct s0__ws *ws = r->ws;
-	r->ws = NULL; /* the upgrade handler's from here (or freed below) */
+	struct s0__ws *ws = r->ws; /* stays r's until on_upgraded takes it */
 	struct s0__sse *sse = resp->status == 200 ? r->sse : NULL;
 	if (sse)
 		r->sse = NULL; /* the response's from here (sse.h) */
 	s0__http_body *stream = !ws && !sse ? resp->stream : NULL; /* a route's (route_body.h) */
 	resp->stream = NULL;
 	char *data = !ws && !stream && resp->body.len ? s0__buf_detach(&resp->body, &len) : NULL;
+	bool up = ws || (stream && stream->upgraded);
+	if (!ws && up) {
+		r->tunnel = s0__route_tunnel_new(s, stream); /* r's until on_upgraded */
+		stream = NULL;
+	}
 	struct MHD_Response *mr =
-		ws       ? MHD_create_response_for_upgrade(s0__ws_upgraded, ws)
+		up       ? (ws || r->tunnel ? MHD_create_response_for_upgrade(on_upgraded, r) : NULL)
 		: sse    ? s0__sse_response(sse)
-		: stream && stream->upgraded ? s0__route_tunnel_response(s, stream)
 		: stream ? s0__route_body_response(s, conn, stream)
 		: data   ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
 		         : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 	if (!mr) {
-		free(data);
-		s0__ws_discard(ws);
+		free(data); /* a pending ws or tunnel goes on completion */
 		s0__sse_discard(sse);
 		s0__http_response_free(resp);
 		return MHD_NO;
@@ -379,7 +401,8 @@ void s0__server_on_completed(void *cls, struct MHD_Connection *conn, void **con_
 	unreserve(s, r);
 	s0__headers_free(&r->hdrs);
 	s0__http_response_free(&r->resp);
-	s0__ws_discard(r->ws); /* an upgrade never sent */
+	s0__ws_discard(r->ws); /* an upgrade never sent, or the client went before it */
+	s0__route_tunnel_discard(r->tunnel);
 	s0__sse_discard(r->sse); /* an event stream never sent */
 	s0__route_upload_free(r->upload);
 	free(r->path);

@@ -38,7 +38,8 @@ typedef struct s0__sreq {
 	bool dispatched;     /* suspended and handed to a worker */
 	bool done;           /* resp is final: the MHD thread sends it */
 	s0__http_response resp;
-	struct s0__ws *ws; /* set: resp is the 101 of this WebSocket (ws.h) */
+	struct s0__ws *ws; /* set: resp is the 101 of this WebSocket (ws.h), until upgraded */
+	struct s0__route_tunnel *tunnel; /* set: a route's 101 sent, not yet upgraded */
 	struct s0__sse *sse; /* set: a 200 resp is the head of this event stream (sse.h) */
 	struct s0__route_upload *upload; /* set: a route's body streams (route_upload.h) */
 

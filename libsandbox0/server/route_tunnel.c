@@ -9,7 +9,7 @@
 #include "server/loop.h"
 #include "server/route_tunnel.h"
 
-typedef struct tunnel {
+struct s0__route_tunnel {
 	s0_server *s;
 	pthread_mutex_t mu;
 	s0__http_body *svc;  /* the service's side (its fd) */
@@ -20,7 +20,8 @@ typedef struct tunnel {
 	size_t c2s_len, s2c_len;
 	bool c_end, s_end;   /* that side sent its end or failed */
 	bool closing;        /* the sources are going; the last one frees this */
-} tunnel;
+};
+typedef struct s0__route_tunnel tunnel;
 
 static bool again(void)
 {
@@ -121,13 +122,9 @@ static void on_event(s0__loop_src *src, unsigned events, void *arg)
 	pthread_mutex_unlock(&t->mu);
 }
 
-static void upgraded(void *cls, struct MHD_Connection *connection, void *con_cls,
-                     const char *extra_in, size_t extra_in_size, MHD_socket sock,
-                     struct MHD_UpgradeResponseHandle *urh)
+void s0__route_tunnel_upgraded(tunnel *t, const char *extra_in, size_t extra_in_size,
+                               MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
-	(void)connection;
-	(void)con_cls;
-	tunnel *t = cls;
 	t->cfd = sock;
 	t->urh = urh;
 	int fl = fcntl(sock, F_GETFL);
@@ -160,12 +157,10 @@ static void upgraded(void *cls, struct MHD_Connection *connection, void *con_cls
 	pthread_mutex_unlock(&t->mu);
 }
 
-struct MHD_Response *s0__route_tunnel_response(s0_server *s, s0__http_body *svc)
+tunnel *s0__route_tunnel_new(s0_server *s, s0__http_body *svc)
 {
 	tunnel *t = calloc(1, sizeof *t);
-	struct MHD_Response *mr = t ? MHD_create_response_for_upgrade(upgraded, t) : NULL;
-	if (!mr) {
-		free(t);
+	if (!t) {
 		svc->free(svc);
 		return NULL;
 	}
@@ -173,5 +168,14 @@ struct MHD_Response *s0__route_tunnel_response(s0_server *s, s0__http_body *svc)
 	t->svc = svc;
 	t->cfd = -1;
 	pthread_mutex_init(&t->mu, NULL);
-	return mr;
+	return t;
+}
+
+void s0__route_tunnel_discard(tunnel *t)
+{
+	if (!t)
+		return;
+	t->svc->free(t->svc);
+	pthread_mutex_destroy(&t->mu);
+	free(t);
 }

@@ -15,11 +15,29 @@
 
 #define S0__ROUTE_TUNNEL_BUFFER ((size_t)64 << 10)
 
+/* One route's upgraded connection, from the 101 until both sides closed. */
+struct s0__route_tunnel;
+
 /*
- * The libmicrohttpd 101 response relaying @p svc (transfer full; its
- * upgraded flag set: read() gives the service's raw bytes) once the client
- * got it. MHD thread. NULL when out of memory (@p svc freed).
+ * A tunnel relaying @p svc (transfer full; its upgraded flag set: read()
+ * gives the service's raw bytes) once the client got the 101. MHD thread.
+ * NULL when out of memory (@p svc freed).
  */
-struct MHD_Response *s0__route_tunnel_response(s0_server *s, s0__http_body *svc);
+struct s0__route_tunnel *s0__route_tunnel_new(s0_server *s, s0__http_body *svc);
+
+/*
+ * libmicrohttpd's upgrade handler for @p t (the arguments of an
+ * MHD_UpgradeHandler): from here the tunnel runs on the loop and frees
+ * itself, the service's socket and the client's (MHD_UPGRADE_ACTION_CLOSE).
+ */
+void s0__route_tunnel_upgraded(struct s0__route_tunnel *t, const char *extra_in,
+                               size_t extra_in_size, MHD_socket sock,
+                               struct MHD_UpgradeResponseHandle *urh);
+
+/*
+ * Free a tunnel whose upgrade never happened (the client went before the
+ * 101, or libmicrohttpd failed it): closes the service's socket. NULL-safe.
+ */
+void s0__route_tunnel_discard(struct s0__route_tunnel *t);
 
 #endif

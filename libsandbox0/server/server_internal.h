@@ -174,6 +174,7 @@ struct s0_server {
 	pthread_mutex_t mu;
 	pthread_cond_t cv; /* signalled when active drops */
 	int active;        /* requests between first byte of handling and completion */
+	int ws_live;       /* WebSocket connections made and not yet freed (ws.c) */
 	size_t buffered;   /* request body bytes reserved by all connections */
 	bool stopping;
 	bool counted;

@@ -82,6 +82,9 @@ s0__ws *s0__ws_new(s0_server *s)
 	if (!ws)
 		return NULL;
 	ws->s = s;
+	pthread_mutex_lock(&s->mu);
+	s->ws_live++;
+	pthread_mutex_unlock(&s->mu);
 	ws->fd = -1;
 	ws->kicked = true; /* the first pull: output already there */
 	pthread_mutex_init(&ws->mu, NULL);
@@ -103,6 +106,9 @@ static void ws_free(s0__ws *ws)
 	s0__smsgq_clear(&ws->outbox);
 	pthread_mutex_destroy(&ws->mu);
 	free(ws->extra);
+	pthread_mutex_lock(&ws->s->mu);
+	ws->s->ws_live--;
+	pthread_mutex_unlock(&ws->s->mu);
 	free(ws);
 }
 

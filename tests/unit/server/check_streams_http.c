@@ -3,13 +3,21 @@
  * `s0 serve`) and the same calls on an in-process client: the same messages,
  * the route's errors before any upgrade, close codes.
  */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "client_steps.h"
+#include "common/internal.h"
 #include "local_fixture.h"
 #include "sandbox0/sandbox0.h"
 #include "sandbox0/server.h"
@@ -139,6 +147,94 @@ START_TEST(file_watch_over_http)
 }
 END_TEST
 
+/* Open descriptors of this process (/proc/self/fd, less the DIR's own). */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 3; /* ".", ".." and the DIR's */
+}
+
+/* The server's requests still counted active (or its live WebSockets),
+ * waited for up to 10 s to reach 0. */
+static int server_count_after_wait(bool ws);
+
+static int active_after_wait(void)
+{
+	return server_count_after_wait(false);
+}
+
+static int server_count_after_wait(bool ws)
+{
+	int64_t until = s0__real_monotonic_ms() + 10000;
+	for (;;) {
+		pthread_mutex_lock(&srv->mu);
+		int active = ws ? srv->ws_live : srv->active;
+		pthread_mutex_unlock(&srv->mu);
+		if (!active || s0__real_monotonic_ms() >= until)
+			return active;
+		struct timespec t = {0, 5 * 1000000L};
+		nanosleep(&t, NULL);
+	}
+}
+
+/* Clients that ask for a context's WebSocket and reset the connection
+ * before the 101: the server frees what it prepared for each (the stream,
+ * its descriptors) and counts none of them active. */
+START_TEST(clients_gone_before_the_upgrade_leak_nothing)
+{
+	char *sb = cs_claim(http, "default");
+	char *ctx = cs_context(http, sb, "{\"type\":\"repl\"}");
+	repl_round(http); /* the server's lazily made state exists before the count */
+	ck_assert_int_eq(active_after_wait(), 0);
+	int before = open_fds();
+	char *head = s0__asprintf("GET /api/v1/sandboxes/%s/contexts/%s/ws HTTP/1.1\r\nHost: x\r\n"
+	                          "Authorization: Bearer " KEY_A "\r\nConnection: Upgrade\r\n"
+	                          "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+	                          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+	                          sb, ctx);
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_port = htons((uint16_t)s0_server_port(srv)),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	for (int i = 0; i < 64; i++) {
+		ck_assert_int_eq(active_after_wait(), 0);
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+		ck_assert_int_eq(send(fd, head, strlen(head), MSG_NOSIGNAL), (ssize_t)strlen(head));
+		for (;;) { /* until the server took the request (its handler runs) */
+			pthread_mutex_lock(&srv->mu);
+			int active = srv->active;
+			pthread_mutex_unlock(&srv->mu);
+			if (active)
+				break;
+			sched_yield();
+		}
+		struct linger lg = {1, 0}; /* close with a reset, before any answer */
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+		close(fd);
+	}
+	ck_assert_int_eq(active_after_wait(), 0);
+	ck_assert_int_eq(server_count_after_wait(true), 0); /* each WebSocket freed */
+	int64_t until = s0__real_monotonic_ms() + 10000; /* MHD closes after the count */
+	int now = open_fds();
+	while (now > before && s0__real_monotonic_ms() < until) {
+		struct timespec t = {0, 5 * 1000000L};
+		nanosleep(&t, NULL);
+		now = open_fds();
+	}
+	ck_assert_int_eq(now, before);
+	repl_round(http); /* the server still streams */
+	free(head);
+	free(ctx);
+	free(sb);
+}
+END_TEST
+
 Suite *s0_streams_http_suite(void)
 {
 	Suite *s = suite_create("streams_http");
@@ -148,6 +244,7 @@ Suite *s0_streams_http_suite(void)
 	tcase_add_test(tc, context_stream_over_http_and_in_process);
 	tcase_add_test(tc, stream_errors_come_before_the_upgrade);
 	tcase_add_test(tc, file_watch_over_http);
+	tcase_add_test(tc, clients_gone_before_the_upgrade_leak_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

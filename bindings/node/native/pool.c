@@ -139,14 +139,21 @@ void nx_job_orphan(nx_job *j)
 	job_free(NULL, j);
 }
 
-/* Under pool_mu, with no call queued: wait up to IDLE_LINGER_MS for a
- * handed-off call (already counted busy by its submitter); NULL when none
- * came (or IDLE_MAX threads already wait): the thread exits. */
-static nx_job *idle_wait_locked(void)
+/* Under pool_mu, with no call queued: count the thread as waiting for a
+ * call; false when IDLE_MAX threads already wait (the thread exits). */
+static bool idle_enter_locked(void)
 {
 	if (pool_idle + handoff_count_locked() >= IDLE_MAX)
-		return NULL;
+		return false;
 	pool_idle++;
+	return true;
+}
+
+/* Under pool_mu, after idle_enter_locked: wait up to IDLE_LINGER_MS for a
+ * handed-off call (already counted busy by its submitter; it may be there
+ * already); NULL when none came: the thread exits. */
+static nx_job *idle_wait_locked(void)
+{
 	struct timespec dl;
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_sec += IDLE_LINGER_MS / 1000;
@@ -203,17 +210,28 @@ static void *worker_main(void *arg)
 			pthread_mutex_unlock(&j->mu);
 		}
 		j->rc = gone ? S0_ECANCELED : j->run(j);
+		/* Take the next queued call, or count this thread as waiting,
+		 * before the result goes out: the call the JS thread makes on
+		 * receiving it is handed to this thread (no second thread, and no
+		 * sleep when it comes before this thread waits). */
+		pthread_mutex_lock(&pool_mu);
+		nx_job *next = dequeue_locked();
+		bool idle = false;
+		if (!next) {
+			pool_threads--;
+			idle = idle_enter_locked();
+		}
+		pthread_mutex_unlock(&pool_mu);
 		if (j->chan)
 			nx_chan_finish(j); /* j may be freed from here on */
 		else
 			finish_own_tsfn(j);
-		pthread_mutex_lock(&pool_mu);
-		j = dequeue_locked();
-		if (!j) {
-			pool_threads--;
-			j = idle_wait_locked();
+		if (idle) {
+			pthread_mutex_lock(&pool_mu);
+			next = idle_wait_locked();
+			pthread_mutex_unlock(&pool_mu);
 		}
-		pthread_mutex_unlock(&pool_mu);
+		j = next;
 	}
 	return NULL;
 }

@@ -39,7 +39,7 @@ c_beside() {
   us[${k}_c]=$(python3 -c "import sys; print(f'{(float(sys.argv[1]) + float(sys.argv[2])) / 2:.1f}')" "$c_prev" "$next")
   c_prev=$next
 }
-if PYTHONPATH="$B/bindings/python" python3 -c 'import libsandbox0' 2>/dev/null; then
+if PYTHONPATH="$B/bindings/python" python3 -c 'from libsandbox0 import Client' 2>/dev/null; then
   while read -r k v; do us[$k]=$v; done < <(PYTHONPATH="$B/bindings/python" \
     python3 "$root/bench/client/bench_get.py" "$url" "$token" "$id" "$N")
   c_beside python

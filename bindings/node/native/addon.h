@@ -91,6 +91,7 @@ int64_t nx_obj_live(void);
 /* ---- calls on addon threads (pool.c) ------------------------------------- */
 
 typedef struct nx_job nx_job;
+typedef struct nx_chan nx_chan;
 /* Worker thread: call the library; return its result code. */
 typedef int (*nx_run_fn)(nx_job *j);
 /* JS thread, on success: the value the promise resolves with. */
@@ -148,6 +149,12 @@ struct nx_job {
 	/* Worker thread: when a wait with a JS predicate started (nx_mono_ms),
 	 * so a predicate answer that is late past the deadline ends the wait. */
 	int64_t started_mono_ms;
+	/* A call with neither on_progress nor predicate ends through its
+	 * environment's completion channel (chan.c) instead of a TSFN of its
+	 * own; live_prev/live_next link it in the channel's in-flight list
+	 * (under the channel's lock). */
+	nx_chan *chan;
+	nx_job *live_prev, *live_next;
 };
 
 /* CLOCK_MONOTONIC in ms (any thread). */
@@ -172,6 +179,30 @@ int nx_job_progress(const s0_sandbox_info *info, int64_t elapsed_ms, void *paylo
 /* Worker thread: the wait predicate (s0_wait_predicate) of jobs with a JS
  * predicate; blocks until the JS thread answers. */
 int nx_job_predicate(const s0_sandbox_info *info, void *payload);
+/* JS thread: resolve or reject the promise of finished @p j and release
+ * its results and holders (the job itself stays; free it after). */
+void nx_job_settle(napi_env env, nx_job *j);
+/* JS thread: free a settled job (its references in @p env). */
+void nx_job_free(napi_env env, nx_job *j);
+/* Any thread: free a job whose environment went away, unsettled; its
+ * holders are left alone (they belong to that environment's JS thread). */
+void nx_job_orphan(nx_job *j);
+
+/* ---- the completion channel (chan.c) -------------------------------------- */
+
+/* JS thread: @p env's channel, made on first use (its TSFN unreferenced:
+ * it holds the loop only while calls are in flight); throws and returns
+ * NULL when it cannot be made. */
+nx_chan *nx_chan_get(napi_env env);
+/* JS thread, at submit: @p j ends through @p c; holds the loop while any
+ * call of @p c is in flight. */
+void nx_chan_add(napi_env env, nx_chan *c, nx_job *j);
+/* Worker thread: whether @p c's environment went away. */
+bool nx_chan_gone(nx_chan *c);
+/* Worker thread, when @p j's library call returned: queue it for the JS
+ * thread (one wake per batch), or free it when the environment is gone. */
+void nx_chan_finish(nx_job *j);
+
 /* Thread cap and counters. */
 int nx_pool_cap(void);
 bool nx_pool_set_cap(int cap);

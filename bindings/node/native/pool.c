@@ -1,16 +1,19 @@
 /* Blocking library calls on threads the addon owns.
  *
- * Every call gets a promise and a threadsafe function (TSFN). A call runs
+ * Every call gets a promise. A call runs
  * on its own thread while fewer than the cap (default 128, env
  * SANDBOX0_NODE_MAX_THREADS, setMaxThreads()) are busy; beyond the cap it
  * waits in a FIFO queue and the next thread to finish a call takes it. A
  * thread that finds the queue empty stays for up to IDLE_LINGER_MS for the
  * next call (at most IDLE_MAX such threads), then exits: a sequence of calls
  * reuses one thread instead of creating one per call (bench/client/README.md),
- * and an idle process has no addon thread left after a second. Results, progress
- * events and predicate questions reach the JS thread through the call's
- * TSFN; the TSFN keeps the event loop alive exactly while the call is in
- * flight, and is released when the call ends, so an idle process exits.
+ * and an idle process has no addon thread left after a second. A call with a
+ * progress callback or predicate has a threadsafe function (TSFN) of its own:
+ * its result, progress events and predicate questions reach the JS thread
+ * through it; it keeps the event loop alive exactly while the call is in
+ * flight and is released when the call ends. Every other call ends through
+ * its environment's completion channel (chan.c), which holds the loop while
+ * any of them is in flight. Either way an idle process exits.
  * libuv's own thread pool is never used. */
 #include "addon.h"
 
@@ -114,6 +117,7 @@ static nx_job *dequeue_locked(void)
 }
 
 static void job_free(napi_env env, nx_job *j);
+void nx_job_free(napi_env env, nx_job *j) { job_free(env, j); }
 
 int64_t nx_mono_ms(void)
 {
@@ -126,7 +130,7 @@ int64_t nx_mono_ms(void)
  * holders are left alone (their refcounts belong to that environment's JS
  * thread, whose finalizers may still run): the library objects of a call
  * cut off by a terminated Worker leak rather than race. */
-static void orphan_free(nx_job *j)
+void nx_job_orphan(nx_job *j)
 {
 	pthread_mutex_lock(&pool_mu);
 	pool_inflight--;
@@ -135,14 +139,21 @@ static void orphan_free(nx_job *j)
 	job_free(NULL, j);
 }
 
-/* Under pool_mu, with no call queued: wait up to IDLE_LINGER_MS for a
- * handed-off call (already counted busy by its submitter); NULL when none
- * came (or IDLE_MAX threads already wait): the thread exits. */
-static nx_job *idle_wait_locked(void)
+/* Under pool_mu, with no call queued: count the thread as waiting for a
+ * call; false when IDLE_MAX threads already wait (the thread exits). */
+static bool idle_enter_locked(void)
 {
 	if (pool_idle + handoff_count_locked() >= IDLE_MAX)
-		return NULL;
+		return false;
 	pool_idle++;
+	return true;
+}
+
+/* Under pool_mu, after idle_enter_locked: wait up to IDLE_LINGER_MS for a
+ * handed-off call (already counted busy by its submitter; it may be there
+ * already); NULL when none came: the thread exits. */
+static nx_job *idle_wait_locked(void)
+{
 	struct timespec dl;
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_sec += IDLE_LINGER_MS / 1000;
@@ -166,35 +177,61 @@ static nx_job *idle_wait_locked(void)
 	return j;
 }
 
+/* Worker thread, when the library call of @p j (which has its own TSFN)
+ * returned: send the result to the JS thread and release the TSFN, or free
+ * the job when its environment went away. */
+static void finish_own_tsfn(nx_job *j)
+{
+	pthread_mutex_lock(&j->mu);
+	if (j->tsfn_gone) {
+		pthread_mutex_unlock(&j->mu);
+		nx_job_orphan(j);
+		return;
+	}
+	/* Under mu, so tsfn_finalize (which takes mu) cannot run between the
+	 * two calls; once mu is released the JS thread may free j at any time.
+	 * The queue is unbounded: the blocking call never blocks. */
+	napi_call_threadsafe_function(j->tsfn, &done_msg, napi_tsfn_blocking);
+	napi_release_threadsafe_function(j->tsfn, napi_tsfn_release);
+	j->worker_done = true;
+	pthread_mutex_unlock(&j->mu);
+}
+
 static void *worker_main(void *arg)
 {
 	nx_job *j = arg;
 	while (j) {
-		pthread_mutex_lock(&j->mu);
-		bool gone = j->tsfn_gone;
-		pthread_mutex_unlock(&j->mu);
-		j->rc = gone ? S0_ECANCELED : j->run(j);
-		pthread_mutex_lock(&j->mu);
-		if (j->tsfn_gone) {
-			pthread_mutex_unlock(&j->mu);
-			orphan_free(j);
+		bool gone;
+		if (j->chan) {
+			gone = nx_chan_gone(j->chan);
 		} else {
-			/* Under mu, so tsfn_finalize (which takes mu) cannot run
-			 * between the two calls; once mu is released the JS thread
-			 * may free j at any time. The queue is unbounded: the
-			 * blocking call never blocks. */
-			napi_call_threadsafe_function(j->tsfn, &done_msg, napi_tsfn_blocking);
-			napi_release_threadsafe_function(j->tsfn, napi_tsfn_release);
-			j->worker_done = true;
+			pthread_mutex_lock(&j->mu);
+			gone = j->tsfn_gone;
 			pthread_mutex_unlock(&j->mu);
 		}
+		j->rc = gone ? S0_ECANCELED : j->run(j);
+		/* Take the next queued call, or count this thread as waiting,
+		 * before the result goes out: the call the JS thread makes on
+		 * receiving it is handed to this thread (no second thread, and no
+		 * sleep when it comes before this thread waits). */
 		pthread_mutex_lock(&pool_mu);
-		j = dequeue_locked();
-		if (!j) {
+		nx_job *next = dequeue_locked();
+		bool idle = false;
+		if (!next) {
 			pool_threads--;
-			j = idle_wait_locked();
+			idle = idle_enter_locked();
 		}
 		pthread_mutex_unlock(&pool_mu);
+		if (j->chan)
+			nx_chan_finish(j); /* j may be freed from here on */
+		else
+			finish_own_tsfn(j);
+		if (idle) {
+			pthread_mutex_lock(&pool_mu);
+			next = idle_wait_locked();
+			pthread_mutex_unlock(&pool_mu);
+		}
+		j = next;
 	}
 	return NULL;
 }
@@ -312,7 +349,7 @@ static void release_holders(nx_job *j)
 	j->client = j->local = j->token = NULL;
 }
 
-static void settle(napi_env env, nx_job *j)
+void nx_job_settle(napi_env env, nx_job *j)
 {
 	napi_value v = NULL;
 	pthread_mutex_lock(&pool_mu);
@@ -382,7 +419,7 @@ static void call_js(napi_env env, napi_value js_cb, void *context, void *data)
 	nx_msg *m = data;
 	if (m->kind == MSG_DONE) {
 		if (env)
-			settle(env, j);
+			nx_job_settle(env, j);
 		return;
 	}
 	if (!env) { /* the environment is going away */
@@ -456,14 +493,23 @@ static void tsfn_finalize(napi_env env, void *finalize_data, void *hint)
 napi_value nx_job_submit(napi_env env, nx_job *j)
 {
 	napi_value promise, name;
+	/* calls with JS callbacks need their own TSFN; the others share the
+	 * environment's channel (chan.c) */
+	nx_chan *chan = j->on_progress || j->predicate ? NULL : nx_chan_get(env);
+	if (!j->on_progress && !j->predicate && !chan) {
+		job_free(env, j);
+		return NULL;
+	}
 	if (napi_create_promise(env, &j->deferred, &promise) != napi_ok ||
-	    napi_create_string_utf8(env, "sandbox0.call", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-	    napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, j, tsfn_finalize, j,
-	                                    call_js, &j->tsfn) != napi_ok) {
+	    (!chan && (napi_create_string_utf8(env, "sandbox0.call", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+	               napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, j, tsfn_finalize, j,
+	                                               call_js, &j->tsfn) != napi_ok))) {
 		/* a created deferred is left pending and collected with its promise */
 		job_free(env, j);
 		return nx_throw_last(env);
 	}
+	if (chan)
+		nx_chan_add(env, chan, j);
 	if (j->client)
 		nx_obj_ref(j->client);
 	if (j->local)

@@ -15,6 +15,9 @@
  *     decompressed once) against the plain loop device with direct I/O.
  *  2. attach and detach time of a fresh branch of 1 GiB and 16 GiB
  *     templates (median of N). Goal: flat in size.
+ *  3. a pause-shaped detach (16 MiB and 64 small files written, not
+ *     synced) with ext4's default barriers and with nobarrier,
+ *     alternating: phases and the FUSE writes and fsyncs it made.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -249,6 +252,33 @@ static void template(s0__bstore *bs, const char *dir, uint64_t size, const char 
 	s0__branch_free(b);
 }
 
+/* Dirty 16 MiB (buffered, no sync) and 64 small files in <root>/workspace:
+ * what a pause's stop leaves for the detach to write. */
+static int dirty16(const char *root, results *r)
+{
+	(void)r;
+	char path[4400];
+	snprintf(path, sizeof path, "%s/workspace/dirty.bin", root);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return 2;
+	static uint8_t buf[MIB];
+	for (size_t i = 0; i < MIB; i++)
+		buf[i] = (uint8_t)(i * 131 + (i >> 12));
+	for (int i = 0; i < 16; i++)
+		if (write(fd, buf, MIB) != (ssize_t)MIB)
+			return 3;
+	close(fd);
+	for (int i = 0; i < 64; i++) {
+		snprintf(path, sizeof path, "%s/workspace/small%d", root, i);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || write(fd, buf, 100) != 100)
+			return 4;
+		close(fd);
+	}
+	return 0;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -417,6 +447,48 @@ int main(int argc, char **argv)
 		       det[i][reps / 2]);
 	printf("%-10s %10.2f %10.2f\n", "16/1 ratio", att[1][reps / 2] / att[0][reps / 2],
 	       det[1][reps / 2] / det[0][reps / 2]);
+
+	/* 3. A pause-shaped detach (16 MiB dirty) with each set of mount
+	 * options, alternating; FUSE requests the detach made. */
+	const char *optsets[] = {"errors=remount-ro", S0__CARRIER_MOUNT_OPTIONS};
+	double ph[2][5][16];
+	int dreps = fast ? 7 : 15;
+	for (int r = 0; r < dreps; r++)
+		for (int k = 0; k < 2; k++) {
+			if (s0__bstore_attach(bs, &gens[0], &b, &e) != S0_OK)
+				die("attach branch", e);
+			s0__branch_blockdev(b, &dev);
+			o.dev = &dev;
+			o.id = "dirty";
+			o.mount_options = optsets[k];
+			if (s0__carrier_attach(&o, &c, &e) != S0_OK)
+				die("carrier attach", e);
+			results unused;
+			if (run_child(c, NULL, s0__carrier_root(c), true, dirty16, &unused) != 0)
+				return 1;
+			s0__carrier_stats s0, s1;
+			s0__carrier_stats_get(c, &s0);
+			if (s0__carrier_detach(c, &e) != S0_OK)
+				die("carrier detach", e);
+			s0__carrier_stats_get(c, &s1);
+			ph[k][0][r] = (double)s1.detach_us / 1e3;
+			ph[k][1][r] = (double)s1.syncfs_us / 1e3;
+			ph[k][2][r] = (double)s1.unmount_us / 1e3;
+			ph[k][3][r] = (double)(s1.writes - s0.writes);
+			ph[k][4][r] = (double)(s1.fsyncs - s0.fsyncs);
+			s0__carrier_free(c);
+			s0__branch_free(b);
+		}
+	o.mount_options = NULL;
+	printf("\ndetach after 16 MiB + 64 small files written (no sync), median of %d, ms\n", dreps);
+	printf("%-30s %8s %8s %8s %12s %12s\n", "mount options", "detach", "syncfs", "unmount",
+	       "FUSE writes", "FUSE fsyncs");
+	for (int k = 0; k < 2; k++) {
+		for (int m = 0; m < 5; m++)
+			qsort(ph[k][m], (size_t)dreps, sizeof(double), cmp_d);
+		printf("%-30s %8.1f %8.1f %8.1f %12.0f %12.0f\n", optsets[k], ph[k][0][dreps / 2],
+		       ph[k][1][dreps / 2], ph[k][2][dreps / 2], ph[k][3][dreps / 2], ph[k][4][dreps / 2]);
+	}
 
 	for (int i = 0; i < 2; i++)
 		s0__bstore_unref(bs, &gens[i]);

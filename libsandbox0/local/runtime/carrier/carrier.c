@@ -335,7 +335,7 @@ int s0__carrier_attach(const s0__carrier_opts *o, s0__carrier **out, s0_error **
 	c->dev = *o->dev;
 	c->state_dir = strdup(real);
 	c->id = strdup(o->id);
-	c->mount_opts = strdup(o->mount_options ? o->mount_options : "errors=remount-ro");
+	c->mount_opts = strdup(o->mount_options ? o->mount_options : S0__CARRIER_MOUNT_OPTIONS);
 	if (!c->state_dir || !c->id || !c->mount_opts ||
 	    asprintf(&c->dir, "%s/%s.d", real, o->id) < 0 ||
 	    asprintf(&c->fuse_mnt, "%s/fuse", c->dir) < 0 ||
@@ -530,6 +530,7 @@ void s0__carrier_stats_get(const s0__carrier *c, s0__carrier_stats *out)
 	out->writes = k.writes;
 	out->write_bytes = k.write_bytes;
 	out->io_errors = k.io_errors;
+	out->fsyncs = k.fsyncs;
 	out->attach_us = c->attach_us;
 	out->detach_us = c->detach_us;
 	out->holders_us = c->ph_us[0];

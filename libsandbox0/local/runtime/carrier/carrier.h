@@ -84,6 +84,16 @@ typedef struct s0__carrier s0__carrier;
  */
 int s0__carrier_probe(s0_error **err);
 
+/**
+ * The ext4 mount options of a carrier unless its opts name others.
+ * `nobarrier`: the route below ext4 has no volatile cache (the loop device's
+ * direct I/O on a FOPEN_DIRECT_IO file whose writes are on the branch when
+ * the server replies; the server's fsync does nothing), so ext4's cache
+ * flushes were round trips through the server for nothing — six in a
+ * detach (docs/decisions.md "Kernel mounts of a RootFS").
+ */
+#define S0__CARRIER_MOUNT_OPTIONS "errors=remount-ro,nobarrier"
+
 /** What to attach. All pointers borrowed for the call, except dev->ctx. */
 typedef struct s0__carrier_opts {
 	/** The device holding an ext4 filesystem (size a multiple of 512 bytes).
@@ -98,7 +108,7 @@ typedef struct s0__carrier_opts {
 	/** Carrier name, unique in state_dir: [A-Za-z0-9._-], 1..64 bytes, not
 	 *  "." or "..". */
 	const char *id;
-	/** ext4 mount options (nullable; default "errors=remount-ro"). */
+	/** ext4 mount options (nullable; default S0__CARRIER_MOUNT_OPTIONS). */
 	const char *mount_options;
 } s0__carrier_opts;
 
@@ -218,6 +228,7 @@ typedef struct s0__carrier_stats {
 	uint64_t writes;       /**< FUSE write requests served */
 	uint64_t write_bytes;
 	uint64_t io_errors;    /**< requests answered EIO (device errors) */
+	uint64_t fsyncs;       /**< FUSE fsync requests served (the loop device's cache flushes) */
 	int64_t attach_us;     /**< wall time of attach, microseconds */
 	int64_t detach_us;     /**< wall time of the last detach (0 before) */
 	int64_t holders_us, syncfs_us, unmount_us, loop_us, fuse_us; /**< its phases: the scan

@@ -17,7 +17,7 @@ typedef struct s0__fusedisk s0__fusedisk;
 
 /* Counters kept by the server (atomics). */
 typedef struct s0__fusedisk_counters {
-	uint64_t reads, read_bytes, writes, write_bytes, io_errors;
+	uint64_t reads, read_bytes, writes, write_bytes, io_errors, fsyncs;
 } s0__fusedisk_counters;
 
 /*

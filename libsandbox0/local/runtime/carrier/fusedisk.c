@@ -191,6 +191,7 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 		fuse_reply_err(req, EIO);
 		return;
 	}
+	add(&fd->ctr.fsyncs, 1);
 	fuse_reply_err(req, 0);
 }
 
@@ -348,6 +349,7 @@ void s0__fusedisk_counters_get(const s0__fusedisk *fd, s0__fusedisk_counters *ou
 	out->writes = __atomic_load_n(&fd->ctr.writes, __ATOMIC_RELAXED);
 	out->write_bytes = __atomic_load_n(&fd->ctr.write_bytes, __ATOMIC_RELAXED);
 	out->io_errors = __atomic_load_n(&fd->ctr.io_errors, __ATOMIC_RELAXED);
+	out->fsyncs = __atomic_load_n(&fd->ctr.fsyncs, __ATOMIC_RELAXED);
 }
 
 bool s0__fusedisk_io_flusher(const s0__fusedisk *fd)

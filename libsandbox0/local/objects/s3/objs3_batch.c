@@ -1,5 +1,6 @@
-/* S3 object store: batches (one temp file of pack records), commit (packs
- * and their indexes PUT in parallel, then catalogued). */
+/* S3 object store: batches (one temp file of pack records), packs PUT while
+ * the batch is still being written (the streamer), commit (the remaining
+ * packs and every index PUT in parallel, then catalogued). */
 #include "local/objects/s3/objs3_impl.h"
 
 #include <errno.h>
@@ -20,20 +21,8 @@
 /* A commit PUTs its packs in rounds of at most ROUND_BYTES of records (at
  * least one pack), every pack of a round in flight together. */
 #define ROUND_BYTES ((uint64_t)32 << 20)
-
-typedef struct s3_batch {
-	s0__objs3 *s;
-	uint64_t seq;
-	pthread_mutex_t mu; /* everything below */
-	int fd;             /* upload/<seq>: the records, -1 until the first put */
-	uint64_t end;       /* next free offset in it */
-	s0__idmap index;    /* id -> row */
-	s0__objrow *rows;   /* loc.off: the record's offset in the temp file */
-	size_t n, cap;
-	bool untrusting;    /* the tombstone sync at begin failed: has() from the batch only */
-	s0__objrow *reused; /* catalog hits of has(): checked again at commit */
-	size_t n_reused, cap_reused;
-} s3_batch;
+/* The streamer PUTs at most this many packs together. */
+#define STREAM_GROUP 4
 
 /* One pack of a commit: rows [first, first + n) of the batch, records
  * [from, to) of the temp file. */
@@ -42,6 +31,36 @@ typedef struct plan {
 	size_t first, n;
 	uint64_t from, to;
 } plan;
+
+typedef struct s3_batch {
+	s0__objs3 *s;
+	uint64_t seq;
+	pthread_mutex_t mu; /* everything below */
+	pthread_cond_t cv;  /* the streamer waits on it: a record done, or closing */
+	int fd;             /* upload/<seq>: the records, -1 until the first put */
+	uint64_t end;       /* next free offset in it */
+	s0__idmap index;    /* id -> row */
+	s0__objrow *rows;   /* loc.off: the record's offset in the temp file */
+	size_t n, cap;
+	bool untrusting;    /* the tombstone sync at begin failed: has() from the batch only */
+	s0__objrow *reused; /* catalog hits of has(): checked again at commit */
+	size_t n_reused, cap_reused;
+	/* The streamer: rows [0, ready) are written and contiguous from offset
+	 * 0 (records [0, ready_end)); packs cut from them are PUT by a thread
+	 * while the batch is still being filled, so a commit finds most of its
+	 * bytes already in the bucket. Rows [0, sent) are in streamed packs. */
+	bool *done;             /* per row: its record is written */
+	size_t ready, sent;
+	uint64_t ready_end;
+	plan *streamed;         /* the packs the streamer cut, PUT or attempted */
+	size_t n_streamed, cap_streamed;
+	bool streaming;         /* the thread was started (joined by close) */
+	bool closing;           /* commit or abort: the streamer stops */
+	bool stalled;           /* a hole in the records: no more streaming */
+	int stream_rc;          /* the streamer's first failure */
+	s0_error *stream_err;
+	pthread_t streamer;
+} s3_batch;
 
 int s0__objs3_begin(void *ctx, void **batch_out, s0_error **err)
 {
@@ -52,6 +71,7 @@ int s0__objs3_begin(void *ctx, void **batch_out, s0_error **err)
 	b->s = s;
 	b->fd = -1;
 	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->cv, NULL);
 	pthread_mutex_lock(&s->mu);
 	b->seq = s->next_batch++;
 	pthread_mutex_unlock(&s->mu);
@@ -79,7 +99,11 @@ static void batch_free(s3_batch *b)
 	}
 	s0__idmap_free(&b->index);
 	free(b->rows);
+	free(b->done);
 	free(b->reused);
+	free(b->streamed);
+	s0_error_free(b->stream_err);
+	pthread_cond_destroy(&b->cv);
 	pthread_mutex_destroy(&b->mu);
 	free(b);
 }
@@ -148,6 +172,122 @@ static int io_err(s0_error **err, int e, const char *what, const s3_batch *b)
 	                     "%s upload/%" PRIu64 ": %s", what, b->seq, strerror(e));
 }
 
+static int put_packs(s3_batch *b, const plan *p, size_t n, s0_error **err);
+static void mark_packs(s3_batch *b, const plan *p, size_t n, bool on, const bool *keep);
+
+/* Cut the next pack of the streamer from rows [sent, ready), as
+ * make_plans() would: whether there are enough written bytes for one
+ * (under mu). */
+static bool next_streamed(s3_batch *b, plan *q)
+{
+	if (b->sent >= b->ready)
+		return false;
+	uint64_t from = b->rows[b->sent].loc.off;
+	if (b->ready_end - from < S0__S3PACK_TARGET)
+		return false;
+	size_t i = b->sent;
+	uint64_t to = from;
+	do {
+		to = b->rows[i].loc.off + s0__pack_rec_span(b->rows[i].loc.len);
+		i++;
+	} while (i < b->ready && to - from < S0__S3PACK_TARGET);
+	*q = (plan){s0__s3pack_new_id(), b->sent, i - b->sent, from, to};
+	return true;
+}
+
+/* The streamer's thread: PUT the packs cut from the written records as
+ * soon as there are some (those ready together in flight together, up to
+ * STREAM_GROUP), until the batch closes or a PUT fails. A pack's index
+ * waits for the commit (an index never names a pack not yet stored, and
+ * no node sees a pack without one). */
+static void *streamer(void *arg)
+{
+	s3_batch *b = arg;
+	pthread_mutex_lock(&b->mu);
+	while (!b->closing && b->stream_rc == S0_OK) {
+		size_t k = 0, from = b->n_streamed;
+		plan q;
+		while (k < STREAM_GROUP && next_streamed(b, &q)) {
+			if (b->n_streamed == b->cap_streamed) {
+				size_t nc = b->cap_streamed ? b->cap_streamed * 2 : 8;
+				plan *nv = realloc(b->streamed, nc * sizeof *nv);
+				if (!nv)
+					break; /* the commit PUTs the rest */
+				b->streamed = nv;
+				b->cap_streamed = nc;
+			}
+			b->streamed[b->n_streamed++] = q;
+			b->sent = q.first + q.n;
+			k++;
+		}
+		if (!k) {
+			pthread_cond_wait(&b->cv, &b->mu);
+			continue;
+		}
+		/* a copy: the array may grow only under mu, and not while closing */
+		plan group[STREAM_GROUP];
+		memcpy(group, b->streamed + from, k * sizeof *group);
+		pthread_mutex_unlock(&b->mu);
+		mark_packs(b, group, k, true, NULL);
+		s0_error *e = NULL;
+		int rc = put_packs(b, group, k, &e);
+		pthread_mutex_lock(&b->mu);
+		if (rc < 0) {
+			b->stream_rc = rc;
+			b->stream_err = e;
+		}
+	}
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+/* Extend the written, contiguous rows after a put and wake (or start) the
+ * streamer when a pack's worth is ready (under mu). */
+static void advance(s3_batch *b)
+{
+	while (!b->stalled && b->ready < b->n && b->done[b->ready]) {
+		const s0__objrow *r = &b->rows[b->ready];
+		if (r->loc.off != b->ready_end) {
+			b->stalled = true; /* a failed write's hole: the commit cuts the rest */
+			break;
+		}
+		b->ready_end += s0__pack_rec_span(r->loc.len);
+		b->ready++;
+	}
+	if (b->stalled || b->closing || b->sent >= b->ready ||
+	    b->ready_end - b->rows[b->sent].loc.off < S0__S3PACK_TARGET)
+		return;
+	if (b->streaming)
+		pthread_cond_signal(&b->cv);
+	else
+		b->streaming = pthread_create(&b->streamer, NULL, streamer, b) == 0;
+}
+
+/* Tell the streamer to stop (it finishes the PUTs in flight); returns
+ * whether it runs, and the rows it took (all streamed packs are cut). */
+static bool close_streamer(s3_batch *b, size_t *sent_out)
+{
+	pthread_mutex_lock(&b->mu);
+	b->closing = true;
+	bool started = b->streaming;
+	*sent_out = b->sent;
+	pthread_cond_signal(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	return started;
+}
+
+/* Wait for the streamer closed by close_streamer(); its first failure. */
+static int join_streamer(s3_batch *b, bool started, s0_error **err)
+{
+	if (started)
+		pthread_join(b->streamer, NULL);
+	if (b->stream_rc < 0 && err) {
+		*err = b->stream_err;
+		b->stream_err = NULL;
+	}
+	return b->stream_rc;
+}
+
 int s0__objs3_put(void *ctx, void *batch, const s0__objid *id, const void *sealed, size_t len,
                   bool *stored_out, s0_error **err)
 {
@@ -166,8 +306,11 @@ int s0__objs3_put(void *ctx, void *batch, const s0__objid *id, const void *seale
 	if (rc == S0_OK && !existed && b->n == b->cap) {
 		size_t nc = b->cap ? b->cap * 2 : 64;
 		s0__objrow *nv = realloc(b->rows, nc * sizeof *nv);
-		if (nv) {
+		if (nv)
 			b->rows = nv;
+		bool *nd = nv ? realloc(b->done, nc * sizeof *nd) : NULL;
+		if (nd) {
+			b->done = nd;
 			b->cap = nc;
 		} else {
 			rc = s0__error_nomem(err);
@@ -180,6 +323,7 @@ int s0__objs3_put(void *ctx, void *batch, const s0__objid *id, const void *seale
 		rc = s0__error_nomem(err);
 	uint64_t off = b->end;
 	if (rc == S0_OK && !existed) {
+		b->done[b->n] = false;
 		b->rows[b->n++] = (s0__objrow){*id, {0, off, (uint32_t)len}};
 		b->end += s0__pack_rec_span((uint32_t)len);
 	}
@@ -199,11 +343,22 @@ int s0__objs3_put(void *ctx, void *batch, const s0__objid *id, const void *seale
 		s0__idmap_get(&b->index, id, &row);
 		s0__idmap_del(&b->index, id);
 		b->rows[row] = b->rows[--b->n];
+		b->done[row] = b->done[b->n];
 		if (row < b->n)
 			s0__idmap_put(&b->index, &b->rows[row].id, row, NULL);
 		pthread_mutex_unlock(&b->mu);
 		return io_err(err, e, "write", b);
 	}
+	/* the read cache holds what this node writes (a failed commit or an
+	 * abort drops it again) */
+	s0__s3cache_put(b->s->cache, id, sealed, len);
+	pthread_mutex_lock(&b->mu);
+	uint64_t row = 0;
+	if (s0__idmap_get(&b->index, id, &row)) {
+		b->done[row] = true;
+		advance(b);
+	}
+	pthread_mutex_unlock(&b->mu);
 	return S0_OK;
 }
 
@@ -213,22 +368,23 @@ static int cmp_off(const void *a, const void *b)
 	return x->loc.off < y->loc.off ? -1 : x->loc.off > y->loc.off;
 }
 
-/* Cut b's rows (sorted by offset) into packs of about S0__S3PACK_TARGET. */
-static int make_plans(s3_batch *b, plan **out, size_t *n_out, s0_error **err)
+/* Cut b's rows [i, n) (sorted by offset) into packs of about
+ * S0__S3PACK_TARGET, appended to *p (*n_io packs, capacity *cap_io). */
+static int make_plans(s3_batch *b, size_t i, plan **p, size_t *n_io, size_t *cap_io,
+                      s0_error **err)
 {
-	size_t cap = 8, n = 0;
-	plan *p = malloc(cap * sizeof *p);
-	for (size_t i = 0; p && i < b->n;) {
-		if (n == cap) {
-			plan *np = realloc(p, (cap *= 2) * sizeof *np);
-			if (!np) {
-				free(p);
-				p = NULL;
-				break;
-			}
-			p = np;
+	size_t n = *n_io;
+	while (i < b->n) {
+		if (n == *cap_io) {
+			size_t nc = *cap_io ? *cap_io * 2 : 8;
+			plan *np = realloc(*p, nc * sizeof *np);
+			if (!np)
+				return s0__error_nomem(err);
+			*p = np;
+			*cap_io = nc;
 		}
-		plan *q = &p[n++];
+		plan *q = &(*p)[n++];
+		*n_io = n;
 		q->id = s0__s3pack_new_id();
 		q->first = i;
 		q->from = b->rows[i].loc.off;
@@ -238,10 +394,6 @@ static int make_plans(s3_batch *b, plan **out, size_t *n_out, s0_error **err)
 		} while (i < b->n && b->rows[i].loc.off == q->to && q->to - q->from < S0__S3PACK_TARGET);
 		q->n = i - q->first;
 	}
-	if (!p)
-		return s0__error_nomem(err);
-	*out = p;
-	*n_out = n;
 	return S0_OK;
 }
 
@@ -278,73 +430,61 @@ static bool hook_fails(s0__objs3 *s)
 	return fail;
 }
 
-/* The read-cache entries of a round's packs, written by a thread while the
- * packs go up (a failed commit drops them again). */
-typedef struct cache_job {
-	s3_batch *b;
-	const plan *p;
-	const s0__buf *body;
-	size_t n;
-} cache_job;
-
-static void *cache_round(void *arg)
+/* PUT packs p[0, n) together (every pack of a round in flight at once). */
+static int put_packs(s3_batch *b, const plan *p, size_t n, s0_error **err)
 {
-	cache_job *j = arg;
-	for (size_t i = 0; i < j->n; i++)
-		for (size_t r = j->p[i].first; r < j->p[i].first + j->p[i].n; r++)
-			s0__s3cache_put(j->b->s->cache, &j->b->rows[r].id,
-			                j->body[i].data + j->b->rows[r].loc.off + S0__PACK_REC_BYTES,
-			                j->b->rows[r].loc.len);
-	return NULL;
-}
-
-/* PUT packs p[0, n): the packs together, then their indexes together
- * (an index never names a pack not yet stored). Rows get their pack
- * places; the packs enter the read cache meanwhile. */
-static int put_round(s3_batch *b, plan *p, size_t n, s0_error **err)
-{
-	s0__s3req *rq = calloc(2 * n, sizeof *rq);
-	s0__buf *body = calloc(2 * n, sizeof *body);
-	char(*keys)[S0__S3PACK_KEY_BYTES] = calloc(2 * n, sizeof *keys);
+	s0__s3req *rq = calloc(n, sizeof *rq);
+	s0__buf *body = calloc(n, sizeof *body);
+	char(*keys)[S0__S3PACK_KEY_BYTES] = calloc(n, sizeof *keys);
 	int rc = rq && body && keys ? S0_OK : s0__error_nomem(err);
 	size_t ok_packs = n;
 	for (size_t i = 0; rc == S0_OK && i < n; i++) {
 		rc = pack_body(b, &p[i], &body[i], err);
-		for (size_t r = p[i].first; rc == S0_OK && r < p[i].first + p[i].n; r++) {
-			b->rows[r].loc.pack = p[i].id;
-			b->rows[r].loc.off += S0__PACK_HDR_BYTES - p[i].from;
-		}
-		if (rc == S0_OK)
-			rc = s0__s3pack_index_encode(p[i].id, body[i].len, b->rows + p[i].first, p[i].n,
-			                             &body[n + i], err);
 		s0__s3pack_key('p', p[i].id, keys[i]);
-		s0__s3pack_key('x', p[i].id, keys[n + i]);
 		rq[i] = (s0__s3req){.method = "PUT", .key = keys[i], .body = body[i].data,
 		                    .len = body[i].len, .unsigned_body = true};
-		rq[n + i] = (s0__s3req){.method = "PUT", .key = keys[n + i], .body = body[n + i].data,
-		                        .len = body[n + i].len};
 		if (rc == S0_OK && ok_packs == n && hook_fails(b->s))
 			ok_packs = i;
 	}
-	cache_job job = {b, p, body, n};
-	pthread_t writer;
-	bool threaded = rc == S0_OK && pthread_create(&writer, NULL, cache_round, &job) == 0;
-	if (rc == S0_OK && !threaded)
-		cache_round(&job);
 	if (rc == S0_OK)
 		rc = s0__s3_run(b->s->s3, rq, ok_packs, err);
-	if (threaded)
-		pthread_join(writer, NULL);
 	for (size_t i = 0; rc == S0_OK && i < ok_packs; i++)
 		rc = s0__s3_check(b->s->s3, &rq[i], err);
 	if (rc == S0_OK && ok_packs < n)
 		rc = s0__error_set(err, S0_EUNAVAILABLE, "object_store",
 		                   "S3 PUT %s failed (test hook)", keys[ok_packs]);
+	for (size_t i = 0; body && i < n; i++)
+		s0__buf_free(&body[i]);
+	free(rq);
+	free(body);
+	free(keys);
+	return rc;
+}
+
+/* Give rows their pack places, then PUT the indexes of packs p[0, n)
+ * together (every pack is stored by then). */
+static int put_indexes(s3_batch *b, const plan *p, size_t n, s0_error **err)
+{
+	s0__s3req *rq = calloc(n, sizeof *rq);
+	s0__buf *body = calloc(n, sizeof *body);
+	char(*keys)[S0__S3PACK_KEY_BYTES] = calloc(n, sizeof *keys);
+	int rc = rq && body && keys ? S0_OK : s0__error_nomem(err);
+	for (size_t i = 0; rc == S0_OK && i < n; i++) {
+		for (size_t r = p[i].first; r < p[i].first + p[i].n; r++) {
+			b->rows[r].loc.pack = p[i].id;
+			b->rows[r].loc.off += S0__PACK_HDR_BYTES - p[i].from;
+		}
+		rc = s0__s3pack_index_encode(p[i].id, S0__PACK_HDR_BYTES + p[i].to - p[i].from,
+		                             b->rows + p[i].first, p[i].n, &body[i], err);
+		s0__s3pack_key('x', p[i].id, keys[i]);
+		rq[i] = (s0__s3req){.method = "PUT", .key = keys[i], .body = body[i].data,
+		                    .len = body[i].len};
+	}
 	if (rc == S0_OK)
-		rc = s0__s3_run(b->s->s3, rq + n, n, err);
+		rc = s0__s3_run(b->s->s3, rq, n, err);
 	for (size_t i = 0; rc == S0_OK && i < n; i++)
-		rc = s0__s3_check(b->s->s3, &rq[n + i], err);
-	for (size_t i = 0; body && i < 2 * n; i++)
+		rc = s0__s3_check(b->s->s3, &rq[i], err);
+	for (size_t i = 0; body && i < n; i++)
 		s0__buf_free(&body[i]);
 	free(rq);
 	free(body);
@@ -387,33 +527,94 @@ static void drop_unindexed(s3_batch *b, const plan *p, size_t n, bool *resolved)
 		resolved[i] = reachable && (reachable = s0__objs3_drop_unindexed(b->s, p[i].id));
 }
 
+/* Undo a batch that will not commit: drop its cache entries, delete the
+ * packs of p[0, np) no index lists (their marks go once their fate is
+ * known; out of memory: every mark stays for the next open). */
+static void undo(s3_batch *b, const plan *p, size_t np)
+{
+	bool *keep = np ? calloc(np, sizeof *keep) : NULL;
+	if (keep) {
+		drop_unindexed(b, p, np, keep);
+		for (size_t i = 0; i < np; i++)
+			keep[i] = !keep[i];
+		mark_packs(b, p, np, false, keep);
+	}
+	free(keep);
+	for (size_t i = 0; i < b->n; i++)
+		s0__s3cache_drop(b->s->cache, &b->rows[i].id);
+}
+
+/* The plans of the streamed packs followed by rest[0, n_rest) (all
+ * streamed rows come first); NULL when out of memory. */
+static plan *all_plans(s3_batch *b, const plan *rest, size_t n_rest, size_t *n_out)
+{
+	size_t n = b->n_streamed + n_rest;
+	plan *p = malloc((n ? n : 1) * sizeof *p);
+	if (p) {
+		if (b->n_streamed)
+			memcpy(p, b->streamed, b->n_streamed * sizeof *p);
+		if (n_rest)
+			memcpy(p + b->n_streamed, rest, n_rest * sizeof *p);
+		*n_out = n;
+	}
+	return p;
+}
+
 int s0__objs3_commit(void *ctx, void *batch, s0_error **err)
 {
 	s0__objs3 *s = ctx;
 	s3_batch *b = batch;
+	size_t sent = 0;
+	bool started = close_streamer(b, &sent);
+	/* the rows the streamer did not take go up meanwhile, as before */
 	int rc = S0_OK;
-	plan *p = NULL;
-	size_t np = 0, done = 0;
-	if (b->n) {
+	plan *rest = NULL;
+	size_t n_rest = 0, cap = 0, done = 0;
+	if (b->n)
 		s0__crash_point("objects.s3_written");
-		qsort(b->rows, b->n, sizeof *b->rows, cmp_off);
-		rc = make_plans(b, &p, &np, err);
+	if (b->n > sent) {
+		/* rows [0, sent) are sorted and below every other offset */
+		qsort(b->rows + sent, b->n - sent, sizeof *b->rows, cmp_off);
+		rc = make_plans(b, sent, &rest, &n_rest, &cap, err);
 	}
 	if (rc == S0_OK)
-		mark_packs(b, p, np, true, NULL);
-	while (rc == S0_OK && done < np) {
+		mark_packs(b, rest, n_rest, true, NULL);
+	while (rc == S0_OK && done < n_rest) {
 		size_t k = 1;
-		uint64_t bytes = p[done].to - p[done].from;
-		while (done + k < np && bytes + (p[done + k].to - p[done + k].from) <= ROUND_BYTES) {
-			bytes += p[done + k].to - p[done + k].from;
+		uint64_t bytes = rest[done].to - rest[done].from;
+		while (done + k < n_rest &&
+		       bytes + (rest[done + k].to - rest[done + k].from) <= ROUND_BYTES) {
+			bytes += rest[done + k].to - rest[done + k].from;
 			k++;
 		}
-		rc = put_round(b, p + done, k, err);
-		if (rc == S0_OK) {
+		rc = put_packs(b, rest + done, k, err);
+		if (rc == S0_OK)
 			done += k;
-			s0__crash_point("objects.s3_put");
-		}
 	}
+	s0_error *serr = NULL;
+	int src = join_streamer(b, started, &serr);
+	if (rc == S0_OK)
+		rc = src;
+	if (err && !*err)
+		*err = serr;
+	else
+		s0_error_free(serr);
+	size_t np = 0;
+	plan *p = all_plans(b, rest, n_rest, &np);
+	free(rest);
+	if (!p) {
+		/* the marks stay for the next open */
+		if (rc == S0_OK)
+			rc = s0__error_nomem(err);
+		for (size_t i = 0; i < b->n; i++)
+			s0__s3cache_drop(s->cache, &b->rows[i].id);
+		batch_free(b);
+		return rc;
+	}
+	if (rc == S0_OK)
+		rc = put_indexes(b, p, np, err);
+	if (rc == S0_OK && np)
+		s0__crash_point("objects.s3_put");
 	if (rc == S0_OK)
 		rc = check_reused(b, err);
 	/* every pack and index answered: the batch is durable in the bucket;
@@ -423,19 +624,10 @@ int s0__objs3_commit(void *ctx, void *batch, s0_error **err)
 		                          b->rows + p[i].first, p[i].n, err);
 	if (rc == S0_OK && b->n)
 		s0__crash_point("objects.s3_committed");
-	bool *keep = NULL;
-	if (rc < 0 && np && (keep = calloc(np, sizeof *keep))) {
-		drop_unindexed(b, p, np, keep);
-		for (size_t i = 0; i < np; i++)
-			keep[i] = !keep[i];
-	}
 	if (rc < 0)
-		for (size_t i = 0; i < b->n; i++)
-			s0__s3cache_drop(s->cache, &b->rows[i].id);
-	/* out of memory for keep: every mark stays for the next open */
-	if (rc == S0_OK || keep)
-		mark_packs(b, p, np, false, keep);
-	free(keep);
+		undo(b, p, np);
+	else
+		mark_packs(b, p, np, false, NULL);
 	free(p);
 	batch_free(b);
 	return rc;
@@ -444,5 +636,9 @@ int s0__objs3_commit(void *ctx, void *batch, s0_error **err)
 void s0__objs3_abort(void *ctx, void *batch)
 {
 	(void)ctx;
-	batch_free(batch);
+	s3_batch *b = batch;
+	size_t sent;
+	join_streamer(b, close_streamer(b, &sent), NULL);
+	undo(b, b->streamed, b->n_streamed);
+	batch_free(b);
 }

@@ -17,8 +17,7 @@
  *   cache/                the bounded read cache (s3cache.h)
  *
  * Batches. A put appends the sealed bytes as a pack record to the batch's
- * temp file (several threads may put into one batch at once) and writes
- * them to the read cache. As soon as the records written from the start of
+ * temp file (several threads may put into one batch at once). As soon as the records written from the start of
  * the file make a pack of S0__S3PACK_TARGET, a thread of the batch (the
  * streamer) PUTs it while the puts go on, one pack at a time, without its
  * index, so no node can see it: the batch stays invisible. Commit stops the
@@ -44,8 +43,8 @@
  *     returns the error (S0_EUNAVAILABLE when the endpoint stayed down
  *     through the retries) and none of its objects became visible here
  *     (while it runs, a get on this node may find one in the read cache,
- *     which the puts write; a failing commit or an abort drops them). A
- *     streamed PUT that failed fails the commit the same way.
+ *     which is written while the packs go up; a failing commit or an abort
+ *     drops them). A streamed PUT that failed fails the commit the same way.
  *   - crash after commit returned: the batch is durable in the bucket; a
  *     catalog that lost the rows gets them back from the indexes.
  * Deletes (GC) doom the ids first (a tombstone every node reads), and

@@ -172,7 +172,8 @@ static int io_err(s0_error **err, int e, const char *what, const s3_batch *b)
 	                     "%s upload/%" PRIu64 ": %s", what, b->seq, strerror(e));
 }
 
-static int put_packs(s3_batch *b, const plan *p, size_t n, s0_error **err);
+static int put_packs(s3_batch *b, const plan *p, size_t n, const s0__objrow *rows,
+                     size_t row0, s0_error **err);
 static void mark_packs(s3_batch *b, const plan *p, size_t n, bool on, const bool *keep);
 
 /* Cut the next pack of the streamer from rows [sent, ready), as
@@ -224,13 +225,18 @@ static void *streamer(void *arg)
 			pthread_cond_wait(&b->cv, &b->mu);
 			continue;
 		}
-		/* a copy: the array may grow only under mu, and not while closing */
+		/* copies: the arrays may grow (move) under mu while the PUTs go */
 		plan group[STREAM_GROUP];
 		memcpy(group, b->streamed + from, k * sizeof *group);
+		size_t row0 = group[0].first, nrows = group[k - 1].first + group[k - 1].n - row0;
+		s0__objrow *rows = malloc(nrows * sizeof *rows);
+		if (rows)
+			memcpy(rows, b->rows + row0, nrows * sizeof *rows);
 		pthread_mutex_unlock(&b->mu);
 		mark_packs(b, group, k, true, NULL);
 		s0_error *e = NULL;
-		int rc = put_packs(b, group, k, &e);
+		int rc = rows ? put_packs(b, group, k, rows, row0, &e) : s0__error_nomem(&e);
+		free(rows);
 		pthread_mutex_lock(&b->mu);
 		if (rc < 0) {
 			b->stream_rc = rc;
@@ -349,9 +355,6 @@ int s0__objs3_put(void *ctx, void *batch, const s0__objid *id, const void *seale
 		pthread_mutex_unlock(&b->mu);
 		return io_err(err, e, "write", b);
 	}
-	/* the read cache holds what this node writes (a failed commit or an
-	 * abort drops it again) */
-	s0__s3cache_put(b->s->cache, id, sealed, len);
 	pthread_mutex_lock(&b->mu);
 	uint64_t row = 0;
 	if (s0__idmap_get(&b->index, id, &row)) {
@@ -430,8 +433,36 @@ static bool hook_fails(s0__objs3 *s)
 	return fail;
 }
 
-/* PUT packs p[0, n) together (every pack of a round in flight at once). */
-static int put_packs(s3_batch *b, const plan *p, size_t n, s0_error **err)
+/* The read-cache entries of packs whose bodies are going up, written by a
+ * thread while the PUTs go (a failed commit or an abort drops them): row r
+ * of the batch is rows[r - row0]. */
+typedef struct cache_job {
+	s3_batch *b;
+	const plan *p;
+	const s0__buf *body;
+	size_t n;
+	const s0__objrow *rows;
+	size_t row0;
+} cache_job;
+
+static void *cache_packs(void *arg)
+{
+	cache_job *j = arg;
+	for (size_t i = 0; i < j->n; i++)
+		for (size_t r = j->p[i].first; r < j->p[i].first + j->p[i].n; r++) {
+			const s0__objrow *row = &j->rows[r - j->row0];
+			s0__s3cache_put(j->b->s->cache, &row->id,
+			                j->body[i].data + S0__PACK_HDR_BYTES + (row->loc.off - j->p[i].from) +
+			                    S0__PACK_REC_BYTES,
+			                row->loc.len);
+		}
+	return NULL;
+}
+
+/* PUT packs p[0, n) together (every pack of a round in flight at once);
+ * their objects enter the read cache meanwhile (row r is rows[r - row0]). */
+static int put_packs(s3_batch *b, const plan *p, size_t n, const s0__objrow *rows,
+                     size_t row0, s0_error **err)
 {
 	s0__s3req *rq = calloc(n, sizeof *rq);
 	s0__buf *body = calloc(n, sizeof *body);
@@ -446,8 +477,15 @@ static int put_packs(s3_batch *b, const plan *p, size_t n, s0_error **err)
 		if (rc == S0_OK && ok_packs == n && hook_fails(b->s))
 			ok_packs = i;
 	}
+	cache_job job = {b, p, body, n, rows, row0};
+	pthread_t writer;
+	bool threaded = rc == S0_OK && pthread_create(&writer, NULL, cache_packs, &job) == 0;
+	if (rc == S0_OK && !threaded)
+		cache_packs(&job);
 	if (rc == S0_OK)
 		rc = s0__s3_run(b->s->s3, rq, ok_packs, err);
+	if (threaded)
+		pthread_join(writer, NULL);
 	for (size_t i = 0; rc == S0_OK && i < ok_packs; i++)
 		rc = s0__s3_check(b->s->s3, &rq[i], err);
 	if (rc == S0_OK && ok_packs < n)
@@ -587,7 +625,7 @@ int s0__objs3_commit(void *ctx, void *batch, s0_error **err)
 			bytes += rest[done + k].to - rest[done + k].from;
 			k++;
 		}
-		rc = put_packs(b, rest + done, k, err);
+		rc = put_packs(b, rest + done, k, b->rows, 0, err);
 		if (rc == S0_OK)
 			done += k;
 	}

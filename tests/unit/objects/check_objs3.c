@@ -296,7 +296,9 @@ END_TEST
 
 /* A commit whose pack upload fails mid-way returns the error: none of its
  * objects is visible on this node or another, no pack without its index
- * is left; the same batch then commits. */
+ * is left; the same batch then commits. Round 0 fails the commit's own
+ * PUT (the first pack was streamed while the puts went on), round 1 the
+ * streamed one, round 2 aborts after a pack was streamed. */
 START_TEST(test_s3_pack_upload_fails_midway)
 {
 	char *dir;
@@ -309,23 +311,27 @@ START_TEST(test_s3_pack_upload_fails_midway)
 	s0__objctx *cx;
 	s0__objbatch *bt;
 	ck_assert_int_eq(s0__objstore_ctx_new(a, &cx, NULL), S0_OK);
-	for (int round = 0; round < 2; round++) {
+	for (int round = 0; round < 4; round++) {
 		srand(7);
+		s0__objs3_fail_after(be, round == 0 ? 1 : round == 1 ? 0 : -1);
 		ck_assert_int_eq(s0__objstore_begin(a, &bt, NULL), S0_OK);
 		for (int i = 0; i < N; i++) {
 			for (size_t j = 0; j < LEN; j++)
 				buf[j] = (char)rand();
 			ck_assert_int_eq(s0__objstore_put(a, cx, bt, buf, LEN, &ids[i], NULL), S0_OK);
 		}
-		s0__objs3_fail_after(be, round == 0 ? 1 : -1);
-		s0_error *err = NULL;
-		int rc = s0__objstore_commit(a, bt, &err);
-		if (round == 1) {
-			ck_assert_int_eq(rc, S0_OK);
-			break;
+		if (round == 2) {
+			s0__objstore_abort(a, bt);
+		} else {
+			s0_error *err = NULL;
+			int rc = s0__objstore_commit(a, bt, &err);
+			if (round == 3) {
+				ck_assert_int_eq(rc, S0_OK);
+				break;
+			}
+			ck_assert_int_eq(rc, S0_EUNAVAILABLE);
+			s0_error_free(err);
 		}
-		ck_assert_int_eq(rc, S0_EUNAVAILABLE);
-		s0_error_free(err);
 		bool have = true;
 		ck_assert_int_eq(s0__objstore_has(a, NULL, &ids[0], &have, NULL), S0_OK);
 		ck_assert(!have);

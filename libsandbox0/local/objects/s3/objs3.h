@@ -17,11 +17,14 @@
  *   cache/                the bounded read cache (s3cache.h)
  *
  * Batches. A put appends the sealed bytes as a pack record to the batch's
- * temp file (several threads may put into one batch at once); nothing
- * reaches the bucket, so the batch is invisible. Commit cuts the records
- * into packs of about S0__S3PACK_TARGET, PUTs the packs together (all in
- * flight at once on one curl multi handle, rounds of up to 32 MiB), then
- * their indexes together, and only when the endpoint answered 200 to every
+ * temp file (several threads may put into one batch at once). As soon as the records written from the start of
+ * the file make a pack of S0__S3PACK_TARGET, a thread of the batch (the
+ * streamer) PUTs it while the puts go on, one pack at a time, without its
+ * index, so no node can see it: the batch stays invisible. Commit stops the
+ * streamer, cuts the remaining records into packs of about
+ * S0__S3PACK_TARGET, PUTs those together (all in flight at once on one curl
+ * multi handle, rounds of up to 32 MiB), then the indexes of every pack of
+ * the batch together, and only when the endpoint answered 200 to every
  * one enters them in the catalog (the one durability barrier of the batch:
  * an S3 PUT is atomic and durable once answered). No manifest or commit
  * marker is needed, because nothing names these objects until the caller
@@ -29,8 +32,9 @@
  * generation row, committed in the metadata store).
  *
  * Crash and outage cases:
- *   - crash before commit: the temp file is removed at the next open; the
- *     bucket never saw the batch.
+ *   - crash before commit: the temp file is removed at the next open, and
+ *     the packs the streamer PUT (no index names them) are deleted from
+ *     their marks; an abort deletes them at once.
  *   - crash (or endpoint lost) during commit: the packs PUT so far are whole
  *     orphans. One with its index is listed like any object and GC deletes
  *     its objects, then the pack; one without its index is deleted by the
@@ -39,7 +43,8 @@
  *     returns the error (S0_EUNAVAILABLE when the endpoint stayed down
  *     through the retries) and none of its objects became visible here
  *     (while it runs, a get on this node may find one in the read cache,
- *     which it writes as the packs go up; a failing commit drops them).
+ *     which is written while the packs go up; a failing commit or an abort
+ *     drops them). A streamed PUT that failed fails the commit the same way.
  *   - crash after commit returned: the batch is durable in the bucket; a
  *     catalog that lost the rows gets them back from the indexes.
  * Deletes (GC) doom the ids first (a tombstone every node reads), and
@@ -55,8 +60,8 @@
  * the catalog less the doomed ids (no request; a batch begins with one
  * listing of tombstones, s3tomb.h).
  *
- * Crash points: objects.s3_written (a commit's records complete, nothing
- * PUT), objects.s3_put (after each round of packs and indexes),
+ * Crash points: objects.s3_written (a commit's records complete, only
+ * streamed packs PUT), objects.s3_put (every pack and index PUT),
  * objects.s3_committed (catalogued), objects.deleted.
  *
  * Thread safety: every op is safe from any thread.
@@ -122,9 +127,10 @@ int s0__objs3_locate(void *ctx, const s0__objid *id, char **key_out, uint64_t *o
 int s0__objs3_count_keys(void *ctx, const char *sub, uint64_t *n_out, s0_error **err);
 
 /**
- * Test entry point: the next packs PUTs of commits succeed, then one fails
- * as an endpoint outage would (S0_EUNAVAILABLE) before any index of its
- * round is PUT; -1 turns it off (the default).
+ * Test entry point: the next packs PUTs (streamed during puts, or of
+ * commits) succeed, then one fails as an endpoint outage would
+ * (S0_EUNAVAILABLE) before any index of its batch is PUT; -1 turns it off
+ * (the default).
  */
 void s0__objs3_fail_after(void *ctx, long packs);
 

@@ -1,7 +1,8 @@
 /*
  * Private state of the S3 backend, shared by objs3.c (open, reads,
- * listing, accounting, delete), objs3_batch.c (batches, commit) and
- * s3pack.c (packs and their indexes in the bucket).
+ * listing, accounting, delete), objs3_batch.c (batches, commit),
+ * objs3_upload.c (pack PUTs) and s3pack.c (packs and their indexes in the
+ * bucket).
  */
 #ifndef S0_OBJS3_IMPL_H
 #define S0_OBJS3_IMPL_H

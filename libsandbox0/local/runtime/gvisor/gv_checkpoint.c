@@ -127,7 +127,11 @@ static int rec_procd(s0__buf *b, const char *path)
 {
 	s0__buf bin = {0};
 	static const uint8_t zero[4096];
-	int rc = read_file(path, &bin) < 0 || !bin.len ? -1 : rec_add(b, "procd", bin.data, bin.len);
+	int rc = read_file(path, &bin) < 0 ? -1 : rec_add(b, "procd", bin.data, bin.len);
+	if (rc == 0 && !bin.len) { /* never a valid binary */
+		errno = ENOEXEC;
+		rc = -1;
+	}
 	s0__buf_free(&bin);
 	uint64_t head = sizeof(uint32_t) + 3 + sizeof(uint64_t); /* the pad record's own */
 	uint64_t pad = (S0__HEAP_CHUNK_DEFAULT - (b->len + head) % S0__HEAP_CHUNK_DEFAULT) %

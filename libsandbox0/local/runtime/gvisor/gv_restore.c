@@ -301,7 +301,8 @@ int s0__gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d, s0__rt_imag
 		if (!strcmp(fname, "pad")) /* procd's chunk boundary (gv_checkpoint.c) */
 			continue;
 		if (!strcmp(fname, "procd")) { /* the binary PID 1 runs (MEM-11) */
-			rc = put_file(img->dir, S0__GV_PROCD_NAME, data, (size_t)len, err);
+			rc = img->procd || !len ? corrupt(err, "bad procd record in the state blob")
+			                        : put_file(img->dir, S0__GV_PROCD_NAME, data, (size_t)len, err);
 			if (rc == S0_OK && !(img->procd = s0__asprintf("%s/%s", img->dir,
 			                                               S0__GV_PROCD_NAME)))
 				rc = s0__error_nomem(err);

@@ -7,8 +7,9 @@
  * generation + 1) and are gone after a filesystem-only one; a stored chunk
  * with flipped bytes or deleted image objects make the restore fail before
  * anything runs and fall back filesystem-only (never restoring garbage); a
- * changed runtime fingerprint (runsc's version, procd's build) resumes
- * filesystem-only; a memory fork leaves
+ * changed runtime fingerprint (runsc's version) resumes filesystem-only; a
+ * procd upgrade between pause and resume does not (the captured procd is
+ * retained and restored, MEM-11); a memory fork leaves
  * the parent running.
  */
 #include <dirent.h>
@@ -28,7 +29,7 @@
 #include "local/local_internal.h"
 #include "local/objects/objstore.h"
 #include "local/objects/pack/objdir.h"
-#include "local/runtime/gvisor/gv_procd.h"
+#include "local/runtime/gvisor/gv_int.h"
 #include "lt.h"
 #include "gv_host.h"
 
@@ -323,6 +324,24 @@ static int collect(void *ctx, int kind, const s0__objid *id)
 	return S0_OK;
 }
 
+/* Flip a byte in the middle of stored object @p id. */
+static void flip_byte(lt *t, const s0__objid *id)
+{
+	s0__objstore *os = s0__storage_objstore(s0__local_engine(t->local)->storage);
+	char *path = NULL;
+	uint64_t off, len;
+	ck_assert_int_eq(s0__objdir_locate(s0__objstore_backend(os), id, &path, &off, &len, NULL),
+	                 S0_OK);
+	int fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	uint8_t b;
+	ck_assert_int_eq(pread(fd, &b, 1, (off_t)(off + len / 2)), 1);
+	b ^= 0x5a;
+	ck_assert_int_eq(pwrite(fd, &b, 1, (off_t)(off + len / 2)), 1);
+	close(fd);
+	free(path);
+}
+
 /* Damage the retained image of @p id: flip a byte in the middle of the
  * largest stored object (a chunk of pages.img), or delete every object of
  * the image but its manifest and small state parts. */
@@ -359,20 +378,8 @@ static void damage_image(lt *t, const char *id, bool delete_chunks)
 		free(path);
 	}
 	ck_assert_msg(best < r.n && best_len >= (512u << 10), "no chunk object found");
-	if (!delete_chunks) {
-		char *path = NULL;
-		uint64_t off, len;
-		ck_assert_int_eq(s0__objdir_locate(s0__objstore_backend(os), &r.v[best], &path, &off,
-		                                   &len, NULL), S0_OK);
-		int fd = open(path, O_RDWR);
-		ck_assert_int_ge(fd, 0);
-		uint8_t b;
-		ck_assert_int_eq(pread(fd, &b, 1, (off_t)(off + len / 2)), 1);
-		b ^= 0x5a;
-		ck_assert_int_eq(pwrite(fd, &b, 1, (off_t)(off + len / 2)), 1);
-		close(fd);
-		free(path);
-	}
+	if (!delete_chunks)
+		flip_byte(t, &r.v[best]);
 	free(hex);
 }
 
@@ -405,51 +412,126 @@ START_TEST(damaged_chunk_falls_back)
 END_TEST
 
 /* MFB-02: an image whose fingerprint differs from the destination's
- * resumes with fresh processes on the committed RootFS. Loop 0: the runtime
+ * resumes with fresh processes on the committed RootFS: the runtime
  * version, as another runsc build would give (a doctored fingerprint: one
- * runsc build in CI). Loop 1: a real change of procd's build (PID 1 of the
- * image; docs/memory-gvisor.md "Compatibility fingerprint"): the backend
- * runs a copy of procd ($S0_PROCD), which gets other bytes between the
- * pause and the resume. */
+ * runsc build in CI). */
 START_TEST(fingerprint_mismatch_is_filesystem_only)
 {
 	LT_ROW("MFB-02");
-	char pd[] = "/tmp/s0-gvm-procd.XXXXXX", *copy = NULL;
-	if (_i == 1) {
-		char *orig = NULL;
-		LT_OK(s0__gv_procd_find(&orig, &e_));
-		ck_assert(mkdtemp(pd));
-		copy = s0__asprintf("%s/s0-procd", pd);
-		char cmd[1024];
-		snprintf(cmd, sizeof cmd, "cp %s %s", orig, copy);
-		ck_assert_int_eq(system(cmd), 0);
-		free(orig);
-		setenv("S0_PROCD", copy, 1);
-	}
+	lt t;
+	open_gvisor(&t);
+	procs p;
+	procs_setup(&t, &p, 16);
+	mem_pause(&t, p.id);
+	LT_OK(s0_local_fault_arm(t.local, "carrier_fingerprint@runtime_version", S0_FAULT_FAIL, 0, 0,
+	                         &e_));
+	mem_resume(&t, p.id);
+	LT_OK(s0_local_fault_release(t.local, "carrier_fingerprint", &e_));
+	assert_fresh(&t, &p);
+	procs_free(&p);
+	lt_close(&t);
+}
+END_TEST
+
+/* The build of the procd the sandbox's runtime runs (its inspection), and
+ * the sha256 of the binary bound where that procd maps it, seen inside. */
+static char *procd_build_of(lt *t, procs *p, char **inside)
+{
+	cJSON *j = lt_inspect(t, p->id);
+	const cJSON *rts = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "node"), "runtimes");
+	ck_assert_int_eq(cJSON_GetArraySize(rts), 1);
+	const char *b = s0__json_str(cJSON_GetObjectItem(cJSON_GetArrayItem(rts, 0), "guest"),
+	                             "procd_build");
+	ck_assert_msg(b && !strncmp(b, "pd-", 3) && strcmp(b, "pd-unknown"), "procd_build %s", b);
+	char *out = strdup(b);
+	cJSON_Delete(j);
+	*inside = sh(t, p->id, p->ctx,
+	             "sha256sum " S0__GV_PROCD_DIR "/" S0__GV_PROCD_NAME " | cut -c1-64 | tr -d '\\n'");
+	ck_assert_int_eq(strlen(*inside), 64);
+	return out;
+}
+
+/* MEM-11 with the real trigger: the backend runs a copy of procd
+ * ($S0_PROCD) that gets other bytes (an upgrade) between the pause and
+ * the resume. The memory resume restores (the REPL's variable, memory,
+ * PIDs) and its PID 1 is the captured procd — the build and the bytes it
+ * maps, retained with the image (docs/memory-gvisor.md "procd of a
+ * restore"). A second capture stores that procd's chunk once (the same
+ * object); a flipped byte in the retained procd makes the image unusable:
+ * the resume starts fresh processes under the current procd. */
+START_TEST(procd_upgrade_keeps_captured_procd)
+{
+	LT_ROW("MEM-11");
+	char pd[] = "/tmp/s0-gvm-procd.XXXXXX", *orig = NULL;
+	LT_OK(s0__gv_procd_find(&orig, &e_));
+	ck_assert(mkdtemp(pd));
+	char *copy = s0__asprintf("%s/s0-procd", pd), cmd[1024];
+	snprintf(cmd, sizeof cmd, "cp %s %s", orig, copy);
+	ck_assert_int_eq(system(cmd), 0);
+	free(orig);
+	setenv("S0_PROCD", copy, 1);
 	lt t;
 	open_gvisor(&t);
 	unsetenv("S0_PROCD");
 	procs p;
 	procs_setup(&t, &p, 16);
+	char *in0 = NULL, *in1 = NULL, *in2 = NULL;
+	char *b0 = procd_build_of(&t, &p, &in0);
+	int64_t g0 = lt_generation(&t, p.id);
 	mem_pause(&t, p.id);
-	if (_i == 0)
-		LT_OK(s0_local_fault_arm(t.local, "carrier_fingerprint@runtime_version", S0_FAULT_FAIL,
-		                         0, 0, &e_));
-	else { /* a rebuilt procd: other bytes (trailing ones: it still runs) */
-		FILE *f = fopen(copy, "ae");
-		ck_assert(f && fputs("another build", f) >= 0 && fclose(f) == 0);
-	}
+	char *img0 = mem_image_of(&t, p.id);
+	FILE *f = fopen(copy, "ae"); /* an upgrade: other bytes (trailing ones: it still runs) */
+	ck_assert(f && fputs("another build", f) >= 0 && fclose(f) == 0);
 	mem_resume(&t, p.id);
-	if (_i == 0)
-		LT_OK(s0_local_fault_release(t.local, "carrier_fingerprint", &e_));
+	ck_assert_int_eq(lt_generation(&t, p.id), g0 + 1);
+	char *out = sh(&t, p.id, p.ctx, "echo -n $S0VAR"); /* the REPL of before */
+	ck_assert_str_eq(out, "kept-42");
+	free(out);
+	char *b1 = procd_build_of(&t, &p, &in1);
+	ck_assert_str_eq(b1, b0); /* the captured daemon, not the upgrade */
+	ck_assert_str_eq(in1, in0);
+	assert_restored(&t, &p);
+	/* captured again: the retained procd is the same stored object */
+	mem_pause(&t, p.id);
+	char *img1 = mem_image_of(&t, p.id);
+	s0__engine *e = s0__local_engine(t.local);
+	static roots r0, r1;
+	s0__objid id0, id1;
+	ck_assert_int_eq(s0__objid_parse(img0, &id0, NULL), S0_OK);
+	ck_assert_int_eq(s0__objid_parse(img1, &id1, NULL), S0_OK);
+	r0.n = r1.n = 0; /* the manifest, then the state blob's parts: procd's first */
+	ck_assert_int_eq(s0__ckpt_image_roots(e->ckpt, &id0, collect, &r0, NULL), S0_OK);
+	ck_assert_int_eq(s0__ckpt_image_roots(e->ckpt, &id1, collect, &r1, NULL), S0_OK);
+	ck_assert(r0.n > 1 && r1.n > 1 && !memcmp(&r0.v[1], &r1.v[1], sizeof r0.v[1]));
+	flip_byte(&t, &r1.v[1]); /* the retained procd damaged: its object fails verification */
+	s0__objstore *os = s0__storage_objstore(e->storage);
+	s0__objctx *cx = NULL;
+	void *d = NULL;
+	size_t dl = 0;
+	s0_error *ge = NULL;
+	LT_OK(s0__objstore_ctx_new(os, &cx, &e_));
+	ck_assert_int_eq(s0__objstore_get_alloc(os, cx, &r1.v[1], &d, &dl, &ge), S0_ECORRUPT);
+	s0_error_free(ge);
+	s0__objctx_free(cx);
+	/* the engine cannot read the image's state: fresh processes */
+	mem_resume(&t, p.id);
 	assert_fresh(&t, &p);
+	char *b2 = procd_build_of(&t, &p, &in2); /* a fresh start: the current procd */
+	ck_assert_str_ne(b2, b0);
+	ck_assert_str_ne(in2, in0);
+	free(b0);
+	free(b1);
+	free(b2);
+	free(in0);
+	free(in1);
+	free(in2);
+	free(img0);
+	free(img1);
 	procs_free(&p);
 	lt_close(&t);
-	if (copy) {
-		unlink(copy);
-		rmdir(pd);
-		free(copy);
-	}
+	unlink(copy);
+	rmdir(pd);
+	free(copy);
 }
 END_TEST
 
@@ -596,7 +678,8 @@ static Suite *gvisor_memory_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, memory_cycle_keeps_processes);
 	tcase_add_loop_test(tc, damaged_chunk_falls_back, 0, 2);
-	tcase_add_loop_test(tc, fingerprint_mismatch_is_filesystem_only, 0, 2);
+	tcase_add_test(tc, fingerprint_mismatch_is_filesystem_only);
+	tcase_add_test(tc, procd_upgrade_keeps_captured_procd);
 	tcase_add_test(tc, memory_fork_leaves_parent_running);
 	tcase_add_test(tc, auto_resume_restores_memory);
 	tcase_add_test(tc, session_attempt_survives_memory_cycle);

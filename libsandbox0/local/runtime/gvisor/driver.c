@@ -451,7 +451,8 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 	else
 		s0_error_free(nj.err);
 	if (rc == S0_OK)
-		rc = s0__gv_init_stage(g, err); /* procd, PID 1 */
+		/* procd, PID 1: a restore's is the one captured (MEM-11) */
+		rc = s0__gv_init_stage(g, img ? s0__gv_image_procd(img) : NULL, err);
 	if (rc == S0_OK)
 		rc = s0__gv_bundle_write(g, r, err);
 	if (rc == S0_OK) {
@@ -845,6 +846,7 @@ static cJSON *gv_inspect(s0__rt_gen *g)
 	if (!net || !cJSON_AddItemToObject(o, "network", net))
 		cJSON_Delete(net);
 	cJSON_AddStringToObject(o, "procd", g->procd ? s0__gv_pd_version(g->procd) : "");
+	cJSON_AddStringToObject(o, "procd_build", g->procd_build);
 	int running = s0__gv_ctxs_running(g->ctxs);
 	if (running >= 0) /* unknown while a contexts call runs */
 		cJSON_AddNumberToObject(o, "contexts_running", running);
@@ -895,7 +897,7 @@ static int no_memory(s0__rt_host *h, s0_error **err)
 
 static const char *gv_procd_version(s0__rt_gen *g)
 {
-	return g && g->procd ? s0__gv_pd_version(g->procd) : S0__PD_VERSION;
+	return g && g->procd_build[0] ? g->procd_build : S0__PD_VERSION; /* recorded (MEM-11) */
 }
 
 static int gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d,

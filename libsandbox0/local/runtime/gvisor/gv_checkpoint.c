@@ -6,7 +6,10 @@
  * (gv_pages.h: no copy; a copy for a sandbox left running), which the
  * checkpoint engine compresses, encrypts and stores (chunks whose content
  * is already stored are deduplicated),
- * checkpoint.img, pages_meta.img, the network slot, the contexts table and
+ * the procd binary the sandbox runs as PID 1 (first, padded to a chunk
+ * boundary, so its chunks are the same in every capture of one procd build
+ * and the engine stores them once: MEM-11), checkpoint.img,
+ * pages_meta.img, the network slot, the contexts table and
  * the session attempts (both taken at capture()) into the state blob, the runtime-only
  * mounts into the tmpfs blob as tar streams; then the directory is removed.
  * The image tmpfs (<dir>/images) is mounted only while an image is in
@@ -45,6 +48,7 @@ struct s0__gv_ckpt {
 	s0__rt_host *h;
 	char *id;        /* runtime id = runsc container id */
 	char *cgroup;    /* memory.usage_in_bytes of the generation */
+	char *procd;     /* the procd binary staged for the generation (its PID 1) */
 	char **paths;    /* runtime-only mount points inside ("/tmp"…) */
 	char **dirs;     /* the host tmpfs serving each */
 	size_t n;
@@ -75,11 +79,19 @@ static int rec_begin(s0__buf *b)
 	return s0__buf_put(b, "S0GV", 4) < 0 || s0__buf_put(b, &v, sizeof v) < 0 ? -1 : 0;
 }
 
-static int rec_add(s0__buf *b, const char *name, const void *data, uint64_t len)
+/* A record's name and length; its @p len bytes follow. */
+static int rec_head(s0__buf *b, const char *name, uint64_t len)
 {
 	uint32_t nl = (uint32_t)strlen(name);
-	if (s0__buf_put(b, &nl, sizeof nl) < 0 || s0__buf_put(b, name, nl) < 0 ||
-	    s0__buf_put(b, &len, sizeof len) < 0)
+	return s0__buf_put(b, &nl, sizeof nl) < 0 || s0__buf_put(b, name, nl) < 0 ||
+	               s0__buf_put(b, &len, sizeof len) < 0
+	               ? -1
+	               : 0;
+}
+
+static int rec_add(s0__buf *b, const char *name, const void *data, uint64_t len)
+{
+	if (rec_head(b, name, len) < 0)
 		return -1;
 	return len ? s0__buf_put(b, data, (size_t)len) : 0;
 }
@@ -106,6 +118,29 @@ static void rm_rf(const char *p)
 	s0__gv_result res;
 	s0__gv_run(argv, NULL, 0, 60000, &res, NULL);
 	s0__gv_result_clear(&res);
+}
+
+/* The procd binary of the sandbox as the state blob's first record, then
+ * a "pad" record of zeros up to the next chunk boundary: the chunks holding
+ * it are the same bytes in every capture of that build (deduplicated). */
+static int rec_procd(s0__buf *b, const char *path)
+{
+	s0__buf bin = {0};
+	static const uint8_t zero[4096];
+	int rc = read_file(path, &bin) < 0 ? -1 : rec_add(b, "procd", bin.data, bin.len);
+	if (rc == 0 && !bin.len) { /* never a valid binary */
+		errno = ENOEXEC;
+		rc = -1;
+	}
+	s0__buf_free(&bin);
+	uint64_t head = sizeof(uint32_t) + 3 + sizeof(uint64_t); /* the pad record's own */
+	uint64_t pad = (S0__HEAP_CHUNK_DEFAULT - (b->len + head) % S0__HEAP_CHUNK_DEFAULT) %
+	               S0__HEAP_CHUNK_DEFAULT;
+	if (rc == 0)
+		rc = rec_head(b, "pad", pad);
+	for (uint64_t k = 0; rc == 0 && k < pad; k += sizeof zero)
+		rc = s0__buf_put(b, zero, pad - k < sizeof zero ? (size_t)(pad - k) : sizeof zero);
+	return rc < 0 ? -1 : 0;
 }
 
 /* ---- the image tmpfs ---- */
@@ -332,6 +367,9 @@ static int take(s0__gv_ckpt *c, bool leave_running)
 	static const char *const state_files[] = {"checkpoint.img", "pages_meta.img"};
 	if (rc == S0_OK && rec_begin(&c->state) < 0)
 		rc = fail(c, "out of memory");
+	/* the exact procd the image's PID 1 runs: a restore stages it (MEM-11) */
+	if (rc == S0_OK && rec_procd(&c->state, c->procd) < 0)
+		rc = fail(c, "cannot retain procd's binary %s: %s", c->procd, strerror(errno));
 	/* the slot the restore re-creates the network namespace with */
 	if (rc == S0_OK && rec_add(&c->state, "net_slot", &c->net_slot, sizeof c->net_slot) < 0)
 		rc = fail(c, "out of memory");
@@ -504,6 +542,7 @@ void s0__gv_ckpt_unref(s0__gv_ckpt *c)
 	strv_free(c->dirs, c->n);
 	free(c->id);
 	free(c->cgroup);
+	free(c->procd);
 	free(c->contexts);
 	free(c->sessions);
 	pthread_mutex_destroy(&c->mu);
@@ -523,9 +562,10 @@ static s0__gv_ckpt *ckpt_new(s0__rt_gen *g)
 	                         S0__GV_CGROUP_PARENT, g->id);
 	c->paths = calloc(g->n_rt + 1, sizeof *c->paths);
 	c->dirs = calloc(g->n_rt + 1, sizeof *c->dirs);
+	c->procd = g->procd_dir ? s0__asprintf("%s/%s", g->procd_dir, S0__GV_PROCD_NAME) : NULL;
 	c->n = g->n_rt; /* calloc'd: entries not copied are NULL */
 	c->net_slot = g->net ? s0__gv_net_slot(g->net) : -1;
-	bool ok = c->id && c->cgroup && c->paths && c->dirs;
+	bool ok = c->id && c->cgroup && c->procd && c->paths && c->dirs;
 	for (size_t i = 0; ok && i < g->n_rt; i++)
 		ok = (c->paths[i] = s0__strdup(g->rt_paths[i])) &&
 		     (c->dirs[i] = s0__strdup(g->rt_dirs[i]));

@@ -2,11 +2,10 @@
  * The gvisor driver's compatibility fingerprint and memory capability
  * (gv_mem.h): what decides whether `runsc restore` can continue an image —
  *  - runtime_version: runsc's version line and the size of its binary (a
- *    rebuilt runsc of the same version differs in size), and procd's build
- *    (a hash of its binary): procd is PID 1 of the sandbox, so the image's
- *    kernel state holds its process (its code, data and the channel's
- *    protocol state); a restore continues the image's procd, which the
- *    driver of another procd build may not speak to;
+ *    rebuilt runsc of the same version differs in size); procd's build is
+ *    not in it (MEM-11): a capture retains the procd binary it was taken
+ *    with and a restore runs that one (docs/memory-gvisor.md "procd of a
+ *    restore"), so the build is only recorded (s0__gv_procd_build());
  *  - platform: OS/architecture, the runsc platform and the runtime
  *    options that change the image (overlay, file access, network);
  *  - cpu_features: a hash of the host's /proc/cpuinfo flags (runsc saves
@@ -51,10 +50,7 @@ static void cpu_flags(char *out, size_t n)
 		snprintf(out, n, "flags-unknown");
 }
 
-/* procd's build: the first 6 bytes of the BLAKE2b of its binary in hex
- * ("pd-<hex>"), read each time (a rebuilt procd at the same path counts);
- * "pd-unknown" when unreadable. */
-static void procd_build(const char *path, char *out, size_t n)
+void s0__gv_procd_build(const char *path, char *out, size_t n)
 {
 	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 	crypto_generichash_state st;
@@ -81,10 +77,9 @@ void s0__gv_fingerprint(s0__rt_host *h, s0__rt_fp *out)
 	if (!strncmp(v, "runsc version ", 14))
 		v += 14;
 	struct stat st;
-	char ver[64], pd[24];
-	procd_build(h->procd, pd, sizeof pd);
-	snprintf(ver, sizeof ver, "%.32s/%lld/%s", v,
-	         h->runsc && stat(h->runsc, &st) == 0 ? (long long)st.st_size : -1LL, pd);
+	char ver[64];
+	snprintf(ver, sizeof ver, "%.32s/%lld", v,
+	         h->runsc && stat(h->runsc, &st) == 0 ? (long long)st.st_size : -1LL);
 	s0__rt_fp_host(out, ver);
 	size_t n = strlen(out->platform);
 	snprintf(out->platform + n, sizeof out->platform - n, "/%s", RUNSC_CONFIG);

@@ -42,7 +42,7 @@ static int copy_file(const char *from, const char *to, s0_error **err)
 	return S0_OK;
 }
 
-int s0__gv_init_stage(s0__rt_gen *g, s0_error **err)
+int s0__gv_init_stage(s0__rt_gen *g, const char *from, s0_error **err)
 {
 	g->procd_dir = s0__asprintf("%s/procd", g->bundle);
 	char *bin = g->procd_dir ? s0__asprintf("%s/%s", g->procd_dir, S0__GV_PROCD_NAME) : NULL;
@@ -51,7 +51,9 @@ int s0__gv_init_stage(s0__rt_gen *g, s0_error **err)
 		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot make %s: %s",
 		                   g->procd_dir, strerror(errno));
 	if (rc == S0_OK)
-		rc = copy_file(g->h->procd, bin, err);
+		rc = copy_file(from ? from : g->h->procd, bin, err);
+	if (rc == S0_OK) /* what PID 1 runs: recorded, not compared (MEM-11) */
+		s0__gv_procd_build(bin, g->procd_build, sizeof g->procd_build);
 	free(bin);
 	return rc;
 }

@@ -125,6 +125,7 @@ struct s0__rt_gen {
 	s0__gv_net *net;      /**< its network namespace (gv_net.h; a restore makes it with
 	                           s0__gv_net_prepare() and the slot recorded at capture) */
 	char *procd_dir;      /**< <bundle>/procd: procd's binary, bound at S0__GV_PROCD_DIR */
+	char procd_build[24]; /**< the staged binary's build (s0__gv_procd_build()) */
 	s0__gv_pd *procd;     /**< (nullable until started) the channel to procd, PID 1 */
 	struct s0__gv_ses *ses; /**< the session attempts run by procd (gv_sessions.c) */
 	s0__gv_ckpt *ck;      /**< (nullable) its capture state (gv_mem.h), under h->mu */
@@ -170,8 +171,20 @@ int s0__gv_connect_port(s0__rt_gen *g, int port, int *fd_out, s0_error **err);
 #define S0__GV_PROCD_DIR "/dev/.s0"
 #define S0__GV_PROCD_NAME "s0-procd"
 
-/** Stage procd's binary in g->procd_dir (gv_init.c). @retval S0_EIO */
-int s0__gv_init_stage(s0__rt_gen *g, s0_error **err);
+/**
+ * Stage procd's binary in g->procd_dir (gv_init.c) and record its build in
+ * g->procd_build: @p from (borrowed, nullable) — a restore's retained
+ * binary (s0__gv_image_procd()) — or, NULL, the host's current procd.
+ * @retval S0_EIO
+ */
+int s0__gv_init_stage(s0__rt_gen *g, const char *from, s0_error **err);
+
+/**
+ * The build of the procd binary at @p path (borrowed): "pd-" and the first
+ * 6 bytes of its BLAKE2b in hex, read now; "pd-unknown" when unreadable.
+ * Written to @p out (@p n bytes, 13 or more; truncated). @threadsafety safe
+ */
+void s0__gv_procd_build(const char *path, char *out, size_t n);
 
 /**
  * `runsc @p args` (a `run --detach`, or a `restore --detach` when

@@ -74,6 +74,12 @@ void s0__gv_ckpt_unref(s0__gv_ckpt *c);
  */
 int s0__gv_image_restore(struct s0__rt_host *h, const s0__rt_image_data *d,
                          s0__rt_image **out, s0_error **err);
+/**
+ * The procd binary @p img retained (a file in its directory, borrowed while
+ * @p img lives): the one its sandbox ran at capture, which the restore
+ * stages (s0__gv_init_stage()) so the restored processes keep it (MEM-11).
+ */
+const char *s0__gv_image_procd(const s0__rt_image *img);
 /** Free a restored image (its directory removed). NULL-safe. */
 void s0__gv_image_free(s0__rt_image *img);
 

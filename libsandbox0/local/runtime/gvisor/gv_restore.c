@@ -7,6 +7,8 @@
  * it with `runsc restore --background` after unpacking the runtime-only
  * mounts, having re-created the network namespace with the slot recorded
  * at capture (s0__gv_restore_net).
+ * The procd binary the capture retained is written there too: start()
+ * stages it as the sandbox's PID 1 (MEM-11); an image without it fails.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +30,7 @@
 struct s0__rt_image {
 	s0__rt_host *h; /* holds the image tmpfs while it lives */
 	char *dir;    /* the image directory runsc restores from */
+	char *procd;  /* <dir>/s0-procd: the procd binary of the capture */
 	void *tmpfs;  /* the tmpfs records (owned) */
 	size_t tmpfs_len;
 	int32_t net_slot; /* the network slot at capture, -1 when none was recorded */
@@ -141,6 +144,7 @@ void s0__gv_image_free(s0__rt_image *img)
 	if (img->h)
 		s0__gv_images_release(img->h);
 	free(img->dir);
+	free(img->procd);
 	free(img->tmpfs);
 	free(img->contexts);
 	free(img->sessions);
@@ -202,6 +206,16 @@ int s0__gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d, s0__rt_imag
 			memcpy(&img->net_slot, data, sizeof img->net_slot);
 			continue;
 		}
+		if (!strcmp(fname, "pad")) /* procd's chunk boundary (gv_checkpoint.c) */
+			continue;
+		if (!strcmp(fname, "procd")) { /* the binary PID 1 runs (MEM-11) */
+			rc = img->procd || !len ? corrupt(err, "bad procd record in the state blob")
+			                        : put_file(img->dir, S0__GV_PROCD_NAME, data, (size_t)len, err);
+			if (rc == S0_OK && !(img->procd = s0__asprintf("%s/%s", img->dir,
+			                                               S0__GV_PROCD_NAME)))
+				rc = s0__error_nomem(err);
+			continue;
+		}
 		if (!strcmp(fname, S0__GV_PAGES_LAYOUT)) {
 			layout = data;
 			layout_len = len;
@@ -223,6 +237,8 @@ int s0__gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d, s0__rt_imag
 	}
 	if (rc == S0_OK && (got < 0 || files != 2))
 		rc = corrupt(err, "damaged state blob");
+	if (rc == S0_OK && !img->procd)
+		rc = corrupt(err, "no procd binary retained with the image");
 	double t0 = mono_ms();
 	if (rc == S0_OK && d->nregions != 1)
 		rc = corrupt(err, "it must hold exactly one memory region");
@@ -248,6 +264,11 @@ int s0__gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d, s0__rt_imag
 	}
 	*out = img;
 	return S0_OK;
+}
+
+const char *s0__gv_image_procd(const s0__rt_image *img)
+{
+	return img->procd;
 }
 
 int s0__gv_restore_net(s0__rt_gen *g, const s0__rt_image *img, s0_error **err)

@@ -372,8 +372,10 @@ static char *start_server(const char *dir, const char *token, pid_t *pid)
 	char *data = s0__asprintf("%s/data", dir), *json = s0__asprintf("%s/data/server.json", dir);
 	*pid = fork();
 	if (*pid == 0) {
+		/* the embedded pass's runtime (sim): `auto` would pick gvisor where it
+		 * can run (root, cached runsc) and the columns would not compare */
 		execl(S0_CLI_PATH, "s0", "serve", "--data", data, "--listen", "127.0.0.1:0", "--token",
-		      token, "-q", (char *)NULL);
+		      token, "--runtime", "sim", "-q", (char *)NULL);
 		_exit(127);
 	}
 	char *url = NULL;

@@ -226,6 +226,7 @@ typedef struct wait_run {
 	s0_error *last_err;      /* last transient failure (owned): a timeout's cause */
 	bool gone;               /* 404 under S0_WAIT_NOTFOUND_OK */
 	bool reached;            /* some request of this wait may have reached the server */
+	int64_t unreachable_ms;  /* since when every request was refused unsent; -1 not so */
 	uint64_t seen;           /* change version read before the last GET (wait_wake.c) */
 	/* long-poll (docs/wire.md "Long-poll"): the last ETag seen, whether the
 	 * server honoured `Prefer: wait` on the last GET (then the next GET goes
@@ -376,6 +377,24 @@ static bool never_reached(const wait_run *w, int rc, bool sent)
 	return rc == S0_ETRANSPORT && !sent && !w->reached;
 }
 
+/*
+ * A server that refuses connections (nothing sent) for S0__WAIT_UNREACHABLE_MS
+ * in a row, after this wait reached it, is gone rather than restarting (a
+ * `kill -9` with nobody to start it again): the wait ends with that transport
+ * error instead of retrying until its deadline (a memory wait's is 360 s).
+ */
+static bool unreachable_too_long(wait_run *w, int rc, bool sent)
+{
+	if (rc != S0_ETRANSPORT || sent) {
+		w->unreachable_ms = -1;
+		return false;
+	}
+	int64_t now = now_ms(w);
+	if (w->unreachable_ms < 0)
+		w->unreachable_ms = now;
+	return now - w->unreachable_ms >= S0__WAIT_UNREACHABLE_MS;
+}
+
 static bool same_state(const s0_sandbox_info *a, const s0_sandbox_info *b)
 {
 	return s0_sandbox_info_status(a) == s0_sandbox_info_status(b) &&
@@ -448,7 +467,7 @@ static int poll_once(wait_run *w, s0_error **err)
 	w->call_inm = NULL;
 	w->call_wait_s = 0;
 	w->held = false;
-	if (never_reached(w, rc, sent))
+	if (never_reached(w, rc, sent) || unreachable_too_long(w, rc, sent))
 		return fatal(w, rc, x, err);
 	if (rc == S0_OK && longpoll_seen(w, &r, asked)) {
 		s0__reply_free(&r);
@@ -498,7 +517,7 @@ static int post_once(wait_run *w, s0_error **err)
 	int rc = exchange(w, "POST", w->kind == WAIT_PAUSE ? "/pause" : "/resume", body, &r, &x,
 	                  &sent);
 	cJSON_Delete(body);
-	if (never_reached(w, rc, sent))
+	if (never_reached(w, rc, sent) || unreachable_too_long(w, rc, sent))
 		return fatal(w, rc, x, err);
 	if (rc == S0_OK) {
 		if (w->kind == WAIT_PAUSE)
@@ -667,6 +686,7 @@ static int run_init(wait_run *w, s0_client *c, const char *id, wait_kind kind,
 	}
 	w->retry_after_ms = -1;
 	w->pause_gen = -1;
+	w->unreachable_ms = -1;
 	w->start_ms = now_ms(w);
 	w->deadline_ms = s0__wait_deadline(w->start_ms, w->cfg.timeout_ms);
 	uint64_t seed = (uint64_t)s0__real_monotonic_ms() ^ (uint64_t)(uintptr_t)w;

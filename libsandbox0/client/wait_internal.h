@@ -17,6 +17,10 @@
 #define S0__WAIT_JITTER_PCT 20
 /* Longest `Prefer: wait` a wait's GET asks for (docs/wire.md "Long-poll"). */
 #define S0__WAIT_LONGPOLL_MAX_S 20
+/* How long a server that refuses every connection (nothing sent) may stay so
+ * after a wait reached it: long enough for a restart; then the wait ends with
+ * that transport error instead of retrying until its deadline. */
+#define S0__WAIT_UNREACHABLE_MS 15000
 
 /* "No deadline" as an instant. */
 #define S0__NO_DEADLINE INT64_MAX

@@ -101,9 +101,39 @@ int s0__json_add_time(cJSON *obj, const char *key, int64_t unix_ms, bool zero_ti
 	return s0__json_add_str(obj, key, buf);
 }
 
+/* Length of the well-formed UTF-8 sequence that starts s[0] (a byte >= 0x80)
+ * within avail bytes, 0 when it is not one (RFC 3629 §4: no overlong forms,
+ * no surrogates, nothing past U+10FFFF, no truncated sequence). */
+static size_t utf8_seq_len(const unsigned char *s, size_t avail)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xBF;
+	size_t n;
+	if (c >= 0xC2 && c <= 0xDF) {
+		n = 2;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		n = 3;
+		lo = c == 0xE0 ? 0xA0 : 0x80;
+		hi = c == 0xED ? 0x9F : 0xBF;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		lo = c == 0xF0 ? 0x90 : 0x80;
+		hi = c == 0xF4 ? 0x8F : 0xBF;
+	} else {
+		return 0;
+	}
+	if (avail < n || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t k = 2; k < n; k++)
+		if ((s[k] & 0xC0) != 0x80)
+			return 0;
+	return n;
+}
+
 /* The hostile-input checks cJSON does not make: nesting depth, NUL bytes
- * (raw, or escaped as \u0000, which cJSON would silently truncate at) and
- * raw control characters inside strings (RFC 8259 §7). */
+ * (raw, or escaped as \u0000, which cJSON would silently truncate at), raw
+ * control characters inside strings (RFC 8259 §7) and text that is not
+ * UTF-8 (RFC 8259 §8.1; cJSON copies such bytes through, and the answers
+ * that echo a value would not be JSON). */
 const char *s0__json_check(const char *s, size_t len, int max_depth)
 {
 	int depth = 0;
@@ -112,6 +142,13 @@ const char *s0__json_check(const char *s, size_t len, int max_depth)
 		unsigned char ch = (unsigned char)s[i];
 		if (!ch)
 			return "NUL byte in JSON";
+		if (ch >= 0x80) {
+			size_t n = utf8_seq_len((const unsigned char *)s + i, len - i);
+			if (!n)
+				return "invalid UTF-8 in JSON";
+			i += n - 1;
+			continue;
+		}
 		if (in_str) {
 			if (ch < 0x20)
 				return "control character in a JSON string";

@@ -255,7 +255,17 @@ START_TEST(hostile_bodies)
 	           "invalid request: NUL character in a JSON string");
 	expect_400("POST", SB, NULL, "{\"template\":\"d\tx\"}",
 	           "invalid request: control character in a JSON string");
-	ck_assert_int_eq(fake_last(eng)->calls, 0);
+	/* not UTF-8: a stray byte, an overlong form, a surrogate, a cut sequence */
+	static const char *const not_utf8[] = {"{\"template\":\"\xff\xfe\"}",
+	                                       "{\"template\":\"\xc0\xaf\"}",
+	                                       "{\"template\":\"\xed\xa0\x80\"}",
+	                                       "{\"template\":\"\xe2\x82\"}"};
+	for (size_t i = 0; i < sizeof not_utf8 / sizeof *not_utf8; i++)
+		expect_400("POST", SB, NULL, not_utf8[i], "invalid request: invalid UTF-8 in JSON");
+	r = CALL("POST", SB, .body = "{\"template\":\"d\xc3\xa9j\xe2\x82\xac\xf0\x9f\x98\x80\"}");
+	ck_assert_int_eq(r.status, 201); /* well-formed UTF-8 of 2, 3 and 4 bytes passes */
+	rc_free(&r);
+	ck_assert_int_eq(fake_last(eng)->calls, 1);
 }
 END_TEST
 

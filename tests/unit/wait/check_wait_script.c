@@ -26,6 +26,9 @@
 
 typedef enum kind { K_PAUSE, K_RESUME, K_WAIT } kind;
 
+/* A connection refused (nothing sent) that takes 5 s of the manual clock. */
+#define UNSENT_5S {.kind = FT_FAIL_UNSENT, .delay_ms = 5000}
+
 typedef struct wcase {
 	const char *name;       /* behaviour, with the docs/behaviours.md rows */
 	kind kind;
@@ -161,6 +164,18 @@ static const wcase cases[] = {
 	 .script = {FAIL_SENT, FAIL_UNSENT, SB("running,0,1"), PAUSE_OK(200, "false", "running"),
 	            SB("paused,1,1")},
 	 .requests = "POST /pause, GET, GET, POST /pause, GET", .last = "paused,1,1"},
+	{.name = "CL-08 server gone (connections refused 15 s in a row after the POST): ends with "
+	         "the transport error, not at the 360 s deadline",
+	 .memory = S0_BOOL_TRUE,
+	 .script = {FAIL_SENT, UNSENT_5S, UNSENT_5S, UNSENT_5S, UNSENT_5S},
+	 .requests = "POST /pause {memory:true}, ...", .nreq = 5, .rc = S0_ETRANSPORT,
+	 .last = "(none)", .times = "0,0,5100,10250,15475", .end_ms = 20475},
+	{.name = "CL-08 server restarting (refused 10 s, then answers): the wait goes on",
+	 .memory = S0_BOOL_TRUE,
+	 .script = {FAIL_SENT, UNSENT_5S, UNSENT_5S, SB("running,0,1"),
+	            PAUSE_OK(200, "false", "running"), SB("paused,1,1")},
+	 .requests = "POST /pause {memory:true}, GET, GET, GET, POST /pause {memory:true}, GET",
+	 .last = "paused,1,1"},
 	{.name = "CL-08 POST 502 then 504: repeated with the same memory body",
 	 .memory = S0_BOOL_TRUE,
 	 .script = {ERR(502, "unavailable", "cluster gateway unavailable"), SB("running,0,1"),

@@ -2,11 +2,13 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "local/api/router.h"
+#include "server/loop.h"
 #include "server/request.h"
 #include "server/route_upload.h"
 #include "server/workers.h"
@@ -22,11 +24,17 @@ struct s0__route_upload {
 	char *buf;          /* S0__ROUTE_UPLOAD_BUFFER bytes; data at [pos, pos + len) */
 	size_t pos, len;
 	size_t dropped;     /* body bytes dropped after the answer */
+	uint64_t got;       /* body bytes taken into buf so far */
+	size_t pending;     /* bytes libmicrohttpd still offered at the last suspension */
 	int64_t length;     /* announced, or -1 */
 	bool eof;           /* the body ended */
 	bool suspended;     /* the connection waits for room or for the answer */
 	bool done;          /* the handler answered */
 	bool orphan;        /* libmicrohttpd completed the request first (hang-up) */
+	bool hup;           /* the client's socket hung up while suspended mid-body */
+	bool freeing;       /* completion came while src was held: its callback frees */
+	s0__loop_src *src;  /* the client's socket watched for a hang-up (from the first
+	                       suspension mid-body until a hang-up or completion) */
 };
 
 bool s0__route_upload_wanted(struct MHD_Connection *conn)
@@ -51,6 +59,19 @@ static void resume(s0__route_upload *u) /* u->mu held */
 	}
 }
 
+/*
+ * The client went mid-body (u->mu held): shut its socket down so that
+ * libmicrohttpd, which was seen not to notice such a hang-up until its idle
+ * timeout (docs/decisions.md), reads the end at once and completes the
+ * request. Not after the completion: the socket may be closed then.
+ */
+static void cut(s0__route_upload *u)
+{
+	if (!u->hup && !u->orphan && u->r->fd >= 0)
+		shutdown(u->r->fd, SHUT_RDWR);
+	u->hup = true;
+}
+
 /* The handler on a worker thread, from the request's head on. */
 static void run(void *arg)
 {
@@ -72,6 +93,52 @@ static void run(void *arg)
 		void *p = r;
 		s0__server_on_completed(r->s, NULL, &p, MHD_REQUEST_TERMINATED_WITH_ERROR);
 	}
+}
+
+static bool client_gone(int fd);
+
+static void destroy(s0__route_upload *u)
+{
+	pthread_cond_destroy(&u->cv);
+	pthread_mutex_destroy(&u->mu);
+	free(u->buf);
+	free(u);
+}
+
+/* The client's socket of a connection suspended mid-body hung up, the loop
+ * stops, or the request completed (loop thread). libmicrohttpd does not watch
+ * a suspended connection (docs/threading.md "Parked connections"): on a
+ * hang-up shut the socket down and resume it, so the next feed refuses the
+ * body and the connection closes at once rather than at the idle timeout.
+ * The source goes (a later suspension adds another). */
+static void on_hup(s0__loop_src *src, unsigned events, void *arg)
+{
+	s0__route_upload *u = arg;
+	pthread_mutex_lock(&u->mu);
+	/* the body's end may wait in libmicrohttpd's buffer (a client that shut
+	 * its side after the whole body is waiting for the answer), or in the
+	 * socket: only a known length short of its end, nothing unread, is a hang-up */
+	bool short_body = u->length >= 0 && u->got + u->pending < (uint64_t)u->length;
+	if (events & S0__LOOP_HUP && !u->freeing && short_body && client_gone(u->r->fd)) {
+		cut(u);
+		resume(u);
+		pthread_cond_broadcast(&u->cv);
+	}
+	s0__loop_remove(src);
+	u->src = NULL;
+	bool last = u->freeing;
+	pthread_mutex_unlock(&u->mu);
+	if (last)
+		destroy(u);
+}
+
+/* Suspend the connection mid-body; its socket watched for a hang-up (u->mu held). */
+static void suspend_mid_body(s0__route_upload *u)
+{
+	if (!u->src && u->r->fd >= 0) /* refused (loop full or stopping): the idle timeout remains */
+		s0__loop_add(u->r->s->loop, u->r->fd, S0__LOOP_HUP, 0, on_hup, u, &u->src);
+	u->suspended = true;
+	MHD_suspend_connection(u->conn);
 }
 
 enum MHD_Result s0__route_upload_begin(s0_server *s, struct MHD_Connection *conn, s0__sreq *r)
@@ -116,6 +183,8 @@ int s0__route_upload_call(s0__sreq *r, const char *data, size_t *size)
 		u->dropped += *size;
 		out = u->dropped > S0__ROUTE_UPLOAD_DRAIN ? -1 : *size ? 0 : 1;
 		*size = 0;
+	} else if (*size && u->hup) { /* it went mid-body: the body cannot end */
+		out = -1;
 	} else if (*size) {
 		if (u->pos + u->len + *size > S0__ROUTE_UPLOAD_BUFFER && u->pos) {
 			memmove(u->buf, u->buf + u->pos, u->len);
@@ -125,10 +194,11 @@ int s0__route_upload_call(s0__sreq *r, const char *data, size_t *size)
 		size_t k = room < *size ? room : *size;
 		memcpy(u->buf + u->pos + u->len, data, k);
 		u->len += k;
+		u->got += k;
 		*size -= k;
 		if (*size) { /* full: until the handler makes room */
-			u->suspended = true;
-			MHD_suspend_connection(u->conn);
+			u->pending = *size;
+			suspend_mid_body(u);
 		}
 	} else { /* the body ended: wait for the answer */
 		u->eof = true;
@@ -157,10 +227,16 @@ void s0__route_upload_free(s0__route_upload *u)
 {
 	if (!u)
 		return;
-	pthread_cond_destroy(&u->cv);
-	pthread_mutex_destroy(&u->mu);
-	free(u->buf);
-	free(u);
+	pthread_mutex_lock(&u->mu);
+	u->suspended = false; /* completed: never resumed again */
+	if (u->src) {         /* its callback removes it, then u goes */
+		u->freeing = true;
+		s0__loop_signal(u->src);
+		pthread_mutex_unlock(&u->mu);
+		return;
+	}
+	pthread_mutex_unlock(&u->mu);
+	destroy(u);
 }
 
 /* Whether the client shut its side and nothing it sent waits unread: it
@@ -186,6 +262,7 @@ ptrdiff_t s0__route_upload_read(s0__route_upload *u, char *buf, size_t max, int6
 			break;
 		}
 		if (client_gone(u->r->fd)) {
+			cut(u);
 			n = S0__ROUTE_UPLOAD_FAILED;
 			break;
 		}
@@ -220,7 +297,9 @@ ptrdiff_t s0__route_upload_read(s0__route_upload *u, char *buf, size_t max, int6
 bool s0__route_upload_gone(s0__route_upload *u)
 {
 	pthread_mutex_lock(&u->mu);
-	bool gone = (u->orphan && !u->eof) || (!u->eof && client_gone(u->r->fd));
+	bool gone = ((u->orphan || u->hup) && !u->eof) || (!u->eof && client_gone(u->r->fd));
+	if (gone)
+		cut(u);
 	pthread_mutex_unlock(&u->mu);
 	return gone;
 }

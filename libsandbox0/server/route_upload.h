@@ -48,7 +48,9 @@ enum MHD_Result s0__route_upload_begin(s0_server *s, struct MHD_Connection *conn
  * done with (*size left as libmicrohttpd must offer again), 1 when the
  * body ended and the handler answered: r->done, r->resp holds it, send it
  * now, -1 to close the connection (an answered request's body past the
- * drain).
+ * drain, or a client that hung up while the connection was suspended with
+ * the buffer full: its socket is watched on the server's event loop then,
+ * since libmicrohttpd does not watch a suspended connection).
  */
 int s0__route_upload_call(struct s0__sreq *r, const char *data, size_t *size);
 
@@ -59,7 +61,9 @@ int s0__route_upload_call(struct s0__sreq *r, const char *data, size_t *size);
  */
 bool s0__route_upload_detach(struct s0__sreq *r);
 
-/* Free r->upload (the request's completion). NULL-safe. */
+/* Free r->upload (the request's completion; MHD thread or the handler's).
+ * When its socket is still watched on the event loop, the loop thread frees
+ * it once the watch is removed. NULL-safe. */
 void s0__route_upload_free(struct s0__route_upload *u);
 
 /*

@@ -235,6 +235,10 @@ def test_kill_running_and_mid_resume_recovered():
         r = cc.read(s1, "/home/user/1.txt")
         assert r.status == 200 and r.body == b"one", r
         s = wait_state(cc, s2, "paused", True, 30)  # the resume never committed
+        # s2's row said paused all along, but its generation stays b's claim
+        # until cc takes it over (a resume before that is 409): s1 and s2 both
+        wait_until("s2 taken over by cc",
+                   lambda: cc.inspect()["node"]["identity"]["takeovers"] >= 2, 30)
         assert cc.resume(s2).status == 200
         r = cc.read(s2, "/home/user/2.txt")
         assert r.status == 200 and r.body == b"two", r
@@ -533,7 +537,10 @@ def test_s3_outage_mid_pause_and_mid_resume():
         finally:
             subprocess.run(ctl + ["start"], check=True)
         step("S3 restarted")
-        wait_state(b, sid, "paused", True, 90)
+        try:
+            wait_state(b, sid, "paused", True, 90)
+        except AssertionError as e:  # self-fencing (NOD-13) would show here
+            raise AssertionError(f"{e}; a: {a.inspect()['node']['identity']}") from None
         wait_until("a resume with S3 back", lambda: b.resume(s2).status == 200, 90)
         step("paused and resumed")
         r = a.read(s2, "/home/user/t.txt")

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -526,6 +527,8 @@ START_TEST(memory_fork_leaves_parent_running)
 	 * recovered: a fresh generation on the committed head */
 	char *crt = lt_runtime_id(&t, c.id);
 	int64_t cgen = lt_generation(&t, c.id);
+	struct timespec k0, k1;
+	clock_gettime(CLOCK_MONOTONIC, &k0);
 	kill_runsc_sandbox(crt);
 	char *nrt = NULL;
 	for (int i = 0; i < 600; i++) {
@@ -541,6 +544,9 @@ START_TEST(memory_fork_leaves_parent_running)
 		lt_nap_ms(20);
 	}
 	ck_assert_msg(nrt, "the killed generation was not recovered");
+	clock_gettime(CLOCK_MONOTONIC, &k1);
+	fprintf(stderr, "recovered after kill -9 in %ld ms\n",
+	        (long)((k1.tv_sec - k0.tv_sec) * 1000 + (k1.tv_nsec - k0.tv_nsec) / 1000000));
 	ck_assert_int_gt(lt_generation(&t, c.id), cgen);
 	assert_fresh(&t, &c);
 	free(nrt);

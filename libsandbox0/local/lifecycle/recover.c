@@ -53,14 +53,21 @@ static int record_crash(s0__engine *e, s0__sandbox_row *row, const s0__op_row *p
 	return s0__op_advance(e, &op, S0__OPS_INTENT, &step, NULL);
 }
 
-/* Whether the driver reports the live generation of runtime_id ended
- * without a stop() (runtime.h `exited`). */
+/* Whether the driver reports that the live generation of rt ended without
+ * a stop() (runtime.h `exited`; engine lock held). A generation a memory
+ * pause, a snapshot or a fork is checkpointing is left to that operation
+ * (a checkpoint may end the sandbox on purpose). */
+static bool gen_exited(const s0__runtime *rt)
+{
+	return rt && rt->ready && !rt->halted && !rt->fenced && !rt->barrier &&
+	       !rt->pause_pending && !rt->prep_cancel && rt->gen && rt->drv && rt->drv->exited &&
+	       rt->drv->exited(rt->gen);
+}
+
 static bool runtime_exited(s0__engine *e, const char *runtime_id)
 {
 	pthread_mutex_lock(&e->mu);
-	s0__runtime *rt = s0__node_find(&e->node, runtime_id);
-	bool gone = rt && rt->ready && !rt->halted && !rt->fenced && rt->gen && rt->drv &&
-	            rt->drv->exited && rt->drv->exited(rt->gen);
+	bool gone = gen_exited(s0__node_find(&e->node, runtime_id));
 	pthread_mutex_unlock(&e->mu);
 	return gone;
 }
@@ -113,8 +120,7 @@ void s0__engine_crash_scan(s0__engine *e)
 	for (s0__runtime *rt = e->node.runtimes; rt; rt = rt->next) {
 		if (rt->fenced || rt->halted)
 			continue;
-		if (!faults && !(rt->ready && rt->gen && rt->drv && rt->drv->exited &&
-		                 rt->drv->exited(rt->gen)))
+		if (!faults && !gen_exited(rt))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;

@@ -527,6 +527,7 @@ START_TEST(memory_fork_leaves_parent_running)
 	 * recovered: a fresh generation on the committed head */
 	char *crt = lt_runtime_id(&t, c.id);
 	int64_t cgen = lt_generation(&t, c.id);
+	double crashed = lt_inum(&t, NULL, "node.runtimes_crashed");
 	struct timespec k0, k1;
 	clock_gettime(CLOCK_MONOTONIC, &k0);
 	kill_runsc_sandbox(crt);
@@ -548,6 +549,8 @@ START_TEST(memory_fork_leaves_parent_running)
 	fprintf(stderr, "recovered after kill -9 in %ld ms\n",
 	        (long)((k1.tv_sec - k0.tv_sec) * 1000 + (k1.tv_nsec - k0.tv_nsec) / 1000000));
 	ck_assert_int_gt(lt_generation(&t, c.id), cgen);
+	/* inspection counts it as a crash, not a pause */
+	ck_assert_double_eq(lt_inum(&t, NULL, "node.runtimes_crashed"), crashed + 1);
 	assert_fresh(&t, &c);
 	free(nrt);
 	free(crt);

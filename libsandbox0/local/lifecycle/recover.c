@@ -1,7 +1,9 @@
 /*
  * Runtime failure recovery (REC-01..REC-09): a runtime
- * that dies without a planned retirement (fault `runtime_crash`, or
- * `runtime_crash@<sandbox_id>`) is not a pause. The durable operation
+ * that dies without a planned retirement (its driver reports the
+ * generation `exited` — killed from outside, or a damaged lazily restored
+ * chunk — or the fault `runtime_crash` / `runtime_crash@<sandbox_id>`)
+ * is not a pause. The durable operation
  * "recover" runs:
  *   intent   — recorded with the sandbox `starting`, `paused` false and no
  *              runtime binding; the old writer is fenced and its
@@ -51,7 +53,27 @@ static int record_crash(s0__engine *e, s0__sandbox_row *row, const s0__op_row *p
 	return s0__op_advance(e, &op, S0__OPS_INTENT, &step, NULL);
 }
 
-/* One runtime that the fault says has crashed (sandbox lock held). */
+/* Whether the driver reports that the live generation of rt ended without
+ * a stop() (runtime.h `exited`; engine lock held). A generation a memory
+ * pause, a snapshot or a fork is checkpointing is left to that operation
+ * (a checkpoint may end the sandbox on purpose). */
+static bool gen_exited(const s0__runtime *rt)
+{
+	return rt && rt->ready && !rt->halted && !rt->fenced && !rt->barrier &&
+	       !rt->pause_pending && !rt->prep_cancel && rt->gen && rt->drv && rt->drv->exited &&
+	       rt->drv->exited(rt->gen);
+}
+
+static bool runtime_exited(s0__engine *e, const char *runtime_id)
+{
+	pthread_mutex_lock(&e->mu);
+	bool gone = gen_exited(s0__node_find(&e->node, runtime_id));
+	pthread_mutex_unlock(&e->mu);
+	return gone;
+}
+
+/* One runtime that the fault says has crashed, or whose generation ended
+ * by itself (sandbox lock held). */
 static void crash_one(s0__engine *e, const char *sandbox_id, const char *runtime_id)
 {
 	s0__sandbox_row row = {0};
@@ -65,7 +87,10 @@ static void crash_one(s0__engine *e, const char *sandbox_id, const char *runtime
 	if (strcmp(row.rec.runtime_id, runtime_id) || row.rec.status != S0_STATUS_RUNNING ||
 	    (has_op && !unpublished_pause))
 		goto out;
-	if (s0__fault_hit(e->faults, "runtime_crash", sandbox_id) == S0__FAULT_NONE)
+	/* the driver saw the generation end by itself (no operation of ours
+	 * stops it then), or the fault says it crashed */
+	if (!(!has_op && runtime_exited(e, runtime_id)) &&
+	    s0__fault_hit(e->faults, "runtime_crash", sandbox_id) == S0__FAULT_NONE)
 		goto out;
 	pthread_mutex_lock(&e->mu);
 	s0__runtime *rt = s0__node_find(&e->node, runtime_id);
@@ -86,15 +111,16 @@ out:
 
 void s0__engine_crash_scan(s0__engine *e)
 {
-	if (!s0__fault_armed(e->faults, "runtime_crash", NULL) &&
-	    !s0__fault_any_armed(e->faults, "runtime_crash@"))
-		return;
+	bool faults = s0__fault_armed(e->faults, "runtime_crash", NULL) ||
+	              s0__fault_any_armed(e->faults, "runtime_crash@");
 	/* snapshot the candidates, then act on each under its sandbox lock */
 	size_t n = 0, cap = 0;
 	char (*ids)[2][S0__ID_MAX] = NULL;
 	pthread_mutex_lock(&e->mu);
 	for (s0__runtime *rt = e->node.runtimes; rt; rt = rt->next) {
 		if (rt->fenced || rt->halted)
+			continue;
+		if (!faults && !gen_exited(rt))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;

@@ -91,7 +91,10 @@ typedef struct s0__rt_image_data {
 /**
  * Damage found in a lazily restored chunk after the generation was
  * reported running: the process @p pid (0: only a prefetch saw it) has
- * crashed; the engine treats the runtime as crashed (docs/decisions.md).
+ * crashed. A driver whose damage ends the whole generation (gvisor:
+ * runsc's loader kills the sandbox) reports that through runtime.h
+ * `exited` instead, which starts the engine's runtime failure recovery
+ * (docs/decisions.md).
  */
 typedef void (*s0__rt_damage_fn)(void *payload, int32_t pid, const s0_error *err);
 

@@ -235,6 +235,14 @@ typedef struct s0__rt_driver {
 	 */
 	int (*ready)(s0__rt_gen *g, s0_error **err);
 	/**
+	 * (nullable) Whether the generation ended without a stop(): its init
+	 * is gone (the sandbox killed from outside, or its loader killed it on
+	 * a damaged lazily restored chunk). The engine then runs its runtime
+	 * failure recovery (docs/memory-gvisor.md). Non-blocking; thread-safe
+	 * against the generation's own calls; not during stop().
+	 */
+	bool (*exited)(s0__rt_gen *g);
+	/**
 	 * Stop the generation: procd first, then its children (SES-04); drop
 	 * its processes, tmpfs and mounts; free @p g. The RootFS branch stays
 	 * (the engine's); a S0__RT_CAP_KERNEL_FS driver has put every byte its

@@ -12,6 +12,7 @@
  * retained and restored, MEM-11); a memory fork leaves
  * the parent running.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -538,9 +540,41 @@ END_TEST
 /* MEM-13: a memory fork of a running sandbox leaves the parent running
  * (same runtime_id and processes); the child resumes the parent's
  * processes from the image. */
+/* SIGKILL the runsc sandbox process of runtime @p rid (argv "boot" ...
+ * <rid>), found in /proc: a generation killed from outside. */
+static void kill_runsc_sandbox(const char *rid)
+{
+	DIR *d = opendir("/proc");
+	ck_assert_ptr_nonnull(d);
+	int killed = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		char path[300], buf[8192];
+		snprintf(path, sizeof path, "/proc/%s/cmdline", de->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		size_t n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		bool boot = false, ours = false;
+		for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
+			boot |= !strcmp(buf + i, "boot");
+			ours |= !strcmp(buf + i, rid);
+		}
+		if (boot && ours && kill(atoi(de->d_name), SIGKILL) == 0)
+			killed++;
+	}
+	closedir(d);
+	ck_assert_int_eq(killed, 1);
+}
+
 START_TEST(memory_fork_leaves_parent_running)
 {
 	LT_ROW("MEM-13");
+	LT_ROW("REC-01");
 	lt t;
 	open_gvisor(&t);
 	procs p;
@@ -571,6 +605,37 @@ START_TEST(memory_fork_leaves_parent_running)
 	procs c = {.id = child, .sum0 = strdup(p.sum0), .next_pid = p.next_pid};
 	mem_resume(&t, c.id);
 	assert_restored(&t, &c);
+	/* REC-01: the restored generation killed from outside is noticed and
+	 * recovered: a fresh generation on the committed head */
+	char *crt = lt_runtime_id(&t, c.id);
+	int64_t cgen = lt_generation(&t, c.id);
+	double crashed = lt_inum(&t, NULL, "node.runtimes_crashed");
+	struct timespec k0, k1;
+	clock_gettime(CLOCK_MONOTONIC, &k0);
+	kill_runsc_sandbox(crt);
+	char *nrt = NULL;
+	for (int i = 0; i < 600; i++) {
+		lt_advance(&t, 100);
+		lt_quiesce(&t);
+		s0_sandbox_info *ci = lt_get(&t, c.id);
+		bool up = s0_sandbox_info_status(ci) == S0_STATUS_RUNNING;
+		s0_sandbox_info_free(ci);
+		if (up && (nrt = lt_runtime_id(&t, c.id)) && strcmp(nrt, crt))
+			break;
+		free(nrt);
+		nrt = NULL;
+		lt_nap_ms(20);
+	}
+	ck_assert_msg(nrt, "the killed generation was not recovered");
+	clock_gettime(CLOCK_MONOTONIC, &k1);
+	fprintf(stderr, "recovered after kill -9 in %ld ms\n",
+	        (long)((k1.tv_sec - k0.tv_sec) * 1000 + (k1.tv_nsec - k0.tv_nsec) / 1000000));
+	ck_assert_int_gt(lt_generation(&t, c.id), cgen);
+	/* inspection counts it as a crash, not a pause */
+	ck_assert_double_eq(lt_inum(&t, NULL, "node.runtimes_crashed"), crashed + 1);
+	assert_fresh(&t, &c);
+	free(nrt);
+	free(crt);
 	procs_free(&c);
 	free(rt0);
 	free(rt1);

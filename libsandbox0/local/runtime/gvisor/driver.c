@@ -603,6 +603,12 @@ static void *early_sync_main(void *arg)
  * SIGKILL before it falls back to `runsc delete --force`, ms. */
 #define KILL_WAIT_MS 10000
 
+/* procd, PID 1, is gone: the runsc sandbox ended without a stop(). */
+static bool gv_exited(s0__rt_gen *g)
+{
+	return g && g->procd && s0__gv_pd_gone(g->procd);
+}
+
 static void gv_stop(s0__rt_gen *g)
 {
 	if (!g)
@@ -921,6 +927,7 @@ const s0__rt_driver s0__rt_gvisor_driver = {
 	.fingerprint = s0__gv_fingerprint,
 	.start = gv_start,
 	.ready = gv_ready,
+	.exited = gv_exited,
 	.stop = gv_stop,
 	.terminal_proof = gv_terminal_proof,
 	.cut = gv_cut,

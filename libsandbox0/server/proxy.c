@@ -106,6 +106,37 @@ static bool path_ok(const char *p)
 	return true;
 }
 
+/* Whether s is a token (RFC 9110 tchar: a method or a header name). */
+static bool token_ok(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("!#$%&'*+-.^_`|~", *s))
+			return false;
+	return true;
+}
+
+/* Whether a request head may go to the service as it is: a token method, a
+ * query and header values without control characters (a bare CR ends a
+ * line for some servers: a header the client smuggled in), token names. */
+static bool head_ok(const s0__http_request *req)
+{
+	if (!token_ok(req->method))
+		return false;
+	for (const char *c = req->query ? req->query : ""; *c; c++)
+		if ((unsigned char)*c <= 0x20 || *c == 0x7f)
+			return false;
+	for (size_t i = 0; i < req->headers.len; i++) {
+		if (!token_ok(req->headers.items[i].name))
+			return false;
+		for (const char *c = req->headers.items[i].value; *c; c++)
+			if (((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f)
+				return false;
+	}
+	return true;
+}
+
 static const char *str_of(const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -359,6 +390,10 @@ int s0__route_proxy(s0__engine *e, const char *domain, const s0__http_request *r
 		return fail(resp, rid, 400, "bad_request",
 		            "invalid route path: dot segments, encoded slashes and control "
 		            "characters are refused");
+	if (!head_ok(req))
+		return fail(resp, rid, 400, "bad_request",
+		            "invalid request: control characters in the method, query or a "
+		            "header are refused");
 	if (req->has_body && req->body_len > S0__ROUTE_BODY_MAX)
 		return fail(resp, rid, 413, "request_too_large", "request body is too large");
 	s0_error *err = NULL;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/deadline.h"
 #include "local/lifecycle/engine_internal.h"
 
 static int64_t wall_ms(void)
@@ -42,14 +43,7 @@ static bool nap(s0__engine *e, int64_t until)
 {
 	int64_t left = until - s0__real_monotonic_ms();
 	if (left > 0 && !e->fence.stop) {
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_sec += left / 1000;
-		dl.tv_nsec += (left % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		struct timespec dl = s0__deadline_after_ms(CLOCK_REALTIME, left);
 		pthread_cond_timedwait(&e->fence.tcv, &e->fence.tmu, &dl);
 	}
 	return !e->fence.stop;

@@ -1,5 +1,6 @@
 /* Cancel tokens: a flag, a condition variable and wake-up subscriptions. */
 #include "common/cancel.h"
+#include "common/deadline.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -157,14 +158,7 @@ int s0__cancel_sleep(s0_cancel_token *t, int64_t ms)
 			;
 		return S0_OK;
 	}
-	struct timespec dl;
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += (time_t)(ms / 1000);
-	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	struct timespec dl = s0__deadline_after_ms(CLOCK_MONOTONIC, ms);
 	int rc = S0_OK;
 	pthread_mutex_lock(&t->mu);
 	while (!atomic_load(&t->canceled)) {

@@ -1,9 +1,25 @@
 /* The real clock and the manual test clock (sandbox0/clock.h). */
 #include "common/cancel.h"
+#include "common/deadline.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+struct timespec s0__deadline_after_ms(clockid_t clock, int64_t ms)
+{
+	struct timespec t;
+	clock_gettime(clock, &t);
+	if (ms < 0)
+		ms = 0;
+	t.tv_sec += (time_t)(ms / 1000);
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
 
 static int64_t real_now(void *ctx)
 {

@@ -43,7 +43,11 @@ static int wait_fd(int fd, short ev, int64_t deadline)
 	}
 }
 
-static int send_all(int fd, const char *p, size_t n, int64_t deadline, const char **why)
+/* Send all n bytes before deadline (monotonic ms). With an upload
+ * (nullable), the waits are slices of at most 100 ms between which it stops
+ * when the client hung up (nothing would use the answer). */
+static int send_all(int fd, struct s0__route_upload *up, const char *p, size_t n,
+                    int64_t deadline, const char **why)
 {
 	while (n) {
 		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
@@ -52,13 +56,20 @@ static int send_all(int fd, const char *p, size_t n, int64_t deadline, const cha
 			n -= (size_t)k;
 			continue;
 		}
-		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+		if (k < 0 && !again()) {
 			*why = "the service closed the connection";
 			return S0_ETRANSPORT;
 		}
-		int w = wait_fd(fd, POLLOUT, deadline);
-		if (w <= 0) {
-			*why = w ? "the connection failed" : "the service did not take the request in time";
+		if (up && s0__route_upload_gone(up)) {
+			*why = "the client hung up mid-body";
+			return S0_ETRANSPORT;
+		}
+		int64_t slice = up ? now_ms() + 100 : deadline;
+		int w = wait_fd(fd, POLLOUT, slice < deadline ? slice : deadline);
+		if (w < 0 || (w == 0 && now_ms() >= deadline)) {
+			*why = w ? "the connection failed"
+			     : up ? "the service did not take the body in time"
+			          : "the service did not take the request in time";
 			return w ? S0_ETRANSPORT : S0_ETIMEDOUT;
 		}
 	}
@@ -148,36 +159,6 @@ static char *head_of(const s0__proxy_req *r)
 	return s0__buf_detach(&b, &n);
 }
 
-/* send_all() of an upload's bytes, in slices of at most 100 ms between
- * which it stops when the client hung up (nothing would use the answer). */
-static int send_up(int fd, const s0__proxy_req *r, const char *p, size_t n, int64_t deadline,
-                   const char **why)
-{
-	while (n) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-		if (k > 0) {
-			p += k;
-			n -= (size_t)k;
-			continue;
-		}
-		if (k < 0 && !again()) {
-			*why = "the service closed the connection";
-			return S0_ETRANSPORT;
-		}
-		if (s0__route_upload_gone(r->upload)) {
-			*why = "the client hung up mid-body";
-			return S0_ETRANSPORT;
-		}
-		int64_t slice = now_ms() + 100;
-		int w = wait_fd(fd, POLLOUT, slice < deadline ? slice : deadline);
-		if (w < 0 || (w == 0 && now_ms() >= deadline)) {
-			*why = w ? "the connection failed" : "the service did not take the body in time";
-			return w ? S0_ETRANSPORT : S0_ETIMEDOUT;
-		}
-	}
-	return S0_OK;
-}
-
 /* The streamed request body (route_upload.h) after the head: as it comes,
  * with its length or in chunks (the chunk framing of RFC 9112 §7.1 is the
  * only HTTP written here beside the head), each wait bounded by timeout_ms. */
@@ -203,12 +184,12 @@ static int send_upload(int fd, const s0__proxy_req *r, const char **why)
 		int64_t deadline = now_ms() + r->timeout_ms;
 		if (chunked) {
 			snprintf(frame, sizeof frame, n ? "%zx\r\n" : "0\r\n\r\n", (size_t)n);
-			rc = send_up(fd, r, frame, strlen(frame), deadline, why);
+			rc = send_all(fd, r->upload, frame, strlen(frame), deadline, why);
 		}
 		if (rc == S0_OK && n)
-			rc = send_up(fd, r, buf, (size_t)n, deadline, why);
+			rc = send_all(fd, r->upload, buf, (size_t)n, deadline, why);
 		if (rc == S0_OK && n && chunked)
-			rc = send_up(fd, r, "\r\n", 2, deadline, why);
+			rc = send_all(fd, r->upload, "\r\n", 2, deadline, why);
 		if (rc < 0 || !n)
 			break;
 	}
@@ -323,12 +304,12 @@ int s0__proxy_exchange(int fd, const s0__proxy_req *r, s0__http_response *out, c
 		*why = "out of memory";
 		return S0_ENOMEM;
 	}
-	int rc = send_all(fd, head, strlen(head), deadline, why);
+	int rc = send_all(fd, NULL, head, strlen(head), deadline, why);
 	free(head);
 	if (rc == S0_OK && r->upload)
 		rc = send_upload(fd, r, why);
 	else if (rc == S0_OK && r->has_body && r->body_len)
-		rc = send_all(fd, r->body, r->body_len, deadline, why);
+		rc = send_all(fd, NULL, r->body, r->body_len, deadline, why);
 	if (rc < 0)
 		return rc;
 	deadline = now_ms() + r->timeout_ms; /* the answer's head: from the request's end */

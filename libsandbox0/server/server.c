@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/deadline.h"
 #include "server/loop.h"
 #include "server/server_internal.h"
 #include "server/workers.h"
@@ -190,14 +191,7 @@ int s0_server_port(const s0_server *srv)
 /* Wait until no request is in flight, up to the drain timeout. */
 static void drain(s0_server *s)
 {
-	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += s->o.drain_timeout_ms / 1000;
-	until.tv_nsec += (s->o.drain_timeout_ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	struct timespec until = s0__deadline_after_ms(CLOCK_MONOTONIC, s->o.drain_timeout_ms);
 	pthread_mutex_lock(&s->mu);
 	s->stopping = true;
 	while (s->active > 0)

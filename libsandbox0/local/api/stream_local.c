@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "client/stream_vt.h"
+#include "common/deadline.h"
 #include "local/api/router.h"
 #include "local/api/stream.h"
 #include "local/api/stream_local.h"
@@ -102,36 +103,14 @@ static int local_send(s0_stream *base, const char *json, size_t len, s0_error **
 	return S0_OK;
 }
 
-/* Absolute CLOCK_MONOTONIC time ms from now. */
-static struct timespec after_ms(int64_t ms)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (ms % 1000) * 1000000L;
-	if (t.tv_nsec >= 1000000000L) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	}
-	return t;
-}
-
 /* Wait until kicked, or ms pass (< 0: no bound). */
 static void wait_kick(lstream *s, int64_t ms)
 {
 	pthread_mutex_lock(&s->mu);
 	if (!s->kicked && ms != 0) {
 		/* the condition runs on CLOCK_REALTIME by default: wait in small real steps */
-		struct timespec now;
-		clock_gettime(CLOCK_REALTIME, &now);
-		struct timespec until = now;
 		int64_t step = ms < 0 || ms > 1000 ? 1000 : ms;
-		until.tv_sec += step / 1000;
-		until.tv_nsec += (step % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		struct timespec until = s0__deadline_after_ms(CLOCK_REALTIME, step);
 		pthread_cond_timedwait(&s->cv, &s->mu, &until);
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -148,7 +127,7 @@ static int local_recv(s0_stream *base, int64_t timeout_ms, char **msg_out, size_
                       s0_error **err)
 {
 	lstream *s = (lstream *)base;
-	struct timespec until = after_ms(timeout_ms > 0 ? timeout_ms : 0);
+	struct timespec until = s0__deadline_after_ms(CLOCK_MONOTONIC, timeout_ms);
 	int64_t retry_at_left = -1;
 	for (;;) {
 		int taken = s0__smsgq_take(&s->queue, msg_out, len_out, err);

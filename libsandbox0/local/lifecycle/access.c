@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/deadline.h"
 #include "local/lifecycle/engine_internal.h"
 
 struct s0__runtime_access {
@@ -93,13 +94,7 @@ static s0__runtime *pin(s0__engine *e, const s0__sandbox_row *row)
 
 static void wait_a_little(s0__engine *e)
 {
-	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_nsec += 10 * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	struct timespec dl = s0__deadline_after_ms(CLOCK_REALTIME, 10);
 	pthread_cond_timedwait(&e->cv, &e->mu, &dl);
 }
 

@@ -239,6 +239,11 @@ static void take_over(s0__engine *e, const char *id, const s0__gen_owner_row *o)
 	s0__sandbox_rec_clear(&row.rec);
 }
 
+static bool running(const s0__runtime *rt)
+{
+	return rt->ready && !rt->halted;
+}
+
 /*
  * After this node's lease lapsed and was taken again (a stall longer than
  * the lease), another node may have taken some of its sandboxes over: each
@@ -249,16 +254,10 @@ static void take_over(s0__engine *e, const char *id, const s0__gen_owner_row *o)
  */
 static void drop_superseded(s0__engine *e)
 {
-	size_t n = 0;
-	char (*ids)[S0__ID_MAX] = NULL;
+	size_t k;
+	char (*ids)[S0__ID_MAX];
 	pthread_mutex_lock(&e->mu);
-	for (s0__runtime *rt = e->node.runtimes; rt; rt = rt->next)
-		n++;
-	ids = n ? calloc(n, sizeof *ids) : NULL;
-	size_t k = 0;
-	for (s0__runtime *rt = e->node.runtimes; ids && rt; rt = rt->next)
-		if (rt->ready && !rt->halted)
-			s0__strlcpy(ids[k++], rt->sandbox_id, S0__ID_MAX);
+	s0__node_pick_ids(&e->node, running, &ids, &k);
 	pthread_mutex_unlock(&e->mu);
 	for (size_t i = 0; i < k; i++) {
 		s0__sblock *l = s0__engine_lock(e, ids[i]);

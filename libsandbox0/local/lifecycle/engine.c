@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/deadline.h"
 #include "local/lifecycle/engine_internal.h"
 #include "local/lifecycle/engine_open.h"
 
@@ -158,13 +159,7 @@ static void *controller_main(void *arg)
 	while (!e->stopping) {
 		if (!e->kicks) {
 			/* periodic pass: real-clock TTLs and retries of held operations */
-			struct timespec dl;
-			clock_gettime(CLOCK_REALTIME, &dl);
-			dl.tv_nsec += 100 * 1000000L;
-			if (dl.tv_nsec >= 1000000000L) {
-				dl.tv_sec++;
-				dl.tv_nsec -= 1000000000L;
-			}
+			struct timespec dl = s0__deadline_after_ms(CLOCK_REALTIME, 100);
 			pthread_cond_timedwait(&e->cv, &e->mu, &dl);
 			if (e->stopping)
 				break;
@@ -213,14 +208,7 @@ int s0__engine_quiesce(s0__engine *e, int64_t timeout_ms)
 		int64_t left = until - s0__real_monotonic_ms();
 		if (left <= 0)
 			break;
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		int64_t step = left < 50 ? left : 50;
-		dl.tv_nsec += step * 1000000L;
-		while (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		struct timespec dl = s0__deadline_after_ms(CLOCK_REALTIME, left < 50 ? left : 50);
 		pthread_cond_timedwait(&e->cv, &e->mu, &dl);
 	}
 	int rc = e->kicks || e->busy ? S0_ETIMEDOUT : S0_OK;

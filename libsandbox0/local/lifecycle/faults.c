@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/cancel.h"
+#include "common/deadline.h"
 #include "local/lifecycle/faults.h"
 
 typedef struct fault {
@@ -337,14 +338,7 @@ void s0__faults_wait_change(s0__faults *f, int64_t ms)
 {
 	pthread_mutex_lock(&f->mu);
 	uint64_t g = f->release_gen;
-	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += (time_t)(ms / 1000);
-	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	struct timespec dl = s0__deadline_after_ms(CLOCK_REALTIME, ms);
 	while (f->release_gen == g)
 		if (pthread_cond_timedwait(&f->cv, &f->mu, &dl))
 			break;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/deadline.h"
 #include "local/lifecycle/engine_internal.h"
 
 static int64_t wall_ms(void)
@@ -42,14 +43,7 @@ static bool nap(s0__engine *e, int64_t until)
 {
 	int64_t left = until - s0__real_monotonic_ms();
 	if (left > 0 && !e->fence.stop) {
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_sec += left / 1000;
-		dl.tv_nsec += (left % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		struct timespec dl = s0__deadline_after_ms(CLOCK_REALTIME, left);
 		pthread_cond_timedwait(&e->fence.tcv, &e->fence.tmu, &dl);
 	}
 	return !e->fence.stop;
@@ -77,20 +71,20 @@ static void *renewer_main(void *arg)
 	return NULL;
 }
 
+static bool unfenced(const s0__runtime *rt)
+{
+	return rt->ready && !rt->halted && !rt->fenced;
+}
+
 /* Halt every running runtime whose sandbox lock is free (a busy one is
  * tried again on the next round); true when some are left. */
 static bool self_fence(s0__engine *e)
 {
-	size_t n = 0, k = 0;
+	size_t k;
+	char(*ids)[S0__ID_MAX];
 	pthread_mutex_lock(&e->mu);
-	for (s0__runtime *rt = e->node.runtimes; rt; rt = rt->next)
-		n++;
-	char(*ids)[S0__ID_MAX] = n ? calloc(n, sizeof *ids) : NULL;
-	for (s0__runtime *rt = e->node.runtimes; ids && rt; rt = rt->next)
-		if (rt->ready && !rt->halted && !rt->fenced)
-			s0__strlcpy(ids[k++], rt->sandbox_id, S0__ID_MAX);
+	bool left = s0__node_pick_ids(&e->node, unfenced, &ids, &k) != S0_OK;
 	pthread_mutex_unlock(&e->mu);
-	bool left = n && !ids;
 	for (size_t i = 0; i < k; i++) {
 		s0__sblock *l = s0__engine_trylock(e, ids[i]);
 		if (!l) {
@@ -199,16 +193,17 @@ static void settle(s0__engine *e, const char *id)
 	s0__engine_recover_locked(e, id);
 }
 
+static bool lease_fenced(const s0__runtime *rt)
+{
+	return rt->lease_fenced;
+}
+
 void s0__engine_lease_recover(s0__engine *e)
 {
-	size_t n = 0, k = 0;
+	size_t k;
+	char(*ids)[S0__ID_MAX];
 	pthread_mutex_lock(&e->mu);
-	for (s0__runtime *rt = e->node.runtimes; rt; rt = rt->next)
-		n++;
-	char(*ids)[S0__ID_MAX] = n ? calloc(n, sizeof *ids) : NULL;
-	for (s0__runtime *rt = e->node.runtimes; ids && rt; rt = rt->next)
-		if (rt->lease_fenced)
-			s0__strlcpy(ids[k++], rt->sandbox_id, S0__ID_MAX);
+	s0__node_pick_ids(&e->node, lease_fenced, &ids, &k);
 	pthread_mutex_unlock(&e->mu);
 	for (size_t i = 0; i < k; i++) {
 		s0__sblock *l = s0__engine_lock(e, ids[i]);

@@ -85,6 +85,22 @@ s0__runtime *s0__node_find_sandbox(s0__node *n, const char *sandbox_id)
 	return NULL;
 }
 
+int s0__node_pick_ids(s0__node *n, bool (*pick)(const s0__runtime *rt),
+                      char (**out)[S0__ID_MAX], size_t *k)
+{
+	size_t all = 0;
+	*k = 0;
+	for (s0__runtime *rt = n->runtimes; rt; rt = rt->next)
+		all++;
+	*out = all ? calloc(all, sizeof **out) : NULL;
+	if (all && !*out)
+		return S0_ENOMEM;
+	for (s0__runtime *rt = n->runtimes; rt && all; rt = rt->next)
+		if (pick(rt))
+			s0__strlcpy((*out)[(*k)++], rt->sandbox_id, S0__ID_MAX);
+	return S0_OK;
+}
+
 int s0__node_terminal_proof(struct s0__faults *f, const s0__runtime *rt, s0_error **err)
 {
 	struct stat st;

@@ -83,6 +83,14 @@ void s0__node_release(s0__node *n, s0__runtime *rt);
 s0__runtime *s0__node_find(s0__node *n, const char *runtime_id);
 s0__runtime *s0__node_find_sandbox(s0__node *n, const char *sandbox_id);
 /*
+ * Copy the sandbox ids of the runtimes `pick` accepts, so the caller can
+ * work on each after letting go of the engine's lock (which it holds here).
+ * *out is a calloc'd array of *k ids the caller frees (NULL when there are
+ * no runtimes). S0_ENOMEM with *out NULL and *k 0 when memory ran out.
+ */
+int s0__node_pick_ids(s0__node *n, bool (*pick)(const s0__runtime *rt),
+                      char (**out)[S0__ID_MAX], size_t *k);
+/*
  * Terminal proof (PTX-06): the runtime
  * process, writer, mount, network state, allocation directory and lease
  * cgroup are all absent. The allocation directory of rt (nullable) is

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/deadline.h"
 #include "local/lifecycle/engine_internal.h"
 #include "local/lifecycle/webhook.h"
 #include "local/meta/outbox.h"
@@ -55,13 +56,7 @@ struct s0__webhooks {
 
 static void real_deadline(struct timespec *ts, int ms)
 {
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
+	*ts = s0__deadline_after_ms(CLOCK_REALTIME, ms);
 }
 
 /* ---- delivery ---- */

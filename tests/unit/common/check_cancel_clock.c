@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/cancel.h"
+#include "common/deadline.h"
 #include "common_suites.h"
 
 static int64_t mono_ms(void)
@@ -302,14 +303,7 @@ static void *manual_sleep_thread(void *p)
 /* Wait up to ms of real time for the sleeper to finish; true when it did. */
 static bool wait_done(msleeper *s, int ms)
 {
-	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += ms / 1000;
-	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	struct timespec dl = s0__deadline_after_ms(CLOCK_REALTIME, ms);
 	pthread_mutex_lock(&s->mu);
 	while (!s->done)
 		if (pthread_cond_timedwait(&s->cv, &s->mu, &dl))

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "common/deadline.h"
 #include "local/meta/meta.h"
 #include "local/meta/postgres/mpg.h"
 #include "lt.h"
@@ -509,14 +510,7 @@ static void on_change(void *arg, const char *id, bool deleted)
 /* Wait up to ms (real time) for a delivery of id with that deleted flag. */
 static bool feed_wait(feed *f, const char *id, bool deleted, int ms)
 {
-	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += ms / 1000;
-	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	struct timespec dl = s0__deadline_after_ms(CLOCK_REALTIME, ms);
 	pthread_mutex_lock(&f->mu);
 	bool ok;
 	while (!(ok = !strcmp(f->last, id) && f->last_deleted == deleted))

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/deadline.h"
 #include "local/runtime/gvisor/gv_pagefile.h"
 #include "local/runtime/heap.h"
 
@@ -653,14 +654,7 @@ bool s0__gv_pagefile_damaged(s0__gv_pagefile *pf, char *buf, size_t len)
 
 bool s0__gv_pagefile_wait_all(int timeout_ms)
 {
-	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	struct timespec dl = s0__deadline_after_ms(CLOCK_REALTIME, timeout_ms);
 	pthread_mutex_lock(&live_mu);
 	while (live > 0 && pthread_cond_timedwait(&live_cv, &live_mu, &dl) == 0)
 		;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/deadline.h"
 #include "local/runtime/gvisor/procd/procd_path.h"
 #include "local/runtime/gvisor/procd/procd_proto.h"
 
@@ -231,13 +232,7 @@ static void *reader_main(void *arg)
 
 static void deadline_after(struct timespec *ts, int64_t ms)
 {
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000;
-	if (ts->tv_nsec >= 1000000000) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000;
-	}
+	*ts = s0__deadline_after_ms(CLOCK_MONOTONIC, ms);
 }
 
 /* Wait on the condition (lock held) until @p dl; false once it passed. */

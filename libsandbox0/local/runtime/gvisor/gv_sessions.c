@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "common/deadline.h"
 #include "common/json.h"
 #include "local/runtime/gvisor/gv_int.h"
 #include "local/runtime/sim/sessions.h"
@@ -295,13 +296,7 @@ static void *supervise(void *arg)
 	struct s0__gv_ses *t = arg;
 	pthread_mutex_lock(&t->mu);
 	while (t->run) {
-		struct timespec dl;
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_nsec += SUPERVISE_MS * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		struct timespec dl = s0__deadline_after_ms(CLOCK_MONOTONIC, SUPERVISE_MS);
 		while (t->run && pthread_cond_timedwait(&t->cv, &t->mu, &dl) != ETIMEDOUT)
 			;
 		if (!t->run)

@@ -72,10 +72,16 @@ int s0__mpg_connect(s0__mpg *q, mpg_conn *c, s0_error **err)
 	const char *const keys[] = {"connect_timeout", "application_name", "dbname", NULL};
 	const char *const vals[] = {"5", "libsandbox0", q->conninfo, NULL};
 	c->pg = PQconnectdbParams(keys, vals, 1);
+	bool pooled = c >= q->conns && c < q->conns + S0__MPG_POOL;
 	if (c->pg && PQstatus(c->pg) == CONNECTION_OK) {
 		PQsetNoticeProcessor(c->pg, quiet, NULL); /* NOTICEs are not errors */
+		if (pooled) /* this node's own writes: the change feed skips them (listen.c) */
+			__atomic_store_n(&q->own_pids[c - q->conns], PQbackendPID(c->pg),
+			                 __ATOMIC_RELEASE);
 		return S0_OK;
 	}
+	if (pooled)
+		__atomic_store_n(&q->own_pids[c - q->conns], 0, __ATOMIC_RELEASE);
 	int rc = s0__mpg_fail(q, c, NULL, "connect", err);
 	PQfinish(c->pg);
 	c->pg = NULL;

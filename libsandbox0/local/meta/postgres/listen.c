@@ -2,7 +2,10 @@
  * every write of a sandbox row notifies channel "s0_sandbox" with its id in
  * the writing transaction (stmts.c Q_SB_PUT, and Q_SB_DEL with "-" before
  * the id; delivered at its commit), and a thread with a connection of its own LISTENs and hands each
- * id to the callback. A lost connection is made again every half second;
+ * id to the callback, except the ones this handle's own connections sent
+ * (their backend PIDs: the engine already told its watchers of its own
+ * commits, and a late second wake moved a version after the change had
+ * settled). A lost connection is made again every half second;
  * the notifications sent meanwhile are lost (a long-poll waiting for one
  * answers at its time limit instead). */
 #include <errno.h>
@@ -35,6 +38,15 @@ static PGconn *subscribe(s0__mpg *q)
 	return c.pg;
 }
 
+/* Whether a notification came from one of this handle's pooled connections. */
+static bool own_pid(s0__mpg *q, int pid)
+{
+	for (int i = 0; i < S0__MPG_POOL; i++)
+		if (pid && __atomic_load_n(&q->own_pids[i], __ATOMIC_ACQUIRE) == pid)
+			return true;
+	return false;
+}
+
 static void *listen_main(void *arg)
 {
 	s0__mpg *q = arg;
@@ -61,7 +73,7 @@ static void *listen_main(void *arg)
 		while ((nf = PQnotifies(pg))) {
 			const char *id = nf->extra ? nf->extra : "";
 			bool deleted = *id == '-'; /* Q_SB_DEL's payload: "-" and the id */
-			if (id[deleted])
+			if (id[deleted] && !own_pid(q, nf->be_pid))
 				l->fn(l->arg, id + deleted, deleted);
 			PQfreemem(nf);
 		}

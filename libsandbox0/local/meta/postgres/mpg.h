@@ -73,6 +73,8 @@ typedef struct s0__mpg {
 	mpg_conn *txn;          /* the transaction's connection */
 	bool txn_broken;        /* a statement of it failed: only rollback remains */
 	struct mpg_listen *listen; /* the change feed's thread (listen.c), NULL when none */
+	int own_pids[S0__MPG_POOL]; /* each pooled connection's backend PID, 0 when none
+	                               (atomic: the change feed skips their notifications) */
 } s0__mpg;
 
 #define MPG(m) ((s0__mpg *)(m))

@@ -69,11 +69,14 @@ static char *sh(lt *t, const char *id, const char *ctx, const char *cmd)
  * RootFS branch mounted through the carrier; the files API and the
  * programs see the same files; a write followed at once by a
  * filesystem-only pause is in the committed head (read back while paused,
- * from the RootFS); the resume starts a new generation (runtime_id
+ * from the RootFS); a recursive file watch of /workspace sees the files
+ * API's changes in order and the pause ends it with 1001 (ST-03); the
+ * resume starts a new generation (runtime_id
  * changes, runtime_generation + 1) whose processes are new. */
 START_TEST(engine_runs_gvisor_and_pauses)
 {
 	LT_ROW("FS-01");
+	LT_ROW("ST-03");
 	lt t;
 	open_gvisor(&t);
 	char *json = NULL;

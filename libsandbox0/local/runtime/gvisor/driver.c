@@ -939,7 +939,8 @@ static int gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d,
 const s0__rt_driver s0__rt_gvisor_driver = {
 	.name = "gvisor",
 	.description = "gVisor (runsc, systrap): real programs in a sandbox kernel, network policies "
-	               "enforced by nftables in a private hub namespace",
+	               "enforced by nftables in a private hub namespace; file watches see the files "
+	               "API's changes, not the guest's own writes",
 	.probe = gv_probe,
 	.open = gv_open,
 	.close = gv_close,

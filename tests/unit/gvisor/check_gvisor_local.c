@@ -16,10 +16,39 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "common/internal.h"
 #include "common/json.h"
 #include "local/runtime/gvisor/gvisor.h"
 #include "lt.h"
 #include "gv_host.h"
+
+/* A file watch on @p id subscribed to /workspace recursively (sandbox0/streams.h). */
+static s0_stream *watch_workspace(lt *t, const char *id)
+{
+	s0_stream_options o = S0_STREAM_OPTIONS_INIT;
+	o.kind = S0_STREAM_FILES_WATCH;
+	o.sandbox_id = id;
+	s0_stream *st = NULL;
+	ck_assert_int_eq(s0_local_stream_open(t->local, &o, &st, NULL), S0_OK);
+	const char *sub = "{\"action\":\"subscribe\",\"path\":\"/workspace\",\"recursive\":true}";
+	ck_assert_int_eq(s0_stream_send(st, sub, strlen(sub), NULL), S0_OK);
+	return st;
+}
+
+/* The next message of @p st: its "event" (or "type"), then " ", its "path". */
+static char *next_event(s0_stream *st)
+{
+	char *m = NULL;
+	ck_assert_int_eq(s0_stream_recv(st, 5000, &m, NULL, NULL), S0_OK);
+	cJSON *o = cJSON_Parse(m);
+	s0_free(m);
+	ck_assert_ptr_nonnull(o);
+	const char *ev = s0__json_str(o, "event");
+	char *out = s0__asprintf("%s %s", ev ? ev : s0__json_str(o, "type"),
+	                         s0__json_str(o, "path"));
+	cJSON_Delete(o);
+	return out;
+}
 
 static void open_gvisor(lt *t)
 {
@@ -40,11 +69,14 @@ static char *sh(lt *t, const char *id, const char *ctx, const char *cmd)
  * RootFS branch mounted through the carrier; the files API and the
  * programs see the same files; a write followed at once by a
  * filesystem-only pause is in the committed head (read back while paused,
- * from the RootFS); the resume starts a new generation (runtime_id
+ * from the RootFS); a recursive file watch of /workspace sees the files
+ * API's changes in order and the pause ends it with 1001 (ST-03); the
+ * resume starts a new generation (runtime_id
  * changes, runtime_generation + 1) whose processes are new. */
 START_TEST(engine_runs_gvisor_and_pauses)
 {
 	LT_ROW("FS-01");
+	LT_ROW("ST-03");
 	lt t;
 	open_gvisor(&t);
 	char *json = NULL;
@@ -66,8 +98,24 @@ START_TEST(engine_runs_gvisor_and_pauses)
 	char *out = sh(&t, id, ctx, "uname -r; cat /proc/mounts | grep -c ' / '");
 	ck_assert_msg(strstr(out, "gvisor"), "%s", out);
 	free(out);
+	/* ST-03: a file watch sees the files API's changes, in order */
+	s0_stream *st = watch_workspace(&t, id);
+	const char *want[] = {"subscribed /workspace", "create /workspace/api.txt",
+	                      "write /workspace/api.txt", "create /workspace/d",
+	                      "create /workspace/d/x", "write /workspace/d/x",
+	                      "rename /workspace/d/x",
+	                      "create /workspace/d/y", "remove /workspace/d"};
 	/* the files API and the programs: the same files, both ways */
 	lt_write(&t, id, "/workspace/api.txt", "from the api\n");
+	ck_assert_int_eq(s0_files_mkdir(t.c, id, "/workspace/d", false, NULL), S0_OK);
+	lt_write(&t, id, "/workspace/d/x", "x");
+	ck_assert_int_eq(s0_files_move(t.c, id, "/workspace/d/x", "/workspace/d/y", NULL), S0_OK);
+	ck_assert_int_eq(s0_files_delete(t.c, id, "/workspace/d", NULL), S0_OK);
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		char *ev = next_event(st);
+		ck_assert_str_eq(ev, want[i]);
+		free(ev);
+	}
 	out = sh(&t, id, ctx, "cat /workspace/api.txt");
 	ck_assert_str_eq(out, "from the api");
 	free(out);
@@ -79,6 +127,10 @@ START_TEST(engine_runs_gvisor_and_pauses)
 
 	lt_pause(&t, id); /* at once after the write */
 	lt_assert_paused(&t, id);
+	char *x = NULL; /* the pause ended the watch */
+	ck_assert_int_eq(s0_stream_recv(st, 5000, &x, NULL, NULL), S0_ITEROVER);
+	ck_assert_int_eq(s0_stream_close_code(st, NULL), 1001);
+	s0_stream_free(st);
 	ck_assert(lt_file_is(&t, id, "/root/kept.txt", "kept\n")); /* from the committed head */
 	ck_assert(lt_file_is(&t, id, "/workspace/api.txt", "from the api\n"));
 	lt_resume(&t, id);

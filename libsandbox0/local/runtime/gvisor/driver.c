@@ -388,6 +388,19 @@ static void *net_main(void *arg)
 	return NULL;
 }
 
+/* The files view's hook (fsview/router.h) onto the engine's files_changed. */
+static void files_hook(void *arg, const char *event, const char *path)
+{
+	s0__rt_gen *g = arg;
+	g->files_changed(g->files_changed_arg, g->sandbox_id, event, path);
+}
+
+static bool files_hook_wanted(void *arg)
+{
+	s0__rt_gen *g = arg;
+	return !g->files_watched || g->files_watched(g->files_changed_arg, g->sandbox_id);
+}
+
 static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_error **err)
 {
 	s0__rt_image *img = r ? r->image : NULL; /* freed below in every case */
@@ -459,6 +472,14 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 		rc = s0__gv_files_open(&g->files, files_root, (const char *const *)g->rt_paths,
 		                       (const char *const *)g->rt_dirs, g->n_rt, err);
 		g->files_open = rc == S0_OK;
+	}
+	if (rc == S0_OK && r->files_changed) { /* the files API's changes, for file watches */
+		g->files_changed = r->files_changed;
+		g->files_watched = r->files_watched;
+		g->files_changed_arg = r->files_changed_arg;
+		g->files.ns.hook = files_hook;
+		g->files.ns.hook_wanted = files_hook_wanted;
+		g->files.ns.hook_arg = g;
 	}
 	t_bundle = s0__gv_now_us();
 	if (rc == S0_OK && img) /* a memory image continues (gv_restore.c) */
@@ -918,7 +939,8 @@ static int gv_image_restore(s0__rt_host *h, const s0__rt_image_data *d,
 const s0__rt_driver s0__rt_gvisor_driver = {
 	.name = "gvisor",
 	.description = "gVisor (runsc, systrap): real programs in a sandbox kernel, network policies "
-	               "enforced by nftables in a private hub namespace",
+	               "enforced by nftables in a private hub namespace; file watches see the files "
+	               "API's changes, not the guest's own writes",
 	.probe = gv_probe,
 	.open = gv_open,
 	.close = gv_close,

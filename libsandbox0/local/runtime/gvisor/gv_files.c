@@ -8,6 +8,9 @@
  * never above it. A symlink from the root tree into /tmp resolves inside
  * the root tree here (inside the sandbox it reaches the tmpfs).
  *
+ * Every change that succeeds is told to the namespace's hook (router.h),
+ * which the driver binds to the engine's files_changed (file watches).
+ *
  * Errors follow local/rootfs/files.h (the same reasons per operation).
  */
 #include <dirent.h>
@@ -31,6 +34,13 @@ typedef struct where {
 	bool is_mount;   /* the path is a runtime mount point itself */
 	char *canon;     /* owned: the normalised path */
 } where;
+
+/* Tell the file watches (router.h's hook) of a change that succeeded. */
+static void tell(const s0__gv_files *v, const char *event, const char *path)
+{
+	if (v->ns.hook)
+		v->ns.hook(v->ns.hook_arg, event, path);
+}
 
 static int open_in(int base, const char *rel, int flags, mode_t mode)
 {
@@ -205,7 +215,8 @@ static int gvf_write(void *ctx, const char *path, size_t path_len, const void *d
 	char tmp[64];
 	snprintf(tmp, sizeof tmp, ".s0-write.%d.%p", (int)getpid(), (void *)&tmp);
 	struct stat st;
-	if (fstatat(pd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+	bool existed = fstatat(pd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (existed && S_ISDIR(st.st_mode)) {
 		rc = fail(err, EISDIR, "", w.canon);
 	} else {
 		int fd = openat(pd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -224,6 +235,10 @@ static int gvf_write(void *ctx, const char *path, size_t path_len, const void *d
 			close(fd);
 	}
 	close(pd);
+	if (rc == S0_OK && !existed) /* a new file is a create, then a write (as inotify) */
+		tell(ctx, "create", w.canon);
+	if (rc == S0_OK)
+		tell(ctx, "write", w.canon);
 	free(name);
 	free(w.canon);
 	return rc;
@@ -253,6 +268,8 @@ static int gvf_mkdir(void *ctx, const char *path, size_t path_len, bool recursiv
 		if (!(e == EEXIST && recursive && dir))
 			rc = fail(err, e == EEXIST && recursive ? ENOTDIR : e, "directory_not_found",
 			          w.canon);
+	} else {
+		tell(ctx, "create", w.canon);
 	}
 	close(pd);
 	free(name);
@@ -306,8 +323,12 @@ static int gvf_delete(void *ctx, const char *path, size_t path_len, s0_error **e
 		}
 		return pd;
 	}
+	struct stat st;
+	bool existed = fstatat(pd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	if (remove_tree(pd, name) < 0)
 		rc = fail(err, errno, "file_not_found", w.canon);
+	else if (existed)
+		tell(ctx, "remove", w.canon);
 	close(pd);
 	free(name);
 	free(w.canon);
@@ -464,6 +485,9 @@ static int gvf_move(void *ctx, const char *src, size_t src_len, const char *dst,
 	} else if (renameat(ap, an, bp, bn) < 0) {
 		int e = errno;
 		rc = fail(err, e == ENOENT ? ENOENT : e, "file_not_found", e == ENOENT ? a.canon : b.canon);
+	} else { /* the source as "rename", its destination as "create" (runtime.h) */
+		tell(ctx, "rename", a.canon);
+		tell(ctx, "create", b.canon);
 	}
 	if (ap >= 0)
 		close(ap);
@@ -488,6 +512,8 @@ static int gvf_chmod(void *ctx, const char *path, size_t path_len, uint32_t mode
 	int fd = open_in(w.base, w.rel, O_RDONLY, 0); /* symlinks followed, inside the root */
 	if (fd < 0 || fchmod(fd, mode) < 0)
 		rc = fail(err, errno, "file_not_found", w.canon);
+	else
+		tell(ctx, "chmod", w.canon);
 	if (fd >= 0)
 		close(fd);
 	free(w.canon);
@@ -512,6 +538,8 @@ static int gvf_symlink(void *ctx, const char *target, size_t target_len, const c
 		rc = fail(err, errno, "directory_not_found", w.canon);
 	else if (pd < 0)
 		rc = pd;
+	else
+		tell(ctx, "create", w.canon);
 	if (pd >= 0)
 		close(pd);
 	free(t);

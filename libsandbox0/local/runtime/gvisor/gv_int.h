@@ -121,6 +121,11 @@ struct s0__rt_gen {
 	size_t n_rt;
 	s0__gv_files files;
 	bool files_open;
+	/* the engine's file-watch seam (s0__rt_start.files_changed), nullable */
+	void (*files_changed)(void *arg, const char *sandbox_id, const char *event,
+	                      const char *path);
+	bool (*files_watched)(void *arg, const char *sandbox_id);
+	void *files_changed_arg;
 	s0__carrier *carrier; /**< (nullable) the RootFS branch mounted as the root tree */
 	s0__gv_net *net;      /**< its network namespace (gv_net.h; a restore makes it with
 	                           s0__gv_net_prepare() and the slot recorded at capture) */

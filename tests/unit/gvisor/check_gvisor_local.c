@@ -3,7 +3,8 @@
  * = "gvisor"), through the public client: inspection names it, a context
  * runs a real program, a filesystem-only pause stops the generation (its
  * processes gone, the terminal proof given), a resume starts a new one
- * (runtime_id changes, runtime_generation + 1) on the same root tree, and
+ * (runtime_id changes, runtime_generation + 1) on the same root tree, a
+ * REPL context's stream (docs/wire.md §8.2) runs its inputs in that REPL, and
  * asking for the runtime where runsc is missing fails the open naming it.
  */
 #include <dirent.h>
@@ -62,6 +63,69 @@ static void open_gvisor(lt *t)
 static char *sh(lt *t, const char *id, const char *ctx, const char *cmd)
 {
 	return lt_sh(t, id, ctx, cmd, NULL);
+}
+
+/* The next message of @p st (waits up to 10 s: each input's answer is
+ * queued when s0_stream_send() returns); its "type", "source" or
+ * "request_id" and "data" joined as "type:source-or-rid:data". */
+static char *next_msg(s0_stream *st)
+{
+	char *text = NULL;
+	s0_error *e = NULL;
+	int rc = s0_stream_recv(st, 10000, &text, NULL, &e);
+	ck_assert_msg(rc == S0_OK, "recv: %d %s", rc, e ? s0_error_message(e) : "");
+	cJSON *m = cJSON_Parse(text);
+	s0_free(text);
+	const char *src = s0__json_str(m, "source");
+	const char *rid = s0__json_str(m, "request_id");
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s:%s:%s", s0__json_str0(m, "type"),
+	         src ? src : rid ? rid : "", s0__json_str0(m, "data"));
+	cJSON_Delete(m);
+	return strdup(buf);
+}
+
+/* Send input @p data with request id @p rid on @p st. */
+static void send_input(s0_stream *st, const char *rid, const char *data)
+{
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "type", "input");
+	cJSON_AddStringToObject(m, "data", data);
+	cJSON_AddStringToObject(m, "request_id", rid);
+	char *text = cJSON_PrintUnformatted(m);
+	cJSON_Delete(m);
+	ck_assert_int_eq(s0_stream_send(st, text, strlen(text), NULL), S0_OK);
+	free(text);
+}
+
+/* ST-01: a REPL context's stream (what `s0 sandbox attach` shows): each input runs
+ * in the REPL, its output (by source) then a done with its request id, in
+ * order; a variable set through the stream is seen by a later run call. */
+static void repl_stream_echoes(lt *t, const char *id)
+{
+	char *ctx = lt_repl(t, id);
+	s0_stream_options o = S0_STREAM_OPTIONS_INIT;
+	o.kind = S0_STREAM_CONTEXT;
+	o.sandbox_id = id;
+	o.id = ctx;
+	s0_stream *st = NULL;
+	s0_error *e = NULL;
+	int rc = s0_local_stream_open(t->local, &o, &st, &e);
+	ck_assert_msg(rc == S0_OK, "open: %s", e ? s0_error_message(e) : "?");
+	send_input(st, "r1", "S0V=via-stream; echo repl-in\n");
+	send_input(st, "r2", "echo two; echo err >&2\n");
+	const char *want[] = {"output:stdout:repl-in\n", "done:r1:", "output:stdout:two\n",
+	                      "output:stderr:err\n", "done:r2:"};
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		char *got = next_msg(st);
+		ck_assert_str_eq(got, want[i]);
+		free(got);
+	}
+	char *out = sh(t, id, ctx, "echo $S0V");
+	ck_assert_str_eq(out, "via-stream");
+	free(out);
+	s0_stream_free(st);
+	free(ctx);
 }
 
 /* Inspection names the runtime; a sandbox of the default template (the
@@ -143,6 +207,7 @@ START_TEST(engine_runs_gvisor_and_pauses)
 	ck_assert_str_eq(out, "kept\n0"); /* the file stayed, the process did not */
 	free(out);
 	free(ctx);
+	repl_stream_echoes(&t, id);
 	free(rt0);
 	free(rt1);
 	free(id);

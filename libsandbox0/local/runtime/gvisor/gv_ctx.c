@@ -9,7 +9,12 @@
  *
  * A REPL exec writes the code and then a marker line the shell prints on
  * stdout and stderr once the code finished; the output before the markers
- * is the exec's. Signals reach the process group of the program inside
+ * is the exec's. A stream input to a REPL is run as such an exec (the shell
+ * or the driver is never handed bare text that would break the framing),
+ * so its output is complete when the input call returns and its `done`
+ * follows it (docs/wire.md §8.2); every exec's output, stream inputs and
+ * run calls alike, goes to the REPL's transcript, which its stream reads.
+ * Signals reach the process group of the program inside
  * (procd sends them; each context leads its own group). No pty: resize
  * answers `pty_unavailable`. Calls on one generation's contexts are
  * serialised (one mutex).
@@ -44,6 +49,8 @@ typedef struct gv_ctx {
 	int status;       /* its wait status once ended */
 	s0__buf out, err; /* cmd: everything; repl: pending, not yet an exec's */
 	s0__buf last_out, last_err; /* repl: the last exec's output */
+	s0__buf log[2];   /* repl: the transcript of every exec, stdout and stderr */
+	int64_t log_base[2]; /* the stream offset of log[i]'s first byte */
 	struct gv_ctx *next;
 } gv_ctx;
 
@@ -96,6 +103,8 @@ static void ctx_free(gv_ctx *c)
 	s0__buf_free(&c->err);
 	s0__buf_free(&c->last_out);
 	s0__buf_free(&c->last_err);
+	s0__buf_free(&c->log[0]);
+	s0__buf_free(&c->log[1]);
 	free(c);
 }
 
@@ -280,11 +289,13 @@ static int repl_run(gv_ctx *c, const char *code, s0_error **err)
 	s0__buf_reset(&c->last_err);
 	s0__buf_put(&c->last_out, c->out.data ? c->out.data : "", c->out.len);
 	s0__buf_put(&c->last_err, c->err.data ? c->err.data : "", c->err.len);
+	int lrc = s0__gv_ctx_log_add(&c->log[0], &c->log_base[0], c->out.data, c->out.len) |
+	          s0__gv_ctx_log_add(&c->log[1], &c->log_base[1], c->err.data, c->err.len);
 	s0__buf_reset(&c->out);
 	s0__buf_reset(&c->err);
 	if (!(o_done && e_done) && !c->ended)
 		return s0__error_set(err, S0_ETIMEDOUT, "exec_timeout", "execution timed out");
-	return S0_OK;
+	return lrc ? s0__error_nomem(err) : S0_OK;
 }
 
 static gv_ctx *find(struct s0__gv_ctxs *t, const char *id, s0_error **err)
@@ -403,6 +414,8 @@ static int do_input(gv_ctx *c, const cJSON *body, s0_error **err)
 	if (!s0__gv_pp_stdin_open(c->pp))
 		return s0__error_set(err, S0_ECONFLICT, "process_not_running",
 		                     "the process's stdin is closed");
+	if (c->type == S0__CTX_REPL) /* an exec: its output to the transcript */
+		return repl_run(c, data, err);
 	return s0__gv_pp_write(c->pp, data, strlen(data), err);
 }
 
@@ -509,6 +522,10 @@ int s0__gv_ctx_call(struct s0__gv_ctxs *t, const s0__rt_proc_call *call, cJSON *
 		s0__buf_reset(&c->err);
 		s0__buf_reset(&c->last_out);
 		s0__buf_reset(&c->last_err);
+		for (int i = 0; i < 2; i++) {
+			s0__buf_reset(&c->log[i]);
+			c->log_base[i] = 0;
+		}
 		rc = start_process(t, c, err);
 		if (rc == S0_OK && !(*data_out = render(t->g, c, false)))
 			rc = s0__error_nomem(err);
@@ -533,8 +550,9 @@ int s0__gv_ctx_call(struct s0__gv_ctxs *t, const s0__rt_proc_call *call, cJSON *
 	case S0__RT_CTX_STREAM: /* output after a cursor (gv_ctx_stream.c) */
 		pump(c, 0);
 		*data_out = s0__gv_ctx_stream_render(
-			c->type == S0__CTX_CMD ? &c->out : &c->last_out,
-			c->type == S0__CTX_CMD ? &c->err : &c->last_err, call->body, c->ended,
+			c->type == S0__CTX_CMD ? &c->out : &c->log[0],
+			c->type == S0__CTX_CMD ? &c->err : &c->log[1],
+			c->type == S0__CTX_CMD ? NULL : c->log_base, call->body, c->ended,
 			s0__gv_exit_code(c->status), state_name(c));
 		if (!*data_out)
 			rc = s0__error_nomem(err);

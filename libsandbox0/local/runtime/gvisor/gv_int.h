@@ -278,11 +278,22 @@ int s0__gv_ctx_call(struct s0__gv_ctxs *t, const s0__rt_proc_call *call, cJSON *
                     int *status_out, s0_error **err);
 /**
  * The S0__RT_CTX_STREAM answer for a context whose output is @p out and
- * @p err (gv_ctx_stream.c), after the request @p body's cursor.
+ * @p err (gv_ctx_stream.c), after the request @p body's cursor. A cursor
+ * is a byte offset counted from the first byte ever written: the buffers
+ * hold the bytes from @p base (base[0] stdout, base[1] stderr) on; a
+ * cursor before a base skips to it, one past the end starts again at the
+ * base. NULL @p base: both 0.
  * @return (transfer full) or NULL when out of memory.
  */
-cJSON *s0__gv_ctx_stream_render(const s0__buf *out, const s0__buf *err, const cJSON *body,
-                                bool ended, int exit_code, const char *state);
+cJSON *s0__gv_ctx_stream_render(const s0__buf *out, const s0__buf *err, const int64_t *base,
+                                const cJSON *body, bool ended, int exit_code, const char *state);
+/**
+ * Append @p len bytes of @p data to a REPL's stream transcript @p log
+ * (gv_ctx_stream.c), keeping its last 1 MiB: the oldest bytes dropped (at
+ * a UTF-8 character start) move @p *base past them.
+ * @return S0_OK, or S0_ENOMEM (the transcript unchanged).
+ */
+int s0__gv_ctx_log_add(s0__buf *log, int64_t *base, const char *data, size_t len);
 /** Whether a REPL @p alias ("python", "python3") runs the Python REPL (gv_ctx_py.c). */
 bool s0__gv_ctx_py_alias(const char *alias);
 /** The Python REPL's argv (static; NULL-terminated). */

@@ -71,16 +71,25 @@ int s0__router_handle_raw(s0__engine *e, const s0__router_opts *opts,
 	rc = s0__router_handle(e, &o, &r, resp);
 	/* another node won the generation this call tried to start (two
 	 * resumes through two nodes at once): the call goes to that node,
-	 * which answers once its start settled */
-	if (rc == S0_OK && resp->status == 409 && !unreachable &&
-	    !s0__headers_get(&req->headers, S0__NODE_AUTH_HEADER)) {
+	 * which answers once its start settled; that node not reachable under
+	 * a live lease is not final (docs/scaling.md "Takeover on the spot") */
+	if (rc == S0_OK && resp->status == 409 && !channel) {
 		s0__http_response again = {0};
-		int f = s0__router_forward(e, req, path, o.request_id, &again, &unreachable);
+		int f = unreachable ? 0
+		                    : s0__router_forward(e, req, path, o.request_id, &again, &unreachable);
 		if (f == 1) {
 			s0__http_response_free(resp);
 			*resp = again;
 		} else {
 			s0__http_response_free(&again);
+		}
+		if (f == 0 && unreachable) {
+			s0__http_response_free(resp);
+			memset(resp, 0, sizeof *resp);
+			rc = s0__router_reply_error(resp, o.request_id, 503, "unavailable",
+			                            "the node running this sandbox cannot be reached; retry");
+			if (rc == S0_OK)
+				s0__headers_add(&resp->headers, "Retry-After", "1");
 		}
 	}
 	free(path);

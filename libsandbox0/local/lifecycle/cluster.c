@@ -239,6 +239,49 @@ static void take_over(s0__engine *e, const char *id, const s0__gen_owner_row *o)
 	s0__sandbox_rec_clear(&row.rec);
 }
 
+/* Whether this node has held its lease for a whole lease: only such a node
+ * takes others over (after an outage of the store every lease looks
+ * lapsed, and the live nodes need that long to renew theirs). */
+static bool steady(s0__engine *e, int64_t now)
+{
+	pthread_mutex_lock(&e->fence.mu);
+	bool ok = e->fence.epoch && now - e->fence.held_since_mono >= e->opt.lease_ms;
+	pthread_mutex_unlock(&e->fence.mu);
+	return ok;
+}
+
+int s0__engine_take_over_now(s0__engine *e, const char *id, s0_error **err)
+{
+	s0__gen_owner_row o;
+	s0_error *oerr = NULL;
+	int rc = s0__meta_gen_owner(e->meta, id, &o, &oerr);
+	if (rc == S0_ENOTFOUND || (rc == S0_OK && (!o.node_id[0] || !strcmp(o.node_id, e->ctld.uid)))) {
+		s0_error_free(oerr);
+		return S0_OK; /* never claimed, released, or this node's */
+	}
+	if (rc < 0) {
+		if (err && !*err)
+			*err = oerr;
+		else
+			s0_error_free(oerr);
+		return rc;
+	}
+	if (o.lease_until > wall_ms())
+		return S0_OK; /* a live node's: its claim decides (resume.c) */
+	if (steady(e, s0__real_monotonic_ms()) && s0__engine_lease_valid(e)) {
+		take_over(e, id, &o); /* the claim fences any other node doing the same */
+		if (s0__meta_gen_owner(e->meta, id, &o, NULL) == S0_OK &&
+		    (!o.node_id[0] || !strcmp(o.node_id, e->ctld.uid)))
+			return S0_OK;
+	}
+	rc = s0__error_set(err, S0_EUNAVAILABLE, "unavailable",
+	                   "the node that ran this sandbox lost its lease and it is being "
+	                   "taken over; retry");
+	if (err && *err)
+		s0__error_set_http(*err, 0, NULL, NULL, 1000);
+	return rc;
+}
+
 static bool running(const s0__runtime *rt)
 {
 	return rt->ready && !rt->halted;
@@ -296,13 +339,7 @@ void s0__engine_failover_scan(s0__engine *e)
 		e->fence.reacq_seen = reacq;
 		drop_superseded(e);
 	}
-	/* only a node that has held its lease for a whole lease takes others
-	 * over: after an outage of the store every lease looks lapsed, and the
-	 * live nodes need that long to renew theirs (renewed every third) */
-	pthread_mutex_lock(&e->fence.mu);
-	bool steady = e->fence.epoch && now - e->fence.held_since_mono >= e->opt.lease_ms;
-	pthread_mutex_unlock(&e->fence.mu);
-	if (!steady)
+	if (!steady(e, now)) /* only a node that held its lease a whole lease */
 		return;
 	e->fence.scanned_mono = now;
 	char **ids = NULL;

@@ -352,6 +352,14 @@ int s0__engine_release_claim(s0__engine *e, s0__op_row *op, void *ctx, s0_error 
 /* Take over the sandboxes of nodes whose lease lapsed (controller; at most
  * every third of a lease). */
 void s0__engine_failover_scan(s0__engine *e);
+/* A lifecycle request's look at who holds id's generation (its lock
+ * held; blocks on the store): S0_OK when it is this node's, released or
+ * never claimed, or held by a node whose lease lapsed and taken over here
+ * on the spot (the failover scan's takeover, same claim and fencing; only
+ * by a node steady in its lease), and also when a live node holds it (its
+ * claim then decides). S0_EUNAVAILABLE `unavailable` with a retry after
+ * 1 s when the takeover cannot happen yet; a store error as is. */
+int s0__engine_take_over_now(s0__engine *e, const char *id, s0_error **err);
 /* recover.c's restart recovery of one sandbox, its lock held. */
 void s0__engine_recover_locked(s0__engine *e, const char *id);
 

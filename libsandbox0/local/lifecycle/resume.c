@@ -17,6 +17,7 @@ typedef enum settle {
 	RELEASING,   /* committed, or recovering, but the old runtime is not proven gone */
 	TERMINATING, /* a delete is in flight */
 	FALLBACK,    /* a failed memory restore's replacement is still pending */
+	AWAY,        /* a live node that did not answer holds its generation */
 } settle;
 
 /* In the cancel's transaction: the soft TTL starts over. */
@@ -79,12 +80,19 @@ static settle settle_op(s0__engine *e, const char *id)
 }
 
 /* Take the lock with the sandbox's operation settled; a pause still on
- * its way to the commit is waited for up to timeout_ms on the engine clock. */
-static s0__sblock *lock_settled(s0__engine *e, const char *id, int64_t timeout_ms, settle *out)
+ * its way to the commit is waited for up to timeout_ms on the engine clock.
+ * A generation held by a node whose lease lapsed is taken over first
+ * (docs/scaling.md "Leases"); AWAY with *err set when it cannot be. */
+static s0__sblock *lock_settled(s0__engine *e, const char *id, int64_t timeout_ms, settle *out,
+                                s0_error **err)
 {
 	int64_t until = s0__engine_now(e) + timeout_ms;
 	for (;;) {
 		s0__sblock *l = s0__engine_lock(e, id);
+		if (s0__engine_take_over_now(e, id, err) < 0) {
+			*out = AWAY;
+			return l;
+		}
 		*out = settle_op(e, id);
 		if (*out != WAIT || s0__engine_now(e) >= until || e->stopping)
 			return l;
@@ -178,6 +186,8 @@ int s0__engine_run_fallback(s0__engine *e, s0__op_row *op)
 static int resume_locked(s0__engine *e, s0__sandbox_row *row, settle st, bool memory,
                          s0__resume_reply *out, s0_error **err)
 {
+	if (st == AWAY) /* its error is already set */
+		return S0_EUNAVAILABLE;
 	if (st == FALLBACK) { /* accepted durable work: poll (docs/wire.md §6.4) */
 		out->resumed = false;
 		return S0_OK;
@@ -247,8 +257,14 @@ int s0__engine_resume(s0__engine *e, const char *team, const char *id, bool memo
 	if (rc < 0)
 		return rc;
 	settle st;
-	s0__sblock *l = lock_settled(e, id, S0__RESUME_WAIT_MS, &st);
+	s0_error *away = NULL;
+	s0__sblock *l = lock_settled(e, id, S0__RESUME_WAIT_MS, &st, &away);
 	rc = s0__engine_load(e, team, id, &row, err);
+	if (rc == S0_OK && st == AWAY && err && !*err) {
+		*err = away;
+		away = NULL;
+	}
+	s0_error_free(away);
 	if (rc == S0_OK)
 		rc = resume_locked(e, &row, st, memory, out, err);
 	s0__engine_unlock(e, l);
@@ -262,7 +278,7 @@ int s0__engine_resume_wake(s0__engine *e, const char *id, s0__resume_reply *out)
 		memset(out, 0, sizeof *out);
 		s0__sandbox_row row = {0};
 		settle st;
-		s0__sblock *l = lock_settled(e, id, S0__RESUME_WAIT_MS, &st);
+		s0__sblock *l = lock_settled(e, id, S0__RESUME_WAIT_MS, &st, NULL);
 		int rc = s0__engine_load(e, NULL, id, &row, NULL);
 		bool again = rc == S0_OK && (st == WAIT || st == RELEASING) && !e->stopping;
 		if (rc == S0_OK && !again)

@@ -137,6 +137,10 @@ int64_t s0__retry_after_parse(const char *v, int64_t now_unix_ms)
 	time_t t = curl_getdate(v, NULL);
 	if (t == (time_t)-1)
 		return -1;
+	/* compared in seconds first: a date far in the future (curl_getdate
+	 * takes any year) would overflow the milliseconds */
+	if ((int64_t)t > now_unix_ms / 1000 + RETRY_AFTER_MAX_MS / 1000 + 1)
+		return -1;
 	int64_t d = (int64_t)t * 1000 - now_unix_ms;
 	if (d > RETRY_AFTER_MAX_MS)
 		return -1;

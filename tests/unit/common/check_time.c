@@ -189,6 +189,7 @@ START_TEST(test_retry_after)
 		{"Mon, 31 Dec 2029 23:59:59 GMT", 0}, /* past: retry now */
 		{"Sun, 06 Nov 1994 08:49:37 GMT", 0},
 		{"Wed, 01 Jan 2031 00:00:01 GMT", -1}, /* beyond a year: not believable */
+		{"Wed, 21 Oct 999999999", -1}, /* a year that overflows milliseconds (fuzz_json) */
 		{NULL, -1},
 		{"", -1},
 		{"   ", -1},

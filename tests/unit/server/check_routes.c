@@ -4,9 +4,11 @@
  * /r/{public_id}/ and {public_id}.{domain} to the simulated runtime's
  * httpd, waking a paused sandbox for a `resume: true` route, a failed wake,
  * the auto_resume guard, team scoping and hostile input (PUB-01..PUB-08),
- * bodies streamed both ways and a client hanging up mid-body (PUB-12).
+ * bodies streamed both ways and a client hanging up mid-body (PUB-12), a
+ * silent port and one start of a command for many requests (PUB-14).
  */
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -635,6 +637,106 @@ START_TEST(nothing_listening_is_bad_gateway)
 }
 END_TEST
 
+/* One concurrent route request (route_flood). */
+typedef struct flood_req {
+	const char *id, *method, *rest;
+	th_resp r;
+} flood_req;
+
+static void *flood_main(void *arg)
+{
+	flood_req *q = arg;
+	char *p = s0__asprintf("/r/%s%s", q->id, q->rest);
+	char *u = th_url(cs_sv.port, p);
+	const char *h[] = {"Content-Type: text/plain", NULL};
+	bool post = !strcmp(q->method, "POST");
+	th_req rq = {.method = q->method, .url = u, .headers = h, .body = post ? "x" : NULL,
+	             .body_len = post ? 1 : 0};
+	th_do(&rq, &q->r);
+	free(u);
+	free(p);
+	return NULL;
+}
+
+/* n concurrent requests to /r/{id}{rest}; each answer into reqs. */
+static void route_flood(flood_req *reqs, int n, const char *id, const char *method,
+                        const char *rest)
+{
+	pthread_t th[64];
+	ck_assert_int_le(n, 64);
+	for (int i = 0; i < n; i++) {
+		reqs[i] = (flood_req){.id = id, .method = method, .rest = rest};
+		ck_assert_int_eq(pthread_create(&th[i], NULL, flood_main, &reqs[i]), 0);
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+}
+
+static int contexts_of(const char *sb)
+{
+	char *p = s0__asprintf("/api/v1/sandboxes/%s/contexts", sb);
+	cJSON *j = call("GET", p, KEY_A, NULL, 200);
+	const cJSON *d = cJSON_GetObjectItem(j, "data");
+	int n = cJSON_GetArraySize(cJSON_IsArray(d) ? d : cJSON_GetObjectItem(d, "contexts"));
+	cJSON_Delete(j);
+	free(p);
+	return n;
+}
+
+/* PUB-14: a service's port that does not answer a connect (a full or hung
+ * listener: fault port_no_answer) answers 504 at once and never starts the
+ * command again; many such requests leave /healthz prompt and the server
+ * stops promptly. A refused port starts the command once for many
+ * concurrent requests, which all get the real answer. */
+START_TEST(silent_port_is_gateway_timeout)
+{
+	enum { N = 40 };
+	static flood_req reqs[N];
+	char *sb = claim(KEY_A, true);
+	write_file(sb, "/www/hello.txt", "hello");
+	char *id = put_services(sb, WEB("[{\"id\":\"all\",\"path_prefix\":\"/\",\"resume\":true}]"));
+	ck_assert_int_eq(s0_local_fault_arm(cs_sv.f.local, "port_no_answer", S0_FAULT_FAIL, 0, 0,
+	                                    NULL),
+	                 S0_OK);
+	route_flood(reqs, N, id, "POST", "/up");
+	for (int i = 0; i < N; i++) {
+		ck_assert_msg(reqs[i].r.status == 504, "request %d: %ld %s", i, reqs[i].r.status,
+		              reqs[i].r.body ? reqs[i].r.body : "");
+		ck_assert_msg(reqs[i].r.seconds < 10, "request %d took %.2f s", i, reqs[i].r.seconds);
+		cJSON *j = resp_json(&reqs[i].r);
+		ck_assert_str_eq(err_code(j), "gateway_timeout");
+		cJSON_Delete(j);
+		th_resp_free(&reqs[i].r);
+	}
+	ck_assert_int_eq(contexts_of(sb), 0); /* no start on a silent port */
+	th_resp r;
+	ck_assert_int_eq(th_simple(cs_sv.port, "GET", "/healthz", NULL, NULL, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_msg(r.seconds < 2, "healthz took %.2f s", r.seconds);
+	th_resp_free(&r);
+	ck_assert_int_eq(s0_local_fault_release(cs_sv.f.local, "port_no_answer", NULL), S0_OK);
+
+	/* refused: one start for all of them */
+	route_flood(reqs, N, id, "GET", "/hello.txt");
+	for (int i = 0; i < N; i++) {
+		ck_assert_msg(reqs[i].r.status == 200, "request %d: %ld %s", i, reqs[i].r.status,
+		              reqs[i].r.body ? reqs[i].r.body : "");
+		ck_assert_str_eq(reqs[i].r.body, "hello");
+		th_resp_free(&reqs[i].r);
+	}
+	ck_assert_int_eq(contexts_of(sb), 1);
+
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	s0_server_free(cs_sv.srv);
+	cs_sv.srv = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 5);
+	free(id);
+	free(sb);
+}
+END_TEST
+
 static Suite *routes_suite(void)
 {
 	Suite *s = suite_create("routes");
@@ -651,6 +753,7 @@ static Suite *routes_suite(void)
 	tcase_add_test(t, nothing_listening_is_bad_gateway);
 	tcase_add_test(t, client_hangs_up_mid_body);
 	tcase_add_test(t, claim_with_services);
+	tcase_add_test(t, silent_port_is_gateway_timeout);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -15,6 +15,7 @@
 #include "local/runtime/runtime.h"
 #include "server/proxy.h"
 #include "server/proxy_http.h"
+#include "server/route_hold.h"
 #include "server/svc_start.h"
 
 #define LABEL_MAX S0__PUBLIC_ID_MAX
@@ -309,8 +310,31 @@ static bool split_target(const s0__http_request *req, const char *domain, char *
 	return true;
 }
 
+static int route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,
+                       const char *rid, s0__http_response *resp);
+
 int s0__route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,
                     const char *rid, s0__http_response *resp)
+{
+	char id[LABEL_MAX];
+	const char *rest;
+	bool by_host;
+	if (!split_target(req, domain, id, &rest, &by_host) || !id_ok(id))
+		return fail(resp, rid, 404, "not_found", "route not found");
+	if (!s0__route_hold_take(id)) {
+		int rc = fail(resp, rid, 503, "unavailable",
+		              "too many requests are waiting on this route; retry later");
+		if (rc == S0_OK && s0__headers_add(&resp->headers, "Retry-After", "1") < 0)
+			rc = S0_ENOMEM;
+		return rc;
+	}
+	int rc = route_proxy(e, domain, req, rid, resp);
+	s0__route_hold_drop(id);
+	return rc;
+}
+
+static int route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,
+                       const char *rid, s0__http_response *resp)
 {
 	char id[LABEL_MAX], prefix[LABEL_MAX + 4];
 	const char *rest;

@@ -311,10 +311,10 @@ static bool split_target(const s0__http_request *req, const char *domain, char *
 }
 
 static int route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,
-                       const char *rid, s0__http_response *resp);
+                       const char *rid, s0_cancel_token *stop, s0__http_response *resp);
 
 int s0__route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,
-                    const char *rid, s0__http_response *resp)
+                    const char *rid, s0_cancel_token *stop, s0__http_response *resp)
 {
 	char id[LABEL_MAX];
 	const char *rest;
@@ -328,13 +328,13 @@ int s0__route_proxy(s0__engine *e, const char *domain, const s0__http_request *r
 			rc = S0_ENOMEM;
 		return rc;
 	}
-	int rc = route_proxy(e, domain, req, rid, resp);
+	int rc = route_proxy(e, domain, req, rid, stop, resp);
 	s0__route_hold_drop(id);
 	return rc;
 }
 
 static int route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,
-                       const char *rid, s0__http_response *resp)
+                       const char *rid, s0_cancel_token *stop, s0__http_response *resp)
 {
 	char id[LABEL_MAX], prefix[LABEL_MAX + 4];
 	const char *rest;
@@ -382,7 +382,7 @@ static int route_proxy(s0__engine *e, const char *domain, const s0__http_request
 		int fd = -1;
 		if (rc == S0_OK)
 			rc = s0__svc_connect(a, t.sandbox_id, t.service, port, S0__ROUTER_WAKE_BUDGET_MS,
-			                     &fd, &err);
+			                     stop, &fd, &err);
 		char *path = NULL;
 		const char *pp = route && str_of(route, "path_prefix") ? str_of(route, "path_prefix")
 		                                                        : "/";

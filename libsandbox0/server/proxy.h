@@ -37,9 +37,11 @@ bool s0__route_is_public(const char *raw_path, const char *host, const char *dom
  * route_body.h). Errors are JSON envelopes: 400 hostile path or Host, 404
  * unknown route, 405 method, 413 body, 502 the service failed, 503
  * `unavailable` / `sandbox_resume_failed`.
+ * @param stop (nullable) the server's stop: when it fires, a wait on the
+ *        service's start (svc_start.h) ends with 503 `unavailable`.
  * Returns S0_OK, or S0_ENOMEM. Blocks (a handler thread); thread-safe.
  */
 int s0__route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,
-                    const char *request_id, s0__http_response *resp);
+                    const char *request_id, s0_cancel_token *stop, s0__http_response *resp);
 
 #endif

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cancel.h"
 #include "common/internal.h"
 #include "common/json.h"
 #include "local/runtime/runtime.h"
@@ -39,12 +40,6 @@ static void starts_init(void)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&starts_cv, &ca);
 	pthread_condattr_destroy(&ca);
-}
-
-static void nap_ms(long ms)
-{
-	struct timespec t = {0, ms * 1000000L};
-	nanosleep(&t, NULL);
 }
 
 static const char *str_of(const cJSON *o, const char *k)
@@ -95,6 +90,20 @@ static int start_service(s0__runtime_access *a, const cJSON *rt, s0_error **err)
 	return rc;
 }
 
+static int stopping(s0_error **err)
+{
+	return s0__error_set(err, S0_EUNAVAILABLE, "unavailable", "the server is stopping");
+}
+
+/* The server stops: waiters look at their token again. */
+static void wake_waiters(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&starts_mu);
+	pthread_cond_broadcast(&starts_cv);
+	pthread_mutex_unlock(&starts_mu);
+}
+
 static void slot_put(start_slot *s)
 {
 	if (--s->users == 0)
@@ -104,7 +113,7 @@ static void slot_put(start_slot *s)
 /* Start the command, or wait for the start in flight for (sandbox, port) until
  * deadline (monotonic ms): its result is this call's. */
 static int start_once(s0__runtime_access *a, const char *sandbox_id, const cJSON *rt, int port,
-                      int64_t deadline, s0_error **err)
+                      int64_t deadline, s0_cancel_token *stop, s0_error **err)
 {
 	pthread_once(&starts_once, starts_init);
 	pthread_mutex_lock(&starts_mu);
@@ -113,16 +122,22 @@ static int start_once(s0__runtime_access *a, const char *sandbox_id, const cJSON
 		s = s->next;
 	if (s) { /* another request starts it: wait for its result */
 		s->users++;
+		pthread_mutex_unlock(&starts_mu);
+		int sub = s0__cancel_subscribe(stop, wake_waiters, NULL);
+		pthread_mutex_lock(&starts_mu);
 		struct timespec ts = {(time_t)(deadline / 1000), (long)(deadline % 1000) * 1000000L};
 		int w = 0;
-		while (!s->done && w != ETIMEDOUT)
+		while (!s->done && w != ETIMEDOUT && !s0__canceled(stop, NULL))
 			w = pthread_cond_timedwait(&starts_cv, &starts_mu, &ts);
-		int rc = !s->done ? s0__error_set(err, S0_ETIMEDOUT, "gateway_timeout",
-		                                  "the service's command is still starting")
+		int rc = !s->done && s0__canceled(stop, NULL) ? stopping(err)
+		         : !s->done ? s0__error_set(err, S0_ETIMEDOUT, "gateway_timeout",
+		                                    "the service's command is still starting")
 		         : s->rc < 0 ? s0__error_set(err, s->rc, s->reason, "%s", s->msg)
 		                     : S0_OK;
 		slot_put(s);
 		pthread_mutex_unlock(&starts_mu);
+		if (sub)
+			s0__cancel_unsubscribe(stop, sub);
 		return rc;
 	}
 	s = calloc(1, sizeof *s);
@@ -165,7 +180,8 @@ static int start_once(s0__runtime_access *a, const char *sandbox_id, const cJSON
 }
 
 int s0__svc_connect(s0__runtime_access *a, const char *sandbox_id, const cJSON *service,
-                    int port, int64_t budget_ms, int *fd, s0_error **err)
+                    int port, int64_t budget_ms, s0_cancel_token *stop, int *fd,
+                    s0_error **err)
 {
 	int64_t deadline = s0__real_monotonic_ms() + budget_ms;
 	s0_error *e = NULL;
@@ -177,7 +193,7 @@ int s0__svc_connect(s0__runtime_access *a, const char *sandbox_id, const cJSON *
 	    !strcmp(type, "cmd")) {
 		s0_error_free(e);
 		e = NULL;
-		rc = start_once(a, sandbox_id, rt, port, deadline, &e);
+		rc = start_once(a, sandbox_id, rt, port, deadline, stop, &e);
 		while (rc == S0_OK) {
 			rc = s0__runtime_access_connect(a, port, fd, &e);
 			if (rc != S0_EUNAVAILABLE || !reason_is(e, "port_not_listening") ||
@@ -185,7 +201,7 @@ int s0__svc_connect(s0__runtime_access *a, const char *sandbox_id, const cJSON *
 				break;
 			s0_error_free(e);
 			e = NULL;
-			nap_ms(LISTEN_POLL_MS);
+			rc = s0__cancel_sleep(stop, LISTEN_POLL_MS) == S0_ECANCELED ? stopping(&e) : S0_OK;
 		}
 	}
 	if (err)

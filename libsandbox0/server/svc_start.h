@@ -22,6 +22,9 @@
  * real time has passed since the call.
  *
  * @param budget_ms the request's own budget, ms of real time (> 0).
+ * @param stop (nullable) when it fires (the server stops), a wait for
+ *        another request's start or for the port ends at once with
+ *        S0_EUNAVAILABLE `unavailable` (the start itself runs to its end).
  * @param[out] fd a connected stream socket on S0_OK (the caller's; close()).
  * @retval S0_EUNAVAILABLE `port_not_listening` (nothing listens, or the
  *         command exited), `port_no_answer`, or the runtime's reason.
@@ -30,6 +33,7 @@
  * Blocks up to @p budget_ms plus one connect timeout. Any thread.
  */
 int s0__svc_connect(s0__runtime_access *a, const char *sandbox_id, const cJSON *service,
-                    int port, int64_t budget_ms, int *fd, s0_error **err);
+                    int port, int64_t budget_ms, s0_cancel_token *stop, int *fd,
+                    s0_error **err);
 
 #endif

@@ -762,12 +762,34 @@ START_TEST(silent_port_is_gateway_timeout)
 	}
 	ck_assert_int_eq(contexts_of(sb), 1);
 
+	/* a command that never listens: its requests wait for the port (45 s
+	 * budget); the server's stop ends those waits at once */
+	char *id2 = put_services(sb, "{\"services\":[{\"id\":\"slow\",\"port\":9002,"
+	                             "\"runtime\":{\"type\":\"cmd\",\"command\":[\"sleep\","
+	                             "\"100\"]},\"ingress\":{\"public\":true}}]}");
+	pthread_t th[4];
+	flood_start(th, reqs, 4, id2, "GET", "/");
 	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (contexts_of(sb) < 2) { /* the start is in (explicit deadline) */
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ck_assert_msg(t1.tv_sec - t0.tv_sec < 30, "the command was not started in 30 s");
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	s0_server_free(cs_sv.srv);
 	cs_sv.srv = NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 5);
+	ck_assert_msg(t1.tv_sec - t0.tv_sec < 5, "the server took %ld s to stop",
+	              (long)(t1.tv_sec - t0.tv_sec));
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		/* 503 "the server is stopping", or the connection closed */
+		ck_assert_msg(reqs[i].r.status == 503 || reqs[i].r.status == 0, "request %d: %ld", i,
+		              reqs[i].r.status);
+		ck_assert_msg(reqs[i].r.seconds < 10, "request %d took %.2f s", i, reqs[i].r.seconds);
+		th_resp_free(&reqs[i].r);
+	}
+	free(id2);
 	free(id);
 	free(sb);
 }

@@ -23,7 +23,7 @@ int s0__server_call_handler(s0_server *s, s0__sreq *r, s0__http_response *resp)
 	                        .headers = r->hdrs, .body = r->body.data,
 	                        .body_len = r->body.len, .has_body = r->body.len > 0,
 	                        .upload = r->upload};
-	s0__server_call call = {.team_id = r->team, .request_id = r->rid};
+	s0__server_call call = {.team_id = r->team, .request_id = r->rid, .stop = s->stop};
 	if (r->admin_keys)
 		return s0__server_admin_keys(s->cfg.admin, &req, r->rid, resp);
 	if (s->o.flags & S0_SERVER_ENABLE_ADMIN && s->cfg.admin && !strncmp(r->path, "/admin/", 7))

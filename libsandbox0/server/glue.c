@@ -124,7 +124,8 @@ static int route(void *ctx, const s0__server_call *call, const s0__http_request 
 	const char *host = s0__headers_get(&req->headers, "Host");
 	o.public_domain = atomic_load(&g->public_domain);
 	if (s0__route_is_public(req->path, host, o.public_domain))
-		return s0__route_proxy(g->engine, o.public_domain, req, call->request_id, resp);
+		return s0__route_proxy(g->engine, o.public_domain, req, call->request_id,
+		                       call->stop, resp);
 	char base[280];
 	size_t hl = host ? strlen(host) : 0;
 	if (hl && hl < 256 && strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

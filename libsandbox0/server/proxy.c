@@ -15,10 +15,11 @@
 #include "local/runtime/runtime.h"
 #include "server/proxy.h"
 #include "server/proxy_http.h"
+#include "server/route_hold.h"
+#include "server/svc_start.h"
 
 #define LABEL_MAX S0__PUBLIC_ID_MAX
 #define DEFAULT_TIMEOUT_S 60
-#define LISTEN_POLL_MS 20
 
 /* The name of a Host value without its port, lower case and without the
  * one trailing dot of an absolute name ("id.domain." is "id.domain");
@@ -287,75 +288,6 @@ static int relay_http(int fd, int port, const char *path, const s0__http_request
 	return rc;
 }
 
-static void nap_ms(long ms)
-{
-	struct timespec t = {0, ms * 1000000L};
-	nanosleep(&t, NULL);
-}
-
-/* Start a cmd runtime's command in the sandbox (a cmd context). */
-static int start_service(s0__runtime_access *a, const cJSON *rt, s0_error **err)
-{
-	cJSON *body = cJSON_CreateObject();
-	cJSON *cmd = body ? cJSON_AddObjectToObject(body, "cmd") : NULL;
-	cJSON *argv = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(rt, "command"), 1);
-	bool ok = cmd && argv && cJSON_AddItemToObject(cmd, "command", argv);
-	if (!ok)
-		cJSON_Delete(argv);
-	const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(rt, "cwd");
-	const cJSON *env = cJSON_GetObjectItemCaseSensitive(rt, "env_vars");
-	cJSON *env2 = ok && cJSON_IsObject(env) ? cJSON_Duplicate(env, 1) : NULL;
-	ok = ok && s0__json_add_str(body, "type", "cmd") == 0 &&
-	     (!cJSON_IsString(cwd) || s0__json_add_str(body, "cwd", cwd->valuestring) == 0);
-	if (env2 && !(ok && cJSON_AddItemToObject(body, "env_vars", env2))) {
-		cJSON_Delete(env2);
-		ok = false;
-	}
-	if (!ok || (cJSON_IsObject(env) && !env2)) {
-		cJSON_Delete(body);
-		return s0__error_nomem(err);
-	}
-	s0__rt_proc_call call = {.op = S0__RT_CTX_CREATE, .body = body};
-	cJSON *data = NULL;
-	int status = 0;
-	int rc = s0__runtime_access_proc(a, &call, &data, &status, err);
-	/* a command that already failed will not listen: say so now */
-	const cJSON *code = cJSON_GetObjectItemCaseSensitive(data, "exit_code");
-	if (rc == S0_OK && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(data, "running")) &&
-	    cJSON_IsNumber(code) && code->valueint != 0)
-		rc = s0__error_set(err, S0_EUNAVAILABLE, "port_not_listening",
-		                   "the service's command exited with status %d", code->valueint);
-	cJSON_Delete(data);
-	cJSON_Delete(body);
-	return rc;
-}
-
-/* Connect to the service's port; a cmd runtime is started when nothing
- * listens, then the port is polled until budget_ms (real time) passes. */
-static int connect_service(s0__runtime_access *a, const cJSON *service, int port,
-                           int64_t budget_ms, int *fd, s0_error **err)
-{
-	int rc = s0__runtime_access_connect(a, port, fd, err);
-	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(service, "runtime");
-	const char *type = str_of(rt, "type");
-	if (rc != S0_EUNAVAILABLE || !err || !*err ||
-	    strcmp(s0_error_reason(*err) ? s0_error_reason(*err) : "", "port_not_listening") ||
-	    !type || strcmp(type, "cmd"))
-		return rc;
-	s0_error_free(*err);
-	*err = NULL;
-	if ((rc = start_service(a, rt, err)) < 0)
-		return rc;
-	for (int64_t waited = 0;; waited += LISTEN_POLL_MS) {
-		rc = s0__runtime_access_connect(a, port, fd, err);
-		if (rc != S0_EUNAVAILABLE || waited >= budget_ms)
-			return rc;
-		s0_error_free(*err);
-		*err = NULL;
-		nap_ms(LISTEN_POLL_MS);
-	}
-}
-
 /* The public id and the path after it; false: the target is hostile. */
 static bool split_target(const s0__http_request *req, const char *domain, char *id,
                          const char **rest, bool *by_host)
@@ -378,8 +310,31 @@ static bool split_target(const s0__http_request *req, const char *domain, char *
 	return true;
 }
 
+static int route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,
+                       const char *rid, s0_cancel_token *stop, s0__http_response *resp);
+
 int s0__route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,
-                    const char *rid, s0__http_response *resp)
+                    const char *rid, s0_cancel_token *stop, s0__http_response *resp)
+{
+	char id[LABEL_MAX];
+	const char *rest;
+	bool by_host;
+	if (!split_target(req, domain, id, &rest, &by_host) || !id_ok(id))
+		return fail(resp, rid, 404, "not_found", "route not found");
+	if (!s0__route_hold_take(id)) {
+		int rc = fail(resp, rid, 503, "unavailable",
+		              "too many requests are waiting on this route; retry later");
+		if (rc == S0_OK && s0__headers_add(&resp->headers, "Retry-After", "1") < 0)
+			rc = S0_ENOMEM;
+		return rc;
+	}
+	int rc = route_proxy(e, domain, req, rid, stop, resp);
+	s0__route_hold_drop(id);
+	return rc;
+}
+
+static int route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,
+                       const char *rid, s0_cancel_token *stop, s0__http_response *resp)
 {
 	char id[LABEL_MAX], prefix[LABEL_MAX + 4];
 	const char *rest;
@@ -426,7 +381,8 @@ int s0__route_proxy(s0__engine *e, const char *domain, const s0__http_request *r
 		            : s0__engine_runtime_pin_running(e, t.team, t.sandbox_id, &a, &err);
 		int fd = -1;
 		if (rc == S0_OK)
-			rc = connect_service(a, t.service, port, S0__ROUTER_WAKE_BUDGET_MS, &fd, &err);
+			rc = s0__svc_connect(a, t.sandbox_id, t.service, port, S0__ROUTER_WAKE_BUDGET_MS,
+			                     stop, &fd, &err);
 		char *path = NULL;
 		const char *pp = route && str_of(route, "path_prefix") ? str_of(route, "path_prefix")
 		                                                        : "/";
@@ -452,6 +408,13 @@ int s0__route_proxy(s0__engine *e, const char *domain, const s0__http_request *r
 			s0_error_free(err);
 			rc = fail(resp, rid, 503, "unavailable",
 			          "sandbox is not running and this route does not resume it");
+		} else if (err && s0_error_reason(err) &&
+		           (!strcmp(s0_error_reason(err), "port_no_answer") ||
+		            !strcmp(s0_error_reason(err), "gateway_timeout"))) {
+			/* a silent port or a start in flight past the budget: at once */
+			rc = s0__router_reply_error(resp, rid, 504, "gateway_timeout",
+			                            s0_error_message(err));
+			s0_error_free(err);
 		} else if (rc == S0_EUNAVAILABLE && err && s0_error_reason(err) &&
 		           !strcmp(s0_error_reason(err), "port_not_listening")) {
 			rc = s0__router_reply_error(resp, rid, 502, "bad_gateway", s0_error_message(err));

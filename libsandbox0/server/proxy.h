@@ -30,16 +30,21 @@ bool s0__route_is_public(const char *raw_path, const char *host, const char *dom
  * pick its route by path prefix and method, pin the running sandbox (or,
  * for a `resume: true` route, wake a paused one within the 45 s gateway
  * budget), connect to the service's port through the runtime seam (running
- * a `cmd` runtime's command first when nothing listens), and relay the
+ * a `cmd` runtime's command first when the connect is refused, once for
+ * concurrent requests: svc_start.h), and relay the
  * request and the answer through http_parser: the request's body as
  * req->upload gives it (route_upload.h; else req->body, 413 over
  * S0__ROUTE_BODY_MAX), the answer's as a stream (resp->stream,
  * route_body.h). Errors are JSON envelopes: 400 hostile path or Host, 404
- * unknown route, 405 method, 413 body, 502 the service failed, 503
- * `unavailable` / `sandbox_resume_failed`.
+ * unknown route, 405 method, 413 body, 502 the service failed, 504 the
+ * port does not answer a connect (at once) or the answer's head is late,
+ * 503 `unavailable` / `sandbox_resume_failed`, and 503 with Retry-After
+ * past S0__ROUTE_HOLD_MAX requests of one public id (route_hold.h).
+ * @param stop (nullable) the server's stop: when it fires, a wait on the
+ *        service's start (svc_start.h) ends with 503 `unavailable`.
  * Returns S0_OK, or S0_ENOMEM. Blocks (a handler thread); thread-safe.
  */
 int s0__route_proxy(s0__engine *e, const char *domain, const s0__http_request *req,
-                    const char *request_id, s0__http_response *resp);
+                    const char *request_id, s0_cancel_token *stop, s0__http_response *resp);
 
 #endif

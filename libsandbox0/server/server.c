@@ -135,6 +135,7 @@ static void destroy(s0_server *s)
 	free(s->anonymous_team_id);
 	s0__loop_free(s->loop);
 	s0__workers_free(s->workers);
+	s0_cancel_token_free(s->stop);
 	pthread_mutex_destroy(&s->park_mu);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
@@ -152,6 +153,10 @@ int s0__server_new(const s0__server_config *cfg, s0_server **out, s0_error **err
 	if (!s || init_sync(s) < 0) {
 		free(s);
 		return s0__error_nomem(err);
+	}
+	if (s0_cancel_token_new(&s->stop, err) < 0) {
+		destroy(s);
+		return S0_ENOMEM;
 	}
 	s->listen_fd = -1;
 	s->cfg = *cfg;
@@ -213,6 +218,8 @@ void s0_server_free(s0_server *srv)
 	pthread_mutex_lock(&srv->mu);
 	srv->stopping = true;
 	pthread_mutex_unlock(&srv->mu);
+	/* handlers waiting on a route's service start give up now */
+	s0_cancel_token_cancel(srv->stop);
 	/* parked long-polls answer now, streams close; nothing parks after this */
 	s0__loop_stop(srv->loop);
 	drain(srv);

@@ -24,6 +24,7 @@
 typedef struct s0__server_call {
 	const char *team_id;    /* authenticated team; NULL on /healthz, /metadata */
 	const char *request_id; /* echoed or generated */
+	s0_cancel_token *stop;  /* fires when the server starts stopping (nullable) */
 } s0__server_call;
 
 /*
@@ -177,6 +178,7 @@ struct s0_server {
 	int ws_live;       /* WebSocket connections made and not yet freed (ws.c) */
 	size_t buffered;   /* request body bytes reserved by all connections */
 	bool stopping;
+	s0_cancel_token *stop; /* fired by s0_server_free before it drains */
 	bool counted;
 	struct s0__workers *workers; /* handler threads (workers.h) */
 	struct s0__loop *loop;       /* held-open connections (loop.h) */

@@ -214,6 +214,11 @@ s0__runtime *s0__runtime_access_runtime(s0__runtime_access *a)
 	return a->rt;
 }
 
+s0__engine *s0__runtime_access_engine(s0__runtime_access *a)
+{
+	return a->e;
+}
+
 const struct s0__files_ns *s0__runtime_access_files(s0__runtime_access *a)
 {
 	return a->rt->drv->files(a->rt->gen);

@@ -424,5 +424,7 @@ s0__wake *s0__engine_wake_get(s0__engine *e, const char *id);
 
 /* The runtime pinned by a runtime access. */
 s0__runtime *s0__runtime_access_runtime(s0__runtime_access *a);
+/* The engine of a runtime access. */
+s0__engine *s0__runtime_access_engine(s0__runtime_access *a);
 
 #endif

@@ -58,6 +58,7 @@ static const struct fault_point {
 	{"node_channel", "pause|resume"},
 	{"node_reboot", "release"},
 	{"object_store", "after-seal|attach"},
+	{"port_no_answer", ""},
 	{"prepare_stall", ""},
 	{"procd_not_ready", ""},
 	{"resource_leak:alloc_dir", ""},

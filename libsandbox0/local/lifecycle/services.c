@@ -395,5 +395,9 @@ int s0__runtime_access_connect(s0__runtime_access *a, int port, int *fd_out, s0_
 	if (!rt->drv->connect_port)
 		return s0__error_set(err, S0_EUNAVAILABLE, "unsupported",
 		                     "the %s runtime cannot connect to a sandbox port", rt->drv->name);
+	s0__engine *e = s0__runtime_access_engine(a);
+	if (s0__fault_hit(e->faults, "port_no_answer", NULL) == S0__FAULT_FAIL)
+		return s0__error_set(err, S0_EUNAVAILABLE, "port_no_answer",
+		                     "port %d of the sandbox does not answer a connect", port);
 	return rt->drv->connect_port(rt->gen, port, fd_out, err);
 }

@@ -83,8 +83,12 @@ const char *s0__engine_routeless_runtime(s0__engine *e);
  * Connect to @p port inside the sandbox whose runtime @p a pins, through
  * the runtime seam (s0__rt_driver.connect_port).
  * @param[out] fd_out a connected stream socket (the caller's; close()).
- * @retval S0_EUNAVAILABLE `port_not_listening` when
- *         nothing listens there; `unsupported` when the runtime cannot.
+ * @retval S0_EUNAVAILABLE `port_not_listening` when the connect is
+ *         refused (nothing listens there); `port_no_answer` when it gets
+ *         no answer in time (something may listen but does not accept:
+ *         never a reason to start the service); `unsupported` when the
+ *         runtime cannot. Blocks up to the runtime's connect timeout (3 s
+ *         on gVisor). Any thread.
  */
 int s0__runtime_access_connect(s0__runtime_access *a, int port, int *fd_out, s0_error **err);
 

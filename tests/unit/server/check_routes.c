@@ -4,9 +4,12 @@
  * /r/{public_id}/ and {public_id}.{domain} to the simulated runtime's
  * httpd, waking a paused sandbox for a `resume: true` route, a failed wake,
  * the auto_resume guard, team scoping and hostile input (PUB-01..PUB-08),
- * bodies streamed both ways and a client hanging up mid-body (PUB-12).
+ * bodies streamed both ways and a client hanging up mid-body (PUB-12), a
+ * silent port and one start of a command for many requests (PUB-14), the
+ * bound on the handler threads one route holds (PUB-15).
  */
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 #include "local_fixture.h"
 #include "sandbox0/sandbox0.h"
 #include "sandbox0/server.h"
+#include "server/route_hold.h"
 #include "server_test.h"
 
 /* method path with key and JSON body; the parsed answer (asserts status). */
@@ -635,6 +639,210 @@ START_TEST(nothing_listening_is_bad_gateway)
 }
 END_TEST
 
+/* One concurrent route request (route_flood). */
+typedef struct flood_req {
+	const char *id, *method, *rest;
+	th_resp r;
+} flood_req;
+
+static pthread_mutex_t flood_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flood_cv = PTHREAD_COND_INITIALIZER;
+static int flood_done;
+
+static void *flood_main(void *arg)
+{
+	flood_req *q = arg;
+	char *p = s0__asprintf("/r/%s%s", q->id, q->rest);
+	char *u = th_url(cs_sv.port, p);
+	const char *h[] = {"Content-Type: text/plain", NULL};
+	bool post = !strcmp(q->method, "POST");
+	th_req rq = {.method = q->method, .url = u, .headers = h, .body = post ? "x" : NULL,
+	             .body_len = post ? 1 : 0};
+	th_do(&rq, &q->r);
+	free(u);
+	free(p);
+	pthread_mutex_lock(&flood_mu);
+	flood_done++;
+	pthread_cond_broadcast(&flood_cv);
+	pthread_mutex_unlock(&flood_mu);
+	return NULL;
+}
+
+/* Start n concurrent requests to /r/{id}{rest} on threads th (answers into
+ * reqs); flood_done counts the answered ones. */
+static void flood_start(pthread_t *th, flood_req *reqs, int n, const char *id,
+                        const char *method, const char *rest)
+{
+	ck_assert_int_le(n, 64);
+	pthread_mutex_lock(&flood_mu);
+	flood_done = 0;
+	pthread_mutex_unlock(&flood_mu);
+	for (int i = 0; i < n; i++) {
+		reqs[i] = (flood_req){.id = id, .method = method, .rest = rest};
+		ck_assert_int_eq(pthread_create(&th[i], NULL, flood_main, &reqs[i]), 0);
+	}
+}
+
+/* Wait (30 s at most) until n requests of the flood have answered. */
+static void flood_wait(int n)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 30;
+	pthread_mutex_lock(&flood_mu);
+	int w = 0;
+	while (flood_done < n && w == 0)
+		w = pthread_cond_timedwait(&flood_cv, &flood_mu, &dl);
+	int done = flood_done;
+	pthread_mutex_unlock(&flood_mu);
+	ck_assert_msg(done >= n, "%d of %d answered in 30 s", done, n);
+}
+
+/* n concurrent requests to /r/{id}{rest}; each answer into reqs. */
+static void route_flood(flood_req *reqs, int n, const char *id, const char *method,
+                        const char *rest)
+{
+	pthread_t th[64];
+	flood_start(th, reqs, n, id, method, rest);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+}
+
+static int contexts_of(const char *sb)
+{
+	char *p = s0__asprintf("/api/v1/sandboxes/%s/contexts", sb);
+	cJSON *j = call("GET", p, KEY_A, NULL, 200);
+	const cJSON *d = cJSON_GetObjectItem(j, "data");
+	int n = cJSON_GetArraySize(cJSON_IsArray(d) ? d : cJSON_GetObjectItem(d, "contexts"));
+	cJSON_Delete(j);
+	free(p);
+	return n;
+}
+
+/* PUB-14: a service's port that does not answer a connect (a full or hung
+ * listener: fault port_no_answer) answers 504 at once and never starts the
+ * command again; many such requests leave /healthz prompt and the server
+ * stops promptly. A refused port starts the command once for many
+ * concurrent requests, which all get the real answer. */
+START_TEST(silent_port_is_gateway_timeout)
+{
+	enum { N = 24 }; /* under S0__ROUTE_HOLD_MAX: the bound is route_holds_are_bounded's */
+	static flood_req reqs[N];
+	char *sb = claim(KEY_A, true);
+	write_file(sb, "/www/hello.txt", "hello");
+	char *id = put_services(sb, WEB("[{\"id\":\"all\",\"path_prefix\":\"/\",\"resume\":true}]"));
+	ck_assert_int_eq(s0_local_fault_arm(cs_sv.f.local, "port_no_answer", S0_FAULT_FAIL, 0, 0,
+	                                    NULL),
+	                 S0_OK);
+	route_flood(reqs, N, id, "POST", "/up");
+	for (int i = 0; i < N; i++) {
+		ck_assert_msg(reqs[i].r.status == 504, "request %d: %ld %s", i, reqs[i].r.status,
+		              reqs[i].r.body ? reqs[i].r.body : "");
+		ck_assert_msg(reqs[i].r.seconds < 10, "request %d took %.2f s", i, reqs[i].r.seconds);
+		cJSON *j = resp_json(&reqs[i].r);
+		ck_assert_str_eq(err_code(j), "gateway_timeout");
+		cJSON_Delete(j);
+		th_resp_free(&reqs[i].r);
+	}
+	ck_assert_int_eq(contexts_of(sb), 0); /* no start on a silent port */
+	th_resp r;
+	ck_assert_int_eq(th_simple(cs_sv.port, "GET", "/healthz", NULL, NULL, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_msg(r.seconds < 2, "healthz took %.2f s", r.seconds);
+	th_resp_free(&r);
+	ck_assert_int_eq(s0_local_fault_release(cs_sv.f.local, "port_no_answer", NULL), S0_OK);
+
+	/* refused: one start for all of them */
+	route_flood(reqs, N, id, "GET", "/hello.txt");
+	for (int i = 0; i < N; i++) {
+		ck_assert_msg(reqs[i].r.status == 200, "request %d: %ld %s", i, reqs[i].r.status,
+		              reqs[i].r.body ? reqs[i].r.body : "");
+		ck_assert_str_eq(reqs[i].r.body, "hello");
+		th_resp_free(&reqs[i].r);
+	}
+	ck_assert_int_eq(contexts_of(sb), 1);
+
+	/* a command that never listens: its requests wait for the port (45 s
+	 * budget); the server's stop ends those waits at once */
+	char *id2 = put_services(sb, "{\"services\":[{\"id\":\"slow\",\"port\":9002,"
+	                             "\"runtime\":{\"type\":\"cmd\",\"command\":[\"sleep\","
+	                             "\"100\"]},\"ingress\":{\"public\":true}}]}");
+	pthread_t th[4];
+	flood_start(th, reqs, 4, id2, "GET", "/");
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (contexts_of(sb) < 2) { /* the start is in (explicit deadline) */
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ck_assert_msg(t1.tv_sec - t0.tv_sec < 30, "the command was not started in 30 s");
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	s0_server_free(cs_sv.srv);
+	cs_sv.srv = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_msg(t1.tv_sec - t0.tv_sec < 5, "the server took %ld s to stop",
+	              (long)(t1.tv_sec - t0.tv_sec));
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		/* 503 "the server is stopping", or the connection closed */
+		ck_assert_msg(reqs[i].r.status == 503 || reqs[i].r.status == 0, "request %d: %ld", i,
+		              reqs[i].r.status);
+		ck_assert_msg(reqs[i].r.seconds < 10, "request %d took %.2f s", i, reqs[i].r.seconds);
+		th_resp_free(&reqs[i].r);
+	}
+	free(id2);
+	free(id);
+	free(sb);
+}
+END_TEST
+
+/* PUB-15: one route holds at most S0__ROUTE_HOLD_MAX handler threads: with
+ * its sandbox's wake held (fault resume_delay), the requests past the bound
+ * answer 503 with Retry-After at once and /healthz stays prompt; the held
+ * ones get the real answer once the wake goes on. */
+START_TEST(route_holds_are_bounded)
+{
+	enum { N = S0__ROUTE_HOLD_MAX + 16 };
+	static flood_req reqs[N];
+	pthread_t th[N];
+	char *sb = claim(KEY_A, true);
+	write_file(sb, "/www/hello.txt", "hello");
+	char *id = put_services(sb, WEB("[{\"id\":\"all\",\"path_prefix\":\"/\",\"resume\":true}]"));
+	pause_sb(sb);
+	ck_assert_int_eq(s0_local_fault_arm(cs_sv.f.local, "resume_delay", S0_FAULT_HOLD, 0, 0, NULL),
+	                 S0_OK);
+	flood_start(th, reqs, N, id, "GET", "/hello.txt");
+	flood_wait(N - S0__ROUTE_HOLD_MAX); /* the refused ones, while the others wait */
+	th_resp r;
+	ck_assert_int_eq(th_simple(cs_sv.port, "GET", "/healthz", NULL, NULL, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_msg(r.seconds < 2, "healthz took %.2f s", r.seconds);
+	th_resp_free(&r);
+	ck_assert_int_eq(s0_local_fault_release(cs_sv.f.local, "resume_delay", NULL), S0_OK);
+	for (int i = 0; i < N; i++)
+		pthread_join(th[i], NULL);
+	int ok = 0, busy = 0;
+	for (int i = 0; i < N; i++) {
+		th_resp *q = &reqs[i].r;
+		if (q->status == 200) {
+			ck_assert_str_eq(q->body, "hello");
+			ok++;
+		} else {
+			ck_assert_msg(q->status == 503, "request %d: %ld %s", i, q->status,
+			              q->body ? q->body : "");
+			char *ra = th_header(q, "Retry-After");
+			ck_assert_ptr_nonnull(ra);
+			free(ra);
+			busy++;
+		}
+		th_resp_free(q);
+	}
+	ck_assert_int_eq(busy, N - S0__ROUTE_HOLD_MAX);
+	ck_assert_int_eq(ok, S0__ROUTE_HOLD_MAX);
+	free(id);
+	free(sb);
+}
+END_TEST
+
 static Suite *routes_suite(void)
 {
 	Suite *s = suite_create("routes");
@@ -651,6 +859,8 @@ static Suite *routes_suite(void)
 	tcase_add_test(t, nothing_listening_is_bad_gateway);
 	tcase_add_test(t, client_hangs_up_mid_body);
 	tcase_add_test(t, claim_with_services);
+	tcase_add_test(t, silent_port_is_gateway_timeout);
+	tcase_add_test(t, route_holds_are_bounded);
 	suite_add_tcase(s, t);
 	return s;
 }

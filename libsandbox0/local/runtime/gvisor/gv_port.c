@@ -122,8 +122,14 @@ static int hub_socket(void *arg, char *msg, size_t ml)
 static int not_listening(s0_error **err, const char *addr, int port, const char *why,
                          bool *no_answer)
 {
+	bool silent = !strcmp(why, "no answer");
 	if (no_answer)
-		*no_answer = !strcmp(why, "no answer");
+		*no_answer = silent;
+	/* a refusal means nothing listens; silence is a full or hung listener */
+	if (silent)
+		return s0__error_set(err, S0_EUNAVAILABLE, "port_no_answer",
+		                     "port %d of the sandbox (%s:%d) does not answer a connect", port,
+		                     addr, port);
 	return s0__error_set(err, S0_EUNAVAILABLE, "port_not_listening",
 	                     "nothing listens on port %d of the sandbox (%s:%d): %s", port, addr,
 	                     port, why);

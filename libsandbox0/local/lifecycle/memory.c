@@ -174,6 +174,27 @@ void s0__engine_fingerprint(s0__engine *e, const s0__sandbox_row *row, s0__ckpt_
 		s0__strlcpy(fp->cpu_features, "changed", sizeof fp->cpu_features);
 }
 
+/* The answer to a memory request this deployment cannot serve: 503
+ * memory_unavailable (MEM-02), its message naming the missing piece the
+ * driver gave (@p why, consumed: memory_unsupported and its text) so the
+ * wire answer says what to install or change, not only that it failed. */
+static int mem_unavailable(s0_error *why, s0_error **err)
+{
+	const char *missing = why ? s0_error_message(why) : NULL;
+	char *m = missing && *missing
+	                  ? s0__asprintf("memory unavailable: this deployment does not support "
+	                                 "memory checkpoints (%s)",
+	                                 missing)
+	                  : NULL;
+	s0_error *w = s0__error_make(S0_EUNAVAILABLE, "memory_unavailable",
+	                             m ? m
+	                               : "memory unavailable: this deployment does not support "
+	                                 "memory checkpoints");
+	free(m);
+	s0__error_set_cause(w, why);
+	return s0__error_put(err, w);
+}
+
 int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
                            s0_cancel_token *cancel, s0_error **err)
 {
@@ -185,11 +206,7 @@ int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
 	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || crc < 0) {
 		if (crc == S0_OK)
 			src_release(&src);
-		s0_error *w = s0__error_make(S0_EUNAVAILABLE, "memory_unavailable",
-		                             "memory unavailable: this deployment does not support "
-		                             "memory checkpoints");
-		s0__error_set_cause(w, why);
-		return s0__error_put(err, w);
+		return mem_unavailable(why, err);
 	}
 	s0__ckpt_prepare_opts po = {
 		.sandbox_id = id,
@@ -381,10 +398,13 @@ int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__r
 {
 	*recorded = false;
 	s0__rt_image_src src;
-	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || rt->drv->capture(rt->gen, &src, NULL) < 0)
-		return s0__error_set(err, S0_EUNAVAILABLE, "memory_unavailable",
-		                     "memory unavailable: this deployment does not support memory "
-		                     "checkpoints");
+	s0_error *why = NULL;
+	int crc = rt->drv->capture(rt->gen, &src, &why);
+	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || crc < 0) {
+		if (crc == S0_OK)
+			src_release(&src);
+		return mem_unavailable(why, err);
+	}
 	s0__ckpt_prepare_opts po = {
 		.sandbox_id = row->rec.id,
 		.clock = &e->opt.clock,

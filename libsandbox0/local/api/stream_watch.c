@@ -66,6 +66,10 @@ static void on_file(void *arg, const char *event, const char *path)
 	s0__watchset *ws = st->watches;
 	bool any = false;
 	pthread_mutex_lock(&st->mu);
+	if (!strcmp(event, "invalidate") && ws->list) { /* the runtime lost events: every watch */
+		s0__smsgq_clear(&ws->pending);
+		ws->overflow = any = true;
+	}
 	for (wentry *w = ws->list; w && !ws->overflow; w = w->next) {
 		if (!matches(w, path))
 			continue;

@@ -90,7 +90,8 @@ int s0__engine_watch_subscribe(s0__engine_watch *w, const char *sandbox_id,
 
 /*
  * A file change callback: event "create", "write", "remove", "rename" or
- * "chmod" of canonical path in the sandbox. Same rules as
+ * "chmod" of canonical path in the sandbox, or "invalidate" (changes were lost:
+ * every watch re-reads; any path). Same rules as
  * s0__engine_watch_fn (the watch's lock held: flag and return).
  */
 typedef void (*s0__engine_watch_files_fn)(void *arg, const char *event, const char *path);

@@ -175,7 +175,8 @@ typedef struct s0__rt_start {
 	 * (nullable) Told of every change of the generation's files — the files
 	 * view's and the guest's own writes alike — for file watches (docs/wire.md
 	 * §8.2): event "create", "write", "remove", "rename" (the source; its
-	 * destination as "create") or "chmod", path canonical. Called after the
+	 * destination as "create") or "chmod", path canonical; or "invalidate"
+	 * (any path) when the driver lost changes (every watch re-reads). Called after the
 	 * change, on the changing thread, with no files lock held, until stop();
 	 * it must be quick. A driver that cannot see guest writes tells what it
 	 * sees and says so in its description.

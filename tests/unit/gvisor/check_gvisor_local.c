@@ -180,6 +180,28 @@ START_TEST(engine_runs_gvisor_and_pauses)
 		ck_assert_str_eq(ev, want[i]);
 		free(ev);
 	}
+	/* ST-03: and the programs' own changes (host inotify, gv_watch.c; armed by the
+	 * files API calls above), once each: a new directory is watched before its event */
+	out = sh(&t, id, ctx, "mkdir /workspace/g && echo ok");
+	ck_assert_str_eq(out, "ok");
+	free(out);
+	char *ev = next_event(st);
+	ck_assert_str_eq(ev, "create /workspace/g");
+	free(ev);
+	out = sh(&t, id, ctx, "cd /workspace/g && echo hi > f && mv f h && chmod 600 h && rm h && "
+	                      "echo ok");
+	ck_assert_str_eq(out, "ok");
+	free(out);
+	lt_write(&t, id, "/workspace/g/api", "a"); /* the files API's, once still */
+	const char *guest[] = {"create /workspace/g/f", "write /workspace/g/f",
+	                       "rename /workspace/g/f", "create /workspace/g/h",
+	                       "chmod /workspace/g/h", "remove /workspace/g/h",
+	                       "create /workspace/g/api", "write /workspace/g/api"};
+	for (size_t i = 0; i < sizeof guest / sizeof *guest; i++) {
+		ev = next_event(st);
+		ck_assert_str_eq(ev, guest[i]);
+		free(ev);
+	}
 	out = sh(&t, id, ctx, "cat /workspace/api.txt");
 	ck_assert_str_eq(out, "from the api");
 	free(out);

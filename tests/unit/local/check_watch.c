@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check_main.h"
 #include "local/lifecycle/engine_internal.h"
@@ -163,6 +164,36 @@ START_TEST(watch_wait_blocks_until_change)
 }
 END_TEST
 
+/* ST-03: a runtime that lost file changes (gvisor: inotify's IN_Q_OVERFLOW) says
+ * "invalidate" on any path; every file watch of the sandbox gets one, on its path. */
+START_TEST(runtime_invalidate_reaches_every_watch)
+{
+	LT_ROW("ST-03");
+	lt t;
+	lt_open(&t, NULL);
+	char *id = lt_claim(&t, NULL, NULL);
+	s0_stream_options o = S0_STREAM_OPTIONS_INIT;
+	o.kind = S0_STREAM_FILES_WATCH;
+	o.sandbox_id = id;
+	s0_stream *st = NULL;
+	ck_assert_int_eq(s0_local_stream_open(t.local, &o, &st, NULL), S0_OK);
+	const char *sub = "{\"action\":\"subscribe\",\"path\":\"/workspace\"}";
+	ck_assert_int_eq(s0_stream_send(st, sub, strlen(sub), NULL), S0_OK);
+	char *m = NULL;
+	ck_assert_int_eq(s0_stream_recv(st, 5000, &m, NULL, NULL), S0_OK);
+	ck_assert_ptr_nonnull(strstr(m, "\"subscribed\""));
+	s0_free(m);
+	s0__engine_watch_files_event(s0__engine_watch_of(s0__local_engine(t.local)), id,
+	                             "invalidate", "/");
+	ck_assert_int_eq(s0_stream_recv(st, 5000, &m, NULL, NULL), S0_OK);
+	ck_assert_ptr_nonnull(strstr(m, "\"event\":\"invalidate\",\"path\":\"/workspace\""));
+	s0_free(m);
+	s0_stream_free(st);
+	free(id);
+	lt_close(&t);
+}
+END_TEST
+
 Suite *s0_local_watch_suite(void)
 {
 	Suite *s = suite_create("local-watch");
@@ -171,6 +202,7 @@ Suite *s0_local_watch_suite(void)
 	tcase_add_test(tc, wait_ends_at_commit_without_clock_advance);
 	tcase_add_test(tc, watch_versions_and_subscriptions);
 	tcase_add_test(tc, watch_wait_blocks_until_change);
+	tcase_add_test(tc, runtime_invalidate_reaches_every_watch);
 	suite_add_tcase(s, tc);
 	return s;
 }

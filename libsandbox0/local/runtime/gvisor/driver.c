@@ -480,6 +480,8 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 		g->files.ns.hook = files_hook;
 		g->files.ns.hook_wanted = files_hook_wanted;
 		g->files.ns.hook_arg = g;
+		/* the guest's own changes (gv_watch.c), while someone listens */
+		rc = s0__gv_watch_start(g, &g->files.watch, err);
 	}
 	t_bundle = s0__gv_now_us();
 	if (rc == S0_OK && img) /* a memory image continues (gv_restore.c) */
@@ -500,6 +502,8 @@ static int gv_start(s0__rt_host *h, const s0__rt_start *r, s0__rt_gen **out, s0_
 		             restoring ? "restore" : "run+hello", (t_run - t_bundle) / 1e3, (t_run - t0) / 1e3);
 	}
 	if (rc < 0) {
+		s0__gv_watch_stop(g->files.watch);
+		g->files.watch = NULL;
 		if (g->files_open)
 			s0__gv_files_close(&g->files);
 		if (g->bundle && g->id)
@@ -640,6 +644,8 @@ static void gv_stop(s0__rt_gen *g)
 	g->ctxs = NULL;
 	s0__gv_ses_free(g->ses);
 	g->ses = NULL;
+	s0__gv_watch_stop(g->files.watch); /* its marks gone before the carrier detaches */
+	g->files.watch = NULL;
 	if (g->files_open)
 		s0__gv_files_close(&g->files);
 	g->files_open = false;
@@ -940,7 +946,7 @@ const s0__rt_driver s0__rt_gvisor_driver = {
 	.name = "gvisor",
 	.description = "gVisor (runsc, systrap): real programs in a sandbox kernel, network policies "
 	               "enforced by nftables in a private hub namespace; file watches see the files "
-	               "API's changes, not the guest's own writes",
+	               "API's changes and the guest's own (host inotify)",
 	.probe = gv_probe,
 	.open = gv_open,
 	.close = gv_close,

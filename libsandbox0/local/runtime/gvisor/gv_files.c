@@ -9,7 +9,9 @@
  * the root tree here (inside the sandbox it reaches the tmpfs).
  *
  * Every change that succeeds is told to the namespace's hook (router.h),
- * which the driver binds to the engine's files_changed (file watches).
+ * which the driver binds to the engine's files_changed (file watches); the
+ * guest's own changes are told by the watcher (gv_watch.c), which drops its
+ * events of these changes (own(), then the fence).
  *
  * Errors follow local/rootfs/files.h (the same reasons per operation).
  */
@@ -190,7 +192,7 @@ static int gvf_read(void *ctx, const char *path, size_t path_len, uint64_t offse
 	return rc;
 }
 
-static int gvf_write(void *ctx, const char *path, size_t path_len, const void *data, size_t len,
+static int gvf_write_run(void *ctx, const char *path, size_t path_len, const void *data, size_t len,
                      s0_error **err)
 {
 	if (len > S0__FILES_MAX_WRITE)
@@ -244,7 +246,7 @@ static int gvf_write(void *ctx, const char *path, size_t path_len, const void *d
 	return rc;
 }
 
-static int gvf_mkdir(void *ctx, const char *path, size_t path_len, bool recursive,
+static int gvf_mkdir_run(void *ctx, const char *path, size_t path_len, bool recursive,
                      s0_error **err)
 {
 	where w;
@@ -299,7 +301,7 @@ static int remove_tree(int dfd, const char *name)
 	return unlinkat(dfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT ? 0 : -1;
 }
 
-static int gvf_delete(void *ctx, const char *path, size_t path_len, s0_error **err)
+static int gvf_delete_run(void *ctx, const char *path, size_t path_len, s0_error **err)
 {
 	where w;
 	int rc = locate(ctx, path, path_len, &w, err);
@@ -451,7 +453,7 @@ static int gvf_list(void *ctx, const char *path, size_t path_len, s0__filelist *
 	return S0_OK;
 }
 
-static int gvf_move(void *ctx, const char *src, size_t src_len, const char *dst, size_t dst_len,
+static int gvf_move_run(void *ctx, const char *src, size_t src_len, const char *dst, size_t dst_len,
                     s0_error **err)
 {
 	where a, b;
@@ -500,7 +502,7 @@ static int gvf_move(void *ctx, const char *src, size_t src_len, const char *dst,
 	return rc;
 }
 
-static int gvf_chmod(void *ctx, const char *path, size_t path_len, uint32_t mode,
+static int gvf_chmod_run(void *ctx, const char *path, size_t path_len, uint32_t mode,
                      s0_error **err)
 {
 	if (mode & ~07777u)
@@ -520,7 +522,7 @@ static int gvf_chmod(void *ctx, const char *path, size_t path_len, uint32_t mode
 	return rc;
 }
 
-static int gvf_symlink(void *ctx, const char *target, size_t target_len, const char *path,
+static int gvf_symlink_run(void *ctx, const char *target, size_t target_len, const char *path,
                        size_t path_len, s0_error **err)
 {
 	if (!target_len || target_len > 4095 || memchr(target, 0, target_len))
@@ -545,6 +547,75 @@ static int gvf_symlink(void *ctx, const char *target, size_t target_len, const c
 	free(t);
 	free(name);
 	free(w.canon);
+	return rc;
+}
+
+/* The guest-change watcher drops its events of a files API change (told here
+ * by tell()) from own() to fence() (gv_watch.c). */
+static uint64_t own(const s0__gv_files *v, const char *a, size_t na, const char *b, size_t nb)
+{
+	char *ca = NULL, *cb = NULL;
+	if (!v->watch || s0__path_normalize(a, na, 0, &ca, NULL) < 0 ||
+	    (b && s0__path_normalize(b, nb, 0, &cb, NULL) < 0)) {
+		free(ca);
+		return 0;
+	}
+	uint64_t seq = s0__gv_watch_own(v->watch, ca, cb);
+	free(ca);
+	free(cb);
+	return seq;
+}
+
+static int gvf_write(void *ctx, const char *path, size_t path_len, const void *data, size_t len,
+                     s0_error **err)
+{
+	uint64_t seq = own(ctx, path, path_len, NULL, 0);
+	int rc = gvf_write_run(ctx, path, path_len, data, len, err);
+	s0__gv_watch_fence(((s0__gv_files *)ctx)->watch, seq);
+	return rc;
+}
+
+static int gvf_mkdir(void *ctx, const char *path, size_t path_len, bool recursive,
+                     s0_error **err)
+{
+	uint64_t seq = own(ctx, path, path_len, NULL, 0);
+	int rc = gvf_mkdir_run(ctx, path, path_len, recursive, err);
+	s0__gv_watch_fence(((s0__gv_files *)ctx)->watch, seq);
+	return rc;
+}
+
+static int gvf_delete(void *ctx, const char *path, size_t path_len, s0_error **err)
+{
+	uint64_t seq = own(ctx, path, path_len, NULL, 0);
+	int rc = gvf_delete_run(ctx, path, path_len, err);
+	s0__gv_watch_fence(((s0__gv_files *)ctx)->watch, seq);
+	return rc;
+}
+
+static int gvf_move(void *ctx, const char *src, size_t src_len, const char *dst, size_t dst_len,
+                    s0_error **err)
+{
+	uint64_t seq = own(ctx, src, src_len, dst, dst_len);
+	int rc = gvf_move_run(ctx, src, src_len, dst, dst_len, err);
+	s0__gv_watch_fence(((s0__gv_files *)ctx)->watch, seq);
+	return rc;
+}
+
+static int gvf_chmod(void *ctx, const char *path, size_t path_len, uint32_t mode,
+                     s0_error **err)
+{
+	uint64_t seq = own(ctx, path, path_len, NULL, 0);
+	int rc = gvf_chmod_run(ctx, path, path_len, mode, err);
+	s0__gv_watch_fence(((s0__gv_files *)ctx)->watch, seq);
+	return rc;
+}
+
+static int gvf_symlink(void *ctx, const char *target, size_t target_len, const char *path,
+                       size_t path_len, s0_error **err)
+{
+	uint64_t seq = own(ctx, path, path_len, NULL, 0);
+	int rc = gvf_symlink_run(ctx, target, target_len, path, path_len, err);
+	s0__gv_watch_fence(((s0__gv_files *)ctx)->watch, seq);
 	return rc;
 }
 

@@ -35,6 +35,7 @@
 struct s0__gv_ctxs;
 struct s0__gv_ses;
 struct s0__sessions;
+typedef struct s0__gv_watch s0__gv_watch;
 
 
 /** The files view of a running generation (gv_files.c). */
@@ -44,7 +45,31 @@ typedef struct s0__gv_files {
 	char **mounts;    /**< runtime mount points ("/tmp", ephemeral paths) */
 	int *fds;         /**< the host directory serving each */
 	size_t n;
+	s0__gv_watch *watch; /**< (nullable, borrowed) the guest-change watcher (gv_watch.c) */
 } s0__gv_files;
+
+/**
+ * Start the watcher of generation @p g's guest file changes (gv_watch.c): a
+ * thread holding host inotify marks on g->files' directories while
+ * g->files_watched says the sandbox has a file subscriber, telling each
+ * change to g->files_changed (set, as g->files open) as a sandbox path.
+ * @retval S0_EIO no inotify, fence directory or thread. @retval S0_ENOMEM
+ */
+int s0__gv_watch_start(s0__rt_gen *g, s0__gv_watch **out, s0_error **err);
+/** End the thread and remove every mark (before the files view closes and the
+ * carrier detaches: nothing of the tree stays held). NULL-safe. Blocks until joined. */
+void s0__gv_watch_stop(s0__gv_watch *w);
+/**
+ * A files API change of @p a (and @p b, nullable: a move's destination) is about to
+ * run: arm the marks now if the sandbox has a subscriber, and drop the marks' events
+ * on these paths (parents and children included) until s0__gv_watch_fence() of the
+ * returned number — the files API tells its own changes (gv_files.c).
+ * @return the fence number; 0 when @p w is NULL or unarmed (nothing to fence).
+ * @threadsafety safe
+ */
+uint64_t s0__gv_watch_own(s0__gv_watch *w, const char *a, const char *b);
+/** The change of @p seq (s0__gv_watch_own()) is done: a fence queued after its events. */
+void s0__gv_watch_fence(s0__gv_watch *w, uint64_t seq);
 
 /**
  * Open the files view: @p root, and @p n runtime mount points each served

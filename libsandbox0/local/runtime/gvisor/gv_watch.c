@@ -1,0 +1,470 @@
+/*
+ * The guest's own file changes for file watches (gv_int.h s0__gv_watch_*):
+ * host inotify on the directories the files view serves — the root tree
+ * (through the files view's descriptor, also a carrier's ext4 mount in its
+ * namespace) and the /tmp and ephemeral tmpfs dirs. runsc's gofer writes
+ * them (--file-access=shared), so inotify sees what programs inside do.
+ *
+ * The marks exist only while the sandbox has a file subscriber
+ * (files_watched): armed by the thread when it sees one (checked every
+ * ARM_CHECK_MS) or at once by a files API change (s0__gv_watch_own()),
+ * removed when the last subscriber leaves and at stop. Events map back to
+ * sandbox paths: IN_CREATE "create" (a directory gets its marks, recursive),
+ * IN_MODIFY "write" (repeats of one file coalesced), IN_ATTRIB "chmod"
+ * except the one runsc's gofer makes right after each create, IN_MOVED_FROM
+ * "rename", IN_MOVED_TO "create", IN_DELETE "remove", IN_Q_OVERFLOW
+ * "invalidate". The files API tells its own changes itself (gv_files.c
+ * tell()): while one runs, events on its paths (their parents and children
+ * included) are dropped here until its fence — a file created in a private
+ * directory watched by the same descriptor, so it is queued after all the
+ * change's events — is read.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "local/runtime/gvisor/gv_int.h"
+
+/* How often an unarmed watcher asks whether anyone subscribed, ms. */
+#define ARM_CHECK_MS 100
+/* How often an armed one asks whether anyone still listens, ms. */
+#define DISARM_CHECK_MS 500
+/* The most marks one generation holds (the host user's inotify budget is shared):
+ * a directory past it is not watched, and the subscribers get one `invalidate`. */
+#define MAX_MARKS 16384
+
+#define MASK (IN_CREATE | IN_MODIFY | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | \
+              IN_ONLYDIR | IN_EXCL_UNLINK)
+#define TEMP_PREFIX ".s0-write." /* the files API's temporary files (gv_files.c) */
+
+typedef struct own {
+	uint64_t seq;
+	char *a, *b; /* paths of a files API change in progress (b nullable) */
+	struct own *next;
+} own;
+
+struct s0__gv_watch {
+	s0__rt_gen *g;
+	pthread_t thread;
+	int ino, stop_fd, fence_wd;
+	char *fence_dir; /* host directory of the fences (private) */
+	pthread_mutex_t mu;
+	bool armed;
+	char **wd_path; /* sandbox path of each mark, by wd */
+	int *wd_base;   /* index of the served directory (-1: the root tree) */
+	size_t n_wd;
+	size_t marks;     /* marks held (MAX_MARKS) */
+	bool over;        /* a directory went unwatched: told once as `invalidate` */
+	own *owns;
+	uint64_t next_seq;
+	uint32_t skip_cookie;  /* the files API's own temporary file moved */
+	char *last_event;      /* the last event told ("write /p"), for coalescing */
+	char *last_create;     /* the path of the last create (its gofer ATTRIB follows) */
+};
+
+static bool related(const char *p, const char *q)
+{
+	size_t np = strlen(p), nq = strlen(q), n = np < nq ? np : nq;
+	if (strncmp(p, q, n))
+		return false;
+	return np == nq || (np > nq ? p[n] == '/' : q[n] == '/') || n == 1;
+}
+
+static bool owned(const s0__gv_watch *w, const char *path)
+{
+	for (const own *o = w->owns; o; o = o->next)
+		if (related(o->a, path) || (o->b && related(o->b, path)))
+			return true;
+	return false;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	return s0__asprintf("%s%s%s", dir, strcmp(dir, "/") ? "/" : "", name);
+}
+
+static int base_fd(const s0__gv_watch *w, int base)
+{
+	return base < 0 ? w->g->files.root_fd : w->g->files.fds[base];
+}
+
+/* Mark directory @p rel (relative to the served directory @p base) as sandbox path @p path,
+ * and every directory below it on the same filesystem. Under mu. */
+static void mark_tree(s0__gv_watch *w, int base, int dirfd_in, const char *rel, const char *path,
+                      dev_t dev, int depth)
+{
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+	                       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+	int fd = (int)syscall(SYS_openat2, dirfd_in, rel, &how, sizeof how);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || (depth > 0 && st.st_dev != dev) || depth > 64) {
+		close(fd);
+		return;
+	}
+	char proc[64];
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	int wd = w->marks < MAX_MARKS ? inotify_add_watch(w->ino, proc, MASK) : -1;
+	if (wd < 0 && !w->over) { /* over the budget: the subscribers re-read the tree */
+		w->over = true;
+		w->g->files_changed(w->g->files_changed_arg, w->g->sandbox_id, "invalidate", path);
+	}
+	if (wd >= 0) {
+		if ((size_t)wd >= w->n_wd) {
+			size_t n = (size_t)wd * 2 + 16;
+			char **p = realloc(w->wd_path, n * sizeof *p);
+			int *b = p ? realloc(w->wd_base, n * sizeof *b) : NULL;
+			if (p)
+				w->wd_path = p;
+			if (b)
+				w->wd_base = b;
+			if (!p || !b) {
+				inotify_rm_watch(w->ino, wd);
+				close(fd);
+				return;
+			}
+			memset(p + w->n_wd, 0, (n - w->n_wd) * sizeof *p);
+			w->n_wd = n;
+		}
+		if (!w->wd_path[wd])
+			w->marks++;
+		free(w->wd_path[wd]);
+		w->wd_path[wd] = s0__strdup(path);
+		w->wd_base[wd] = base;
+	}
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char *sub = join(path, e->d_name);
+		if (sub)
+			mark_tree(w, base, dirfd(d), e->d_name, sub, st.st_dev, depth + 1);
+		free(sub);
+	}
+	closedir(d);
+}
+
+static void arm_locked(s0__gv_watch *w)
+{
+	if (w->armed)
+		return;
+	w->armed = true;
+	const s0__gv_files *v = &w->g->files;
+	mark_tree(w, -1, v->root_fd, ".", "/", 0, 0);
+	for (size_t i = 0; i < v->n; i++)
+		mark_tree(w, (int)i, v->fds[i], ".", v->mounts[i], 0, 0);
+}
+
+static void disarm_locked(s0__gv_watch *w)
+{
+	if (!w->armed)
+		return;
+	w->armed = false;
+	for (size_t i = 0; i < w->n_wd; i++)
+		if (w->wd_path[i] && (int)i != w->fence_wd) {
+			inotify_rm_watch(w->ino, (int)i);
+			free(w->wd_path[i]);
+			w->wd_path[i] = NULL;
+		}
+	w->marks = 0;
+	w->over = false;
+	free(w->last_event);
+	free(w->last_create);
+	w->last_event = w->last_create = NULL;
+}
+
+static bool wanted(const s0__gv_watch *w)
+{
+	const s0__rt_gen *g = w->g;
+	return g->files_watched ? g->files_watched(g->files_changed_arg, g->sandbox_id) : true;
+}
+
+static void emit(s0__gv_watch *w, const char *event, const char *path)
+{
+	char *key = s0__asprintf("%s %s", event, path);
+	bool repeat = key && w->last_event && !strcmp(key, w->last_event) && !strcmp(event, "write");
+	free(w->last_event);
+	w->last_event = key;
+	if (!repeat)
+		w->g->files_changed(w->g->files_changed_arg, w->g->sandbox_id, event, path);
+}
+
+/* A moved directory: its marks' paths follow. */
+static void moved_dir(s0__gv_watch *w, const char *from, const char *to)
+{
+	size_t n = strlen(from);
+	for (size_t i = 0; i < w->n_wd; i++) {
+		char *p = w->wd_path[i];
+		if (p && !strncmp(p, from, n) && (p[n] == '/' || !p[n])) {
+			char *q = s0__asprintf("%s%s", to, p + n);
+			if (q) {
+				free(p);
+				w->wd_path[i] = q;
+			}
+		}
+	}
+}
+
+/* One event, under mu. */
+static void handle(s0__gv_watch *w, const struct inotify_event *ev, char **moved_from,
+                   uint32_t *moved_cookie)
+{
+	if (ev->mask & IN_Q_OVERFLOW) {
+		emit(w, "invalidate", "/");
+		return;
+	}
+	if (ev->wd == w->fence_wd) {
+		uint64_t seq;
+		if ((ev->mask & IN_CREATE) && sscanf(ev->name, "f%" SCNu64, &seq) == 1)
+			for (own **o = &w->owns; *o; o = &(*o)->next)
+				if ((*o)->seq == seq) {
+					own *x = *o;
+					*o = x->next;
+					free(x->a);
+					free(x->b);
+					free(x);
+					break;
+				}
+		return;
+	}
+	if (ev->wd < 0 || (size_t)ev->wd >= w->n_wd || !w->wd_path[ev->wd])
+		return;
+	if (ev->mask & IN_IGNORED) { /* its directory is gone: the mark with it */
+		free(w->wd_path[ev->wd]);
+		w->wd_path[ev->wd] = NULL;
+		w->marks--;
+		return;
+	}
+	if (!ev->len)
+		return;
+	const char *dir = w->wd_path[ev->wd];
+	char *path = join(dir, ev->name);
+	if (!path)
+		return;
+	bool temp = !strncmp(ev->name, TEMP_PREFIX, strlen(TEMP_PREFIX));
+	bool skip = temp || owned(w, path);
+	if ((ev->mask & IN_MOVED_FROM) && temp)
+		w->skip_cookie = ev->cookie;
+	if ((ev->mask & IN_MOVED_TO) && ev->cookie == w->skip_cookie && ev->cookie)
+		skip = true;
+	if (ev->mask & IN_ISDIR) {
+		if (ev->mask & IN_MOVED_FROM) {
+			free(*moved_from);
+			*moved_from = s0__strdup(path);
+			*moved_cookie = ev->cookie;
+		} else if ((ev->mask & IN_MOVED_TO) && *moved_from && *moved_cookie == ev->cookie) {
+			moved_dir(w, *moved_from, path);
+		} else if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
+			int base = w->wd_base[ev->wd];
+			const char *top = base < 0 ? "/" : w->g->files.mounts[base];
+			const char *rel = path + strlen(top) + (strcmp(top, "/") ? 1 : 0);
+			struct stat st;
+			if (*rel && fstat(base_fd(w, base), &st) == 0)
+				mark_tree(w, base, base_fd(w, base), rel, path, st.st_dev, 1);
+		}
+	}
+	if (!skip) {
+		if (ev->mask & IN_CREATE) {
+			emit(w, "create", path);
+			free(w->last_create);
+			w->last_create = s0__strdup(path);
+		} else if (ev->mask & IN_ATTRIB) {
+			bool gofer = w->last_create && !strcmp(w->last_create, path);
+			if (!gofer)
+				emit(w, "chmod", path);
+		} else if (ev->mask & IN_MODIFY) {
+			emit(w, "write", path);
+		} else if (ev->mask & IN_MOVED_FROM) {
+			emit(w, "rename", path);
+		} else if (ev->mask & IN_MOVED_TO) {
+			emit(w, "create", path);
+		} else if (ev->mask & IN_DELETE) {
+			emit(w, "remove", path);
+		}
+	}
+	if (!(ev->mask & IN_CREATE)) { /* the gofer's ATTRIB is the event right after */
+		free(w->last_create);
+		w->last_create = NULL;
+	}
+	free(path);
+}
+
+static void *watch_main(void *arg)
+{
+	s0__gv_watch *w = arg;
+	char *buf = malloc(64 * 1024);
+	char *moved_from = NULL;
+	uint32_t moved_cookie = 0;
+	for (;;) {
+		pthread_mutex_lock(&w->mu);
+		bool armed = w->armed;
+		pthread_mutex_unlock(&w->mu);
+		struct pollfd p[2] = {{.fd = w->stop_fd, .events = POLLIN}, {.fd = w->ino, .events = POLLIN}};
+		int n = poll(p, 2, armed ? DISARM_CHECK_MS : ARM_CHECK_MS);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (p[0].revents)
+			break;
+		bool want = wanted(w);
+		pthread_mutex_lock(&w->mu);
+		if (p[1].revents && buf) {
+			ssize_t len = read(w->ino, buf, 64 * 1024);
+			for (ssize_t off = 0; len > 0 && off < len;) {
+				const struct inotify_event *ev = (const void *)(buf + off);
+				if (w->armed || ev->wd == w->fence_wd)
+					handle(w, ev, &moved_from, &moved_cookie);
+				off += (ssize_t)(sizeof *ev + ev->len);
+			}
+		}
+		if (want)
+			arm_locked(w);
+		else if (!w->owns)
+			disarm_locked(w);
+		pthread_mutex_unlock(&w->mu);
+	}
+	free(moved_from);
+	free(buf);
+	return NULL;
+}
+
+int s0__gv_watch_start(s0__rt_gen *g, s0__gv_watch **out, s0_error **err)
+{
+	*out = NULL;
+	s0__gv_watch *w = calloc(1, sizeof *w);
+	if (!w)
+		return s0__error_nomem(err);
+	w->g = g;
+	w->stop_fd = w->fence_wd = -1;
+	w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	w->fence_dir = s0__asprintf("%s/watch-fence", g->bundle);
+	pthread_mutex_init(&w->mu, NULL);
+	int rc = S0_OK;
+	if (w->ino < 0 || w->stop_fd < 0 || !w->fence_dir)
+		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot watch files: %s",
+		                   strerror(errno));
+	else if (mkdir(w->fence_dir, 0700) < 0 && errno != EEXIST)
+		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot make %s: %s",
+		                   w->fence_dir, strerror(errno));
+	else if ((w->fence_wd = inotify_add_watch(w->ino, w->fence_dir, IN_CREATE | IN_ONLYDIR)) < 0)
+		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot watch %s: %s",
+		                   w->fence_dir, strerror(errno));
+	else if (pthread_create(&w->thread, NULL, watch_main, w) != 0)
+		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot start a thread");
+	if (rc < 0) {
+		w->thread = 0;
+		if (w->ino >= 0)
+			close(w->ino);
+		if (w->stop_fd >= 0)
+			close(w->stop_fd);
+		w->ino = w->stop_fd = -1;
+		s0__gv_watch_stop(w);
+		return rc;
+	}
+	*out = w;
+	return S0_OK;
+}
+
+void s0__gv_watch_stop(s0__gv_watch *w)
+{
+	if (!w)
+		return;
+	if (w->thread) {
+		uint64_t one = 1;
+		ssize_t n = write(w->stop_fd, &one, sizeof one);
+		(void)n;
+		pthread_join(w->thread, NULL);
+	}
+	if (w->ino >= 0)
+		close(w->ino); /* every mark removed with it: nothing holds the tree */
+	if (w->stop_fd >= 0)
+		close(w->stop_fd);
+	for (size_t i = 0; i < w->n_wd; i++)
+		free(w->wd_path[i]);
+	free(w->wd_path);
+	free(w->wd_base);
+	while (w->owns) {
+		own *o = w->owns;
+		w->owns = o->next;
+		free(o->a);
+		free(o->b);
+		free(o);
+	}
+	if (w->fence_dir)
+		rmdir(w->fence_dir);
+	free(w->fence_dir);
+	free(w->last_event);
+	free(w->last_create);
+	pthread_mutex_destroy(&w->mu);
+	free(w);
+}
+
+uint64_t s0__gv_watch_own(s0__gv_watch *w, const char *a, const char *b)
+{
+	if (!w)
+		return 0;
+	bool want = wanted(w); /* outside mu: the engine's lock */
+	pthread_mutex_lock(&w->mu);
+	if (want)
+		arm_locked(w); /* from now on the marks see every change */
+	uint64_t seq = 0;
+	own *o = w->armed ? calloc(1, sizeof *o) : NULL;
+	if (o) {
+		o->a = s0__strdup(a);
+		o->b = b ? s0__strdup(b) : NULL;
+		if (o->a && (o->b || !b)) {
+			o->seq = seq = ++w->next_seq;
+			o->next = w->owns;
+			w->owns = o;
+		} else {
+			free(o->a);
+			free(o->b);
+			free(o);
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return seq;
+}
+
+void s0__gv_watch_fence(s0__gv_watch *w, uint64_t seq)
+{
+	if (!w || !seq)
+		return;
+	char *f = s0__asprintf("%s/f%" PRIu64, w->fence_dir, seq);
+	int fd = f ? open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0600) : -1;
+	if (fd >= 0) {
+		close(fd);
+		unlink(f);
+	} else { /* no fence: the change's own paths are released here */
+		pthread_mutex_lock(&w->mu);
+		for (own **o = &w->owns; *o; o = &(*o)->next)
+			if ((*o)->seq == seq) {
+				own *x = *o;
+				*o = x->next;
+				free(x->a);
+				free(x->b);
+				free(x);
+				break;
+			}
+		pthread_mutex_unlock(&w->mu);
+	}
+	free(f);
+}

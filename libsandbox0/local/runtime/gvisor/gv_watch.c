@@ -58,10 +58,17 @@ typedef struct own {
 struct s0__gv_watch {
 	s0__rt_gen *g;
 	pthread_t thread;
-	int ino, stop_fd, fence_wd;
+	bool started;
+	int kick_fd;     /* eventfd: stop, or armed by a files API change */
+	bool stopping;   /* under mu */
+	int ino;         /* the inotify instance, only while armed (-1), under mu */
+	int fence_wd;
 	char *fence_dir; /* host directory of the fences (private) */
 	pthread_mutex_t mu;
 	bool armed;
+	char buf[16384] __attribute__((aligned(8))); /* events read, under mu */
+	char *moved_from; /* a directory moved: its old path, its cookie */
+	uint32_t moved_cookie;
 	char **wd_path; /* sandbox path of each mark, by wd */
 	int *wd_base;   /* index of the served directory (-1: the root tree) */
 	size_t n_wd;
@@ -162,10 +169,21 @@ static void mark_tree(s0__gv_watch *w, int base, int dirfd_in, const char *rel, 
 	closedir(d);
 }
 
+/* The instance and its marks (an instance per generation only while armed: the
+ * host user's instances are few). Without one, nothing of the guest's is told. */
 static void arm_locked(s0__gv_watch *w)
 {
-	if (w->armed)
+	if (w->armed || w->stopping)
 		return;
+	w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->ino < 0)
+		return;
+	if ((mkdir(w->fence_dir, 0700) < 0 && errno != EEXIST) ||
+	    (w->fence_wd = inotify_add_watch(w->ino, w->fence_dir, IN_CREATE | IN_ONLYDIR)) < 0) {
+		close(w->ino);
+		w->ino = -1;
+		return;
+	}
 	w->armed = true;
 	const s0__gv_files *v = &w->g->files;
 	mark_tree(w, -1, v->root_fd, ".", "/", 0, 0);
@@ -178,12 +196,14 @@ static void disarm_locked(s0__gv_watch *w)
 	if (!w->armed)
 		return;
 	w->armed = false;
-	for (size_t i = 0; i < w->n_wd; i++)
-		if (w->wd_path[i] && (int)i != w->fence_wd) {
-			inotify_rm_watch(w->ino, (int)i);
-			free(w->wd_path[i]);
-			w->wd_path[i] = NULL;
-		}
+	close(w->ino); /* every mark with it: nothing holds the tree */
+	w->ino = w->fence_wd = -1;
+	for (size_t i = 0; i < w->n_wd; i++) {
+		free(w->wd_path[i]);
+		w->wd_path[i] = NULL;
+	}
+	free(w->moved_from);
+	w->moved_from = NULL;
 	w->marks = 0;
 	w->over = false;
 	free(w->last_event);
@@ -224,9 +244,10 @@ static void moved_dir(s0__gv_watch *w, const char *from, const char *to)
 }
 
 /* One event, under mu. */
-static void handle(s0__gv_watch *w, const struct inotify_event *ev, char **moved_from,
-                   uint32_t *moved_cookie)
+static void handle(s0__gv_watch *w, const struct inotify_event *ev)
 {
+	char **moved_from = &w->moved_from;
+	uint32_t *moved_cookie = &w->moved_cookie;
 	if (ev->mask & IN_Q_OVERFLOW) {
 		emit(w, "invalidate", "/");
 		return;
@@ -307,41 +328,44 @@ static void handle(s0__gv_watch *w, const struct inotify_event *ev, char **moved
 	free(path);
 }
 
+/* Tell every event queued now, in order (under mu). */
+static void drain_locked(s0__gv_watch *w)
+{
+	ssize_t len;
+	while (w->armed && (len = read(w->ino, w->buf, sizeof w->buf)) > 0)
+		for (ssize_t off = 0; off < len;) {
+			const struct inotify_event *ev = (const void *)(w->buf + off);
+			handle(w, ev);
+			off += (ssize_t)(sizeof *ev + ev->len);
+		}
+}
+
 static void *watch_main(void *arg)
 {
 	s0__gv_watch *w = arg;
-	char *buf = malloc(64 * 1024);
-	char *moved_from = NULL;
-	uint32_t moved_cookie = 0;
 	for (;;) {
 		pthread_mutex_lock(&w->mu);
-		bool armed = w->armed;
+		bool armed = w->armed, stop = w->stopping;
+		struct pollfd p[2] = {{.fd = w->kick_fd, .events = POLLIN},
+		                      {.fd = w->ino, .events = POLLIN}};
 		pthread_mutex_unlock(&w->mu);
-		struct pollfd p[2] = {{.fd = w->stop_fd, .events = POLLIN}, {.fd = w->ino, .events = POLLIN}};
+		if (stop)
+			break;
 		int n = poll(p, 2, armed ? DISARM_CHECK_MS : ARM_CHECK_MS);
 		if (n < 0 && errno != EINTR)
 			break;
-		if (p[0].revents)
-			break;
-		bool want = wanted(w);
+		uint64_t k;
+		if (p[0].revents && read(w->kick_fd, &k, sizeof k) < 0)
+			k = 0;
+		bool want = wanted(w); /* outside mu: the engine's lock */
 		pthread_mutex_lock(&w->mu);
-		if (p[1].revents && buf) {
-			ssize_t len = read(w->ino, buf, 64 * 1024);
-			for (ssize_t off = 0; len > 0 && off < len;) {
-				const struct inotify_event *ev = (const void *)(buf + off);
-				if (w->armed || ev->wd == w->fence_wd)
-					handle(w, ev, &moved_from, &moved_cookie);
-				off += (ssize_t)(sizeof *ev + ev->len);
-			}
-		}
+		drain_locked(w);
 		if (want)
 			arm_locked(w);
 		else if (!w->owns)
 			disarm_locked(w);
 		pthread_mutex_unlock(&w->mu);
 	}
-	free(moved_from);
-	free(buf);
 	return NULL;
 }
 
@@ -352,30 +376,19 @@ int s0__gv_watch_start(s0__rt_gen *g, s0__gv_watch **out, s0_error **err)
 	if (!w)
 		return s0__error_nomem(err);
 	w->g = g;
-	w->stop_fd = w->fence_wd = -1;
-	w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	w->ino = w->fence_wd = -1;
+	w->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	w->fence_dir = s0__asprintf("%s/watch-fence", g->bundle);
 	pthread_mutex_init(&w->mu, NULL);
 	int rc = S0_OK;
-	if (w->ino < 0 || w->stop_fd < 0 || !w->fence_dir)
+	if (w->kick_fd < 0 || !w->fence_dir)
 		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot watch files: %s",
 		                   strerror(errno));
-	else if (mkdir(w->fence_dir, 0700) < 0 && errno != EEXIST)
-		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot make %s: %s",
-		                   w->fence_dir, strerror(errno));
-	else if ((w->fence_wd = inotify_add_watch(w->ino, w->fence_dir, IN_CREATE | IN_ONLYDIR)) < 0)
-		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot watch %s: %s",
-		                   w->fence_dir, strerror(errno));
 	else if (pthread_create(&w->thread, NULL, watch_main, w) != 0)
 		rc = s0__error_set(err, S0_EIO, "runtime_unavailable", "cannot start a thread");
+	else
+		w->started = true;
 	if (rc < 0) {
-		w->thread = 0;
-		if (w->ino >= 0)
-			close(w->ino);
-		if (w->stop_fd >= 0)
-			close(w->stop_fd);
-		w->ino = w->stop_fd = -1;
 		s0__gv_watch_stop(w);
 		return rc;
 	}
@@ -383,20 +396,27 @@ int s0__gv_watch_start(s0__rt_gen *g, s0__gv_watch **out, s0_error **err)
 	return S0_OK;
 }
 
+static void kick(s0__gv_watch *w)
+{
+	uint64_t one = 1;
+	ssize_t n = write(w->kick_fd, &one, sizeof one);
+	(void)n; /* a full counter is already a wake */
+}
+
 void s0__gv_watch_stop(s0__gv_watch *w)
 {
 	if (!w)
 		return;
-	if (w->thread) {
-		uint64_t one = 1;
-		ssize_t n = write(w->stop_fd, &one, sizeof one);
-		(void)n;
+	pthread_mutex_lock(&w->mu);
+	w->stopping = true;
+	disarm_locked(w);
+	pthread_mutex_unlock(&w->mu);
+	if (w->started) {
+		kick(w);
 		pthread_join(w->thread, NULL);
 	}
-	if (w->ino >= 0)
-		close(w->ino); /* every mark removed with it: nothing holds the tree */
-	if (w->stop_fd >= 0)
-		close(w->stop_fd);
+	if (w->kick_fd >= 0)
+		close(w->kick_fd);
 	for (size_t i = 0; i < w->n_wd; i++)
 		free(w->wd_path[i]);
 	free(w->wd_path);
@@ -413,6 +433,7 @@ void s0__gv_watch_stop(s0__gv_watch *w)
 	free(w->fence_dir);
 	free(w->last_event);
 	free(w->last_create);
+	free(w->moved_from);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
 }
@@ -423,8 +444,12 @@ uint64_t s0__gv_watch_own(s0__gv_watch *w, const char *a, const char *b)
 		return 0;
 	bool want = wanted(w); /* outside mu: the engine's lock */
 	pthread_mutex_lock(&w->mu);
+	bool was = w->armed;
 	if (want)
 		arm_locked(w); /* from now on the marks see every change */
+	if (w->armed && !was)
+		kick(w); /* the thread polls the new instance */
+	drain_locked(w); /* the guest's changes so far are told before this one */
 	uint64_t seq = 0;
 	own *o = w->armed ? calloc(1, sizeof *o) : NULL;
 	if (o) {

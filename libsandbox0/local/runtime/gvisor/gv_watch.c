@@ -25,7 +25,6 @@
 #include <inttypes.h>
 #include <linux/openat2.h>
 #include <poll.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -331,7 +331,11 @@ START_TEST(limits_and_isolation)
 	ck_assert_str_eq((v = read_text(p)), "512\n");
 	free(v);
 	snprintf(p, sizeof p, "/sys/fs/cgroup/cpu/s0-gvisor/%s/cpu.cfs_quota_us", f.rid);
-	ck_assert_str_eq((v = read_text(p)), "50000\n");
+	/* 500m: weight 512, the cap one core (gv_bundle.c) */
+	ck_assert_str_eq((v = read_text(p)), "100000\n");
+	free(v);
+	snprintf(p, sizeof p, "/sys/fs/cgroup/cpu/s0-gvisor/%s/cpu.shares", f.rid);
+	ck_assert_str_eq((v = read_text(p)), "512\n");
 	free(v);
 	/* a host file outside the root tree */
 	char marker[128];

@@ -38,7 +38,8 @@ void s0__ep_metadata(s0__rctx *c)
 void s0__ep_not_implemented(s0__rctx *c)
 {
 	s0__reply_err(c, 501, "not_implemented",
-	              "%.16s %.200s is not implemented by this transport; use the polling "
-	              "equivalent",
+	              "%.16s %.200s is a server-sent event stream, which only s0 serve answers; "
+	              "in process, open the same events with s0_stream_open() (kind session, "
+	              "after = the last seq) or poll GET .../sessions/{id}/events",
 	              c->req->method, c->req->path);
 }

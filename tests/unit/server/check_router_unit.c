@@ -91,6 +91,7 @@ START_TEST(unknown_routes_wrong_methods_and_deferred_routes)
 	expect_error(&r, 404, "not_found", NULL);
 	/* the session event stream is s0 serve's (SSE before routing): in process 501 */
 	r = CALL("GET", SB "/sb-1/sessions/s1/events/stream");
+	ck_assert_ptr_nonnull(strstr(rc_err_message(&r), "s0_stream_open()")); /* names the way */
 	expect_error(&r, 501, "not_implemented", NULL);
 	/* other methods of the stream paths, and of any known path, are 405 with
 	 * Allow and the error envelope (RFC 9110 §15.5.6); unknown paths 404 */

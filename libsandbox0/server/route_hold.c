@@ -54,3 +54,14 @@ void s0__route_hold_drop(const char *id)
 	}
 	pthread_mutex_unlock(&holds_mu);
 }
+
+int s0__route_hold_count(const char *id)
+{
+	int n = 0;
+	pthread_mutex_lock(&holds_mu);
+	for (const hold *h = holds; h; h = h->next)
+		if (!strcmp(h->id, id))
+			n = h->n;
+	pthread_mutex_unlock(&holds_mu);
+	return n;
+}

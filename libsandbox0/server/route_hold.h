@@ -22,4 +22,7 @@ bool s0__route_hold_take(const char *id);
 /** Give back the place s0__route_hold_take(@p id) took. Any thread. */
 void s0__route_hold_drop(const char *id);
 
+/** The places of public id @p id taken now (0 when none; inspection and tests). Any thread. */
+int s0__route_hold_count(const char *id);
+
 #endif

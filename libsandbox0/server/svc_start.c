@@ -17,7 +17,10 @@
 
 #define LISTEN_POLL_MS 20
 
-/* A start in flight; freed by the last of its starter and waiters. */
+/* A start in flight, then (done, rc OK) kept until its starter stops waiting
+ * for the port: a request refused while the command starts up finds it and
+ * waits for the listener instead of starting the command again. Freed by the
+ * last of its starter and waiters. */
 typedef struct start_slot {
 	char sandbox[S0__ID_MAX];
 	int port;
@@ -110,11 +113,26 @@ static void slot_put(start_slot *s)
 		free(s);
 }
 
-/* Start the command, or wait for the start in flight for (sandbox, port) until
- * deadline (monotonic ms): its result is this call's. */
-static int start_once(s0__runtime_access *a, const char *sandbox_id, const cJSON *rt, int port,
-                      int64_t deadline, s0_cancel_token *stop, s0_error **err)
+static void slot_unlink(start_slot *s)
 {
+	for (start_slot **p = &starts; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+}
+
+/* Start the command, or wait for the start in flight (or just done) for
+ * (sandbox, port) until deadline (monotonic ms): its result is this call's.
+ * When this call started it and it succeeded, *held is its slot, kept until
+ * start_release() (the caller stops waiting for the port). *fd >= 0: the
+ * port accepted this call's connect before a start (nothing started). */
+static int start_once(s0__runtime_access *a, const char *sandbox_id, const cJSON *rt, int port,
+                      int64_t deadline, s0_cancel_token *stop, start_slot **held, int *fd,
+                      s0_error **err)
+{
+	*held = NULL;
+	*fd = -1;
 	pthread_once(&starts_once, starts_init);
 	pthread_mutex_lock(&starts_mu);
 	start_slot *s = starts;
@@ -150,15 +168,13 @@ static int start_once(s0__runtime_access *a, const char *sandbox_id, const cJSON
 	starts = s;
 	pthread_mutex_unlock(&starts_mu);
 
+	/* a start that ended (its starter connected) since this request was
+	 * refused: the command listens now, no second start */
 	s0_error *e = NULL;
-	int rc = start_service(a, rt, &e);
+	int rc = s0__runtime_access_connect(a, port, fd, NULL) == S0_OK ? S0_OK
+	                                                                : start_service(a, rt, &e);
 
 	pthread_mutex_lock(&starts_mu);
-	for (start_slot **p = &starts; *p; p = &(*p)->next)
-		if (*p == s) {
-			*p = s->next;
-			break;
-		}
 	s->done = true;
 	s->rc = rc;
 	if (rc < 0) {
@@ -166,9 +182,12 @@ static int start_once(s0__runtime_access *a, const char *sandbox_id, const cJSON
 		         e && s0_error_reason(e) ? s0_error_reason(e) : "unavailable");
 		snprintf(s->msg, sizeof s->msg, "%s",
 		         e && s0_error_message(e) ? s0_error_message(e) : "the start failed");
+		slot_unlink(s); /* a failed start may be tried again */
+		slot_put(s);
+	} else {
+		*held = s;
 	}
 	pthread_cond_broadcast(&starts_cv);
-	slot_put(s);
 	pthread_mutex_unlock(&starts_mu);
 	if (rc < 0) {
 		if (err)
@@ -177,6 +196,17 @@ static int start_once(s0__runtime_access *a, const char *sandbox_id, const cJSON
 			s0_error_free(e);
 	}
 	return rc;
+}
+
+/* The starter stopped waiting for the port: a later refusal starts again. */
+static void start_release(start_slot *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&starts_mu);
+	slot_unlink(s);
+	slot_put(s);
+	pthread_mutex_unlock(&starts_mu);
 }
 
 int s0__svc_connect(s0__runtime_access *a, const char *sandbox_id, const cJSON *service,
@@ -193,8 +223,9 @@ int s0__svc_connect(s0__runtime_access *a, const char *sandbox_id, const cJSON *
 	    !strcmp(type, "cmd")) {
 		s0_error_free(e);
 		e = NULL;
-		rc = start_once(a, sandbox_id, rt, port, deadline, stop, &e);
-		while (rc == S0_OK) {
+		start_slot *held;
+		rc = start_once(a, sandbox_id, rt, port, deadline, stop, &held, fd, &e);
+		while (rc == S0_OK && *fd < 0) {
 			rc = s0__runtime_access_connect(a, port, fd, &e);
 			if (rc != S0_EUNAVAILABLE || !reason_is(e, "port_not_listening") ||
 			    s0__real_monotonic_ms() >= deadline)
@@ -203,6 +234,7 @@ int s0__svc_connect(s0__runtime_access *a, const char *sandbox_id, const cJSON *
 			e = NULL;
 			rc = s0__cancel_sleep(stop, LISTEN_POLL_MS) == S0_ECANCELED ? stopping(&e) : S0_OK;
 		}
+		start_release(held);
 	}
 	if (err)
 		*err = e;

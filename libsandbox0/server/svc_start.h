@@ -18,6 +18,9 @@
  * listener) returns at once and never starts it. At most one start is in
  * flight per sandbox and port: a request that finds one waits for
  * ITS result (no second start), bounded by @p budget_ms, then connects.
+ * A start that succeeded still counts while its request waits for the
+ * port: a command that takes a while to listen is started once however
+ * many requests are refused meanwhile.
  * After a start the port is polled until it accepts or @p budget_ms of
  * real time has passed since the call.
  *

@@ -399,5 +399,6 @@ int s0__runtime_access_connect(s0__runtime_access *a, int port, int *fd_out, s0_
 	if (s0__fault_hit(e->faults, "port_no_answer", NULL) == S0__FAULT_FAIL)
 		return s0__error_set(err, S0_EUNAVAILABLE, "port_no_answer",
 		                     "port %d of the sandbox does not answer a connect", port);
+	s0__engine_guest_sync(e, rt); /* a listener the guest started since the pin */
 	return rt->drv->connect_port(rt->gen, port, fd_out, err);
 }

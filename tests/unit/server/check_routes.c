@@ -10,6 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <pthread.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -799,6 +800,46 @@ END_TEST
  * its sandbox's wake held (fault resume_delay), the requests past the bound
  * answer 503 with Retry-After at once and /healthz stays prompt; the held
  * ones get the real answer once the wake goes on. */
+/* PUB-14: a command slow to listen (it sleeps 5 s of the backend's clock
+ * first) is started once, also for requests refused after its start
+ * returned and before it listens; they all get the real answer. */
+START_TEST(slow_listener_started_once)
+{
+	enum { N = 16 };
+	static flood_req first[1], late[N];
+	pthread_t th1[1], th[N];
+	char *sb = claim(KEY_A, true);
+	write_file(sb, "/www/hello.txt", "hello");
+	char *id = put_services(sb, "{\"services\":[{\"id\":\"web\",\"port\":8080,\"runtime\":"
+	                            "{\"type\":\"cmd\",\"command\":[\"sh\",\"-c\",\"sleep 5; "
+	                            "httpd -p 8080 -h /www\"]},\"ingress\":{\"public\":true}}]}");
+	flood_start(th1, first, 1, id, "GET", "/hello.txt");
+	for (int i = 0; contexts_of(sb) == 0; i++) /* the start returned; nothing listens yet */
+		ck_assert_msg(i < 30000, "the command never started");
+	flood_start(th, late, N, id, "GET", "/hello.txt");
+	/* the late requests are all in the proxy (each holds a place of the route) */
+	for (int i = 0; s0__route_hold_count(id) < 1 + N; i++) {
+		ck_assert_msg(i < 10000000, "the late requests never all arrived");
+		sched_yield();
+	}
+	ck_assert_int_eq(s0_local_clock_advance(cs_sv.f.local, 5000, NULL), S0_OK);
+	pthread_join(th1[0], NULL);
+	for (int i = 0; i < N; i++)
+		pthread_join(th[i], NULL);
+	ck_assert_msg(first[0].r.status == 200, "first: %ld", first[0].r.status);
+	th_resp_free(&first[0].r);
+	for (int i = 0; i < N; i++) {
+		ck_assert_msg(late[i].r.status == 200, "late request %d: %ld %s", i, late[i].r.status,
+		              late[i].r.body ? late[i].r.body : "");
+		ck_assert_str_eq(late[i].r.body, "hello");
+		th_resp_free(&late[i].r);
+	}
+	ck_assert_int_eq(contexts_of(sb), 1); /* one start for all of them */
+	free(id);
+	free(sb);
+}
+END_TEST
+
 START_TEST(route_holds_are_bounded)
 {
 	enum { N = S0__ROUTE_HOLD_MAX + 16 };
@@ -860,6 +901,7 @@ static Suite *routes_suite(void)
 	tcase_add_test(t, client_hangs_up_mid_body);
 	tcase_add_test(t, claim_with_services);
 	tcase_add_test(t, silent_port_is_gateway_timeout);
+	tcase_add_test(t, slow_listener_started_once);
 	tcase_add_test(t, route_holds_are_bounded);
 	suite_add_tcase(s, t);
 	return s;

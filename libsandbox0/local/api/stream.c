@@ -176,10 +176,12 @@ int s0__stream_input(s0__stream *st, const char *text, size_t len, s0__smsgq *ou
 {
 	if (st->remote)
 		return s0__rstream_input(st, text, len, out);
-	cJSON *msg = cJSON_ParseWithLength(text, len);
+	/* what cJSON would take silently (a \u0000 cuts a path or an input short) */
+	const char *bad = s0__json_check(text, len, S0__ROUTER_JSON_DEPTH_MAX);
+	cJSON *msg = bad ? NULL : cJSON_ParseWithLength(text, len);
 	if (!cJSON_IsObject(msg)) {
 		cJSON_Delete(msg);
-		st->reason = "a message must be a JSON object";
+		st->reason = bad ? bad : "a message must be a JSON object";
 		return S0__WS_BAD_DATA;
 	}
 	int rc = st->kind == S0__STREAM_CONTEXT ? s0__stream_ctx_input(st, msg, out)

@@ -2,7 +2,8 @@
  * The file watch stream (docs/wire.md §8.2, the Watch row of the API):
  * `{"action":"subscribe","path":…,"recursive":bool}` answered with
  * `subscribed` and a watch id, `{"action":"unsubscribe","watch_id":…}` with
- * `unsubscribed`; then `{"type":"event","watch_id","event","path"}` for
+ * `unsubscribed` (at most WATCHES_MAX watches at once, past them an `error`);
+ * then `{"type":"event","watch_id","event","path"}` for
  * every change under a watched path (the path itself and its children; every
  * descendant when recursive), made through the files API or by the guest.
  * Events wait in a bounded queue: when a slow reader lets it fill, what is
@@ -18,6 +19,10 @@
 #include "local/api/stream_int.h"
 #include "local/rootfs/path.h"
 
+/* The most watches one stream holds: each costs memory and every change is
+ * matched against all of them, so a subscribe flood is refused past it. */
+#define WATCHES_MAX 1024
+
 typedef struct wentry {
 	struct wentry *next;
 	char id[24];
@@ -29,6 +34,7 @@ struct s0__watchset {
 	s0__engine_watch_sub *sub;
 	wentry *list;  /* under st->mu */
 	int next_id;
+	size_t n; /* watches in list (under st->mu) */
 	s0__smsgq pending; /* events not yet pulled (under st->mu) */
 	bool overflow;     /* pending was dropped (under st->mu) */
 };
@@ -171,8 +177,13 @@ static int subscribe(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 	const cJSON *rec = cJSON_GetObjectItemCaseSensitive(msg, "recursive");
 	char *norm = NULL;
 	s0_error *err = NULL;
-	int rc = !path || !*path ? s0__error_set(&err, S0_EINVAL, "invalid_request",
-	                                         "path is required")
+	pthread_mutex_lock(&st->mu); /* one input at a time: the count holds until the add */
+	bool full = ws->n >= WATCHES_MAX;
+	pthread_mutex_unlock(&st->mu);
+	int rc = full ? s0__error_set(&err, S0_EINVAL, "invalid_request",
+	                              "too many watches on this stream (at most %d)", WATCHES_MAX)
+	         : !path || !*path ? s0__error_set(&err, S0_EINVAL, "invalid_request",
+	                                           "path is required")
 	         : rec && !cJSON_IsBool(rec)
 	             ? s0__error_set(&err, S0_EINVAL, "invalid_request", "recursive must be a boolean")
 	             : s0__path_normalize(path, strlen(path), 0, &norm, &err);
@@ -193,6 +204,7 @@ static int subscribe(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 	snprintf(w->id, sizeof w->id, "w%d", ++ws->next_id);
 	w->next = ws->list;
 	ws->list = w;
+	ws->n++;
 	pthread_mutex_unlock(&st->mu);
 	return reply(out, "subscribed", w->id, norm);
 }
@@ -207,6 +219,7 @@ static int unsubscribe(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 		if (!strcmp((*p)->id, id)) {
 			gone = *p;
 			*p = gone->next;
+			ws->n--;
 			break;
 		}
 	pthread_mutex_unlock(&st->mu);

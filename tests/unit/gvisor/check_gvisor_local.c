@@ -134,7 +134,8 @@ static void repl_stream_echoes(lt *t, const char *id)
  * programs see the same files; a write followed at once by a
  * filesystem-only pause is in the committed head (read back while paused,
  * from the RootFS); a recursive file watch of /workspace sees the files
- * API's changes in order and the pause ends it with 1001 (ST-03); the
+ * API's changes in order, the programs' own (a later append again, a tree
+ * made in one command whole) and the pause ends it with 1001 (ST-03); the
  * resume starts a new generation (runtime_id
  * changes, runtime_generation + 1) whose processes are new. */
 START_TEST(engine_runs_gvisor_and_pauses)
@@ -200,6 +201,40 @@ START_TEST(engine_runs_gvisor_and_pauses)
 	for (size_t i = 0; i < sizeof guest / sizeof *guest; i++) {
 		ev = next_event(st);
 		ck_assert_str_eq(ev, guest[i]);
+		free(ev);
+	}
+	/* ST-03: a later append is told again (after the guest's own write and after
+	 * the files API's), and a tree made in one command is told whole, parents
+	 * first (what a new directory holds when its mark is added: a scan) */
+	const char *const appends[] = {"echo 1 >> /workspace/g/ap && echo ok",
+	                               "echo 2 >> /workspace/g/ap && echo ok", NULL,
+	                               "echo 3 >> /workspace/g/ap && echo ok"};
+	for (size_t i = 0; i < 4; i++) {
+		if (appends[i]) {
+			out = sh(&t, id, ctx, appends[i]);
+			ck_assert_str_eq(out, "ok");
+			free(out);
+		} else {
+			lt_write(&t, id, "/workspace/g/ap", "api");
+		}
+		if (!i) {
+			ev = next_event(st);
+			ck_assert_str_eq(ev, "create /workspace/g/ap");
+			free(ev);
+		}
+		ev = next_event(st);
+		ck_assert_str_eq(ev, "write /workspace/g/ap");
+		free(ev);
+	}
+	out = sh(&t, id, ctx, "mkdir -p /workspace/m/n/o && echo x > /workspace/m/n/o/f && echo ok");
+	ck_assert_str_eq(out, "ok");
+	free(out);
+	const char *tree[] = {"create /workspace/m", "create /workspace/m/n",
+	                      "create /workspace/m/n/o", "create /workspace/m/n/o/f",
+	                      "write /workspace/m/n/o/f"};
+	for (size_t i = 0; i < sizeof tree / sizeof *tree; i++) {
+		ev = next_event(st);
+		ck_assert_str_eq(ev, tree[i]);
 		free(ev);
 	}
 	out = sh(&t, id, ctx, "cat /workspace/api.txt");

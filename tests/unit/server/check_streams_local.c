@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "client_steps.h"
+#include "common/internal.h"
 #include "local_fixture.h"
 #include "sandbox0/sandbox0.h"
 #include "server_test.h"
@@ -238,6 +239,50 @@ START_TEST(file_watch_events_pause_and_reopen)
 }
 END_TEST
 
+/* ST-05: a stream holds at most 1024 watches (past them an error, room again
+ * after an unsubscribe); a message cJSON would misread (a \u0000 that would cut
+ * the path short) is refused with 1007, never taken as the shorter path. */
+START_TEST(watch_bounds_and_nul_messages)
+{
+	char *sb = cs_claim(c, "default");
+	s0_stream *st = open_stream(S0_STREAM_FILES_WATCH, sb, NULL, 0);
+	char *first = NULL;
+	for (int i = 0; i < 1024; i++) {
+		send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace\"}");
+		cJSON *m = cs_next(st);
+		ck_assert_str_eq(cs_str(m, "type"), "subscribed");
+		if (!first)
+			first = strdup(cs_str(m, "watch_id"));
+		cJSON_Delete(m);
+	}
+	send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace\"}");
+	cJSON *m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "error");
+	ck_assert_str_eq(cs_str(m, "error"), "too many watches on this stream (at most 1024)");
+	cJSON_Delete(m);
+	char *unsub = s0__asprintf("{\"action\":\"unsubscribe\",\"watch_id\":\"%s\"}", first);
+	send_text(st, unsub);
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "unsubscribed");
+	cJSON_Delete(m);
+	send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace\"}");
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "subscribed");
+	cJSON_Delete(m);
+	/* "/workspace\u0000/x": refused whole, not a watch of /workspace */
+	send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace\\u0000/x\"}");
+	char *x = NULL;
+	ck_assert_int_eq(s0_stream_recv(st, 5000, &x, NULL, NULL), S0_ITEROVER);
+	const char *why = NULL;
+	ck_assert_int_eq(s0_stream_close_code(st, &why), 1007);
+	ck_assert_str_eq(why, "NUL character in a JSON string");
+	s0_stream_free(st);
+	free(unsub);
+	free(first);
+	free(sb);
+}
+END_TEST
+
 START_TEST(bad_stream_options_are_refused)
 {
 	char *sb = cs_claim(c, "default");
@@ -305,6 +350,7 @@ Suite *s0_streams_local_suite(void)
 	tcase_add_test(tc, context_input_done_after_all_its_output);
 	tcase_add_test(tc, session_attach_replays_from_a_cursor);
 	tcase_add_test(tc, file_watch_events_pause_and_reopen);
+	tcase_add_test(tc, watch_bounds_and_nul_messages);
 	tcase_add_test(tc, bad_stream_options_are_refused);
 	tcase_add_test(tc, stream_open_wakes_or_reports_a_failed_wake);
 	suite_add_tcase(s, tc);

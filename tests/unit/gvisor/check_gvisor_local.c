@@ -169,13 +169,20 @@ START_TEST(engine_runs_gvisor_and_pauses)
 	                      "write /workspace/api.txt", "create /workspace/d",
 	                      "create /workspace/d/x", "write /workspace/d/x",
 	                      "rename /workspace/d/x",
-	                      "create /workspace/d/y", "remove /workspace/d"};
+	                      "create /workspace/d/y", "remove /workspace/d",
+	                      "create /workspace/p", "create /workspace/p/q",
+	                      "create /workspace/r", "create /workspace/r/s",
+	                      "write /workspace/r/s"};
 	/* the files API and the programs: the same files, both ways */
 	lt_write(&t, id, "/workspace/api.txt", "from the api\n");
 	ck_assert_int_eq(s0_files_mkdir(t.c, id, "/workspace/d", false, NULL), S0_OK);
 	lt_write(&t, id, "/workspace/d/x", "x");
 	ck_assert_int_eq(s0_files_move(t.c, id, "/workspace/d/x", "/workspace/d/y", NULL), S0_OK);
 	ck_assert_int_eq(s0_files_delete(t.c, id, "/workspace/d", NULL), S0_OK);
+	/* the directories a recursive mkdir or a write makes, outermost first */
+	ck_assert_int_eq(s0_files_mkdir(t.c, id, "/workspace/p/q", true, NULL), S0_OK);
+	ck_assert_int_eq(s0_files_mkdir(t.c, id, "/workspace/p/q", true, NULL), S0_OK);
+	lt_write(&t, id, "/workspace/r/s", "s");
 	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
 		char *ev = next_event(st);
 		ck_assert_str_eq(ev, want[i]);

@@ -5,6 +5,7 @@
  * file watch with its events, ended by a pause (1001) and reopened after it
  * (the open wakes the sandbox); bad options and bad messages.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,6 +231,21 @@ START_TEST(file_watch_events_pause_and_reopen)
 	m = cs_next(st);
 	ck_assert_str_eq(cs_str(m, "type"), "error");
 	cJSON_Delete(m);
+	/* the directories a recursive mkdir or a write makes are told, outermost
+	 * first; a recursive mkdir of what is there tells nothing */
+	ck_assert_int_eq(s0_files_mkdir(c, sb, "/workspace/d/p/q", true, NULL), S0_OK);
+	ck_assert_int_eq(s0_files_mkdir(c, sb, "/workspace/d/p/q", true, NULL), S0_OK);
+	ck_assert_int_eq(s0_files_write(c, sb, "/workspace/d/r/s.txt", "1", 1, NULL), S0_OK);
+	const char *made[] = {"create /workspace/d/p", "create /workspace/d/p/q",
+	                      "create /workspace/d/r", "create /workspace/d/r/s.txt",
+	                      "write /workspace/d/r/s.txt"};
+	for (size_t i = 0; i < sizeof made / sizeof *made; i++) {
+		m = cs_next(st);
+		char got[256];
+		snprintf(got, sizeof got, "%s %s", cs_str(m, "event"), cs_str(m, "path"));
+		ck_assert_str_eq(got, made[i]);
+		cJSON_Delete(m);
+	}
 	/* a text that is no JSON object ends the stream with 1007 */
 	send_text(st, "[1,2]");
 	ck_assert_int_eq(s0_stream_close_code(st, NULL), 1007);

@@ -9,8 +9,12 @@
 
 int s0__stream_emit(s0__smsgq *out, cJSON *o)
 {
-	char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+	char *raw = o ? cJSON_PrintUnformatted(o) : NULL;
 	cJSON_Delete(o);
+	/* a text message is UTF-8: a program's bytes or a file name that are not
+	 * would make the client fail the connection (U+FFFD for each such byte) */
+	char *text = raw ? s0__utf8_valid_copy(raw) : NULL;
+	free(raw);
 	int rc = text ? s0__smsgq_push(out, text, strlen(text)) : -1;
 	free(text);
 	return rc;

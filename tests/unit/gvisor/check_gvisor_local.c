@@ -100,7 +100,8 @@ static void send_input(s0_stream *st, const char *rid, const char *data)
 
 /* ST-01: a REPL context's stream (what `s0 sandbox attach` shows): each input runs
  * in the REPL, its output (by source) then a done with its request id, in
- * order; a variable set through the stream is seen by a later run call. */
+ * order (a byte that is not UTF-8 as U+FFFD); a variable set through the
+ * stream is seen by a later run call. */
 static void repl_stream_echoes(lt *t, const char *id)
 {
 	char *ctx = lt_repl(t, id);
@@ -114,8 +115,10 @@ static void repl_stream_echoes(lt *t, const char *id)
 	ck_assert_msg(rc == S0_OK, "open: %s", e ? s0_error_message(e) : "?");
 	send_input(st, "r1", "S0V=via-stream; echo repl-in\n");
 	send_input(st, "r2", "echo two; echo err >&2\n");
+	send_input(st, "r3", "printf 'a\\377b\\n'\n"); /* not UTF-8: U+FFFD, the stream goes on */
 	const char *want[] = {"output:stdout:repl-in\n", "done:r1:", "output:stdout:two\n",
-	                      "output:stderr:err\n", "done:r2:"};
+	                      "output:stderr:err\n", "done:r2:", "output:stdout:a\xEF\xBF\xBD" "b\n",
+	                      "done:r3:"};
 	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
 		char *got = next_msg(st);
 		ck_assert_str_eq(got, want[i]);
@@ -233,6 +236,15 @@ START_TEST(engine_runs_gvisor_and_pauses)
 		ck_assert_str_eq(ev, "write /workspace/g/ap");
 		free(ev);
 	}
+	out = sh(&t, id, ctx, "echo b > /workspace/g/$(printf '\\377')b && echo ok");
+	ck_assert_str_eq(out, "ok");
+	free(out);
+	ev = next_event(st); /* a name that is not UTF-8: U+FFFD, the stream goes on */
+	ck_assert_str_eq(ev, "create /workspace/g/\xEF\xBF\xBD" "b");
+	free(ev);
+	ev = next_event(st);
+	ck_assert_str_eq(ev, "write /workspace/g/\xEF\xBF\xBD" "b");
+	free(ev);
 	out = sh(&t, id, ctx, "mkdir -p /workspace/m/n/o && echo x > /workspace/m/n/o/f && echo ok");
 	ck_assert_str_eq(out, "ok");
 	free(out);

@@ -256,23 +256,39 @@ START_TEST(file_watch_events_pause_and_reopen)
 END_TEST
 
 /* ST-05: a stream holds at most 1024 watches (past them an error, room again
- * after an unsubscribe); a message cJSON would misread (a \u0000 that would cut
+ * after an unsubscribe); a path that is not UTF-8 is sent with U+FFFD in
+ * place of its bad bytes; a message cJSON would misread (a \u0000 that would cut
  * the path short) is refused with 1007, never taken as the shorter path. */
 START_TEST(watch_bounds_and_nul_messages)
 {
 	char *sb = cs_claim(c, "default");
 	s0_stream *st = open_stream(S0_STREAM_FILES_WATCH, sb, NULL, 0);
+	/* a name that is not UTF-8 comes as U+FFFD for each such byte: a text
+	 * message the client can take (a WebSocket peer fails on invalid UTF-8) */
+	send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace\"}");
+	cJSON *m = cs_next(st);
+	cJSON_Delete(m);
+	ck_assert_int_eq(s0_files_write(c, sb, "/workspace/\xff\xfe.bin", "1", 1, NULL), S0_OK);
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "event"), "create");
+	ck_assert_str_eq(cs_str(m, "path"), "/workspace/\xEF\xBF\xBD\xEF\xBF\xBD.bin");
+	cJSON_Delete(m);
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "event"), "write");
+	cJSON_Delete(m);
+	s0_stream_free(st);
+	st = open_stream(S0_STREAM_FILES_WATCH, sb, NULL, 0);
 	char *first = NULL;
 	for (int i = 0; i < 1024; i++) {
 		send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace\"}");
-		cJSON *m = cs_next(st);
+		m = cs_next(st);
 		ck_assert_str_eq(cs_str(m, "type"), "subscribed");
 		if (!first)
 			first = strdup(cs_str(m, "watch_id"));
 		cJSON_Delete(m);
 	}
 	send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace\"}");
-	cJSON *m = cs_next(st);
+	m = cs_next(st);
 	ck_assert_str_eq(cs_str(m, "type"), "error");
 	ck_assert_str_eq(cs_str(m, "error"), "too many watches on this stream (at most 1024)");
 	cJSON_Delete(m);

@@ -31,7 +31,8 @@ typedef struct wentry {
 } wentry;
 
 struct s0__watchset {
-	s0__engine_watch_sub *sub;
+	s0__engine_watch_sub *sub; /* only while list has a watch (the runtime watches as long:
+	                            * gvisor's inotify), input thread only */
 	wentry *list;  /* under st->mu */
 	int next_id;
 	size_t n; /* watches in list (under st->mu) */
@@ -94,11 +95,7 @@ static void on_file(void *arg, const char *event, const char *path)
 int s0__stream_watch_open(s0__stream *st, s0_error **err)
 {
 	st->watches = calloc(1, sizeof *st->watches);
-	if (!st->watches ||
-	    s0__engine_watch_files_subscribe(s0__engine_watch_of(st->e), st->sandbox, on_file, st,
-	                                     &st->watches->sub) < 0)
-		return s0__error_nomem(err);
-	return S0_OK;
+	return st->watches ? S0_OK : s0__error_nomem(err);
 }
 
 void s0__stream_watch_free(s0__stream *st)
@@ -200,6 +197,12 @@ static int subscribe(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 	}
 	w->path = norm;
 	w->recursive = cJSON_IsTrue(rec);
+	if (!ws->sub && s0__engine_watch_files_subscribe(s0__engine_watch_of(st->e), st->sandbox,
+	                                                 on_file, st, &ws->sub) < 0) {
+		free(norm);
+		free(w);
+		return -1;
+	}
 	pthread_mutex_lock(&st->mu);
 	snprintf(w->id, sizeof w->id, "w%d", ++ws->next_id);
 	w->next = ws->list;
@@ -222,9 +225,14 @@ static int unsubscribe(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 			ws->n--;
 			break;
 		}
+	bool none = !ws->list;
 	pthread_mutex_unlock(&st->mu);
 	if (!gone)
 		return s0__stream_emit_error(out, NULL, "unknown watch_id");
+	if (none) { /* the last one: the runtime may stop watching (outside st->mu: on_file's order) */
+		s0__engine_watch_unsubscribe(s0__engine_watch_of(st->e), ws->sub);
+		ws->sub = NULL;
+	}
 	int rc = reply(out, "unsubscribed", gone->id, NULL);
 	free(gone->path);
 	free(gone);

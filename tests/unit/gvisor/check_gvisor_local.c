@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -45,10 +46,41 @@ static char *next_event(s0_stream *st)
 	s0_free(m);
 	ck_assert_ptr_nonnull(o);
 	const char *ev = s0__json_str(o, "event");
-	char *out = s0__asprintf("%s %s", ev ? ev : s0__json_str(o, "type"),
-	                         s0__json_str(o, "path"));
+	char *out = s0__asprintf("%s %s", ev ? ev : s0__json_str0(o, "type"),
+	                         s0__json_str0(o, "path"));
 	cJSON_Delete(o);
 	return out;
+}
+
+/* This process's inotify instances (the gvisor watcher holds one only while armed). */
+static int inotify_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char link[300], to[64] = "";
+		snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+		if (readlink(link, to, sizeof to - 1) > 0 && strstr(to, "inotify"))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Wait up to 10 s for inotify_fds() to be @p want (or above it with @p at_least). */
+static void wait_inotify(int want, bool at_least)
+{
+	int64_t until = s0__real_monotonic_ms() + 10000;
+	int n;
+	while ((n = inotify_fds()) != want && !(at_least && n > want) &&
+	       s0__real_monotonic_ms() < until) {
+		struct timespec ts = {0, 10 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_msg(n == want || (at_least && n > want), "%d inotify instances, want %d", n,
+	              want);
 }
 
 static void open_gvisor(lt *t)
@@ -256,6 +288,30 @@ START_TEST(engine_runs_gvisor_and_pauses)
 		ck_assert_str_eq(ev, tree[i]);
 		free(ev);
 	}
+	/* the last unsubscribe disarms the watcher (no inotify instance while no
+	 * watch, the stream still open); a new subscribe arms it again */
+	ck_assert_int_ge(inotify_fds(), 1);
+	const char *unsub = "{\"action\":\"unsubscribe\",\"watch_id\":\"w1\"}";
+	ck_assert_int_eq(s0_stream_send(st, unsub, strlen(unsub), NULL), S0_OK);
+	ev = next_event(st);
+	ck_assert_str_eq(ev, "unsubscribed "); /* no path in it */
+	free(ev);
+	wait_inotify(0, false);
+	const char *resub = "{\"action\":\"subscribe\",\"path\":\"/workspace/g\"}";
+	ck_assert_int_eq(s0_stream_send(st, resub, strlen(resub), NULL), S0_OK);
+	ev = next_event(st);
+	ck_assert_str_eq(ev, "subscribed /workspace/g");
+	free(ev);
+	wait_inotify(1, true); /* armed by the thread within 100 ms */
+	out = sh(&t, id, ctx, "echo again > /workspace/g/again && echo ok");
+	ck_assert_str_eq(out, "ok");
+	free(out);
+	ev = next_event(st);
+	ck_assert_str_eq(ev, "create /workspace/g/again");
+	free(ev);
+	ev = next_event(st);
+	ck_assert_str_eq(ev, "write /workspace/g/again");
+	free(ev);
 	out = sh(&t, id, ctx, "cat /workspace/api.txt");
 	ck_assert_str_eq(out, "from the api");
 	free(out);

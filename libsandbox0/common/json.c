@@ -129,6 +129,37 @@ static size_t utf8_seq_len(const unsigned char *s, size_t avail)
 	return n;
 }
 
+char *s0__utf8_valid_copy(const char *s)
+{
+	size_t len = strlen(s), bad = 0;
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; i < len; i++) {
+		size_t n = u[i] < 0x80 ? 1 : utf8_seq_len(u + i, len - i);
+		if (!n)
+			bad++;
+		else
+			i += n - 1;
+	}
+	char *out = malloc(len + bad * 2 + 1); /* each bad byte: 3 bytes of U+FFFD */
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	for (size_t i = 0; i < len;) {
+		size_t n = u[i] < 0x80 ? 1 : utf8_seq_len(u + i, len - i);
+		if (n) {
+			memcpy(out + o, s + i, n);
+			o += n;
+			i += n;
+		} else {
+			memcpy(out + o, "\xEF\xBF\xBD", 3);
+			o += 3;
+			i++;
+		}
+	}
+	out[o] = 0;
+	return out;
+}
+
 /* The hostile-input checks cJSON does not make: nesting depth, NUL bytes
  * (raw, or escaped as \u0000, which cJSON would silently truncate at), raw
  * control characters inside strings (RFC 8259 §7) and text that is not

@@ -58,6 +58,14 @@ int64_t s0__retry_after_parse(const char *value, int64_t now_unix_ms);
  */
 const char *s0__json_check(const char *s, size_t len, int max_depth);
 
+/*
+ * A copy of NUL-terminated @p s with every byte that does not belong to
+ * well-formed UTF-8 (RFC 3629) replaced by U+FFFD, as a WebSocket text frame
+ * needs (RFC 6455 §8.1: else the peer fails the connection). @return
+ * (transfer full) the copy, or NULL when out of memory.
+ */
+char *s0__utf8_valid_copy(const char *s);
+
 /* Nesting accepted in JSON text a caller hands the client (cJSON's own cap). */
 #define S0__JSON_ARG_DEPTH_MAX 1000
 

@@ -31,6 +31,7 @@ struct s0__ws {
 	bool close_queued;           /* loop thread only */
 	int64_t close_at, retry_at;  /* loop thread only: deadlines (0: none) */
 	bool lingering;              /* our close is out: drain the peer until it leaves */
+	bool reading_all;            /* loop thread only: the peer hung up, read to its end */
 
 	pthread_mutex_t mu;
 	s0__loop_src *src; /* NULL before the start and after the end */
@@ -213,11 +214,27 @@ static void maybe_pump(s0__ws *ws)
 
 /* ---- wslay callbacks (loop thread) ---- */
 
+/* Whether the client's messages wait (unread by the stream, or its answers
+ * unsent) past the queue bound: then the socket is not read, and the client's
+ * sends push back (TCP) instead of growing our queues. */
+static bool input_full(s0__ws *ws)
+{
+	pthread_mutex_lock(&ws->mu);
+	bool full = ws->inbox.bytes >= S0__STREAM_QUEUE_MAX ||
+	            ws->outbox.bytes >= S0__STREAM_QUEUE_MAX;
+	pthread_mutex_unlock(&ws->mu);
+	return full;
+}
+
 static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
                        void *user)
 {
 	(void)flags;
 	s0__ws *ws = user;
+	if (!ws->reading_all && input_full(ws)) { /* read again once the stream caught up */
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
 	return s0__wsio_recv(ctx, ws->fd, ws->extra, ws->extra_len, &ws->extra_off, buf, len);
 }
 
@@ -342,6 +359,7 @@ static void on_event(s0__loop_src *src, unsigned ev, void *arg)
 		pthread_mutex_unlock(&ws->mu);
 	}
 	bool unread = ws->extra_off < ws->extra_len;
+	ws->reading_all = ev & S0__LOOP_HUP; /* its close frame or its end, past the bound */
 	if ((unread || ev & (S0__LOOP_IN | S0__LOOP_HUP)) && wslay_event_recv(ws->ctx) != 0) {
 		teardown(ws); /* the peer left, or sent what cannot be read */
 		return;
@@ -382,8 +400,8 @@ static void on_event(s0__loop_src *src, unsigned ev, void *arg)
 	if (retry > 0)
 		ws->retry_at = now + retry;
 	unsigned interest = S0__LOOP_HUP;
-	if (wslay_event_want_read(ws->ctx))
-		interest |= S0__LOOP_IN;
+	if (wslay_event_want_read(ws->ctx) && !input_full(ws))
+		interest |= S0__LOOP_IN; /* else the pump's end or a sent frame brings us back */
 	if (wslay_event_want_write(ws->ctx))
 		interest |= S0__LOOP_OUT;
 	int64_t deadline = ws->close_at ? ws->close_at : ws->retry_at;

@@ -6,7 +6,8 @@
  * (local/api/stream.h) runs on handler threads, one job at a time per
  * connection, and its messages wait in bounded queues: past
  * S0__STREAM_QUEUE_MAX queued toward a slow reader the stream is not asked
- * for more until the reader catches up.
+ * for more until the reader catches up, and past it queued either way the
+ * socket is not read (the client's sends push back).
  */
 #ifndef S0_SERVER_WS_H
 #define S0_SERVER_WS_H

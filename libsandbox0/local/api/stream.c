@@ -9,8 +9,12 @@
 
 int s0__stream_emit(s0__smsgq *out, cJSON *o)
 {
-	char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+	char *raw = o ? cJSON_PrintUnformatted(o) : NULL;
 	cJSON_Delete(o);
+	/* a text message is UTF-8: a program's bytes or a file name that are not
+	 * would make the client fail the connection (U+FFFD for each such byte) */
+	char *text = raw ? s0__utf8_valid_copy(raw) : NULL;
+	free(raw);
 	int rc = text ? s0__smsgq_push(out, text, strlen(text)) : -1;
 	free(text);
 	return rc;
@@ -176,10 +180,12 @@ int s0__stream_input(s0__stream *st, const char *text, size_t len, s0__smsgq *ou
 {
 	if (st->remote)
 		return s0__rstream_input(st, text, len, out);
-	cJSON *msg = cJSON_ParseWithLength(text, len);
+	/* what cJSON would take silently (a \u0000 cuts a path or an input short) */
+	const char *bad = s0__json_check(text, len, S0__ROUTER_JSON_DEPTH_MAX);
+	cJSON *msg = bad ? NULL : cJSON_ParseWithLength(text, len);
 	if (!cJSON_IsObject(msg)) {
 		cJSON_Delete(msg);
-		st->reason = "a message must be a JSON object";
+		st->reason = bad ? bad : "a message must be a JSON object";
 		return S0__WS_BAD_DATA;
 	}
 	int rc = st->kind == S0__STREAM_CONTEXT ? s0__stream_ctx_input(st, msg, out)

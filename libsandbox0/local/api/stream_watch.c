@@ -2,7 +2,8 @@
  * The file watch stream (docs/wire.md §8.2, the Watch row of the API):
  * `{"action":"subscribe","path":…,"recursive":bool}` answered with
  * `subscribed` and a watch id, `{"action":"unsubscribe","watch_id":…}` with
- * `unsubscribed`; then `{"type":"event","watch_id","event","path"}` for
+ * `unsubscribed` (at most WATCHES_MAX watches at once, past them an `error`);
+ * then `{"type":"event","watch_id","event","path"}` for
  * every change under a watched path (the path itself and its children; every
  * descendant when recursive), made through the files API or by the guest.
  * Events wait in a bounded queue: when a slow reader lets it fill, what is
@@ -18,6 +19,10 @@
 #include "local/api/stream_int.h"
 #include "local/rootfs/path.h"
 
+/* The most watches one stream holds: each costs memory and every change is
+ * matched against all of them, so a subscribe flood is refused past it. */
+#define WATCHES_MAX 1024
+
 typedef struct wentry {
 	struct wentry *next;
 	char id[24];
@@ -26,9 +31,11 @@ typedef struct wentry {
 } wentry;
 
 struct s0__watchset {
-	s0__engine_watch_sub *sub;
+	s0__engine_watch_sub *sub; /* only while list has a watch (the runtime watches as long:
+	                            * gvisor's inotify), input thread only */
 	wentry *list;  /* under st->mu */
 	int next_id;
+	size_t n; /* watches in list (under st->mu) */
 	s0__smsgq pending; /* events not yet pulled (under st->mu) */
 	bool overflow;     /* pending was dropped (under st->mu) */
 };
@@ -88,11 +95,7 @@ static void on_file(void *arg, const char *event, const char *path)
 int s0__stream_watch_open(s0__stream *st, s0_error **err)
 {
 	st->watches = calloc(1, sizeof *st->watches);
-	if (!st->watches ||
-	    s0__engine_watch_files_subscribe(s0__engine_watch_of(st->e), st->sandbox, on_file, st,
-	                                     &st->watches->sub) < 0)
-		return s0__error_nomem(err);
-	return S0_OK;
+	return st->watches ? S0_OK : s0__error_nomem(err);
 }
 
 void s0__stream_watch_free(s0__stream *st)
@@ -171,8 +174,13 @@ static int subscribe(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 	const cJSON *rec = cJSON_GetObjectItemCaseSensitive(msg, "recursive");
 	char *norm = NULL;
 	s0_error *err = NULL;
-	int rc = !path || !*path ? s0__error_set(&err, S0_EINVAL, "invalid_request",
-	                                         "path is required")
+	pthread_mutex_lock(&st->mu); /* one input at a time: the count holds until the add */
+	bool full = ws->n >= WATCHES_MAX;
+	pthread_mutex_unlock(&st->mu);
+	int rc = full ? s0__error_set(&err, S0_EINVAL, "invalid_request",
+	                              "too many watches on this stream (at most %d)", WATCHES_MAX)
+	         : !path || !*path ? s0__error_set(&err, S0_EINVAL, "invalid_request",
+	                                           "path is required")
 	         : rec && !cJSON_IsBool(rec)
 	             ? s0__error_set(&err, S0_EINVAL, "invalid_request", "recursive must be a boolean")
 	             : s0__path_normalize(path, strlen(path), 0, &norm, &err);
@@ -189,10 +197,17 @@ static int subscribe(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 	}
 	w->path = norm;
 	w->recursive = cJSON_IsTrue(rec);
+	if (!ws->sub && s0__engine_watch_files_subscribe(s0__engine_watch_of(st->e), st->sandbox,
+	                                                 on_file, st, &ws->sub) < 0) {
+		free(norm);
+		free(w);
+		return -1;
+	}
 	pthread_mutex_lock(&st->mu);
 	snprintf(w->id, sizeof w->id, "w%d", ++ws->next_id);
 	w->next = ws->list;
 	ws->list = w;
+	ws->n++;
 	pthread_mutex_unlock(&st->mu);
 	return reply(out, "subscribed", w->id, norm);
 }
@@ -207,11 +222,17 @@ static int unsubscribe(s0__stream *st, const cJSON *msg, s0__smsgq *out)
 		if (!strcmp((*p)->id, id)) {
 			gone = *p;
 			*p = gone->next;
+			ws->n--;
 			break;
 		}
+	bool none = !ws->list;
 	pthread_mutex_unlock(&st->mu);
 	if (!gone)
 		return s0__stream_emit_error(out, NULL, "unknown watch_id");
+	if (none) { /* the last one: the runtime may stop watching (outside st->mu: on_file's order) */
+		s0__engine_watch_unsubscribe(s0__engine_watch_of(st->e), ws->sub);
+		ws->sub = NULL;
+	}
 	int rc = reply(out, "unsubscribed", gone->id, NULL);
 	free(gone->path);
 	free(gone);

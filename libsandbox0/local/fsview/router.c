@@ -161,6 +161,66 @@ static int route_change(const s0__files_ns *ns, const char *path, size_t len, ca
 	return rc;
 }
 
+static bool watched(const s0__files_ns *ns)
+{
+	return ns->hook && (!ns->hook_wanted || ns->hook_wanted(ns->hook_arg));
+}
+
+/* The directories above @p path (and @p path itself with @p self) that do not
+ * exist now, outermost first, as canonical paths; *n their count. What a
+ * change that makes them (a write, a recursive mkdir) tells as "create".
+ * NULL (none) when unwatched, already there or out of memory. */
+static char **missing_dirs(const s0__files_ns *ns, const char *path, size_t len, bool self,
+                           size_t *n)
+{
+	*n = 0;
+	char *norm = NULL;
+	if (!watched(ns) || s0__path_normalize(path, len, 0, &norm, NULL) < 0)
+		return NULL;
+	char **out = NULL;
+	size_t nl = strlen(norm), first = nl + 1; /* prefixes of norm ending at a '/' (or its end) */
+	for (size_t i = 1; i <= nl && first > nl; i++) {
+		if (i < nl && norm[i] != '/')
+			continue;
+		if (i == nl && !self)
+			break;
+		s0__fileinfo *fi = NULL;
+		char save = norm[i];
+		norm[i] = 0;
+		call st = {.kind = C_STAT, .fi = &fi};
+		if (route_one(ns, norm, i, &st, NULL, NULL) != S0_OK)
+			first = i; /* the outermost missing one: every one below it is too */
+		s0__fileinfo_free(fi);
+		norm[i] = save;
+	}
+	for (size_t i = first; i <= nl; i++) {
+		if (i < nl && norm[i] != '/')
+			continue;
+		if (i == nl && !self)
+			break;
+		char **more = realloc(out, (*n + 1) * sizeof *out);
+		char *p = more ? s0__strndup(norm, i) : NULL;
+		if (more)
+			out = more;
+		if (!p)
+			break;
+		out[(*n)++] = p;
+	}
+	free(norm);
+	return out;
+}
+
+/* Tell "create" of each of @p dirs (missing_dirs()) and free them. */
+static void tell_made(const s0__files_ns *ns, char **dirs, size_t n, bool made)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (made)
+			ns->hook(ns->hook_arg, "create", dirs[i]);
+		free(dirs[i]);
+	}
+	free(dirs);
+}
+
 int s0__files_write(const s0__files_ns *ns, const char *path, size_t path_len, const void *data,
                     size_t len, s0_error **err)
 {
@@ -168,20 +228,24 @@ int s0__files_write(const s0__files_ns *ns, const char *path, size_t path_len, c
 		return ns->ops->write(ns->ops_ctx, path, path_len, data, len, err);
 	call c = {.kind = C_WRITE, .data = data, .len = len};
 	bool existed = true;
-	if (ns->hook && (!ns->hook_wanted || ns->hook_wanted(ns->hook_arg))) {
+	size_t nd = 0; /* the parents it makes are told first */
+	char **dirs = missing_dirs(ns, path, path_len, false, &nd);
+	if (watched(ns)) {
 		/* a new file is a create, then a write (as inotify tells it) */
 		s0__fileinfo *fi = NULL;
 		call st = {.kind = C_STAT, .fi = &fi};
 		existed = route_one(ns, path, path_len, &st, NULL, NULL) == S0_OK;
 		s0__fileinfo_free(fi);
 	}
-	int rc = route_change(ns, path, path_len, &c, existed ? "write" : "create", err);
-	if (rc == S0_OK && !existed) {
-		char *norm = NULL;
-		if (s0__path_normalize(path, path_len, 0, &norm, NULL) == S0_OK)
+	char *norm = NULL;
+	int rc = route_one(ns, path, path_len, &c, ns->hook ? &norm : NULL, err);
+	tell_made(ns, dirs, nd, rc == S0_OK);
+	if (rc == S0_OK && norm) {
+		ns->hook(ns->hook_arg, existed ? "write" : "create", norm);
+		if (!existed) /* a new file is a create, then a write (as inotify tells it) */
 			ns->hook(ns->hook_arg, "write", norm);
-		free(norm);
 	}
+	free(norm);
 	return rc;
 }
 
@@ -191,7 +255,13 @@ int s0__files_mkdir(const s0__files_ns *ns, const char *path, size_t path_len, b
 	if (ns->ops)
 		return ns->ops->mkdir(ns->ops_ctx, path, path_len, recursive, err);
 	call c = {.kind = C_MKDIR, .flag = recursive};
-	return route_change(ns, path, path_len, &c, "create", err);
+	if (!watched(ns))
+		return route_one(ns, path, path_len, &c, NULL, err);
+	size_t nd = 0; /* each directory it makes, outermost first (none: it was there) */
+	char **dirs = missing_dirs(ns, path, path_len, true, &nd);
+	int rc = route_one(ns, path, path_len, &c, NULL, err);
+	tell_made(ns, dirs, nd, rc == S0_OK);
+	return rc;
 }
 
 int s0__files_delete(const s0__files_ns *ns, const char *path, size_t path_len, s0_error **err)

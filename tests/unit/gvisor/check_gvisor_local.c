@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -45,10 +46,41 @@ static char *next_event(s0_stream *st)
 	s0_free(m);
 	ck_assert_ptr_nonnull(o);
 	const char *ev = s0__json_str(o, "event");
-	char *out = s0__asprintf("%s %s", ev ? ev : s0__json_str(o, "type"),
-	                         s0__json_str(o, "path"));
+	char *out = s0__asprintf("%s %s", ev ? ev : s0__json_str0(o, "type"),
+	                         s0__json_str0(o, "path"));
 	cJSON_Delete(o);
 	return out;
+}
+
+/* This process's inotify instances (the gvisor watcher holds one only while armed). */
+static int inotify_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char link[300], to[64] = "";
+		snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+		if (readlink(link, to, sizeof to - 1) > 0 && strstr(to, "inotify"))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Wait up to 10 s for inotify_fds() to be @p want (or above it with @p at_least). */
+static void wait_inotify(int want, bool at_least)
+{
+	int64_t until = s0__real_monotonic_ms() + 10000;
+	int n;
+	while ((n = inotify_fds()) != want && !(at_least && n > want) &&
+	       s0__real_monotonic_ms() < until) {
+		struct timespec ts = {0, 10 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_msg(n == want || (at_least && n > want), "%d inotify instances, want %d", n,
+	              want);
 }
 
 static void open_gvisor(lt *t)
@@ -100,7 +132,8 @@ static void send_input(s0_stream *st, const char *rid, const char *data)
 
 /* ST-01: a REPL context's stream (what `s0 sandbox attach` shows): each input runs
  * in the REPL, its output (by source) then a done with its request id, in
- * order; a variable set through the stream is seen by a later run call. */
+ * order (a byte that is not UTF-8 as U+FFFD); a variable set through the
+ * stream is seen by a later run call. */
 static void repl_stream_echoes(lt *t, const char *id)
 {
 	char *ctx = lt_repl(t, id);
@@ -114,8 +147,10 @@ static void repl_stream_echoes(lt *t, const char *id)
 	ck_assert_msg(rc == S0_OK, "open: %s", e ? s0_error_message(e) : "?");
 	send_input(st, "r1", "S0V=via-stream; echo repl-in\n");
 	send_input(st, "r2", "echo two; echo err >&2\n");
+	send_input(st, "r3", "printf 'a\\377b\\n'\n"); /* not UTF-8: U+FFFD, the stream goes on */
 	const char *want[] = {"output:stdout:repl-in\n", "done:r1:", "output:stdout:two\n",
-	                      "output:stderr:err\n", "done:r2:"};
+	                      "output:stderr:err\n", "done:r2:", "output:stdout:a\xEF\xBF\xBD" "b\n",
+	                      "done:r3:"};
 	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
 		char *got = next_msg(st);
 		ck_assert_str_eq(got, want[i]);
@@ -134,7 +169,8 @@ static void repl_stream_echoes(lt *t, const char *id)
  * programs see the same files; a write followed at once by a
  * filesystem-only pause is in the committed head (read back while paused,
  * from the RootFS); a recursive file watch of /workspace sees the files
- * API's changes in order and the pause ends it with 1001 (ST-03); the
+ * API's changes in order, the programs' own (a later append again, a tree
+ * made in one command whole) and the pause ends it with 1001 (ST-03); the
  * resume starts a new generation (runtime_id
  * changes, runtime_generation + 1) whose processes are new. */
 START_TEST(engine_runs_gvisor_and_pauses)
@@ -168,13 +204,20 @@ START_TEST(engine_runs_gvisor_and_pauses)
 	                      "write /workspace/api.txt", "create /workspace/d",
 	                      "create /workspace/d/x", "write /workspace/d/x",
 	                      "rename /workspace/d/x",
-	                      "create /workspace/d/y", "remove /workspace/d"};
+	                      "create /workspace/d/y", "remove /workspace/d",
+	                      "create /workspace/p", "create /workspace/p/q",
+	                      "create /workspace/r", "create /workspace/r/s",
+	                      "write /workspace/r/s"};
 	/* the files API and the programs: the same files, both ways */
 	lt_write(&t, id, "/workspace/api.txt", "from the api\n");
 	ck_assert_int_eq(s0_files_mkdir(t.c, id, "/workspace/d", false, NULL), S0_OK);
 	lt_write(&t, id, "/workspace/d/x", "x");
 	ck_assert_int_eq(s0_files_move(t.c, id, "/workspace/d/x", "/workspace/d/y", NULL), S0_OK);
 	ck_assert_int_eq(s0_files_delete(t.c, id, "/workspace/d", NULL), S0_OK);
+	/* the directories a recursive mkdir or a write makes, outermost first */
+	ck_assert_int_eq(s0_files_mkdir(t.c, id, "/workspace/p/q", true, NULL), S0_OK);
+	ck_assert_int_eq(s0_files_mkdir(t.c, id, "/workspace/p/q", true, NULL), S0_OK);
+	lt_write(&t, id, "/workspace/r/s", "s");
 	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
 		char *ev = next_event(st);
 		ck_assert_str_eq(ev, want[i]);
@@ -202,6 +245,73 @@ START_TEST(engine_runs_gvisor_and_pauses)
 		ck_assert_str_eq(ev, guest[i]);
 		free(ev);
 	}
+	/* ST-03: a later append is told again (after the guest's own write and after
+	 * the files API's), and a tree made in one command is told whole, parents
+	 * first (what a new directory holds when its mark is added: a scan) */
+	const char *const appends[] = {"echo 1 >> /workspace/g/ap && echo ok",
+	                               "echo 2 >> /workspace/g/ap && echo ok", NULL,
+	                               "echo 3 >> /workspace/g/ap && echo ok"};
+	for (size_t i = 0; i < 4; i++) {
+		if (appends[i]) {
+			out = sh(&t, id, ctx, appends[i]);
+			ck_assert_str_eq(out, "ok");
+			free(out);
+		} else {
+			lt_write(&t, id, "/workspace/g/ap", "api");
+		}
+		if (!i) {
+			ev = next_event(st);
+			ck_assert_str_eq(ev, "create /workspace/g/ap");
+			free(ev);
+		}
+		ev = next_event(st);
+		ck_assert_str_eq(ev, "write /workspace/g/ap");
+		free(ev);
+	}
+	out = sh(&t, id, ctx, "echo b > /workspace/g/$(printf '\\377')b && echo ok");
+	ck_assert_str_eq(out, "ok");
+	free(out);
+	ev = next_event(st); /* a name that is not UTF-8: U+FFFD, the stream goes on */
+	ck_assert_str_eq(ev, "create /workspace/g/\xEF\xBF\xBD" "b");
+	free(ev);
+	ev = next_event(st);
+	ck_assert_str_eq(ev, "write /workspace/g/\xEF\xBF\xBD" "b");
+	free(ev);
+	out = sh(&t, id, ctx, "mkdir -p /workspace/m/n/o && echo x > /workspace/m/n/o/f && echo ok");
+	ck_assert_str_eq(out, "ok");
+	free(out);
+	const char *tree[] = {"create /workspace/m", "create /workspace/m/n",
+	                      "create /workspace/m/n/o", "create /workspace/m/n/o/f",
+	                      "write /workspace/m/n/o/f"};
+	for (size_t i = 0; i < sizeof tree / sizeof *tree; i++) {
+		ev = next_event(st);
+		ck_assert_str_eq(ev, tree[i]);
+		free(ev);
+	}
+	/* the last unsubscribe disarms the watcher (no inotify instance while no
+	 * watch, the stream still open); a new subscribe arms it again */
+	ck_assert_int_ge(inotify_fds(), 1);
+	const char *unsub = "{\"action\":\"unsubscribe\",\"watch_id\":\"w1\"}";
+	ck_assert_int_eq(s0_stream_send(st, unsub, strlen(unsub), NULL), S0_OK);
+	ev = next_event(st);
+	ck_assert_str_eq(ev, "unsubscribed "); /* no path in it */
+	free(ev);
+	wait_inotify(0, false);
+	const char *resub = "{\"action\":\"subscribe\",\"path\":\"/workspace/g\"}";
+	ck_assert_int_eq(s0_stream_send(st, resub, strlen(resub), NULL), S0_OK);
+	ev = next_event(st);
+	ck_assert_str_eq(ev, "subscribed /workspace/g");
+	free(ev);
+	wait_inotify(1, true); /* armed by the thread within 100 ms */
+	out = sh(&t, id, ctx, "echo again > /workspace/g/again && echo ok");
+	ck_assert_str_eq(out, "ok");
+	free(out);
+	ev = next_event(st);
+	ck_assert_str_eq(ev, "create /workspace/g/again");
+	free(ev);
+	ev = next_event(st);
+	ck_assert_str_eq(ev, "write /workspace/g/again");
+	free(ev);
 	out = sh(&t, id, ctx, "cat /workspace/api.txt");
 	ck_assert_str_eq(out, "from the api");
 	free(out);

@@ -5,6 +5,9 @@
  */
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <wslay/wslay.h>
 
 #include "client_steps.h"
 #include "common/internal.h"
@@ -235,6 +239,145 @@ START_TEST(clients_gone_before_the_upgrade_leak_nothing)
 }
 END_TEST
 
+/* ---- a peer that sends and does not read (wslay frames its messages) ---- */
+
+typedef struct peer {
+	int fd;
+	size_t replies; /* messages received */
+} peer;
+
+static ssize_t peer_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
+                         void *user)
+{
+	(void)flags;
+	ssize_t n = send(((peer *)user)->fd, data, len, MSG_NOSIGNAL);
+	if (n < 0)
+		wslay_event_set_error(ctx, errno == EAGAIN ? WSLAY_ERR_WOULDBLOCK
+		                                           : WSLAY_ERR_CALLBACK_FAILURE);
+	return n;
+}
+
+static ssize_t peer_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
+                         void *user)
+{
+	(void)flags;
+	ssize_t n = recv(((peer *)user)->fd, buf, len, 0);
+	if (n <= 0)
+		wslay_event_set_error(ctx, n < 0 && errno == EAGAIN ? WSLAY_ERR_WOULDBLOCK
+		                                                    : WSLAY_ERR_CALLBACK_FAILURE);
+	return n > 0 ? n : -1;
+}
+
+static int peer_mask(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, void *user)
+{
+	(void)ctx;
+	(void)user;
+	memset(buf, 0x5a, len);
+	return 0;
+}
+
+static void peer_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg,
+                     void *user)
+{
+	(void)ctx;
+	if (arg->opcode == WSLAY_TEXT_FRAME)
+		((peer *)user)->replies++;
+}
+
+/* This process's resident memory, bytes (the server runs in it). */
+static long rss_bytes(void)
+{
+	FILE *fp = fopen("/proc/self/status", "re");
+	ck_assert_ptr_nonnull(fp);
+	char line[256];
+	long kb = -1;
+	while (fgets(line, sizeof line, fp))
+		if (sscanf(line, "VmRSS: %ld", &kb) == 1)
+			break;
+	fclose(fp);
+	return kb * 1024;
+}
+
+/* ST-05: a client that keeps sending and never reads the answers (each as big
+ * as its message: a subscribe of a missing 3.8 KB path echoes it in its error)
+ * is read no further once its answers wait past the bound: its sends push back
+ * and the server's memory stays put while it offers 64 MiB; once it reads,
+ * every message sent has its answer. */
+START_TEST(a_sender_that_never_reads_is_held_to_a_bound)
+{
+	char *sb = cs_claim(http, "default");
+	char *head = s0__asprintf("GET /api/v1/sandboxes/%s/files/watch HTTP/1.1\r\nHost: x\r\n"
+	                          "Authorization: Bearer " KEY_A "\r\nConnection: Upgrade\r\n"
+	                          "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+	                          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+	                          sb);
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_port = htons((uint16_t)s0_server_port(srv)),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	peer p = {.fd = socket(AF_INET, SOCK_STREAM, 0)};
+	ck_assert_int_ge(p.fd, 0);
+	ck_assert_int_eq(connect(p.fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	ck_assert_int_eq(send(p.fd, head, strlen(head), MSG_NOSIGNAL), (ssize_t)strlen(head));
+	char got[4096];
+	size_t n = 0; /* the 101's head, byte by byte: nothing of the frames after it */
+	while (n < 4 || memcmp(got + n - 4, "\r\n\r\n", 4)) {
+		ck_assert_int_lt(n, sizeof got - 1);
+		ck_assert_int_eq(recv(p.fd, got + n, 1, 0), 1);
+		n++;
+	}
+	got[n] = 0;
+	ck_assert_msg(strstr(got, " 101 "), "%s", got);
+	ck_assert_int_eq(fcntl(p.fd, F_SETFL, fcntl(p.fd, F_GETFL) | O_NONBLOCK), 0);
+	static const struct wslay_event_callbacks cbs = {peer_recv, peer_send, peer_mask, NULL,
+	                                                 NULL,      NULL,      peer_msg};
+	wslay_event_context_ptr ctx = NULL;
+	ck_assert_int_eq(wslay_event_context_client_init(&ctx, &cbs, &p), 0);
+	size_t sub_len = 0;
+	char *sub = malloc(8192);
+	sub_len += (size_t)sprintf(sub, "{\"action\":\"subscribe\",\"path\":\"/workspace");
+	for (int i = 0; i < 1900; i++)
+		sub_len += (size_t)sprintf(sub + sub_len, "/a");
+	sub_len += (size_t)sprintf(sub + sub_len, "\"}");
+	long before = rss_bytes(), peak = before;
+	size_t queued = 0, offered = (64u << 20) / sub_len;
+	for (;;) { /* send until 64 MiB went or the socket pushed back for 2 s */
+		while (queued < offered && wslay_event_get_queued_msg_count(ctx) < 4) {
+			struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)sub, sub_len};
+			ck_assert_int_eq(wslay_event_queue_msg(ctx, &m), 0);
+			queued++;
+		}
+		ck_assert_int_eq(wslay_event_send(ctx), 0);
+		long now = rss_bytes();
+		peak = now > peak ? now : peak;
+		if (queued == offered && !wslay_event_get_queued_msg_count(ctx))
+			break; /* all of it went: the server read it all */
+		if (!wslay_event_want_write(ctx))
+			continue;
+		struct pollfd pf = {p.fd, POLLOUT, 0};
+		if (poll(&pf, 1, 2000) == 0)
+			break; /* pushed back */
+	}
+	ck_assert_msg(peak - before < (24l << 20), "memory grew %ld MiB while %zu messages went",
+	              (peak - before) >> 20, queued - wslay_event_get_queued_msg_count(ctx));
+	ck_assert_uint_lt(queued, offered); /* the server stopped reading */
+	int64_t until = s0__real_monotonic_ms() + 60000;
+	while (p.replies < queued && s0__real_monotonic_ms() < until) { /* read; send the rest */
+		struct pollfd pf = {p.fd, POLLIN | (wslay_event_want_write(ctx) ? POLLOUT : 0), 0};
+		ck_assert_int_ge(poll(&pf, 1, 1000), 0);
+		if (pf.revents & POLLIN)
+			ck_assert_int_eq(wslay_event_recv(ctx), 0);
+		ck_assert_int_eq(wslay_event_send(ctx), 0);
+	}
+	ck_assert_uint_eq(p.replies, queued); /* an answer for every message */
+	wslay_event_context_free(ctx);
+	close(p.fd);
+	ck_assert_int_eq(server_count_after_wait(true), 0);
+	free(sub);
+	free(head);
+	free(sb);
+}
+END_TEST
+
 Suite *s0_streams_http_suite(void)
 {
 	Suite *s = suite_create("streams_http");
@@ -245,6 +388,7 @@ Suite *s0_streams_http_suite(void)
 	tcase_add_test(tc, stream_errors_come_before_the_upgrade);
 	tcase_add_test(tc, file_watch_over_http);
 	tcase_add_test(tc, clients_gone_before_the_upgrade_leak_nothing);
+	tcase_add_test(tc, a_sender_that_never_reads_is_held_to_a_bound);
 	suite_add_tcase(s, tc);
 	return s;
 }

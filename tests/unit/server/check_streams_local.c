@@ -5,12 +5,14 @@
  * file watch with its events, ended by a pause (1001) and reopened after it
  * (the open wakes the sandbox); bad options and bad messages.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "client_steps.h"
+#include "common/internal.h"
 #include "local_fixture.h"
 #include "sandbox0/sandbox0.h"
 #include "server_test.h"
@@ -229,11 +231,86 @@ START_TEST(file_watch_events_pause_and_reopen)
 	m = cs_next(st);
 	ck_assert_str_eq(cs_str(m, "type"), "error");
 	cJSON_Delete(m);
+	/* the directories a recursive mkdir or a write makes are told, outermost
+	 * first; a recursive mkdir of what is there tells nothing */
+	ck_assert_int_eq(s0_files_mkdir(c, sb, "/workspace/d/p/q", true, NULL), S0_OK);
+	ck_assert_int_eq(s0_files_mkdir(c, sb, "/workspace/d/p/q", true, NULL), S0_OK);
+	ck_assert_int_eq(s0_files_write(c, sb, "/workspace/d/r/s.txt", "1", 1, NULL), S0_OK);
+	const char *made[] = {"create /workspace/d/p", "create /workspace/d/p/q",
+	                      "create /workspace/d/r", "create /workspace/d/r/s.txt",
+	                      "write /workspace/d/r/s.txt"};
+	for (size_t i = 0; i < sizeof made / sizeof *made; i++) {
+		m = cs_next(st);
+		char got[256];
+		snprintf(got, sizeof got, "%s %s", cs_str(m, "event"), cs_str(m, "path"));
+		ck_assert_str_eq(got, made[i]);
+		cJSON_Delete(m);
+	}
 	/* a text that is no JSON object ends the stream with 1007 */
 	send_text(st, "[1,2]");
 	ck_assert_int_eq(s0_stream_close_code(st, NULL), 1007);
 	s0_stream_free(st);
 	free(wid);
+	free(sb);
+}
+END_TEST
+
+/* ST-05: a stream holds at most 1024 watches (past them an error, room again
+ * after an unsubscribe); a path that is not UTF-8 is sent with U+FFFD in
+ * place of its bad bytes; a message cJSON would misread (a \u0000 that would cut
+ * the path short) is refused with 1007, never taken as the shorter path. */
+START_TEST(watch_bounds_and_nul_messages)
+{
+	char *sb = cs_claim(c, "default");
+	s0_stream *st = open_stream(S0_STREAM_FILES_WATCH, sb, NULL, 0);
+	/* a name that is not UTF-8 comes as U+FFFD for each such byte: a text
+	 * message the client can take (a WebSocket peer fails on invalid UTF-8) */
+	send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace\"}");
+	cJSON *m = cs_next(st);
+	cJSON_Delete(m);
+	ck_assert_int_eq(s0_files_write(c, sb, "/workspace/\xff\xfe.bin", "1", 1, NULL), S0_OK);
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "event"), "create");
+	ck_assert_str_eq(cs_str(m, "path"), "/workspace/\xEF\xBF\xBD\xEF\xBF\xBD.bin");
+	cJSON_Delete(m);
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "event"), "write");
+	cJSON_Delete(m);
+	s0_stream_free(st);
+	st = open_stream(S0_STREAM_FILES_WATCH, sb, NULL, 0);
+	char *first = NULL;
+	for (int i = 0; i < 1024; i++) {
+		send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace\"}");
+		m = cs_next(st);
+		ck_assert_str_eq(cs_str(m, "type"), "subscribed");
+		if (!first)
+			first = strdup(cs_str(m, "watch_id"));
+		cJSON_Delete(m);
+	}
+	send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace\"}");
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "error");
+	ck_assert_str_eq(cs_str(m, "error"), "too many watches on this stream (at most 1024)");
+	cJSON_Delete(m);
+	char *unsub = s0__asprintf("{\"action\":\"unsubscribe\",\"watch_id\":\"%s\"}", first);
+	send_text(st, unsub);
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "unsubscribed");
+	cJSON_Delete(m);
+	send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace\"}");
+	m = cs_next(st);
+	ck_assert_str_eq(cs_str(m, "type"), "subscribed");
+	cJSON_Delete(m);
+	/* "/workspace\u0000/x": refused whole, not a watch of /workspace */
+	send_text(st, "{\"action\":\"subscribe\",\"path\":\"/workspace\\u0000/x\"}");
+	char *x = NULL;
+	ck_assert_int_eq(s0_stream_recv(st, 5000, &x, NULL, NULL), S0_ITEROVER);
+	const char *why = NULL;
+	ck_assert_int_eq(s0_stream_close_code(st, &why), 1007);
+	ck_assert_str_eq(why, "NUL character in a JSON string");
+	s0_stream_free(st);
+	free(unsub);
+	free(first);
 	free(sb);
 }
 END_TEST
@@ -305,6 +382,7 @@ Suite *s0_streams_local_suite(void)
 	tcase_add_test(tc, context_input_done_after_all_its_output);
 	tcase_add_test(tc, session_attach_replays_from_a_cursor);
 	tcase_add_test(tc, file_watch_events_pause_and_reopen);
+	tcase_add_test(tc, watch_bounds_and_nul_messages);
 	tcase_add_test(tc, bad_stream_options_are_refused);
 	tcase_add_test(tc, stream_open_wakes_or_reports_a_failed_wake);
 	suite_add_tcase(s, tc);

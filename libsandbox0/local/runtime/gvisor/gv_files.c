@@ -100,8 +100,11 @@ static int fail(s0_error **err, int e, const char *missing, const char *path)
 	}
 }
 
-/* Split w->rel into its parent (opened, RESOLVE_IN_ROOT) and last name. */
-static int open_parent(const where *w, char **name, bool make, s0_error **err)
+/* Split w->rel into its parent (opened, RESOLVE_IN_ROOT) and last name; with
+ * @p make the missing parents are made first, each told to @p v's watches
+ * (nullable: none) as a "create" of its sandbox path. */
+static int open_parent(const s0__gv_files *v, const where *w, char **name, bool make,
+                       s0_error **err)
 {
 	char *rel = s0__strdup(w->rel);
 	if (!rel)
@@ -127,7 +130,14 @@ static int open_parent(const where *w, char **name, bool make, s0_error **err)
 				pd = open_in(w->base, ".", O_RDONLY | O_DIRECTORY, 0);
 			}
 			if (pd >= 0) {
-				mkdirat(pd, last ? last + 1 : rel, 0755);
+				if (mkdirat(pd, last ? last + 1 : rel, 0755) == 0 && v) {
+					/* its sandbox path: w->canon up to the end of this prefix of rel */
+					size_t at = strlen(w->canon) - strlen(w->rel) + strlen(rel);
+					char *made = s0__strndup(w->canon, at);
+					if (made)
+						tell(v, "create", made);
+					free(made);
+				}
 				close(pd);
 			}
 			if (!s)
@@ -208,7 +218,7 @@ static int gvf_write_run(void *ctx, const char *path, size_t path_len, const voi
 		return rc;
 	}
 	char *name = NULL;
-	int pd = open_parent(&w, &name, true, err);
+	int pd = open_parent(ctx, &w, &name, true, err);
 	if (pd < 0) {
 		free(w.canon);
 		return pd;
@@ -258,7 +268,7 @@ static int gvf_mkdir_run(void *ctx, const char *path, size_t path_len, bool recu
 		return recursive ? S0_OK : fail(err, EEXIST, "", w.canon);
 	}
 	char *name = NULL;
-	int pd = open_parent(&w, &name, recursive, err);
+	int pd = open_parent(ctx, &w, &name, recursive, err);
 	if (pd < 0) {
 		free(w.canon);
 		return pd;
@@ -314,7 +324,7 @@ static int gvf_delete_run(void *ctx, const char *path, size_t path_len, s0_error
 		return rc;
 	}
 	char *name = NULL;
-	int pd = open_parent(&w, &name, false, err);
+	int pd = open_parent(NULL, &w, &name, false, err);
 	if (pd < 0) {
 		free(w.canon);
 		if (pd == S0_ENOTFOUND) { /* missing: success */
@@ -386,7 +396,7 @@ static int gvf_stat(void *ctx, const char *path, size_t path_len, s0__fileinfo *
 		}
 	} else {
 		char *name = NULL;
-		int pd = open_parent(&w, &name, false, err);
+		int pd = open_parent(NULL, &w, &name, false, err);
 		if (pd < 0) {
 			rc = pd;
 			if (rc == S0_ENOTFOUND) { /* a missing parent: the file is missing */
@@ -474,7 +484,7 @@ static int gvf_move_run(void *ctx, const char *src, size_t src_len, const char *
 	} else if (!strncmp(b.canon, a.canon, strlen(a.canon)) && b.canon[strlen(a.canon)] == '/') {
 		rc = s0__error_set(err, S0_EINVAL, "invalid_request", "cannot move %s into itself",
 		                   a.canon);
-	} else if ((ap = open_parent(&a, &an, false, err)) < 0) {
+	} else if ((ap = open_parent(NULL, &a, &an, false, err)) < 0) {
 		rc = ap;
 		if (rc == S0_ENOTFOUND) { /* a missing parent: the source is missing */
 			s0_error_free(err ? *err : NULL);
@@ -482,7 +492,7 @@ static int gvf_move_run(void *ctx, const char *src, size_t src_len, const char *
 				*err = NULL;
 			rc = fail(err, ENOENT, "file_not_found", a.canon);
 		}
-	} else if ((bp = open_parent(&b, &bn, true, err)) < 0) {
+	} else if ((bp = open_parent(ctx, &b, &bn, true, err)) < 0) {
 		rc = bp;
 	} else if (renameat(ap, an, bp, bn) < 0) {
 		int e = errno;
@@ -533,7 +543,7 @@ static int gvf_symlink_run(void *ctx, const char *target, size_t target_len, con
 		return rc;
 	char *name = NULL, *t = s0__strndup(target, target_len);
 	int pd = !strcmp(w.rel, ".") ? fail(err, EEXIST, "", w.canon)
-	                             : open_parent(&w, &name, false, err);
+	                             : open_parent(NULL, &w, &name, false, err);
 	if (!t && pd >= 0)
 		rc = s0__error_nomem(err);
 	else if (pd >= 0 && symlinkat(t, pd, name) < 0)

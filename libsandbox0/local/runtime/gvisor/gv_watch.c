@@ -9,8 +9,10 @@
  * (files_watched): armed by the thread when it sees one (checked every
  * ARM_CHECK_MS) or at once by a files API change (s0__gv_watch_own()),
  * removed when the last subscriber leaves and at stop. Events map back to
- * sandbox paths: IN_CREATE "create" (a directory gets its marks, recursive),
- * IN_MODIFY "write" (repeats of one file coalesced), IN_ATTRIB "chmod"
+ * sandbox paths: IN_CREATE "create" (a directory gets its marks, recursive,
+ * and what it held before them is told after it: a scan, whose entries' own
+ * queued IN_CREATE are not told again), IN_MODIFY "write" (repeats of one
+ * file within one read of the queue coalesced), IN_ATTRIB "chmod"
  * except the one runsc's gofer makes right after each create, IN_MOVED_FROM
  * "rename", IN_MOVED_TO "create", IN_DELETE "remove", IN_Q_OVERFLOW
  * "invalidate". The files API tells its own changes itself (gv_files.c
@@ -48,6 +50,12 @@
               IN_ONLYDIR | IN_EXCL_UNLINK)
 #define TEMP_PREFIX ".s0-write." /* the files API's temporary files (gv_files.c) */
 
+/* A list of "<event> <path>" keys, in order. */
+typedef struct wkey {
+	char *text;
+	struct wkey *next;
+} wkey;
+
 typedef struct own {
 	uint64_t seq;
 	char *a, *b; /* paths of a files API change in progress (b nullable) */
@@ -78,7 +86,47 @@ struct s0__gv_watch {
 	uint32_t skip_cookie;  /* the files API's own temporary file moved */
 	char *last_event;      /* the last event told ("write /p"), for coalescing */
 	char *last_create;     /* the path of the last create (its gofer ATTRIB follows) */
+	wkey *scanned;         /* creates told by a scan of a new directory: their own queued
+	                        * IN_CREATE is not told again (cleared when the queue is empty) */
 };
+
+static void keys_free(wkey *k)
+{
+	while (k) {
+		wkey *n = k->next;
+		free(k->text);
+		free(k);
+		k = n;
+	}
+}
+
+/* Append "<event> <path>" to the list ending at *tail (out of memory: dropped). */
+static void keys_add(wkey ***tail, const char *event, const char *path)
+{
+	wkey *k = calloc(1, sizeof *k);
+	if (k && (k->text = s0__asprintf("%s %s", event, path))) {
+		**tail = k;
+		*tail = &k->next;
+	} else {
+		free(k);
+	}
+}
+
+/* Remove "<event> <path>" from the list; whether it was there. */
+static bool keys_take(wkey **list, const char *event, const char *path)
+{
+	size_t n = strlen(event);
+	for (wkey **k = list; *k; k = &(*k)->next)
+		if (!strncmp((*k)->text, event, n) && (*k)->text[n] == ' ' &&
+		    !strcmp((*k)->text + n + 1, path)) {
+			wkey *x = *k;
+			*k = x->next;
+			free(x->text);
+			free(x);
+			return true;
+		}
+	return false;
+}
 
 static bool related(const char *p, const char *q)
 {
@@ -107,9 +155,11 @@ static int base_fd(const s0__gv_watch *w, int base)
 }
 
 /* Mark directory @p rel (relative to the served directory @p base) as sandbox path @p path,
- * and every directory below it on the same filesystem. Under mu. */
+ * and every directory below it on the same filesystem. With @p found (a new directory:
+ * what was made in it before its mark cannot come as events), every entry below it is
+ * appended there as "create <path>", and "write <path>" after a non-empty file's. Under mu. */
 static void mark_tree(s0__gv_watch *w, int base, int dirfd_in, const char *rel, const char *path,
-                      dev_t dev, int depth)
+                      dev_t dev, int depth, wkey ***found)
 {
 	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 	                       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
@@ -158,11 +208,19 @@ static void mark_tree(s0__gv_watch *w, int base, int dirfd_in, const char *rel, 
 	}
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    (e->d_type != DT_DIR && !found))
 			continue;
 		char *sub = join(path, e->d_name);
-		if (sub)
-			mark_tree(w, base, dirfd(d), e->d_name, sub, st.st_dev, depth + 1);
+		struct stat fst;
+		if (sub && found) {
+			keys_add(found, "create", sub);
+			if (e->d_type == DT_REG &&
+			    fstatat(dirfd(d), e->d_name, &fst, AT_SYMLINK_NOFOLLOW) == 0 && fst.st_size > 0)
+				keys_add(found, "write", sub);
+		}
+		if (sub && e->d_type == DT_DIR)
+			mark_tree(w, base, dirfd(d), e->d_name, sub, st.st_dev, depth + 1, found);
 		free(sub);
 	}
 	closedir(d);
@@ -185,9 +243,9 @@ static void arm_locked(s0__gv_watch *w)
 	}
 	w->armed = true;
 	const s0__gv_files *v = &w->g->files;
-	mark_tree(w, -1, v->root_fd, ".", "/", 0, 0);
+	mark_tree(w, -1, v->root_fd, ".", "/", 0, 0, NULL);
 	for (size_t i = 0; i < v->n; i++)
-		mark_tree(w, (int)i, v->fds[i], ".", v->mounts[i], 0, 0);
+		mark_tree(w, (int)i, v->fds[i], ".", v->mounts[i], 0, 0, NULL);
 }
 
 static void disarm_locked(s0__gv_watch *w)
@@ -208,6 +266,8 @@ static void disarm_locked(s0__gv_watch *w)
 	free(w->last_event);
 	free(w->last_create);
 	w->last_event = w->last_create = NULL;
+	keys_free(w->scanned);
+	w->scanned = NULL;
 }
 
 static bool wanted(const s0__gv_watch *w)
@@ -281,6 +341,12 @@ static void handle(s0__gv_watch *w, const struct inotify_event *ev)
 		return;
 	bool temp = !strncmp(ev->name, TEMP_PREFIX, strlen(TEMP_PREFIX));
 	bool skip = temp || owned(w, path);
+	bool told = (ev->mask & (IN_CREATE | IN_MOVED_TO)) && keys_take(&w->scanned, "create", path);
+	if (told)
+		skip = true; /* a scan told it (and what it holds) already */
+	else if (ev->mask & (IN_DELETE | IN_MOVED_FROM))
+		keys_take(&w->scanned, "create", path); /* a create after this one is new */
+	wkey *found = NULL, **tail = &found;
 	if ((ev->mask & IN_MOVED_FROM) && temp)
 		w->skip_cookie = ev->cookie;
 	if ((ev->mask & IN_MOVED_TO) && ev->cookie == w->skip_cookie && ev->cookie)
@@ -298,14 +364,17 @@ static void handle(s0__gv_watch *w, const struct inotify_event *ev)
 			const char *rel = path + strlen(top) + (strcmp(top, "/") ? 1 : 0);
 			struct stat st;
 			if (*rel && fstat(base_fd(w, base), &st) == 0)
-				mark_tree(w, base, base_fd(w, base), rel, path, st.st_dev, 1);
+				mark_tree(w, base, base_fd(w, base), rel, path, st.st_dev, 1,
+				          told ? NULL : &tail);
 		}
+	}
+	if (ev->mask & IN_CREATE) { /* told or not: the gofer's ATTRIB comes right after */
+		free(w->last_create);
+		w->last_create = s0__strdup(path);
 	}
 	if (!skip) {
 		if (ev->mask & IN_CREATE) {
 			emit(w, "create", path);
-			free(w->last_create);
-			w->last_create = s0__strdup(path);
 		} else if (ev->mask & IN_ATTRIB) {
 			bool gofer = w->last_create && !strcmp(w->last_create, path);
 			if (!gofer)
@@ -324,6 +393,25 @@ static void handle(s0__gv_watch *w, const struct inotify_event *ev)
 		free(w->last_create);
 		w->last_create = NULL;
 	}
+	/* what the new directory held before its mark, after its own create */
+	tail = &w->scanned;
+	while (*tail)
+		tail = &(*tail)->next;
+	while (found) {
+		wkey *k = found;
+		found = k->next;
+		k->next = NULL;
+		const char *p = strchr(k->text, ' ') + 1, *name = strrchr(p, '/') + 1;
+		if (!owned(w, p) && strncmp(name, TEMP_PREFIX, strlen(TEMP_PREFIX)))
+			emit(w, !strncmp(k->text, "write ", 6) ? "write" : "create", p);
+		if (!strncmp(k->text, "create ", 7)) { /* its queued IN_CREATE, if any, is not told */
+			*tail = k;
+			tail = &k->next;
+		} else {
+			free(k->text);
+			free(k);
+		}
+	}
 	free(path);
 }
 
@@ -337,6 +425,12 @@ static void drain_locked(s0__gv_watch *w)
 			handle(w, ev);
 			off += (ssize_t)(sizeof *ev + ev->len);
 		}
+	/* the queue is empty: every event of what a scan saw has been read, and a
+	 * write from now on is a new one (coalescing is within one drain only) */
+	keys_free(w->scanned);
+	w->scanned = NULL;
+	free(w->last_event);
+	w->last_event = NULL;
 }
 
 static void *watch_main(void *arg)
@@ -433,6 +527,7 @@ void s0__gv_watch_stop(s0__gv_watch *w)
 	free(w->last_event);
 	free(w->last_create);
 	free(w->moved_from);
+	keys_free(w->scanned);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
 }

@@ -128,6 +128,20 @@ static bool keys_take(wkey **list, const char *event, const char *path)
 	return false;
 }
 
+/* A files API change's paths are no longer fenced (its fence seen, or none). Under mu. */
+static void own_release(s0__gv_watch *w, uint64_t seq)
+{
+	for (own **o = &w->owns; *o; o = &(*o)->next)
+		if ((*o)->seq == seq) {
+			own *x = *o;
+			*o = x->next;
+			free(x->a);
+			free(x->b);
+			free(x);
+			return;
+		}
+}
+
 static bool related(const char *p, const char *q)
 {
 	size_t np = strlen(p), nq = strlen(q), n = np < nq ? np : nq;
@@ -307,22 +321,16 @@ static void handle(s0__gv_watch *w, const struct inotify_event *ev)
 {
 	char **moved_from = &w->moved_from;
 	uint32_t *moved_cookie = &w->moved_cookie;
-	if (ev->mask & IN_Q_OVERFLOW) {
+	if (ev->mask & IN_Q_OVERFLOW) { /* fences may be lost with the rest: none waits */
 		emit(w, "invalidate", "/");
+		while (w->owns)
+			own_release(w, w->owns->seq);
 		return;
 	}
 	if (ev->wd == w->fence_wd) {
 		uint64_t seq;
 		if ((ev->mask & IN_CREATE) && sscanf(ev->name, "f%" SCNu64, &seq) == 1)
-			for (own **o = &w->owns; *o; o = &(*o)->next)
-				if ((*o)->seq == seq) {
-					own *x = *o;
-					*o = x->next;
-					free(x->a);
-					free(x->b);
-					free(x);
-					break;
-				}
+			own_release(w, seq);
 		return;
 	}
 	if (ev->wd < 0 || (size_t)ev->wd >= w->n_wd || !w->wd_path[ev->wd])
@@ -514,13 +522,8 @@ void s0__gv_watch_stop(s0__gv_watch *w)
 		free(w->wd_path[i]);
 	free(w->wd_path);
 	free(w->wd_base);
-	while (w->owns) {
-		own *o = w->owns;
-		w->owns = o->next;
-		free(o->a);
-		free(o->b);
-		free(o);
-	}
+	while (w->owns)
+		own_release(w, w->owns->seq);
 	if (w->fence_dir)
 		rmdir(w->fence_dir);
 	free(w->fence_dir);
@@ -574,15 +577,7 @@ void s0__gv_watch_fence(s0__gv_watch *w, uint64_t seq)
 		unlink(f);
 	} else { /* no fence: the change's own paths are released here */
 		pthread_mutex_lock(&w->mu);
-		for (own **o = &w->owns; *o; o = &(*o)->next)
-			if ((*o)->seq == seq) {
-				own *x = *o;
-				*o = x->next;
-				free(x->a);
-				free(x->b);
-				free(x);
-				break;
-			}
+		own_release(w, seq);
 		pthread_mutex_unlock(&w->mu);
 	}
 	free(f);

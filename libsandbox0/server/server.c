@@ -210,11 +210,13 @@ void s0_server_free(s0_server *srv)
 	if (!srv)
 		return;
 	/* stop accepting first: the listening socket comes back to us and is
-	 * closed at once, so the kernel stops queueing new connections */
+	 * shut down at once, so the kernel stops queueing new connections; it is
+	 * closed only after MHD_stop_daemon(): MHD's threads take it out of their
+	 * epoll sets a little later, and a closed number could be reused by then */
 	MHD_socket fd = MHD_quiesce_daemon(srv->daemon);
 	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
-	srv->listen_fd = -1; /* closed, or still MHD's (closed on stop) */
+		shutdown(fd, SHUT_RDWR);
+	srv->listen_fd = -1; /* ours (closed below), or still MHD's (closed on stop) */
 	pthread_mutex_lock(&srv->mu);
 	srv->stopping = true;
 	pthread_mutex_unlock(&srv->mu);
@@ -228,6 +230,8 @@ void s0_server_free(s0_server *srv)
 	s0__workers_free(srv->workers);
 	srv->workers = NULL;
 	MHD_stop_daemon(srv->daemon);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
 	if (srv->cfg.on_free)
 		srv->cfg.on_free(srv->cfg.handler_ctx);
 	destroy(srv);

@@ -195,19 +195,28 @@ static int mem_unavailable(s0_error *why, s0_error **err)
 	return s0__error_put(err, w);
 }
 
+/* The generation's memory image source, or 503 memory_unavailable: never
+ * downgraded to a filesystem pause (MEM-02); the driver's reason
+ * (memory_unsupported, naming what is missing) is the cause. */
+static int capture(s0__engine *e, s0__runtime *rt, s0__rt_image_src *src, s0_error **err)
+{
+	s0_error *why = NULL;
+	int crc = rt->drv->capture(rt->gen, src, &why);
+	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || crc < 0) {
+		if (crc == S0_OK)
+			src_release(src);
+		return mem_unavailable(why, err);
+	}
+	return S0_OK;
+}
+
 int s0__engine_mem_prepare(s0__engine *e, const char *id, s0__runtime *rt,
                            s0_cancel_token *cancel, s0_error **err)
 {
 	s0__rt_image_src src;
-	/* never downgraded to a filesystem pause (MEM-02); the driver's reason
-	 * (memory_unsupported, naming what is missing) is the cause */
-	s0_error *why = NULL;
-	int crc = rt->drv->capture(rt->gen, &src, &why);
-	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || crc < 0) {
-		if (crc == S0_OK)
-			src_release(&src);
-		return mem_unavailable(why, err);
-	}
+	int crc = capture(e, rt, &src, err);
+	if (crc < 0)
+		return crc;
 	s0__ckpt_prepare_opts po = {
 		.sandbox_id = id,
 		.clock = &e->opt.clock,
@@ -398,13 +407,9 @@ int s0__engine_mem_fork_capture(s0__engine *e, const s0__sandbox_row *row, s0__r
 {
 	*recorded = false;
 	s0__rt_image_src src;
-	s0_error *why = NULL;
-	int crc = rt->drv->capture(rt->gen, &src, &why);
-	if (!(e->rt_caps & S0__RT_CAP_MEMORY) || crc < 0) {
-		if (crc == S0_OK)
-			src_release(&src);
-		return mem_unavailable(why, err);
-	}
+	int crc = capture(e, rt, &src, err);
+	if (crc < 0)
+		return crc;
 	s0__ckpt_prepare_opts po = {
 		.sandbox_id = row->rec.id,
 		.clock = &e->opt.clock,
